@@ -1,0 +1,102 @@
+# gpufleet — build, run, test.  See README.md.
+#
+#   make              build bin/gpufleetd
+#   make run          bootstrap, local PostgreSQL, secrets, migrate, serve
+#   make test         bootstrap, local PostgreSQL, build (plain + sanitized), run every test
+#   make lint         OpenAPI lint (pinned @redocly/cli)
+#   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
+
+CC        ?= cc
+PKGS      := libmicrohttpd libpq jansson libjwt libssh2 libcrypto uuid
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+             -Wformat=2 -Wno-format-nonliteral -Wvla
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -I. -Ibuild/gen $(PKG_CFLAGS)
+LDLIBS    += $(PKG_LIBS) -lpthread -lm
+
+VERSION   := 0.1.0
+GIT_REV   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+CFLAGS    += -DGPUFLEET_VERSION='"$(VERSION)"' -DGPUFLEET_COMMIT='"$(GIT_REV)"'
+
+ifdef SANITIZE
+BUILD     := build/san
+BIN       := bin/gpufleetd-san
+CFLAGS    += -O1 -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=$(SANITIZE)
+else
+BUILD     := build/rel
+BIN       := bin/gpufleetd
+endif
+
+# Explicit source lists.
+COMMON_SRC := common/log.c common/util.c common/secret.c
+DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c
+API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
+              api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c
+GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
+MAIN_SRC   := api/main.c
+LIB_SRC    := $(COMMON_SRC) $(DB_SRC) $(API_SRC)
+
+UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
+              tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
+              tests/unit/test_config.c
+
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
+MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN   := $(BUILD)/unit-tests
+
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+
+.PHONY: all run test unit lint clean bootstrap fmt routes
+all: $(BIN)
+
+$(BIN): $(MAIN_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(UNIT_BIN): $(UNIT_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/%.o: build/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
+
+# Embedded assets: migrations and the OpenAPI document travel inside the binary.
+build/gen/migrations_blob.c: scripts/embed $(MIGRATIONS) migrations
+	@mkdir -p $(dir $@)
+	scripts/embed migrations $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+build/gen/openapi_blob.c: scripts/embed openapi/openapi.yaml
+	@mkdir -p $(dir $@)
+	scripts/embed openapi openapi/openapi.yaml > $@.tmp && mv $@.tmp $@
+
+bootstrap:
+	@scripts/bootstrap
+
+unit: $(UNIT_BIN)
+	$(UNIT_BIN)
+
+run: bootstrap
+	@scripts/run
+
+test: bootstrap
+	@scripts/test
+
+lint: bootstrap
+	@scripts/lint-openapi
+
+fmt:
+	clang-format -i $(COMMON_SRC) $(DB_SRC) $(API_SRC) $(MAIN_SRC) $(UNIT_SRC) */*.h
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

@@ -1,0 +1,266 @@
+/* config.c — environment configuration, validated up front so a bad setting stops the
+ * process at start with one clear line rather than failing later. */
+#include "api/config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static char *dup_or(const char *v, const char *def)
+{
+    const char *s = (v != NULL && *v != '\0') ? v : def;
+    return s ? strdup(s) : NULL;
+}
+
+static int parse_int_var(const char *(*get)(const char *), const char *name, long def, long min,
+                         long max, int *out, char *err, size_t errlen)
+{
+    const char *v = get(name);
+    long x = def;
+    if (v != NULL && *v != '\0' && util_parse_long(v, min, max, &x) != 0) {
+        snprintf(err, errlen, "%s must be a whole number from %ld to %ld (got \"%.40s\")", name,
+                 min, max, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* "host:port", "[v6]:port". Host must be a literal address. */
+static int parse_listen(struct api_config *cfg, char *err, size_t errlen)
+{
+    const char *s = cfg->listen;
+    const char *colon;
+    char host[64];
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (close == NULL || close[1] != ':' || (size_t)(close - s - 1) >= sizeof host)
+            goto bad;
+        memcpy(host, s + 1, (size_t)(close - s - 1));
+        host[close - s - 1] = '\0';
+        colon = close + 1;
+        struct in6_addr a6;
+        if (inet_pton(AF_INET6, host, &a6) != 1)
+            goto bad;
+    } else {
+        colon = strrchr(s, ':');
+        if (colon == NULL || (size_t)(colon - s) >= sizeof host)
+            goto bad;
+        memcpy(host, s, (size_t)(colon - s));
+        host[colon - s] = '\0';
+        struct in_addr a4;
+        if (strcmp(host, "localhost") == 0)
+            snprintf(host, sizeof host, "127.0.0.1");
+        if (inet_pton(AF_INET, host, &a4) != 1)
+            goto bad;
+    }
+    long port;
+    if (util_parse_long(colon + 1, 1, 65535, &port) != 0)
+        goto bad;
+    snprintf(cfg->listen_host, sizeof cfg->listen_host, "%s", host);
+    cfg->listen_port = (int)port;
+    return 0;
+bad:
+    snprintf(err, errlen,
+             "GPUFLEET_LISTEN must be ADDRESS:PORT with a literal IPv4 or [IPv6] address "
+             "(got \"%.80s\")",
+             s);
+    return -1;
+}
+
+/* An origin is scheme://host[:port] with no path, as browsers send it. */
+static int valid_origin(const char *o)
+{
+    const char *rest;
+    if (strncmp(o, "https://", 8) == 0)
+        rest = o + 8;
+    else if (strncmp(o, "http://", 7) == 0)
+        rest = o + 7;
+    else
+        return 0;
+    if (*rest == '\0' || strlen(o) > 200)
+        return 0;
+    for (const char *p = rest; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == ':' || *p == '[' ||
+              *p == ']'))
+            return 0;
+    return 1;
+}
+
+static int parse_cors(struct api_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *copy = strdup(v);
+    char *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        if (!valid_origin(tok)) {
+            snprintf(err, errlen,
+                     "GPUFLEET_CORS_ORIGINS: \"%.80s\" is not an origin like "
+                     "https://ui.example.com (wildcards are not accepted)",
+                     tok);
+            rc = -1;
+            break;
+        }
+        if (cfg->ncors == CONFIG_MAX_ORIGINS) {
+            snprintf(err, errlen, "GPUFLEET_CORS_ORIGINS: at most %d origins",
+                     CONFIG_MAX_ORIGINS);
+            rc = -1;
+            break;
+        }
+        cfg->cors_origins[cfg->ncors++] = strdup(tok);
+    }
+    free(copy);
+    return rc;
+}
+
+static int readable_file(const char *var, const char *path, char *err, size_t errlen)
+{
+    if (access(path, R_OK) != 0) {
+        snprintf(err, errlen, "%s: cannot read %.200s", var, path);
+        return -1;
+    }
+    return 0;
+}
+
+int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const char *),
+                char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+    cfg->database_url = dup_or(get("GPUFLEET_DATABASE_URL"), NULL);
+    cfg->listen = dup_or(get("GPUFLEET_LISTEN"), "127.0.0.1:8080");
+    cfg->jwt_secret_file = dup_or(get("GPUFLEET_JWT_SECRET_FILE"), NULL);
+    cfg->jwt_public_key_file = dup_or(get("GPUFLEET_JWT_PUBLIC_KEY_FILE"), NULL);
+    cfg->jwt_issuer = dup_or(get("GPUFLEET_JWT_ISSUER"), "gpufleet");
+    cfg->jwt_audience = dup_or(get("GPUFLEET_JWT_AUDIENCE"), "gpufleet");
+    cfg->master_key_file = dup_or(get("GPUFLEET_MASTER_KEY_FILE"), NULL);
+
+    const char *lvl = get("GPUFLEET_LOG_LEVEL");
+    cfg->log_level = LOG_INFO;
+    if (lvl != NULL && *lvl != '\0' && log_parse_level(lvl, &cfg->log_level) != 0) {
+        snprintf(err, errlen, "GPUFLEET_LOG_LEVEL must be debug, info, warn or error (got \"%.20s\")",
+                 lvl);
+        return -1;
+    }
+    if (parse_int_var(get, "GPUFLEET_THREADS", ncpu, 1, 256, &cfg->threads, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_POOL_SIZE", cfg->threads, 1, 512, &cfg->db_pool_size,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, &cfg->max_connections,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 256, 1, 65536,
+                      &cfg->max_connections_per_ip, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600,
+                      &cfg->connection_timeout_s, err, errlen))
+        return -1;
+    if (parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
+        return -1;
+    if ((need & CONFIG_NEED_LISTEN) && parse_listen(cfg, err, errlen) != 0)
+        return -1;
+    if ((need & CONFIG_NEED_DB) && cfg->database_url == NULL) {
+        snprintf(err, errlen,
+                 "GPUFLEET_DATABASE_URL is not set (e.g. postgresql://user@host/gpufleet; "
+                 "scripts/local-pg url prints the local one)");
+        return -1;
+    }
+    if (need & CONFIG_NEED_JWT) {
+        if (cfg->jwt_secret_file != NULL && cfg->jwt_public_key_file != NULL) {
+            snprintf(err, errlen,
+                     "set only one of GPUFLEET_JWT_SECRET_FILE (HS256) and "
+                     "GPUFLEET_JWT_PUBLIC_KEY_FILE (ES256)");
+            return -1;
+        }
+        if (cfg->jwt_secret_file == NULL && cfg->jwt_public_key_file == NULL) {
+            snprintf(err, errlen,
+                     "set GPUFLEET_JWT_SECRET_FILE (HS256) or GPUFLEET_JWT_PUBLIC_KEY_FILE "
+                     "(ES256); gpufleetd keygen PATH makes a secret");
+            return -1;
+        }
+        if (cfg->jwt_secret_file &&
+            readable_file("GPUFLEET_JWT_SECRET_FILE", cfg->jwt_secret_file, err, errlen))
+            return -1;
+        if (cfg->jwt_public_key_file &&
+            readable_file("GPUFLEET_JWT_PUBLIC_KEY_FILE", cfg->jwt_public_key_file, err, errlen))
+            return -1;
+    }
+    if (need & CONFIG_NEED_MASTER_KEY) {
+        if (cfg->master_key_file == NULL) {
+            snprintf(err, errlen,
+                     "GPUFLEET_MASTER_KEY_FILE is not set; it encrypts credentials at rest "
+                     "(gpufleetd keygen PATH makes one)");
+            return -1;
+        }
+        if (readable_file("GPUFLEET_MASTER_KEY_FILE", cfg->master_key_file, err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+void config_free(struct api_config *cfg)
+{
+    free(cfg->database_url);
+    free(cfg->listen);
+    free(cfg->jwt_secret_file);
+    free(cfg->jwt_public_key_file);
+    free(cfg->jwt_issuer);
+    free(cfg->jwt_audience);
+    free(cfg->master_key_file);
+    for (int i = 0; i < cfg->ncors; i++)
+        free(cfg->cors_origins[i]);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+void config_redact_url(const char *url, char *out, size_t outlen)
+{
+    /* postgresql://user:password@host/... → postgresql://user:***@host/... ;
+     * also key=value forms: password=... */
+    snprintf(out, outlen, "%s", url ? url : "");
+    char *scheme = strstr(out, "://");
+    if (scheme != NULL) {
+        char *at = strchr(scheme + 3, '@');
+        char *colon = strchr(scheme + 3, ':');
+        if (at != NULL && colon != NULL && colon < at) {
+            char tail[512];
+            snprintf(tail, sizeof tail, "%s", at);
+            snprintf(colon, outlen - (size_t)(colon - out), ":***%s", tail);
+        }
+    }
+    char *pw = strstr(out, "password=");
+    if (pw != NULL) {
+        char *end = pw + 9;
+        while (*end && *end != '&' && *end != ' ')
+            end++;
+        char tail[512];
+        snprintf(tail, sizeof tail, "%s", end);
+        snprintf(pw + 9, outlen - (size_t)(pw + 9 - out), "***%s", tail);
+    }
+}
+
+void config_log(const struct api_config *cfg)
+{
+    char url[512];
+    config_redact_url(cfg->database_url, url, sizeof url);
+    json_t *origins = json_array();
+    for (int i = 0; i < cfg->ncors; i++)
+        json_array_append_new(origins, json_string(cfg->cors_origins[i]));
+    static const char *const lvl[] = {"debug", "info", "warn", "error"};
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:i, s:i, s:s, s:s?, s:s?, s:s, s:s, s:s?, s:o, s:s, s:i, s:i, s:i}",
+        "msg", "effective configuration", "database_url", url, "listen", cfg->listen, "threads",
+        cfg->threads, "db_pool_size", cfg->db_pool_size, "jwt_algorithm",
+        cfg->jwt_secret_file ? "HS256" : "ES256", "jwt_secret_file", cfg->jwt_secret_file,
+        "jwt_public_key_file", cfg->jwt_public_key_file, "jwt_issuer", cfg->jwt_issuer,
+        "jwt_audience", cfg->jwt_audience, "master_key_file", cfg->master_key_file,
+        "cors_origins", origins, "log_level", lvl[cfg->log_level], "max_connections",
+        cfg->max_connections, "max_connections_per_ip", cfg->max_connections_per_ip,
+        "connection_timeout_s", cfg->connection_timeout_s);
+    log_json_steal(LOG_INFO, o);
+}

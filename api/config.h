@@ -1,0 +1,47 @@
+/* config.h — configuration from the environment (see README.md for the table). */
+#ifndef GPUFLEET_CONFIG_H
+#define GPUFLEET_CONFIG_H
+
+#include "common/log.h"
+
+#define CONFIG_MAX_ORIGINS 16
+
+struct api_config {
+    char *database_url;
+    char *listen; /* as given */
+    char listen_host[64];
+    int listen_port;
+    int threads;
+    int db_pool_size;
+    char *jwt_secret_file;
+    char *jwt_public_key_file;
+    char *jwt_issuer;
+    char *jwt_audience;
+    char *master_key_file;
+    char *cors_origins[CONFIG_MAX_ORIGINS];
+    int ncors;
+    enum log_level log_level;
+    int max_connections;
+    int max_connections_per_ip;
+    int connection_timeout_s;
+};
+
+/* What a command needs; missing required settings are refused. */
+enum config_need {
+    CONFIG_NEED_DB = 1,
+    CONFIG_NEED_JWT = 2,
+    CONFIG_NEED_MASTER_KEY = 4,
+    CONFIG_NEED_LISTEN = 8,
+};
+
+/* Reads GPUFLEET_* variables. Returns 0, or -1 with a one-line reason in err.
+ * getenv_fn is getenv in production and a table lookup in unit tests. */
+int config_load(struct api_config *cfg, unsigned need, const char *(*getenv_fn)(const char *),
+                char *err, size_t errlen);
+void config_free(struct api_config *cfg);
+/* Logs the effective configuration (never a secret; the database password is masked). */
+void config_log(const struct api_config *cfg);
+/* Writes url with any password replaced by "***". */
+void config_redact_url(const char *url, char *out, size_t outlen);
+
+#endif

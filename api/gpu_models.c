@@ -1,0 +1,169 @@
+/* gpu_models.c — GPU model catalog endpoints. */
+#include "api/gpu_models.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "db/gpu_models.h"
+
+int api_valid_model_key(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 2 || n > 64 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+static int valid_compute_capability(const char *s)
+{
+    /* 1-2 digits, '.', 1 digit */
+    size_t n = strlen(s);
+    if (n < 3 || n > 4 || s[n - 2] != '.' || !isdigit((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 0; i + 2 < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+static int valid_source(const char *s) { return !strcmp(s, "catalog") || !strcmp(s, "custom"); }
+
+static const char *const formats[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", NULL};
+
+static const struct spec_field tflops_spec[] = {
+    {"fp8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
+    {"bf16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
+    {"fp16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
+    {"int8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
+    {"tf32", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+static const struct spec_field create_spec[] = {
+    {"key", SPEC_STRING, SPEC_REQUIRED, 2, 64, api_valid_model_key,
+     "2-64 lowercase letters, digits or _, starting with a letter or digit", NULL, NULL},
+    {"display_name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
+    {"memory_gib", SPEC_NUMBER, SPEC_REQUIRED | SPEC_EXCLUSIVE_MIN, 0, 4096, NULL, NULL, NULL,
+     NULL},
+    {"supported_formats", SPEC_ENUM_ARRAY, SPEC_REQUIRED, 1, 7, NULL, NULL, formats, NULL},
+    {"vendor", SPEC_STRING, 0, 1, 64, NULL, NULL, NULL, NULL},
+    {"memory_type", SPEC_STRING, SPEC_NULLABLE, 1, 32, NULL, NULL, NULL, NULL},
+    {"memory_bandwidth_gbps", SPEC_NUMBER, SPEC_NULLABLE | SPEC_EXCLUSIVE_MIN, 0, 100000, NULL,
+     NULL, NULL, NULL},
+    {"form_factor", SPEC_STRING, SPEC_NULLABLE, 1, 128, NULL, NULL, NULL, NULL},
+    {"interconnect_bandwidth_gbps", SPEC_NUMBER, SPEC_NULLABLE, 0, 100000, NULL, NULL, NULL,
+     NULL},
+    {"dense_tflops", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, tflops_spec},
+    {"compute_capability", SPEC_STRING, SPEC_NULLABLE, 3, 4, valid_compute_capability,
+     "MAJOR.MINOR, e.g. 9.0", NULL, NULL},
+    {"max_power_w", SPEC_NUMBER, SPEC_NULLABLE | SPEC_EXCLUSIVE_MIN, 0, 100000, NULL, NULL,
+     NULL, NULL},
+    {"nvidia_smi_name", SPEC_STRING, SPEC_NULLABLE, 1, 96, NULL, NULL, NULL, NULL},
+    {"nvidia_smi_memory_total_mib", SPEC_INTEGER, SPEC_NULLABLE, 1, 10000000, NULL, NULL, NULL,
+     NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+static const struct list_filter model_filters[] = {
+    {"vendor", NULL, NULL},
+    {"source", valid_source, "catalog or custom"},
+};
+
+struct list_arg {
+    struct db_gpu_model_filter f;
+    json_t *items;
+};
+
+static enum db_status list_fn(struct db_conn *c, void *arg)
+{
+    struct list_arg *a = arg;
+    return db_gpu_model_list(c, &a->f, a->items);
+}
+
+enum MHD_Result api_gpu_models_list(struct api_req *r)
+{
+    struct list_query q;
+    if (api_list_parse(r, "gpu_model", model_filters, 2, &q) != 0)
+        return MHD_YES;
+    struct list_arg a = {{q.values[0], q.values[1], q.after, q.limit + 1}, json_array()};
+    enum db_status s = db_run(list_fn, &a);
+    api_list_query_free(&q);
+    if (s < 0) {
+        json_decref(a.items);
+        return api_reply_db(r, s);
+    }
+    return api_list_reply(r, a.items, a.f.limit - 1, "gpu_model", "key");
+}
+
+struct get_arg {
+    const char *key;
+    json_t *out;
+};
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+    return db_gpu_model_get(c, a->key, &a->out);
+}
+
+enum MHD_Result api_gpu_models_get(struct api_req *r)
+{
+    struct get_arg a = {api_param(r, 0), NULL};
+    if (!api_valid_model_key(a.key))
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU model has this key");
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.out == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU model has this key");
+    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+}
+
+struct create_arg {
+    struct api_req *r;
+    json_t *out;
+    int conflict;
+};
+
+static enum db_status create_fn(struct db_conn *c, void *arg)
+{
+    struct create_arg *a = arg;
+    json_decref(a->out); /* a retried transaction starts over */
+    a->out = NULL;
+    enum db_status s = db_gpu_model_insert(c, a->r->json, &a->out);
+    if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
+        a->conflict = 1;
+        return s;
+    }
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, "gpu_model.create", "gpu_model",
+                     json_string_value(json_object_get(a->out, "key")), MHD_HTTP_CREATED);
+}
+
+enum MHD_Result api_gpu_models_create(struct api_req *r)
+{
+    if (api_spec_check(r, r->json, create_spec) != 0)
+        return MHD_YES;
+    struct create_arg a = {r, NULL, 0};
+    enum db_status s = db_run_tx(create_fn, &a);
+    if (a.conflict) {
+        json_decref(a.out);
+        return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "key",
+                                 "a GPU model with this key or nvidia_smi_name already exists");
+    }
+    if (s < 0) {
+        json_decref(a.out);
+        return api_reply_db(r, s);
+    }
+    char location[128];
+    snprintf(location, sizeof location, "/v1/gpu-models/%s",
+             json_string_value(json_object_get(a.out, "key")));
+    return api_reply_json(r, MHD_HTTP_CREATED, a.out, location);
+}

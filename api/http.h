@@ -1,0 +1,109 @@
+/* http.h — the per-request context and the pieces every handler shares.
+ * api/ translates HTTP to the domain: no SQL here, no business rules. */
+#ifndef GPUFLEET_HTTP_H
+#define GPUFLEET_HTTP_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+
+#define API_MAX_BODY (1024 * 1024) /* 1 MiB */
+#define API_MAX_URL 8192
+#define API_MAX_PARAMS 4
+#define API_REQUEST_ID_MAX 128
+
+enum api_error {
+#define X(e, code, status, title) API_ERR_##e,
+#include "api/errors.def"
+#undef X
+    API_ERR__COUNT
+};
+
+enum api_role {
+    ROLE_NONE = 0,
+    ROLE_VIEWER = 1,
+    ROLE_OPERATOR = 2,
+    ROLE_ADMIN = 4,
+    ROLE_REPORTER = 8,
+};
+#define ROLES_READ (ROLE_VIEWER | ROLE_OPERATOR | ROLE_ADMIN)
+#define ROLES_WRITE (ROLE_OPERATOR | ROLE_ADMIN)
+#define ROLES_ADMIN (ROLE_ADMIN)
+
+struct api_principal {
+    char sub[129];
+    enum api_role role;
+};
+
+struct api_route;
+
+enum api_req_state { REQ_NEW = 0, REQ_BODY, REQ_REPLIED };
+
+/* Allocated on the first MHD callback, freed in the completion callback. */
+struct api_req {
+    struct MHD_Connection *conn;
+    enum api_req_state state;
+    int64_t start_us;
+    size_t uri_len;
+    const char *method; /* MHD-owned, valid for the request */
+    const char *path;   /* MHD-owned, unescaped, without query string */
+    int method_idx;
+    const struct api_route *route; /* NULL when unmatched */
+    int metric_route;              /* metrics label index */
+    char request_id[API_REQUEST_ID_MAX + 1];
+    char *params[API_MAX_PARAMS]; /* path parameters, owned */
+    int nparams;
+    int authenticated;
+    struct api_principal principal;
+    const char *cors_origin; /* MHD-owned; set when the Origin is allowed */
+    char *body;
+    size_t body_len, body_cap;
+    json_t *json; /* parsed body (owned) */
+    unsigned status;
+    const char *error_code; /* problem code of the reply, for the log */
+    /* Idempotency: set while a POST with Idempotency-Key is being served. */
+    char *idem_key;
+    char idem_hash[65];
+    /* Copy of the reply (only kept while idem_key is set). */
+    char *reply_body;
+    size_t reply_len;
+    const char *reply_ct;
+    char *reply_location;
+};
+
+typedef enum MHD_Result (*api_handler)(struct api_req *r);
+
+/* Path parameter i (0-based, in template order). */
+const char *api_param(const struct api_req *r, int i);
+/* Request header (case-insensitive), or NULL. */
+const char *api_header(const struct api_req *r, const char *name);
+
+/* ---- replies (problem.c). Each queues exactly one response. ---- */
+
+/* 200/201 JSON. Steals body. For GET 200 replies adds an ETag and answers 304 when
+ * If-None-Match matches. location may be NULL. */
+enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
+                               const char *location);
+/* RFC 9457 problem. field may be NULL. */
+enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const char *field,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A problem for a failed database call: 503 database_unavailable or 500. */
+enum MHD_Result api_reply_db(struct api_req *r, enum db_status s);
+/* Raw body (copied). */
+enum MHD_Result api_reply_raw(struct api_req *r, unsigned status, const char *content_type,
+                              const char *body, size_t len);
+/* Queues resp with the common headers (request id, CORS, caching); takes resp. */
+enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Response *resp);
+
+unsigned api_error_status(enum api_error err);
+const char *api_error_code(enum api_error err);
+const char *api_error_title(enum api_error err);
+
+/* Records an audit event for r inside an open transaction (see db/audit.h). */
+enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
+                         const char *resource_type, const char *resource_id, unsigned status);
+
+#endif

@@ -1,0 +1,180 @@
+/* list.c — see list.h. */
+#include "api/list.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+int api_valid_rfc3339(const char *v)
+{
+    int64_t t;
+    return util_parse_rfc3339(v, &t) == 0;
+}
+
+int api_valid_uuid(const char *v) { return util_is_uuid(v); }
+
+static int printable_utf8ish(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > LIST_MAX_VALUE)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+char *api_cursor_encode(const char *kind, const char *value)
+{
+    size_t n = strlen(kind) + 1 + strlen(value);
+    char *plain = malloc(n + 1);
+    if (plain == NULL)
+        return NULL;
+    snprintf(plain, n + 1, "%s:%s", kind, value);
+    char *out = util_b64url_encode((const unsigned char *)plain, n);
+    free(plain);
+    return out;
+}
+
+char *api_cursor_decode(const char *kind, const char *cursor)
+{
+    unsigned char *raw;
+    size_t len;
+    if (cursor == NULL || strlen(cursor) > 1024 ||
+        util_b64url_decode(cursor, strlen(cursor), &raw, &len) != 0)
+        return NULL;
+    size_t klen = strlen(kind);
+    char *value = NULL;
+    if (len > klen + 1 && memcmp(raw, kind, klen) == 0 && raw[klen] == ':' &&
+        memchr(raw, '\0', len) == NULL && printable_utf8ish((const char *)raw + klen + 1))
+        value = strdup((const char *)raw + klen + 1);
+    free(raw);
+    return value;
+}
+
+struct parse_state {
+    struct api_req *r;
+    const char *cursor_kind;
+    const struct list_filter *filters;
+    int nfilters;
+    struct list_query *q;
+    const char *limit_s, *cursor_s;
+    int failed;
+};
+
+static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    struct parse_state *st = cls;
+    struct api_req *r = st->r;
+    const char *v = value ? value : "";
+    if (strcmp(key, "limit") == 0 || strcmp(key, "cursor") == 0) {
+        const char **slot = key[0] == 'l' ? &st->limit_s : &st->cursor_s;
+        if (*slot != NULL) {
+            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once",
+                              key);
+            goto fail;
+        }
+        *slot = v;
+        return MHD_YES;
+    }
+    for (int i = 0; i < st->nfilters; i++) {
+        if (strcmp(key, st->filters[i].name) != 0)
+            continue;
+        if (st->q->values[i] != NULL) {
+            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once",
+                              key);
+            goto fail;
+        }
+        if (!printable_utf8ish(v) || (st->filters[i].valid && !st->filters[i].valid(v))) {
+            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s must be %s", key,
+                              st->filters[i].expect ? st->filters[i].expect
+                                                    : "1-256 printable characters");
+            goto fail;
+        }
+        st->q->values[i] = v;
+        return MHD_YES;
+    }
+    {
+        char known[256] = "limit, cursor";
+        for (int i = 0; i < st->nfilters; i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof known - used, ", %s", st->filters[i].name);
+        }
+        json_t *probe = json_string(key); /* the name is echoed only if it is valid UTF-8 */
+        api_reply_problem(r, API_ERR_UNKNOWN_PARAMETER, probe ? key : "?",
+                          "unknown query parameter \"%.64s\"; this list accepts: %s",
+                          probe ? key : "?", known);
+        json_decref(probe);
+    }
+fail:
+    st->failed = 1;
+    return MHD_NO;
+}
+
+int api_list_parse(struct api_req *r, const char *cursor_kind, const struct list_filter *filters,
+                   int nfilters, struct list_query *q)
+{
+    memset(q, 0, sizeof *q);
+    q->limit = LIST_DEFAULT_LIMIT;
+    struct parse_state st = {r, cursor_kind, filters, nfilters, q, NULL, NULL, 0};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, each_arg, &st);
+    if (st.failed)
+        return -1;
+    if (st.limit_s != NULL && util_parse_long(st.limit_s, 1, LIST_MAX_LIMIT, &q->limit) != 0) {
+        api_reply_problem(r, API_ERR_INVALID_PARAMETER, "limit",
+                          "limit must be a whole number from 1 to %d", LIST_MAX_LIMIT);
+        return -1;
+    }
+    if (st.cursor_s != NULL) {
+        q->after = api_cursor_decode(cursor_kind, st.cursor_s);
+        if (q->after == NULL) {
+            api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor",
+                              "the cursor is not one this list returned; start again "
+                              "without it");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void api_list_query_free(struct list_query *q)
+{
+    free(q->after);
+    q->after = NULL;
+}
+
+enum MHD_Result api_list_reply(struct api_req *r, json_t *items, long limit,
+                               const char *cursor_kind, const char *key_field)
+{
+    json_t *next = json_null();
+    if ((long)json_array_size(items) > limit) {
+        json_array_remove(items, (size_t)limit);
+        json_t *last = json_array_get(items, (size_t)limit - 1);
+        json_t *k = json_object_get(last, key_field);
+        char buf[64];
+        const char *kv = json_string_value(k);
+        if (kv == NULL && json_is_integer(k)) {
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(k));
+            kv = buf;
+        }
+        char *c = kv ? api_cursor_encode(cursor_kind, kv) : NULL;
+        if (c != NULL) {
+            json_decref(next);
+            next = json_string(c);
+            free(c);
+        }
+    }
+    if (key_field[0] == '_') { /* a hidden keyset column, not part of the item */
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it) json_object_del(it, key_field);
+    }
+    json_t *env = json_object();
+    json_object_set_new(env, "items", items);
+    json_object_set_new(env, "next_cursor", next);
+    return api_reply_json(r, MHD_HTTP_OK, env, NULL);
+}

@@ -1,0 +1,49 @@
+/* list.h — query parameters and keyset cursor pagination shared by every list.
+ * Reply shape: {"items": [...], "next_cursor": "..." | null}. */
+#ifndef GPUFLEET_LIST_H
+#define GPUFLEET_LIST_H
+
+#include "api/http.h"
+
+#define LIST_DEFAULT_LIMIT 50
+#define LIST_MAX_LIMIT 500
+#define LIST_MAX_FILTERS 8
+#define LIST_MAX_VALUE 256
+
+/* A filter: name and, optionally, a validator for its value (NULL accepts any printable
+ * text up to LIST_MAX_VALUE bytes). */
+struct list_filter {
+    const char *name;
+    int (*valid)(const char *value);
+    const char *expect; /* words for the problem detail, e.g. "an RFC 3339 time" */
+};
+
+struct list_query {
+    long limit;
+    char *after;                          /* decoded cursor position, or NULL (owned) */
+    const char *values[LIST_MAX_FILTERS]; /* MHD-owned, index as in the filter table */
+};
+
+/* Parses limit, cursor (of the given kind) and the filters. Unknown or repeated
+ * parameters are refused. Returns 0, or -1 after queueing a 400 problem. */
+int api_list_parse(struct api_req *r, const char *cursor_kind, const struct list_filter *filters,
+                   int nfilters, struct list_query *q);
+void api_list_query_free(struct list_query *q);
+
+/* Opaque cursor: base64url("kind:value"). Caller frees. */
+char *api_cursor_encode(const char *kind, const char *value);
+/* Returns the decoded value (caller frees) or NULL when the cursor is not ours/valid. */
+char *api_cursor_decode(const char *kind, const char *cursor);
+
+/* Builds the envelope from items (stolen). When items holds more than limit entries,
+ * the extra one is dropped and next_cursor is made from the last kept item's key field.
+ * A key_field starting with '_' is a hidden keyset value and is removed from every item.
+ * Then replies 200 (with ETag / 304). */
+enum MHD_Result api_list_reply(struct api_req *r, json_t *items, long limit,
+                               const char *cursor_kind, const char *key_field);
+
+/* Validators usable in filter tables. */
+int api_valid_rfc3339(const char *v);
+int api_valid_uuid(const char *v);
+
+#endif

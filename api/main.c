@@ -1,0 +1,256 @@
+/* main.c — gpufleetd: serve | migrate | token | keygen | routes | version. */
+#include <getopt.h>
+#include <libssh2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/auth.h"
+#include "api/config.h"
+#include "api/routes.h"
+#include "api/server.h"
+#include "common/log.h"
+#include "common/secret.h"
+#include "common/util.h"
+#include "db/db.h"
+#include "db/migrate.h"
+
+#include <openssl/crypto.h>
+
+static const char *env(const char *name) { return getenv(name); }
+
+static int usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gpufleetd COMMAND\n"
+            "  serve [--migrate]      run the API (configuration from GPUFLEET_* variables)\n"
+            "  migrate                apply pending database migrations\n"
+            "  token --sub NAME --role viewer|operator|admin|reporter [--ttl 15m]\n"
+            "        [--private-key-file EC_P256.pem]   print a signed JWT (HS256 with\n"
+            "                         GPUFLEET_JWT_SECRET_FILE, or ES256 with the key file)\n"
+            "  keygen PATH            write a new random secret file (mode 0600)\n"
+            "  routes                 print the route table (METHOD PATH)\n"
+            "  version                print the version\n");
+    return out == stderr ? 2 : 0;
+}
+
+static int fatal(const char *what, const char *reason)
+{
+    fprintf(stderr, "gpufleetd %s: %s\n", what, reason);
+    return 1;
+}
+
+static int cmd_migrate(void)
+{
+    struct api_config cfg;
+    char err[512];
+    if (config_load(&cfg, CONFIG_NEED_DB, env, err, sizeof err) != 0)
+        return fatal("migrate", err);
+    log_set_level(cfg.log_level);
+    int n = 0;
+    int rc = db_migrate(cfg.database_url, &n, err, sizeof err);
+    config_free(&cfg);
+    if (rc != 0)
+        return fatal("migrate", err);
+    if (n == 0)
+        printf("schema is current (%zu migrations); nothing applied\n", db_migrations_count);
+    else
+        printf("applied %d migration(s); schema is current (%zu migrations)\n", n,
+               db_migrations_count);
+    return 0;
+}
+
+/* Reads the master key file and derives the credential encryption key (HKDF-SHA256), so
+ * a bad file stops the service at start, not at the first credential. */
+static int check_master_key(const char *path, char *err, size_t errlen)
+{
+    unsigned char *ikm;
+    size_t len;
+    if (secret_read_file(path, &ikm, &len, err, errlen) != 0)
+        return -1;
+    unsigned char key[32];
+    int rc = secret_hkdf_sha256(ikm, len, "gpufleet-master-key-v1", "credentials aes-256-gcm",
+                                key, sizeof key);
+    OPENSSL_cleanse(key, sizeof key);
+    secret_free(ikm, len);
+    if (rc != 0)
+        snprintf(err, errlen, "cannot derive a key from GPUFLEET_MASTER_KEY_FILE");
+    return rc;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    int do_migrate = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--migrate") == 0)
+            do_migrate = 1;
+        else
+            return usage(stderr);
+    }
+    struct api_config cfg;
+    struct api_auth auth;
+    char err[512];
+    int rc = 1;
+    if (config_load(&cfg, CONFIG_NEED_DB | CONFIG_NEED_JWT | CONFIG_NEED_MASTER_KEY |
+                              CONFIG_NEED_LISTEN,
+                    env, err, sizeof err) != 0)
+        return fatal("serve", err);
+    log_set_level(cfg.log_level);
+    if (auth_init(&auth, cfg.jwt_secret_file, cfg.jwt_public_key_file, cfg.jwt_issuer,
+                  cfg.jwt_audience, err, sizeof err) != 0) {
+        config_free(&cfg);
+        return fatal("serve", err);
+    }
+    if (check_master_key(cfg.master_key_file, err, sizeof err) != 0) {
+        fatal("serve", err);
+        goto cleanup_auth;
+    }
+    config_log(&cfg);
+    if (do_migrate) {
+        int n;
+        if (db_migrate(cfg.database_url, &n, err, sizeof err) != 0) {
+            fatal("serve", err);
+            goto cleanup_auth;
+        }
+    }
+    int applied;
+    enum db_schema_state st = db_schema_check(cfg.database_url, &applied, err, sizeof err);
+    if (st != DB_SCHEMA_CURRENT) {
+        if (st == DB_SCHEMA_PENDING)
+            strncat(err, " (or start with serve --migrate)", sizeof err - strlen(err) - 1);
+        fatal("serve", err);
+        goto cleanup_auth;
+    }
+    /* Block the stop signals before threads start, so only sigwait sees them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (db_pool_init(cfg.database_url, cfg.db_pool_size) != 0) {
+        fatal("serve", "cannot create the database pool");
+        goto cleanup_auth;
+    }
+    if (api_server_start(&cfg, &auth, err, sizeof err) != 0) {
+        fatal("serve", err);
+        goto cleanup_pool;
+    }
+    log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:s, s:s}", "msg", "listening", "listen",
+                                       cfg.listen, "version", GPUFLEET_VERSION, "commit",
+                                       GPUFLEET_COMMIT));
+    int sig = 0;
+    sigwait(&stop, &sig);
+    log_msg(LOG_INFO, "signal %d: shutting down", sig);
+    api_server_stop();
+    rc = 0;
+cleanup_pool:
+    db_pool_shutdown();
+cleanup_auth:
+    auth_free(&auth);
+    config_free(&cfg);
+    return rc;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+    static const struct option opts[] = {{"sub", required_argument, NULL, 's'},
+                                         {"role", required_argument, NULL, 'r'},
+                                         {"ttl", required_argument, NULL, 't'},
+                                         {"private-key-file", required_argument, NULL, 'k'},
+                                         {NULL, 0, NULL, 0}};
+    const char *sub = NULL, *role_s = NULL, *ttl_s = "15m", *keyfile = NULL;
+    int c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': sub = optarg; break;
+        case 'r': role_s = optarg; break;
+        case 't': ttl_s = optarg; break;
+        case 'k': keyfile = optarg; break;
+        default: return usage(stderr);
+        }
+    }
+    if (optind != argc || sub == NULL || role_s == NULL)
+        return usage(stderr);
+    enum api_role role = auth_role_parse(role_s);
+    if (role == ROLE_NONE)
+        return fatal("token", "--role must be viewer, operator, admin or reporter");
+    if (*sub == '\0' || strlen(sub) > 128)
+        return fatal("token", "--sub must be 1-128 characters");
+    for (const char *p = sub; *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            return fatal("token", "--sub must be printable ASCII without spaces");
+    long ttl;
+    if (util_parse_duration(ttl_s, &ttl) != 0)
+        return fatal("token", "--ttl must look like 90s, 15m, 12h or 7d");
+    struct api_config cfg;
+    char err[512];
+    if (config_load(&cfg, keyfile ? 0 : CONFIG_NEED_JWT, env, err, sizeof err) != 0)
+        return fatal("token", err);
+    if (!keyfile && cfg.jwt_secret_file == NULL) {
+        config_free(&cfg);
+        return fatal("token", "ES256 tokens need --private-key-file (the server only holds the "
+                              "public key)");
+    }
+    const char *path = keyfile ? keyfile : cfg.jwt_secret_file;
+    unsigned char *key;
+    size_t keylen;
+    if (secret_read_file(path, &key, &keylen, err, sizeof err) != 0) {
+        config_free(&cfg);
+        return fatal("token", err);
+    }
+    key[keylen] = '\0'; /* PEM text for ES256 */
+    char *tok = NULL;
+    int rc = auth_mint(keyfile ? JWT_ALG_ES256 : JWT_ALG_HS256, key, keylen, sub, role, ttl,
+                       cfg.jwt_issuer, cfg.jwt_audience, (int64_t)time(NULL), &tok);
+    secret_free(key, keylen);
+    config_free(&cfg);
+    if (rc != 0)
+        return fatal("token", keyfile ? "cannot sign: is the file a PEM EC P-256 private key?"
+                                       : "cannot sign the token");
+    printf("%s\n", tok);
+    free(tok);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "version")) {
+        printf("gpufleetd %s (commit %s)\n", GPUFLEET_VERSION, GPUFLEET_COMMIT);
+        return 0;
+    }
+    if (!strcmp(cmd, "routes")) {
+        for (size_t i = 0; i < api_routes_count; i++)
+            printf("%s %s\n", api_routes[i].method, api_routes[i].path);
+        return 0;
+    }
+    if (!strcmp(cmd, "keygen")) {
+        if (argc != 3)
+            return usage(stderr);
+        char err[512];
+        if (secret_keygen(argv[2], err, sizeof err) != 0)
+            return fatal("keygen", err);
+        return 0;
+    }
+    if (!strcmp(cmd, "token"))
+        return cmd_token(argc, argv);
+    if (!strcmp(cmd, "migrate"))
+        return argc == 2 ? cmd_migrate() : usage(stderr);
+    if (!strcmp(cmd, "serve")) {
+        libssh2_init(0);
+        int rc = cmd_serve(argc, argv);
+        libssh2_exit();
+        return rc;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+        return usage(stdout);
+    return usage(stderr);
+}

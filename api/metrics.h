@@ -1,0 +1,17 @@
+/* metrics.h — Prometheus counters and histograms for HTTP, plus pool and build info. */
+#ifndef GPUFLEET_METRICS_H
+#define GPUFLEET_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_MAX_ROUTES 64
+
+/* Index of a method name in the fixed method list (OTHER for anything else). */
+int api_metrics_method_index(const char *method);
+/* route: a route table index (the label), or -1 for unmatched paths. */
+void api_metrics_observe(int route, int method_idx, unsigned status, int64_t duration_us);
+/* Renders the exposition text. Caller frees *out. */
+int api_metrics_render(char **out, size_t *len);
+
+#endif

@@ -1,0 +1,221 @@
+/* problem.c — the one place that builds replies: JSON, problems (RFC 9457), ETags. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/cors.h"
+#include "api/http.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "db/audit.h"
+
+static const struct {
+    const char *code;
+    unsigned status;
+    const char *title;
+} errors[] = {
+#define X(e, c, s, t) {#c, s, t},
+#include "api/errors.def"
+#undef X
+};
+
+unsigned api_error_status(enum api_error err) { return errors[err].status; }
+const char *api_error_code(enum api_error err) { return errors[err].code; }
+const char *api_error_title(enum api_error err) { return errors[err].title; }
+
+const char *api_param(const struct api_req *r, int i)
+{
+    return (i >= 0 && i < r->nparams) ? r->params[i] : NULL;
+}
+
+const char *api_header(const struct api_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+/* Keeps a copy of the reply when an idempotent POST must store its first answer. */
+static void remember_reply(struct api_req *r, const char *ct, const char *body, size_t len,
+                           const char *location)
+{
+    if (r->idem_key == NULL)
+        return;
+    r->reply_body = malloc(len + 1);
+    if (r->reply_body != NULL) {
+        memcpy(r->reply_body, body, len);
+        r->reply_body[len] = '\0';
+        r->reply_len = len;
+    }
+    r->reply_ct = ct;
+    r->reply_location = location ? strdup(location) : NULL;
+}
+
+enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Response *resp)
+{
+    if (resp == NULL)
+        return MHD_NO;
+    MHD_add_response_header(resp, "X-Request-Id", r->request_id);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0)
+        MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
+    api_cors_add_headers(r, resp);
+    r->status = status;
+    r->state = REQ_REPLIED;
+    enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result reply_buffer(struct api_req *r, unsigned status, const char *ct,
+                                    char *buf, size_t len, const char *etag,
+                                    const char *location)
+{
+    remember_reply(r, ct, buf, len, location);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ct);
+    if (etag != NULL)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+    if (location != NULL)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, location);
+    return api_queue(r, status, resp);
+}
+
+/* True when the If-None-Match list names etag (weak comparison, RFC 9110 §13.1.2). */
+static int etag_matches(const char *header, const char *etag)
+{
+    if (header == NULL)
+        return 0;
+    const char *p = header;
+    size_t elen = strlen(etag);
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (*p == '*')
+            return 1;
+        if (strncmp(p, "W/", 2) == 0)
+            p += 2;
+        if (strncmp(p, etag, elen) == 0 && (p[elen] == '\0' || p[elen] == ',' ||
+                                            p[elen] == ' ' || p[elen] == '\t'))
+            return 1;
+        while (*p && *p != ',')
+            p++;
+    }
+    return 0;
+}
+
+enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
+                               const char *location)
+{
+    char *s = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    json_decref(body);
+    if (s == NULL)
+        return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot encode the reply");
+    size_t len = strlen(s);
+    if (status == MHD_HTTP_OK && strcmp(r->method, "GET") == 0) {
+        char hex[65], etag[40];
+        util_sha256_hex(s, len, hex);
+        snprintf(etag, sizeof etag, "\"%.32s\"", hex);
+        if (etag_matches(api_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), etag)) {
+            free(s);
+            struct MHD_Response *resp =
+                MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+            return api_queue(r, MHD_HTTP_NOT_MODIFIED, resp);
+        }
+        return reply_buffer(r, status, "application/json", s, len, etag, location);
+    }
+    return reply_buffer(r, status, "application/json", s, len, NULL, location);
+}
+
+enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const char *field,
+                                  const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    char type[96];
+    snprintf(type, sizeof type, "urn:gpufleet:problem:%s", errors[err].code);
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s}", "type", type, "title",
+                          errors[err].title, "status", (int)errors[err].status, "detail", detail,
+                          "code", errors[err].code, "request_id", r->request_id);
+    if (p == NULL) /* detail was not valid UTF-8 (it may echo input) */
+        p = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s}", "type", type, "title",
+                      errors[err].title, "status", (int)errors[err].status, "detail",
+                      errors[err].title, "code", errors[err].code, "request_id", r->request_id);
+    if (field != NULL)
+        json_object_set_new(p, "field", json_string(field));
+    if (json_object_get(p, "field") == NULL && field != NULL)
+        json_object_set_new(p, "field", json_string("?"));
+    r->error_code = errors[err].code;
+    char *s = json_dumps(p, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(p);
+    if (s == NULL)
+        return MHD_NO;
+    unsigned status = errors[err].status;
+    struct MHD_Response *resp;
+    remember_reply(r, "application/problem+json", s, strlen(s), NULL);
+    resp = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/problem+json");
+    if (status == MHD_HTTP_UNAUTHORIZED) {
+        const char *hdr = err == API_ERR_MISSING_TOKEN
+                              ? "Bearer realm=\"gpufleet\""
+                              : "Bearer realm=\"gpufleet\", error=\"invalid_token\"";
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, hdr);
+    }
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (status == MHD_HTTP_CONTENT_TOO_LARGE || status == MHD_HTTP_URI_TOO_LONG)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    return api_queue(r, status, resp);
+}
+
+enum MHD_Result api_reply_db(struct api_req *r, enum db_status s)
+{
+    if (s == DB_UNAVAILABLE)
+        return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
+                                 "the database cannot be reached; retry shortly");
+    return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL,
+                             "the request failed on the server (request id %s)", r->request_id);
+}
+
+enum MHD_Result api_reply_raw(struct api_req *r, unsigned status, const char *content_type,
+                              const char *body, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (copy == NULL)
+        return MHD_NO;
+    memcpy(copy, body, len);
+    return reply_buffer(r, status, content_type, copy, len, NULL, NULL);
+}
+
+enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
+                         const char *resource_type, const char *resource_id, unsigned status)
+{
+    static const char *const role_names[] = {[ROLE_VIEWER] = "viewer",
+                                             [ROLE_OPERATOR] = "operator",
+                                             [ROLE_ADMIN] = "admin",
+                                             [ROLE_REPORTER] = "reporter"};
+    struct db_audit_event ev = {
+        .principal = r->principal.sub,
+        .role = role_names[r->principal.role],
+        .action = action,
+        .resource_type = resource_type,
+        .resource_id = resource_id,
+        .method = r->method,
+        .path = r->path,
+        .status = (int)status,
+        .request_id = r->request_id,
+    };
+    return db_audit_insert(c, &ev);
+}

@@ -1,0 +1,107 @@
+/* routes.c — the route table and matcher. The OpenAPI document lists exactly these
+ * (method, path) pairs; tests/api/routes.test.js holds the two together. */
+#include "api/routes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/audit.h"
+#include "api/gpu_models.h"
+#include "api/service.h"
+
+const struct api_route api_routes[] = {
+    {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
+    {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC},
+    {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC},
+    {"GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC},
+    {"GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0},
+    {"GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0},
+    {"GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0},
+    {"POST", "/v1/gpu-models", api_gpu_models_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/gpu-models/{key}", api_gpu_models_get, ROLES_READ, 0},
+};
+const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
+
+/* Compares one template against path; on success stores parameters. Returns 1 on match. */
+static int path_matches(const char *tmpl, const char *path, char **params, int *nparams)
+{
+    int n = 0;
+    const char *t = tmpl, *p = path;
+    while (*t && *p) {
+        if (*t == '{') {
+            const char *tend = strchr(t, '}');
+            const char *pend = strchr(p, '/');
+            if (pend == NULL)
+                pend = p + strlen(p);
+            if (pend == p || n == API_MAX_PARAMS)
+                goto fail;
+            if (params != NULL)
+                params[n] = strndup(p, (size_t)(pend - p));
+            n++;
+            t = tend + 1;
+            p = pend;
+            continue;
+        }
+        if (*t != *p)
+            goto fail;
+        t++;
+        p++;
+    }
+    if (*t != '\0' || *p != '\0')
+        goto fail;
+    *nparams = n;
+    return 1;
+fail:
+    if (params != NULL)
+        for (int i = 0; i < n; i++) {
+            free(params[i]);
+            params[i] = NULL;
+        }
+    return 0;
+}
+
+enum api_match api_route_match(const char *method, const char *path,
+                               const struct api_route **route, char **params, int *nparams,
+                               char *allow, size_t allowlen, int *label)
+{
+    int found_path = 0;
+    *route = NULL;
+    *nparams = 0;
+    *label = -1;
+    allow[0] = '\0';
+    for (size_t i = 0; i < api_routes_count; i++) {
+        int n;
+        if (!path_matches(api_routes[i].path, path, NULL, &n))
+            continue;
+        if (!found_path) {
+            /* Label: first route sharing this template. */
+            *label = (int)i;
+            found_path = 1;
+        }
+        size_t used = strlen(allow);
+        if (strstr(allow, api_routes[i].method) == NULL)
+            snprintf(allow + used, allowlen - used, "%s%s", used ? ", " : "",
+                     api_routes[i].method);
+        if (*route == NULL && strcmp(api_routes[i].method, method) == 0) {
+            *route = &api_routes[i];
+            path_matches(api_routes[i].path, path, params, nparams);
+        }
+    }
+    if (!found_path)
+        return MATCH_NO_PATH;
+    size_t used = strlen(allow);
+    if (strstr(allow, "GET") != NULL && strstr(allow, "HEAD") == NULL)
+        snprintf(allow + used, allowlen - used, ", HEAD");
+    used = strlen(allow);
+    snprintf(allow + used, allowlen - used, ", OPTIONS");
+    if (*route == NULL && strcmp(method, "HEAD") == 0) {
+        /* HEAD is served by the GET handler; MHD drops the body. */
+        for (size_t i = 0; i < api_routes_count; i++)
+            if (strcmp(api_routes[i].method, "GET") == 0 &&
+                path_matches(api_routes[i].path, path, params, nparams)) {
+                *route = &api_routes[i];
+                break;
+            }
+    }
+    return *route ? MATCH_OK : MATCH_WRONG_METHOD;
+}

@@ -1,0 +1,61 @@
+/* service.c — /healthz, /readyz, /metrics, /openapi.yaml. */
+#include "api/service.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/metrics.h"
+#include "db/migrate.h"
+
+enum MHD_Result api_healthz(struct api_req *r)
+{
+    return api_reply_json(r, MHD_HTTP_OK,
+                          json_pack("{s:s, s:s}", "status", "ok", "version", GPUFLEET_VERSION),
+                          NULL);
+}
+
+enum MHD_Result api_readyz(struct api_req *r)
+{
+    int applied = 0;
+    char last[128];
+    enum db_status s = db_schema_applied(&applied, last, sizeof last);
+    if (s == DB_UNAVAILABLE)
+        return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
+                                 "the database cannot be reached");
+    if (s < 0)
+        return api_reply_problem(r, API_ERR_SCHEMA_NOT_CURRENT, NULL,
+                                 "the schema cannot be read; run gpufleetd migrate");
+    const char *want = db_migrations_count ? db_migrations[db_migrations_count - 1].name : "";
+    if ((size_t)applied != db_migrations_count || strcmp(last, want) != 0)
+        return api_reply_problem(r, API_ERR_SCHEMA_NOT_CURRENT, NULL,
+                                 "the schema has %d migrations applied, last %s; this binary "
+                                 "expects %zu, last %s",
+                                 applied, last, db_migrations_count, want);
+    return api_reply_json(r, MHD_HTTP_OK,
+                          json_pack("{s:s, s:s, s:s, s:i}", "status", "ready", "database", "ok",
+                                    "schema", "current", "migrations_applied", applied),
+                          NULL);
+}
+
+enum MHD_Result api_metrics(struct api_req *r)
+{
+    char *text;
+    size_t len;
+    if (api_metrics_render(&text, &len) != 0)
+        return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot render metrics");
+    enum MHD_Result ret =
+        api_reply_raw(r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+    free(text);
+    return ret;
+}
+
+enum MHD_Result api_openapi(struct api_req *r)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        api_openapi_yaml_len, (void *)api_openapi_yaml, MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/yaml");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "public, max-age=300");
+    return api_queue(r, MHD_HTTP_OK, resp);
+}

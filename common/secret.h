@@ -1,0 +1,23 @@
+/* secret.h — secret files (JWT HMAC secret, master key). Contents never logged. */
+#ifndef GPUFLEET_SECRET_H
+#define GPUFLEET_SECRET_H
+
+#include <stddef.h>
+
+#define SECRET_MIN_BYTES 32
+#define SECRET_MAX_BYTES 65536
+
+/* Reads a whole secret file, stripping one trailing "\n" (or "\r\n"). Caller frees *buf
+ * with secret_free(). On error returns -1 and writes a one-line reason into err. */
+int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err,
+                     size_t errlen);
+/* Zeroes and frees. */
+void secret_free(unsigned char *buf, size_t len);
+/* Writes a new random secret (48 random bytes, base64url, 64 chars + newline) with mode
+ * 0600. Refuses to overwrite an existing file. */
+int secret_keygen(const char *path, char *err, size_t errlen);
+/* HKDF-SHA256(ikm, salt, info) → out[outlen]. Returns 0 on success. */
+int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const char *salt,
+                       const char *info, unsigned char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,295 @@
+/* util.c — see util.h. */
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+int64_t util_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t util_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void util_rfc3339(int64_t us, char *out, size_t outlen)
+{
+    time_t secs = (time_t)(us / 1000000);
+    long frac = (long)(us % 1000000);
+    if (frac < 0) {
+        frac += 1000000;
+        secs -= 1;
+    }
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+int util_parse_rfc3339(const char *s, int64_t *us)
+{
+    int Y, M, D, h, m, sec;
+    if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) ||
+        s[7] != '-' || digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') ||
+        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' ||
+        digits(s + 17, 2, &sec))
+        return -1;
+    if (Y < 1970 || Y > 9999 || M < 1 || M > 12 || D < 1 || h > 23 || m > 59 || sec > 60)
+        return -1;
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+    if (D > mdays[M - 1] || (M == 2 && D == 29 && !leap))
+        return -1;
+    const char *p = s + 19;
+    long frac = 0;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        long scale = 100000;
+        while (isdigit((unsigned char)*p)) {
+            if (nd < 6) {
+                frac += (*p - '0') * scale;
+                scale /= 10;
+            }
+            nd++;
+            p++;
+        }
+        if (nd == 0 || nd > 9)
+            return -1;
+    }
+    long offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int oh, om;
+        if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59)
+            return -1;
+        offset = (oh * 3600L + om * 60L) * (*p == '-' ? -1 : 1);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p != '\0')
+        return -1;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec > 59 ? 59 : sec;
+    time_t t = timegm(&tm);
+    *us = ((int64_t)t - offset) * 1000000 + frac;
+    return 0;
+}
+
+int util_random(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void util_uuid4(char out[UTIL_UUID_LEN + 1])
+{
+    unsigned char b[16];
+    if (util_random(b, sizeof b) != 0)
+        abort(); /* no entropy: nothing safe to do */
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, UTIL_UUID_LEN + 1,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+}
+
+int util_is_uuid(const char *s)
+{
+    if (s == NULL || strlen(s) != UTIL_UUID_LEN)
+        return 0;
+    for (int i = 0; i < UTIL_UUID_LEN; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-')
+                return 0;
+        } else if (!isxdigit((unsigned char)s[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char b64url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+char *util_b64url_encode(const unsigned char *in, size_t len)
+{
+    size_t outlen = (len / 3) * 4 + 4 + 1;
+    char *out = malloc(outlen);
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    size_t i = 0;
+    for (; i + 2 < len; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = b64url_alphabet[(v >> 18) & 63];
+        out[o++] = b64url_alphabet[(v >> 12) & 63];
+        out[o++] = b64url_alphabet[(v >> 6) & 63];
+        out[o++] = b64url_alphabet[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < len)
+            v |= (uint32_t)in[i + 1] << 8;
+        out[o++] = b64url_alphabet[(v >> 18) & 63];
+        out[o++] = b64url_alphabet[(v >> 12) & 63];
+        if (i + 1 < len)
+            out[o++] = b64url_alphabet[(v >> 6) & 63];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int b64url_value(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '-')
+        return 62;
+    if (c == '_')
+        return 63;
+    return -1;
+}
+
+int util_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
+{
+    if (len % 4 == 1)
+        return -1;
+    unsigned char *buf = malloc(len * 3 / 4 + 3);
+    if (buf == NULL)
+        return -1;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < len; i++) {
+        int v = b64url_value(in[i]);
+        if (v < 0) {
+            free(buf);
+            return -1;
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[o++] = (unsigned char)(acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    if (acc != 0) { /* non-canonical trailing bits */
+        free(buf);
+        return -1;
+    }
+    buf[o] = '\0';
+    *out = buf;
+    *outlen = o;
+    return 0;
+}
+
+void util_sha256(const void *data, size_t len, unsigned char out[32])
+{
+    SHA256(data, len, out);
+}
+
+void util_sha256_hex(const void *data, size_t len, char out[65])
+{
+    unsigned char md[32];
+    util_sha256(data, len, md);
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int util_ct_equal(const void *a, const void *b, size_t len)
+{
+    return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+int util_parse_long(const char *s, long min, long max, long *out)
+{
+    if (s == NULL || *s == '\0' || strlen(s) > 20)
+        return -1;
+    for (const char *p = (*s == '-') ? s + 1 : s; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int util_parse_duration(const char *s, long *secs)
+{
+    if (s == NULL)
+        return -1;
+    size_t n = strlen(s);
+    if (n == 0 || n > 12)
+        return -1;
+    long mult = 1;
+    char num[16];
+    memcpy(num, s, n + 1);
+    switch (num[n - 1]) {
+    case 's': mult = 1; num[n - 1] = '\0'; break;
+    case 'm': mult = 60; num[n - 1] = '\0'; break;
+    case 'h': mult = 3600; num[n - 1] = '\0'; break;
+    case 'd': mult = 86400; num[n - 1] = '\0'; break;
+    default: break;
+    }
+    long v;
+    if (util_parse_long(num, 1, 10L * 366 * 86400, &v) != 0)
+        return -1;
+    if (v > 10L * 366 * 86400 / mult)
+        return -1;
+    *secs = v * mult;
+    return 0;
+}

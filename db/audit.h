@@ -1,0 +1,33 @@
+/* audit.h — the audit trail. */
+#ifndef GPUFLEET_DB_AUDIT_H
+#define GPUFLEET_DB_AUDIT_H
+
+#include <jansson.h>
+
+#include "db/db.h"
+
+extern const struct db_stmt db_audit_stmts[];
+extern const size_t db_audit_nstmts;
+
+struct db_audit_event {
+    const char *principal, *role, *action, *resource_type, *resource_id;
+    const char *method, *path, *request_id;
+    int status;
+};
+
+/* Inserts one event (call inside the transaction of the change it records). */
+enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *ev);
+
+struct db_audit_filter {
+    const char *principal, *action, *resource_type, *resource_id;
+    const char *since, *until; /* RFC 3339, already validated */
+    const char *before_seq;    /* keyset: events older than this seq, or NULL */
+    long limit;                /* rows to fetch (the caller asks for one more than a page) */
+};
+
+/* Appends events, newest first, to items. Each item carries a hidden "_key" (its seq). */
+enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f, json_t *items);
+/* *out receives the event (new reference) or stays NULL on DB_NO_RESULTS. */
+enum db_status db_audit_get(struct db_conn *c, const char *id, json_t **out);
+
+#endif

@@ -1,0 +1,421 @@
+/* db.c — connection pool and execution helpers. See db.h. */
+#include "db/db.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "db/audit.h"
+#include "db/gpu_models.h"
+#include "db/idempotency.h"
+
+#define DB_ACQUIRE_TIMEOUT_US (5 * 1000000LL)
+#define DB_RECONNECT_BACKOFF_US (250 * 1000LL)
+#define DB_TX_ATTEMPTS 5
+
+#define DB_MAX_STMTS 256
+
+struct db_conn {
+    PGconn *pg;
+    unsigned char prepared[DB_MAX_STMTS]; /* statements are prepared lazily, once per conn */
+    int in_use;
+    int64_t last_connect_fail_us;
+    char sqlstate[6];
+};
+
+static const struct db_stmt ping_stmts[] = {{"db_ping", "SELECT 1"}};
+
+/* Every module's prepared statements, prepared on each new connection. */
+static const struct {
+    const struct db_stmt *stmts;
+    const size_t *n;
+} groups[] = {
+    {ping_stmts, &(const size_t){1}},
+    {db_audit_stmts, &db_audit_nstmts},
+    {db_gpu_model_stmts, &db_gpu_model_nstmts},
+    {db_idem_stmts, &db_idem_nstmts},
+};
+static const size_t ngroups = sizeof groups / sizeof groups[0];
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *url;
+    struct db_conn *conns;
+    int size;
+    int in_use;
+    atomic_uint_fast64_t acquires, waits, timeouts, connect_failures, wait_us_total;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+const char *db_conn_sqlstate(const struct db_conn *c) { return c->sqlstate; }
+int db_conn_unique_violation(const struct db_conn *c) { return strcmp(c->sqlstate, "23505") == 0; }
+
+int db_pool_init(const char *url, int size)
+{
+    assert(size > 0);
+    pool.url = strdup(url);
+    pool.conns = calloc((size_t)size, sizeof *pool.conns);
+    if (pool.url == NULL || pool.conns == NULL)
+        return -1;
+    pool.size = size;
+    return 0;
+}
+
+void db_pool_shutdown(void)
+{
+    pthread_mutex_lock(&pool.mu);
+    for (int i = 0; i < pool.size; i++) {
+        if (pool.conns[i].pg != NULL)
+            PQfinish(pool.conns[i].pg);
+        pool.conns[i].pg = NULL;
+    }
+    free(pool.conns);
+    pool.conns = NULL;
+    free(pool.url);
+    pool.url = NULL;
+    pool.size = 0;
+    pthread_mutex_unlock(&pool.mu);
+}
+
+void db_pool_stats(struct db_pool_stats *out)
+{
+    pthread_mutex_lock(&pool.mu);
+    out->size = pool.size;
+    out->in_use = pool.in_use;
+    out->connected = 0;
+    for (int i = 0; i < pool.size; i++)
+        if (pool.conns[i].pg != NULL && PQstatus(pool.conns[i].pg) == CONNECTION_OK)
+            out->connected++;
+    pthread_mutex_unlock(&pool.mu);
+    out->acquires = atomic_load(&pool.acquires);
+    out->waits = atomic_load(&pool.waits);
+    out->timeouts = atomic_load(&pool.timeouts);
+    out->connect_failures = atomic_load(&pool.connect_failures);
+    out->wait_us_total = atomic_load(&pool.wait_us_total);
+}
+
+/* Quiet libpq's NOTICE output; our log is JSON. */
+static void notice_sink(void *arg, const char *msg)
+{
+    (void)arg;
+    log_msg(LOG_DEBUG, "postgres notice: %.200s", msg);
+}
+
+/* Index of a registered statement, or -1. */
+static int stmt_index(const char *name)
+{
+    int idx = 0;
+    for (size_t g = 0; g < ngroups; g++)
+        for (size_t i = 0; i < *groups[g].n; i++, idx++)
+            if (strcmp(groups[g].stmts[i].name, name) == 0)
+                return idx;
+    return -1;
+}
+
+static const struct db_stmt *stmt_at(int idx)
+{
+    for (size_t g = 0; g < ngroups; g++) {
+        if ((size_t)idx < *groups[g].n)
+            return &groups[g].stmts[idx];
+        idx -= (int)*groups[g].n;
+    }
+    return NULL;
+}
+
+/* Opens a connection with a bounded connect timeout and a statement timeout. The caller
+ * owns the result (PQfinish). Returns NULL on failure. */
+static PGconn *connect_url(const char *url)
+{
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", "options", NULL};
+    const char *vals[] = {url, "3", "gpufleetd", "-c statement_timeout=15000", NULL};
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+    if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
+        /* The message may name the host; it never contains the password. */
+        log_msg(LOG_WARN, "database connection failed: %.300s",
+                pg ? PQerrorMessage(pg) : "out of memory");
+        if (pg != NULL)
+            PQfinish(pg);
+        return NULL;
+    }
+    PQsetNoticeProcessor(pg, notice_sink, NULL);
+    return pg;
+}
+
+/* Ensures c holds a healthy, prepared connection. Called without the pool lock. */
+static int ensure_connected(struct db_conn *c)
+{
+    if (c->pg != NULL && PQstatus(c->pg) == CONNECTION_OK)
+        return 0;
+    if (c->pg != NULL) {
+        PQfinish(c->pg);
+        c->pg = NULL;
+    }
+    int64_t now = util_mono_us();
+    if (c->last_connect_fail_us != 0 && now - c->last_connect_fail_us < DB_RECONNECT_BACKOFF_US)
+        return -1;
+    PGconn *pg = connect_url(pool.url);
+    if (pg == NULL) {
+        c->last_connect_fail_us = util_mono_us();
+        atomic_fetch_add(&pool.connect_failures, 1);
+        return -1;
+    }
+    c->pg = pg;
+    memset(c->prepared, 0, sizeof c->prepared);
+    c->last_connect_fail_us = 0;
+    return 0;
+}
+
+struct db_conn *db_acquire(enum db_status *status)
+{
+    struct db_conn *c = NULL;
+    int64_t start = 0;
+    atomic_fetch_add(&pool.acquires, 1);
+    pthread_mutex_lock(&pool.mu);
+    while (pool.in_use == pool.size) {
+        if (start == 0) {
+            start = util_mono_us();
+            atomic_fetch_add(&pool.waits, 1);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&pool.cv, &pool.mu, &ts);
+        if (pool.in_use == pool.size && util_mono_us() - start > DB_ACQUIRE_TIMEOUT_US) {
+            pthread_mutex_unlock(&pool.mu);
+            atomic_fetch_add(&pool.timeouts, 1);
+            *status = DB_UNAVAILABLE;
+            return NULL;
+        }
+    }
+    /* Prefer a slot that is already connected. */
+    for (int i = 0; i < pool.size; i++) {
+        struct db_conn *cand = &pool.conns[i];
+        if (cand->in_use)
+            continue;
+        if (c == NULL || (c->pg == NULL && cand->pg != NULL))
+            c = cand;
+        if (c->pg != NULL)
+            break;
+    }
+    assert(c != NULL);
+    c->in_use = 1;
+    pool.in_use++;
+    pthread_mutex_unlock(&pool.mu);
+    if (start != 0)
+        atomic_fetch_add(&pool.wait_us_total, (uint64_t)(util_mono_us() - start));
+
+    if (ensure_connected(c) != 0) {
+        db_release(c);
+        *status = DB_UNAVAILABLE;
+        return NULL;
+    }
+    c->sqlstate[0] = '\0';
+    *status = DB_ONE_RESULT;
+    return c;
+}
+
+void db_release(struct db_conn *c)
+{
+    if (c == NULL)
+        return;
+    /* A connection left inside a transaction (error path) must not be reused as is. */
+    if (c->pg != NULL && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        PGresult *r = PQexec(c->pg, "ROLLBACK");
+        PQclear(r);
+        if (PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+            PQfinish(c->pg);
+            c->pg = NULL;
+        }
+    }
+    pthread_mutex_lock(&pool.mu);
+    c->in_use = 0;
+    pool.in_use--;
+    pthread_cond_signal(&pool.cv);
+    pthread_mutex_unlock(&pool.mu);
+}
+
+/* Maps a failed result to a status, keeping the SQLSTATE. */
+static enum db_status classify(struct db_conn *c, const PGresult *r, const char *what)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(c->sqlstate, sizeof c->sqlstate, "%s", state ? state : "");
+    if (PQstatus(c->pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
+        strncmp(state, "57P", 3) == 0) {
+        log_msg(LOG_WARN, "database unavailable during %s: %.200s", what, PQerrorMessage(c->pg));
+        PQfinish(c->pg);
+        c->pg = NULL;
+        return DB_UNAVAILABLE;
+    }
+    if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
+        return DB_SOFT_ERROR;
+    if (strcmp(state, "23505") != 0 && strcmp(state, "23503") != 0)
+        log_msg(LOG_ERROR, "statement %s failed (SQLSTATE %s): %.300s", what, state,
+                PQresultErrorMessage(r));
+    return DB_HARD_ERROR;
+}
+
+enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams,
+                       const char *const *params, PGresult **res)
+{
+    *res = NULL;
+    int idx = stmt_index(stmt);
+    assert(idx >= 0 && idx < DB_MAX_STMTS);
+    if (!c->prepared[idx]) {
+        PGresult *pr = PQprepare(c->pg, stmt, stmt_at(idx)->sql, 0, NULL);
+        if (PQresultStatus(pr) != PGRES_COMMAND_OK) {
+            enum db_status s = classify(c, pr, stmt);
+            PQclear(pr);
+            return s;
+        }
+        PQclear(pr);
+        c->prepared[idx] = 1;
+    }
+    PGresult *r = PQexecPrepared(c->pg, stmt, nparams, params, NULL, NULL, 0);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+        enum db_status s = classify(c, r, stmt);
+        PQclear(r);
+        return s;
+    }
+    long n;
+    if (st == PGRES_TUPLES_OK) {
+        n = PQntuples(r);
+    } else {
+        const char *t = PQcmdTuples(r);
+        n = (t && *t) ? atol(t) : 0;
+    }
+    *res = r;
+    return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams,
+                                const char *const *params)
+{
+    PGresult *r;
+    enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    PQclear(r);
+    return s;
+}
+
+static enum db_status simple(struct db_conn *c, const char *sql)
+{
+    PGresult *r = PQexec(c->pg, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        enum db_status s = classify(c, r, sql);
+        PQclear(r);
+        return s;
+    }
+    PQclear(r);
+    return DB_NO_RESULTS;
+}
+
+enum db_status db_run_tx(db_tx_fn fn, void *arg)
+{
+    enum db_status s = DB_HARD_ERROR;
+    for (int attempt = 1; attempt <= DB_TX_ATTEMPTS; attempt++) {
+        struct db_conn *c = db_acquire(&s);
+        if (c == NULL)
+            return s;
+        s = simple(c, "BEGIN");
+        if (s >= 0) {
+            s = fn(c, arg);
+            if (s >= 0) {
+                enum db_status cs = simple(c, "COMMIT");
+                if (cs < 0)
+                    s = cs;
+            }
+        }
+        db_release(c); /* rolls back if still in a transaction */
+        if (s != DB_SOFT_ERROR)
+            return s;
+        /* Jittered backoff before retrying a serialization failure or deadlock. */
+        unsigned char j;
+        util_random(&j, 1);
+        usleep((useconds_t)(attempt * 2000 + j * 20));
+    }
+    return s;
+}
+
+enum db_status db_run(db_tx_fn fn, void *arg)
+{
+    enum db_status s;
+    struct db_conn *c = db_acquire(&s);
+    if (c == NULL)
+        return s;
+    s = fn(c, arg);
+    db_release(c);
+    return s;
+}
+
+static enum db_status ping_fn(struct db_conn *c, void *arg)
+{
+    (void)arg;
+    return db_exec_noresult(c, "db_ping", 0, NULL);
+}
+
+enum db_status db_ping(void) { return db_run(ping_fn, NULL); }
+
+struct schema_arg {
+    int *applied;
+    char *last;
+    size_t lastlen;
+};
+
+/* Not a prepared statement: the table may not exist yet on an unmigrated database. */
+static enum db_status schema_fn(struct db_conn *c, void *arg)
+{
+    struct schema_arg *a = arg;
+    PGresult *r = PQexecParams(c->pg,
+                               "SELECT count(*)::int, coalesce(max(name), '') FROM schema_migrations",
+                               0, NULL, NULL, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        if (st != NULL && strcmp(st, "42P01") == 0) { /* undefined_table: fresh database */
+            PQclear(r);
+            *a->applied = 0;
+            a->last[0] = '\0';
+            return DB_ONE_RESULT;
+        }
+        enum db_status s = classify(c, r, "schema check");
+        PQclear(r);
+        return s;
+    }
+    *a->applied = atoi(PQgetvalue(r, 0, 0));
+    snprintf(a->last, a->lastlen, "%s", PQgetvalue(r, 0, 1));
+    PQclear(r);
+    return DB_ONE_RESULT;
+}
+
+enum db_status db_schema_applied(int *applied, char *last, size_t lastlen)
+{
+    struct schema_arg a = {applied, last, lastlen};
+    return db_run(schema_fn, &a);
+}
+
+const char *db_str(const PGresult *r, int row, const char *col)
+{
+    int f = PQfnumber(r, col);
+    assert(f >= 0);
+    if (PQgetisnull(r, row, f))
+        return NULL;
+    return PQgetvalue(r, row, f);
+}
+
+int db_isnull(const PGresult *r, int row, const char *col)
+{
+    int f = PQfnumber(r, col);
+    assert(f >= 0);
+    return PQgetisnull(r, row, f);
+}

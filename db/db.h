@@ -1,0 +1,82 @@
+/* db.h — libpq access: connection pool, status codes, prepared statements, transactions.
+ * The only place (with migrations/) where SQL lives. */
+#ifndef GPUFLEET_DB_H
+#define GPUFLEET_DB_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result of a database call, after Taler's convention. */
+enum db_status {
+    DB_UNAVAILABLE = -3, /* cannot reach PostgreSQL (connection class 08, shutdown) */
+    DB_HARD_ERROR = -2,  /* a bug or constraint the caller did not expect */
+    DB_SOFT_ERROR = -1,  /* serialization failure / deadlock: retry the transaction */
+    DB_NO_RESULTS = 0,
+    DB_ONE_RESULT = 1,
+    DB_MANY_RESULTS = 2,
+};
+
+/* A pooled connection. Opaque except for the SQLSTATE of the last failure. */
+struct db_conn;
+const char *db_conn_sqlstate(const struct db_conn *c); /* "" when none */
+/* True when the last failure was a unique violation (23505). */
+int db_conn_unique_violation(const struct db_conn *c);
+
+/* A prepared statement. Each module exports its table (listed in db.c); a statement is
+ * prepared on a connection the first time it runs there. */
+struct db_stmt {
+    const char *name;
+    const char *sql;
+};
+
+struct db_pool_stats {
+    int size;
+    int in_use;
+    int connected;
+    uint64_t acquires;
+    uint64_t waits;
+    uint64_t timeouts;
+    uint64_t connect_failures;
+    uint64_t wait_us_total;
+};
+
+/* Creates the pool. Connections open lazily; a failed connection is retried with backoff.
+ * Returns 0 on success (even if PostgreSQL is down right now). */
+int db_pool_init(const char *url, int size);
+void db_pool_shutdown(void);
+void db_pool_stats(struct db_pool_stats *out);
+
+/* Borrows a live connection (waits up to 5 s for a free slot). NULL when the database is
+ * unavailable or the pool is exhausted; *status tells which. */
+struct db_conn *db_acquire(enum db_status *status);
+void db_release(struct db_conn *c);
+
+/* Executes a prepared statement. params may contain NULLs (SQL NULL). On success *res holds
+ * the result (caller PQclear()s) and the status is NO/ONE/MANY_RESULTS by row count (for
+ * commands without rows: affected rows). */
+enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams,
+                       const char *const *params, PGresult **res);
+/* Same, discarding the result; returns the status only. */
+enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams,
+                                const char *const *params);
+
+/* Runs fn inside BEGIN … COMMIT on a pooled connection, retrying on serialization
+ * failures and deadlocks (up to 5 attempts). fn returns a db_status; a negative one rolls
+ * back. The final status is returned. */
+typedef enum db_status (*db_tx_fn)(struct db_conn *c, void *arg);
+enum db_status db_run_tx(db_tx_fn fn, void *arg);
+/* Runs fn on a pooled connection without an explicit transaction (single reads). */
+enum db_status db_run(db_tx_fn fn, void *arg);
+
+/* Cheap liveness probe for /readyz: SELECT 1 on a pooled connection. */
+enum db_status db_ping(void);
+
+/* Number of applied migrations and the last one's name (readiness). */
+enum db_status db_schema_applied(int *applied, char *last, size_t lastlen);
+
+/* Column helpers for results. */
+const char *db_str(const PGresult *r, int row, const char *col);  /* NULL for SQL NULL */
+int db_isnull(const PGresult *r, int row, const char *col);
+
+#endif
