@@ -72,8 +72,9 @@ static int check_master_key(const char *path, char *err, size_t errlen)
     if (secret_read_file(path, &ikm, &len, err, errlen) != 0)
         return -1;
     unsigned char key[32];
-    int rc = secret_hkdf_sha256(ikm, len, "gpufleet-master-key-v1", "credentials aes-256-gcm",
-                                key, sizeof key);
+    static const char salt[] = "gpufleet-master-key-v1", info[] = "credentials aes-256-gcm";
+    int rc = secret_hkdf_sha256(ikm, len, (const unsigned char *)salt, sizeof salt - 1,
+                                (const unsigned char *)info, sizeof info - 1, key, sizeof key);
     OPENSSL_cleanse(key, sizeof key);
     secret_free(ikm, len);
     if (rc != 0)

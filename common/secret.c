@@ -109,8 +109,9 @@ cleanup:
     return rc;
 }
 
-int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const char *salt,
-                       const char *info, unsigned char *out, size_t outlen)
+int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const unsigned char *salt,
+                       size_t saltlen, const unsigned char *info, size_t infolen,
+                       unsigned char *out, size_t outlen)
 {
     int rc = -1;
     EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
@@ -118,9 +119,9 @@ int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const char *salt
         return -1;
     if (EVP_PKEY_derive_init(pctx) <= 0 ||
         EVP_PKEY_CTX_set_hkdf_md(pctx, EVP_sha256()) <= 0 ||
-        EVP_PKEY_CTX_set1_hkdf_salt(pctx, (const unsigned char *)salt, (int)strlen(salt)) <= 0 ||
+        EVP_PKEY_CTX_set1_hkdf_salt(pctx, salt, (int)saltlen) <= 0 ||
         EVP_PKEY_CTX_set1_hkdf_key(pctx, ikm, (int)ikmlen) <= 0 ||
-        EVP_PKEY_CTX_add1_hkdf_info(pctx, (const unsigned char *)info, (int)strlen(info)) <= 0)
+        EVP_PKEY_CTX_add1_hkdf_info(pctx, info, (int)infolen) <= 0)
         goto cleanup;
     size_t len = outlen;
     if (EVP_PKEY_derive(pctx, out, &len) <= 0 || len != outlen)

@@ -16,8 +16,9 @@ void secret_free(unsigned char *buf, size_t len);
 /* Writes a new random secret (48 random bytes, base64url, 64 chars + newline) with mode
  * 0600. Refuses to overwrite an existing file. */
 int secret_keygen(const char *path, char *err, size_t errlen);
-/* HKDF-SHA256(ikm, salt, info) → out[outlen]. Returns 0 on success. */
-int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const char *salt,
-                       const char *info, unsigned char *out, size_t outlen);
+/* HKDF-SHA256 (RFC 5869) → out[outlen]. Returns 0 on success. */
+int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const unsigned char *salt,
+                       size_t saltlen, const unsigned char *info, size_t infolen,
+                       unsigned char *out, size_t outlen);
 
 #endif

@@ -1,0 +1,34 @@
+/* main.c — runs every unit suite; exit status 1 when anything failed. */
+#include <stdio.h>
+
+#include "tests/unit/unit.h"
+
+static int current_failed;
+
+void unit_fail(const char *file, int line, const char *what)
+{
+    printf("    # %s:%d: CHECK(%s) failed\n", file, line, what);
+    current_failed = 1;
+}
+
+int main(int argc, char **argv)
+{
+    const struct unit_test *suites[] = {util_tests,   jsonspec_tests, auth_tests,
+                                        list_tests,   routes_tests,   config_tests};
+    int passed = 0, failed = 0;
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        for (const struct unit_test *t = suites[s]; t->name; t++) {
+            if (argc > 1 && strstr(t->name, argv[1]) == NULL)
+                continue;
+            current_failed = 0;
+            t->fn();
+            printf("%s - %s\n", current_failed ? "not ok" : "ok", t->name);
+            if (current_failed)
+                failed++;
+            else
+                passed++;
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

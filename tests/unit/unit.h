@@ -1,0 +1,30 @@
+/* unit.h — a tiny test harness: TAP-like lines, then "N passed, N failed". */
+#ifndef GPUFLEET_UNIT_H
+#define GPUFLEET_UNIT_H
+
+#include <stddef.h>
+#include <string.h>
+
+struct unit_test {
+    const char *name;
+    void (*fn)(void);
+};
+
+void unit_fail(const char *file, int line, const char *what);
+
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            unit_fail(__FILE__, __LINE__, #cond);                                           \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+#define CHECK_STR(a, b) CHECK((a) != NULL && strcmp((a), (b)) == 0)
+
+#define UNIT_SUITE(name) const struct unit_test name[]
+#define UNIT_END {NULL, NULL}
+
+extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[],
+    routes_tests[], config_tests[];
+
+#endif
