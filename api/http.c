@@ -174,18 +174,15 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
     if (r->uri_len > API_MAX_URL)
         return api_reply_problem(r, API_ERR_URI_TOO_LONG, NULL,
                                  "the request URI is longer than %d bytes", API_MAX_URL);
-    char allow[128];
-    enum api_match m = api_route_match(method, url, &r->route, r->params, &r->nparams, allow,
-                                       sizeof allow, &r->metric_route);
+    enum api_match m = api_route_match(method, url, &r->route, r->params, &r->nparams, r->allow,
+                                       sizeof r->allow, &r->metric_route);
     if (m == MATCH_NO_PATH)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no route matches this path");
     if (!strcmp(method, "OPTIONS"))
-        return api_cors_preflight(r, allow);
+        return api_cors_preflight(r, r->allow);
     if (m == MATCH_WRONG_METHOD) {
-        enum MHD_Result ret = api_reply_problem(r, API_ERR_METHOD_NOT_ALLOWED, NULL,
-                                                "%s is not allowed here; allowed: %s", method,
-                                                allow);
-        return ret;
+        return api_reply_problem(r, API_ERR_METHOD_NOT_ALLOWED, NULL,
+                                 "%s is not allowed here; allowed: %s", method, r->allow);
     }
     if (!(r->route->flags & ROUTE_PUBLIC)) {
         enum MHD_Result ret = authenticate(r);
@@ -235,7 +232,7 @@ static int parse_body(struct api_req *r)
         return -1;
     }
     json_error_t jerr;
-    r->json = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    r->json = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (r->json == NULL) {
         if (json_error_code(&jerr) == json_error_duplicate_key)
             api_reply_problem(r, API_ERR_DUPLICATE_KEY, NULL,

@@ -59,6 +59,7 @@ struct api_req {
     int authenticated;
     struct api_principal principal;
     const char *cors_origin; /* MHD-owned; set when the Origin is allowed */
+    char allow[128];         /* methods the matched path supports (Allow header on 405) */
     char *body;
     size_t body_len, body_cap;
     json_t *json; /* parsed body (owned) */

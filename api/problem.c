@@ -116,7 +116,7 @@ enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
     if (s == NULL)
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot encode the reply");
     size_t len = strlen(s);
-    if (status == MHD_HTTP_OK && strcmp(r->method, "GET") == 0) {
+    if (status == MHD_HTTP_OK && (!strcmp(r->method, "GET") || !strcmp(r->method, "HEAD"))) {
         char hex[65], etag[40];
         util_sha256_hex(s, len, hex);
         snprintf(etag, sizeof etag, "\"%.32s\"", hex);
@@ -173,6 +173,8 @@ enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const c
                               : "Bearer realm=\"gpufleet\", error=\"invalid_token\"";
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, hdr);
     }
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED && r->allow[0] != '\0')
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (status == MHD_HTTP_CONTENT_TOO_LARGE || status == MHD_HTTP_URI_TOO_LONG)

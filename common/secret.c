@@ -87,13 +87,13 @@ int secret_keygen(const char *path, char *err, size_t errlen)
         return -1;
     }
     int rc = -1;
+    size_t len = strlen(text);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         goto cleanup;
     }
-    size_t len = strlen(text);
-    text[len] = '\n';
+    text[len] = '\n'; /* replaces the NUL; len + 1 bytes are written */
     ssize_t w = write(fd, text, len + 1);
     if (w != (ssize_t)(len + 1) || fsync(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -104,7 +104,7 @@ int secret_keygen(const char *path, char *err, size_t errlen)
     close(fd);
     rc = 0;
 cleanup:
-    OPENSSL_cleanse(text, strlen(text));
+    OPENSSL_cleanse(text, len + 1);
     free(text);
     return rc;
 }
