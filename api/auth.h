@@ -16,8 +16,11 @@
 #define AUTH_LEEWAY_S 60
 #define AUTH_MAX_TOKEN 8192
 
+struct auth_cache;
+
 struct api_auth {
     jwt_alg_t alg;        /* JWT_ALG_HS256 or JWT_ALG_ES256 */
+    struct auth_cache *cache; /* verified tokens by SHA-256; see auth.c */
     unsigned char *key;   /* HMAC secret, or PEM public key (NUL-terminated) */
     size_t keylen;
     char *issuer;

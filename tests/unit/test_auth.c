@@ -314,7 +314,30 @@ static void es256_and_confusion(void)
     rmdir(dir);
 }
 
+static void cache_rechecks_time(void)
+{
+    struct api_auth a = hs();
+    struct api_principal p;
+    const char *why;
+    char extra[64];
+    snprintf(extra, sizeof extra, ",\"nbf\":%lld", (long long)(NOW - 10));
+    char *t = forge(HS, claims(300, extra), secret, sizeof secret - 1);
+    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK);       /* verified, then cached */
+    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK);       /* cache hit */
+    CHECK_STR(p.sub, "alice");
+    CHECK(auth_verify(&a, t, NOW + 361, &p, &why) == AUTH_EXPIRED); /* exp re-checked */
+    CHECK(auth_verify(&a, t, NOW - 100, &p, &why) == AUTH_INVALID); /* nbf re-checked */
+    /* A different token in the same process is verified on its own. */
+    char *t2 = forge(HS, claims(300, NULL), (const unsigned char *)"x-other-secret-of-32-bytes-or-more!!", 36);
+    CHECK(auth_verify(&a, t2, NOW, &p, &why) == AUTH_INVALID);
+    CHECK(auth_verify(&a, t2, NOW, &p, &why) == AUTH_INVALID); /* failures are not cached */
+    free(t);
+    free(t2);
+    auth_free(&a);
+}
+
 UNIT_SUITE(auth_tests) = {
+    {"auth: verified-token cache re-checks exp and nbf", cache_rechecks_time},
     {"auth: valid HS256 token, hand-made and minted", valid_token},
     {"auth: missing and malformed Authorization", missing_and_malformed},
     {"auth: alg none / None / missing / HS512 refused", alg_none},
