@@ -33,16 +33,19 @@ endif
 
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c
-DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c
+DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
+              db/stacks.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
-              api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c
+              api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
+              api/stacks.c
+PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
 MAIN_SRC   := api/main.c
-LIB_SRC    := $(COMMON_SRC) $(DB_SRC) $(API_SRC)
+LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(DB_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
               tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
-              tests/unit/test_config.c
+              tests/unit/test_config.c tests/unit/test_planner.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

@@ -17,50 +17,17 @@ static const struct list_filter audit_filters[] = {
 };
 #define NFILTERS (int)(sizeof audit_filters / sizeof audit_filters[0])
 
-struct list_arg {
-    struct db_audit_filter f;
-    json_t *items;
-};
-
-static enum db_status list_fn(struct db_conn *c, void *arg)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
 {
-    struct list_arg *a = arg;
-    return db_audit_list(c, &a->f, a->items);
+    const char *const *v = q->values;
+    struct db_audit_filter f = {v[0], v[1], v[2], v[3], v[4], v[5], q->after, q->limit + 1};
+    return db_audit_list(c, &f, items);
 }
 
-static int valid_seq(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 18)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-    return 1;
-}
+static const struct list_def audit_list = {"audit", audit_filters, NFILTERS, api_valid_seq,
+                                           "_key", list_page};
 
-enum MHD_Result api_audit_list(struct api_req *r)
-{
-    struct list_query q;
-    if (api_list_parse(r, "audit", audit_filters, NFILTERS, &q) != 0)
-        return MHD_YES;
-    if (q.after != NULL && !valid_seq(q.after)) {
-        api_list_query_free(&q);
-        return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
-    }
-    struct list_arg a = {
-        .f = {q.values[0], q.values[1], q.values[2], q.values[3], q.values[4], q.values[5],
-              q.after, q.limit + 1},
-        .items = json_array(),
-    };
-    enum db_status s = db_run(list_fn, &a);
-    api_list_query_free(&q);
-    if (s < 0) {
-        json_decref(a.items);
-        return api_reply_db(r, s);
-    }
-    return api_list_reply(r, a.items, a.f.limit - 1, "audit", "_key");
-}
+enum MHD_Result api_audit_list(struct api_req *r) { return api_list_serve(r, &audit_list); }
 
 struct get_arg {
     const char *id;

@@ -75,31 +75,16 @@ static const struct list_filter model_filters[] = {
     {"source", valid_source, "catalog or custom"},
 };
 
-struct list_arg {
-    struct db_gpu_model_filter f;
-    json_t *items;
-};
-
-static enum db_status list_fn(struct db_conn *c, void *arg)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
 {
-    struct list_arg *a = arg;
-    return db_gpu_model_list(c, &a->f, a->items);
+    struct db_gpu_model_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    return db_gpu_model_list(c, &f, items);
 }
 
-enum MHD_Result api_gpu_models_list(struct api_req *r)
-{
-    struct list_query q;
-    if (api_list_parse(r, "gpu_model", model_filters, 2, &q) != 0)
-        return MHD_YES;
-    struct list_arg a = {{q.values[0], q.values[1], q.after, q.limit + 1}, json_array()};
-    enum db_status s = db_run(list_fn, &a);
-    api_list_query_free(&q);
-    if (s < 0) {
-        json_decref(a.items);
-        return api_reply_db(r, s);
-    }
-    return api_list_reply(r, a.items, a.f.limit - 1, "gpu_model", "key");
-}
+static const struct list_def model_list = {"gpu_model", model_filters, 2, api_valid_model_key,
+                                           "key", list_page};
+
+enum MHD_Result api_gpu_models_list(struct api_req *r) { return api_list_serve(r, &model_list); }
 
 struct get_arg {
     const char *key;

@@ -14,6 +14,7 @@
 #define API_MAX_URL 8192
 #define API_MAX_PARAMS 4
 #define API_REQUEST_ID_MAX 128
+#define API_ETAG_LEN 40
 
 enum api_error {
 #define X(e, code, status, title) API_ERR_##e,
@@ -63,6 +64,7 @@ struct api_req {
     char *body;
     size_t body_len, body_cap;
     json_t *json; /* parsed body (owned) */
+    int etag_on_write;      /* a 200 to a write (PUT) carries the new ETag */
     unsigned status;
     const char *error_code; /* problem code of the reply, for the log */
     /* Idempotency: set while a POST with Idempotency-Key is being served. */
@@ -91,6 +93,14 @@ enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
 /* RFC 9457 problem. field may be NULL. */
 enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const char *field,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A reply without a body (204). */
+enum MHD_Result api_reply_empty(struct api_req *r, unsigned status);
+/* The one JSON encoding used for replies (and so for ETags). Caller frees. */
+char *api_json_text(const json_t *body);
+/* ETag of a reply body: a quoted 128-bit SHA-256 prefix. */
+void api_etag_of(const char *text, size_t len, char out[API_ETAG_LEN]);
+/* True when an If-None-Match (weak) or If-Match (strong) header value names etag. */
+int api_etag_matches(const char *header, const char *etag, int weak);
 /* A problem for a failed database call: 503 database_unavailable or 500. */
 enum MHD_Result api_reply_db(struct api_req *r, enum db_status s);
 /* Raw body (copied). */

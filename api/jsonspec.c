@@ -126,6 +126,46 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
         if (!json_is_object(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
         return check_obj(v, f->children, path, err);
+    case SPEC_ARRAY: {
+        if (!json_is_array(v))
+            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an array%s", NULL);
+        size_t n = json_array_size(v);
+        if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
+            snprintf(buf, sizeof buf, " (%g to %g)", f->min, f->max);
+            return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong number of items%s",
+                        buf);
+        }
+        for (size_t i = 0; i < n; i++) {
+            char ipath[128];
+            snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+            if (check_value(json_array_get(v, i), &f->children[0], ipath, err) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    case SPEC_MAP: {
+        if (!json_is_object(v))
+            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
+        if (f->max > 0 && (double)json_object_size(v) > f->max) {
+            snprintf(buf, sizeof buf, " (at most %g)", f->max);
+            return fail(err, API_ERR_INVALID_FIELD, path, "%s has too many entries%s", buf);
+        }
+        const char *key;
+        const json_t *item;
+        json_object_foreach((json_t *)v, key, item)
+        {
+            char kpath[128];
+            snprintf(kpath, sizeof kpath, "%s.%s", path, key);
+            if (!spec_printable(kpath) || (f->check && !f->check(key))) {
+                snprintf(buf, sizeof buf, ": %s", f->expect ? f->expect : "invalid key");
+                return fail(err, API_ERR_INVALID_FIELD, spec_printable(kpath) ? kpath : path,
+                            "%s has an invalid key%s", buf);
+            }
+            if (check_value(item, &f->children[0], kpath, err) != 0)
+                return -1;
+        }
+        return 0;
+    }
     }
     return fail(err, API_ERR_INVALID_FIELD, path, "%s has an unsupported type%s", NULL);
 }

@@ -16,6 +16,8 @@ enum spec_type {
     SPEC_ENUM,       /* string from enum_values */
     SPEC_ENUM_ARRAY, /* array of unique strings from enum_values */
     SPEC_OBJECT,     /* nested object described by children */
+    SPEC_ARRAY,      /* array of min..max items, each described by children[0] */
+    SPEC_MAP,        /* object of ≤ max entries: keys pass check, values children[0] */
 };
 
 struct spec_field {
@@ -26,7 +28,7 @@ struct spec_field {
     int (*check)(const char *); /* strings: extra validator (pattern) */
     const char *expect;       /* words for the detail, e.g. "lowercase letters, digits, _" */
     const char *const *enum_values; /* NULL-terminated */
-    const struct spec_field *children; /* terminated by {NULL} */
+    const struct spec_field *children; /* terminated by {NULL}; one item for ARRAY/MAP */
 };
 
 enum spec_flags {
@@ -38,7 +40,7 @@ enum spec_flags {
 struct spec_error {
     enum api_error code;  /* MISSING_FIELD, UNKNOWN_FIELD or INVALID_FIELD */
     char field[128];      /* dotted path, e.g. "dense_tflops.fp8" */
-    char detail[256];
+    char detail[512];
 };
 
 /* Validates obj against fields (terminated by {NULL}). Returns 0, or -1 with *err. */

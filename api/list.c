@@ -15,6 +15,17 @@ int api_valid_rfc3339(const char *v)
 
 int api_valid_uuid(const char *v) { return util_is_uuid(v); }
 
+int api_valid_seq(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 18)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
 static int printable_utf8ish(const char *v)
 {
     size_t n = strlen(v);
@@ -71,7 +82,7 @@ static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *
     struct parse_state *st = cls;
     struct api_req *r = st->r;
     const char *v = value ? value : "";
-    if (strcmp(key, "limit") == 0 || strcmp(key, "cursor") == 0) {
+    if (st->cursor_kind != NULL && (strcmp(key, "limit") == 0 || strcmp(key, "cursor") == 0)) {
         const char **slot = key[0] == 'l' ? &st->limit_s : &st->cursor_s;
         if (*slot != NULL) {
             api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once",
@@ -99,14 +110,19 @@ static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *
         return MHD_YES;
     }
     {
-        char known[256] = "limit, cursor";
+        char known[256] = "";
+        if (st->cursor_kind != NULL)
+            snprintf(known, sizeof known, "limit, cursor");
         for (int i = 0; i < st->nfilters; i++) {
             size_t used = strlen(known);
-            snprintf(known + used, sizeof known - used, ", %s", st->filters[i].name);
+            snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
+                     st->filters[i].name);
         }
+        if (known[0] == '\0')
+            snprintf(known, sizeof known, "none");
         json_t *probe = json_string(key); /* the name is echoed only if it is valid UTF-8 */
         api_reply_problem(r, API_ERR_UNKNOWN_PARAMETER, probe ? key : "?",
-                          "unknown query parameter \"%.64s\"; this list accepts: %s",
+                          "unknown query parameter \"%.64s\"; this route accepts: %s",
                           probe ? key : "?", known);
         json_decref(probe);
     }
@@ -177,4 +193,36 @@ enum MHD_Result api_list_reply(struct api_req *r, json_t *items, long limit,
     json_object_set_new(env, "items", items);
     json_object_set_new(env, "next_cursor", next);
     return api_reply_json(r, MHD_HTTP_OK, env, NULL);
+}
+
+struct serve_arg {
+    const struct list_def *def;
+    const struct list_query *q;
+    json_t *items;
+};
+
+static enum db_status serve_fn(struct db_conn *c, void *arg)
+{
+    struct serve_arg *a = arg;
+    return a->def->fetch(c, a->q, a->items);
+}
+
+enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def)
+{
+    struct list_query q;
+    if (api_list_parse(r, def->kind, def->filters, def->nfilters, &q) != 0)
+        return MHD_YES;
+    if (q.after != NULL && def->valid_key != NULL && !def->valid_key(q.after)) {
+        api_list_query_free(&q);
+        return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
+    }
+    struct serve_arg a = {def, &q, json_array()};
+    enum db_status s = db_run(serve_fn, &a);
+    long limit = q.limit;
+    api_list_query_free(&q);
+    if (s < 0) {
+        json_decref(a.items);
+        return api_reply_db(r, s);
+    }
+    return api_list_reply(r, a.items, limit, def->kind, def->key_field);
 }

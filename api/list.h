@@ -25,7 +25,8 @@ struct list_query {
 };
 
 /* Parses limit, cursor (of the given kind) and the filters. Unknown or repeated
- * parameters are refused. Returns 0, or -1 after queueing a 400 problem. */
+ * parameters are refused. With cursor_kind NULL only the filters are accepted (routes
+ * that take query options but do not paginate). Returns 0, or -1 after queueing a 400 problem. */
 int api_list_parse(struct api_req *r, const char *cursor_kind, const struct list_filter *filters,
                    int nfilters, struct list_query *q);
 void api_list_query_free(struct list_query *q);
@@ -42,8 +43,23 @@ char *api_cursor_decode(const char *kind, const char *cursor);
 enum MHD_Result api_list_reply(struct api_req *r, json_t *items, long limit,
                                const char *cursor_kind, const char *key_field);
 
+/* A list endpoint, declared: the cursor kind, the filters, how the keyset is checked,
+ * and how one page is fetched. fetch appends up to q->limit + 1 rows (the extra one
+ * tells that a next page exists) to items. */
+struct list_def {
+    const char *kind;
+    const struct list_filter *filters;
+    int nfilters;
+    int (*valid_key)(const char *key); /* keyset value check for decoded cursors */
+    const char *key_field;             /* see api_list_reply */
+    enum db_status (*fetch)(struct db_conn *c, const struct list_query *q, json_t *items);
+};
+/* Parses the query, fetches a page on a pooled connection and replies. */
+enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def);
+
 /* Validators usable in filter tables. */
 int api_valid_rfc3339(const char *v);
 int api_valid_uuid(const char *v);
+int api_valid_seq(const char *v); /* a keyset sequence number */
 
 #endif

@@ -85,8 +85,19 @@ static enum MHD_Result reply_buffer(struct api_req *r, unsigned status, const ch
     return api_queue(r, status, resp);
 }
 
-/* True when the If-None-Match list names etag (weak comparison, RFC 9110 §13.1.2). */
-static int etag_matches(const char *header, const char *etag)
+char *api_json_text(const json_t *body)
+{
+    return json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+}
+
+void api_etag_of(const char *text, size_t len, char out[API_ETAG_LEN])
+{
+    char hex[65];
+    util_sha256_hex(text, len, hex);
+    snprintf(out, API_ETAG_LEN, "\"%.32s\"", hex);
+}
+
+int api_etag_matches(const char *header, const char *etag, int weak)
 {
     if (header == NULL)
         return 0;
@@ -97,8 +108,14 @@ static int etag_matches(const char *header, const char *etag)
             p++;
         if (*p == '*')
             return 1;
-        if (strncmp(p, "W/", 2) == 0)
+        if (strncmp(p, "W/", 2) == 0) {
+            if (!weak) { /* If-Match uses the strong comparison */
+                while (*p && *p != ',')
+                    p++;
+                continue;
+            }
             p += 2;
+        }
         if (strncmp(p, etag, elen) == 0 && (p[elen] == '\0' || p[elen] == ',' ||
                                             p[elen] == ' ' || p[elen] == '\t'))
             return 1;
@@ -111,16 +128,18 @@ static int etag_matches(const char *header, const char *etag)
 enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
                                const char *location)
 {
-    char *s = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    char *s = api_json_text(body);
     json_decref(body);
     if (s == NULL)
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot encode the reply");
     size_t len = strlen(s);
-    if (status == MHD_HTTP_OK && (!strcmp(r->method, "GET") || !strcmp(r->method, "HEAD"))) {
-        char hex[65], etag[40];
-        util_sha256_hex(s, len, hex);
-        snprintf(etag, sizeof etag, "\"%.32s\"", hex);
-        if (etag_matches(api_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), etag)) {
+    int is_read = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+    if (status == MHD_HTTP_OK && (is_read || r->etag_on_write)) {
+        char etag[API_ETAG_LEN];
+        api_etag_of(s, len, etag);
+        if (!is_read)
+            return reply_buffer(r, status, "application/json", s, len, etag, location);
+        if (api_etag_matches(api_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), etag, 1)) {
             free(s);
             struct MHD_Response *resp =
                 MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -220,4 +239,10 @@ enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char 
         .request_id = r->request_id,
     };
     return db_audit_insert(c, &ev);
+}
+
+enum MHD_Result api_reply_empty(struct api_req *r, unsigned status)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    return api_queue(r, status, resp);
 }

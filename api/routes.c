@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "api/audit.h"
+#include "api/briefs.h"
+#include "api/stacks.h"
 #include "api/gpu_models.h"
 #include "api/service.h"
 
@@ -19,6 +21,17 @@ const struct api_route api_routes[] = {
     {"GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0},
     {"POST", "/v1/gpu-models", api_gpu_models_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/gpu-models/{key}", api_gpu_models_get, ROLES_READ, 0},
+    {"GET", "/v1/briefs", api_briefs_list, ROLES_READ, 0},
+    {"POST", "/v1/briefs", api_briefs_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/briefs/{id}", api_briefs_get, ROLES_READ, 0},
+    {"PUT", "/v1/briefs/{id}", api_briefs_replace, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
+    {"DELETE", "/v1/briefs/{id}", api_briefs_delete, ROLES_ADMIN, ROUTE_MUTATES},
+    {"GET", "/v1/briefs/{id}/sizing", api_briefs_sizing, ROLES_READ, 0},
+    {"POST", "/v1/sizing", api_sizing, ROLES_READ, ROUTE_BODY},
+    {"GET", "/v1/stacks", api_stacks_list, ROLES_READ, 0},
+    {"POST", "/v1/stacks", api_stacks_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/stacks/{id}", api_stacks_get, ROLES_READ, 0},
+    {"GET", "/v1/stacks/{id}/lineage", api_stacks_lineage, ROLES_READ, 0},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #define AUDIT_COLS                                                                          \
-    "seq::text AS seq, id::text AS id, "                                                    \
+    "seq::text AS seq_key, id::text AS id, "                                                    \
     "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS at, principal, " \
     "role, action, resource_type, resource_id, method, path, status, request_id"
 
@@ -21,7 +21,7 @@ const struct db_stmt db_audit_stmts[] = {
      "   AND ($4::text IS NULL OR resource_id = $4)"
      "   AND ($5::timestamptz IS NULL OR at >= $5)"
      "   AND ($6::timestamptz IS NULL OR at < $6)"
-     "   AND ($7::bigint IS NULL OR seq < $7)"
+     "   AND seq < coalesce($7::bigint, 9223372036854775807)"
      " ORDER BY seq DESC LIMIT $8::int"},
     {"audit_get", "SELECT " AUDIT_COLS " FROM audit_events WHERE id = $1::uuid"},
 };
@@ -46,7 +46,7 @@ static json_t *row_json(const PGresult *r, int i)
                      "resource_id", rid ? json_string(rid) : json_null(), "method",
                      db_str(r, i, "method"), "path", db_str(r, i, "path"), "status",
                      atoi(db_str(r, i, "status")), "request_id", db_str(r, i, "request_id"),
-                     "_key", db_str(r, i, "seq"));
+                     "_key", db_str(r, i, "seq_key"));
 }
 
 enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f, json_t *items)

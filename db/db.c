@@ -14,6 +14,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "db/audit.h"
+#include "db/briefs.h"
+#include "db/stacks.h"
 #include "db/gpu_models.h"
 #include "db/idempotency.h"
 
@@ -42,6 +44,8 @@ static const struct {
     {db_audit_stmts, &db_audit_nstmts},
     {db_gpu_model_stmts, &db_gpu_model_nstmts},
     {db_idem_stmts, &db_idem_nstmts},
+    {db_brief_stmts, &db_brief_nstmts},
+    {db_stack_stmts, &db_stack_nstmts},
 };
 static const size_t ngroups = sizeof groups / sizeof groups[0];
 
@@ -57,6 +61,7 @@ static struct {
 
 const char *db_conn_sqlstate(const struct db_conn *c) { return c->sqlstate; }
 int db_conn_unique_violation(const struct db_conn *c) { return strcmp(c->sqlstate, "23505") == 0; }
+int db_conn_fk_violation(const struct db_conn *c) { return strcmp(c->sqlstate, "23503") == 0; }
 
 int db_pool_init(const char *url, int size)
 {

@@ -22,6 +22,8 @@ struct db_conn;
 const char *db_conn_sqlstate(const struct db_conn *c); /* "" when none */
 /* True when the last failure was a unique violation (23505). */
 int db_conn_unique_violation(const struct db_conn *c);
+/* True when the last failure was a foreign-key violation (23503). */
+int db_conn_fk_violation(const struct db_conn *c);
 
 /* A prepared statement. Each module exports its table (listed in db.c); a statement is
  * prepared on a connection the first time it runs there. */

@@ -1,0 +1,243 @@
+/* stacks.c — pinned software stacks. Every string that may later reach a remote command
+ * (image, versions, paths, start-up command and environment) is held to a strict pattern
+ * here; the provisioner quotes it again when it builds a command. */
+#include "api/stacks.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "db/stacks.h"
+#include "planner/stack.h"
+
+static int charset(const char *s, const char *extra)
+{
+    if (!isalnum((unsigned char)s[0]))
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && strchr(extra, *s) == NULL)
+            return 0;
+    return 1;
+}
+static int digits_dots(const char *s, int min_parts, int max_parts, int first_len)
+{
+    int parts = 0;
+    while (*s) {
+        size_t n = strspn(s, "0123456789");
+        if (n == 0 || n > 3 || (parts == 0 && first_len && (int)n != first_len))
+            return 0;
+        parts++;
+        s += n;
+        if (*s == '.')
+            s++;
+        else if (*s)
+            return 0;
+        else
+            break;
+        if (*s == '\0')
+            return 0; /* trailing dot */
+    }
+    return parts >= min_parts && parts <= max_parts;
+}
+static int valid_os_image(const char *s) { return charset(s, "._:/+-"); }
+static int valid_branch(const char *s) { return strlen(s) == 3 && strspn(s, "0123456789") == 3; }
+static int valid_driver(const char *s) { return digits_dots(s, 2, 3, 3); }
+static int valid_cuda(const char *s) { return digits_dots(s, 2, 3, 0) && strspn(s, "0123456789") <= 2; }
+static int valid_fw_name(const char *s) { return charset(s, "._-"); }
+static int valid_fw_version(const char *s) { return charset(s, ".+_-"); }
+static int valid_revision(const char *s) { return charset(s, "._/-"); }
+static int valid_workdir(const char *s)
+{
+    if (s[0] != '/')
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && strchr("._/-", *s) == NULL)
+            return 0;
+    return 1;
+}
+static int valid_env_key(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || !(isupper((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isupper((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
+
+static const struct spec_field framework_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_fw_name, "letters, digits and ._-", NULL,
+     NULL},
+    {"version", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_fw_version, "letters, digits and .+_-",
+     NULL, NULL},
+    END,
+};
+static const struct spec_field command_item[] = {
+    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL},
+};
+static const struct spec_field env_value[] = {
+    {"", SPEC_STRING, 0, 0, 4096, NULL, NULL, NULL, NULL},
+};
+static const struct spec_field startup_spec[] = {
+    {"command", SPEC_ARRAY, 0, 1, 64, NULL, NULL, NULL, command_item},
+    {"env", SPEC_MAP, 0, 0, 64, valid_env_key, "names like MAX_MODEL_LEN (A-Z, 0-9, _)", NULL,
+     env_value},
+    {"working_dir", SPEC_STRING, 0, 1, 512, valid_workdir,
+     "an absolute path of letters, digits and ._/-", NULL, NULL},
+    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL},
+    END,
+};
+static const struct spec_field stack_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
+    {"os_image", SPEC_STRING, SPEC_REQUIRED, 1, 128, valid_os_image,
+     "letters, digits and ._:/+- (e.g. ubuntu-22.04)", NULL, NULL},
+    {"driver_branch", SPEC_STRING, SPEC_REQUIRED, 3, 3, valid_branch, "three digits, e.g. 550",
+     NULL, NULL},
+    {"driver_version", SPEC_STRING, SPEC_REQUIRED, 5, 11, valid_driver,
+     "a driver version like 550.54.15", NULL, NULL},
+    {"cuda_version", SPEC_STRING, SPEC_REQUIRED, 3, 8, valid_cuda,
+     "a CUDA version like 12.4 or 12.4.1", NULL, NULL},
+    {"image", SPEC_STRING, SPEC_REQUIRED, 1, 512, NULL, NULL, NULL, NULL},
+    {"framework", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, framework_spec},
+    {"model_revision", SPEC_STRING, 0, 1, 128, valid_revision, "letters, digits and ._/-", NULL,
+     NULL},
+    {"startup_config", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, startup_spec},
+    {"supersedes", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a stack id (UUID)", NULL, NULL},
+    END,
+};
+
+static const char *stack_id(struct api_req *r)
+{
+    const char *id = api_param(r, 0);
+    if (!api_valid_uuid(id)) {
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
+        return NULL;
+    }
+    return id;
+}
+
+struct create_arg {
+    struct api_req *r;
+    struct db_stack_new in;
+    json_t *out;
+    int bad_supersedes;
+};
+
+static enum db_status create_fn(struct db_conn *c, void *arg)
+{
+    struct create_arg *a = arg;
+    json_decref(a->out);
+    a->out = NULL;
+    enum db_status s = db_stack_insert(c, &a->in, &a->out);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->bad_supersedes = 1;
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, "stack.create", "stack",
+                     json_string_value(json_object_get(a->out, "id")), MHD_HTTP_CREATED);
+}
+
+enum MHD_Result api_stacks_create(struct api_req *r)
+{
+    if (api_spec_check(r, r->json, stack_spec) != 0)
+        return MHD_YES;
+    struct plan_stack_result res;
+    plan_stack_check(r->json, &res);
+    static const enum api_error codes[] = {
+        [PLAN_STACK_IMAGE_NOT_PINNED] = API_ERR_IMAGE_NOT_PINNED,
+        [PLAN_STACK_INVALID_FIELD] = API_ERR_INVALID_FIELD,
+        [PLAN_STACK_UNKNOWN_CUDA] = API_ERR_UNKNOWN_CUDA_VERSION,
+        [PLAN_STACK_CUDA_INCOMPATIBLE] = API_ERR_CUDA_DRIVER_INCOMPATIBLE,
+    };
+    if (res.err != PLAN_STACK_OK) {
+        json_decref(res.warnings);
+        return api_reply_problem(r, codes[res.err], res.field, "%s", res.detail);
+    }
+    struct create_arg a = {r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL, 0};
+    enum db_status s = db_run_tx(create_fn, &a);
+    json_decref(res.warnings);
+    if (a.bad_supersedes) {
+        json_decref(a.out);
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "supersedes",
+                                 "supersedes must name an existing stack");
+    }
+    if (s < 0) {
+        json_decref(a.out);
+        return api_reply_db(r, s);
+    }
+    char location[96];
+    snprintf(location, sizeof location, "/v1/stacks/%s",
+             json_string_value(json_object_get(a.out, "id")));
+    return api_reply_json(r, MHD_HTTP_CREATED, a.out, location);
+}
+
+struct read_arg {
+    const char *id;
+    json_t *out;   /* one stack */
+    json_t *items; /* lineage */
+};
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct read_arg *a = arg;
+    return db_stack_get(c, a->id, &a->out);
+}
+
+enum MHD_Result api_stacks_get(struct api_req *r)
+{
+    struct read_arg a = {stack_id(r), NULL, NULL};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.out == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
+    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+}
+
+static enum db_status lineage_fn(struct db_conn *c, void *arg)
+{
+    struct read_arg *a = arg;
+    return db_stack_lineage(c, a->id, a->items);
+}
+
+enum MHD_Result api_stacks_lineage(struct api_req *r)
+{
+    struct read_arg a = {stack_id(r), NULL, json_array()};
+    if (a.id == NULL) {
+        json_decref(a.items);
+        return MHD_YES;
+    }
+    enum db_status s = db_run(lineage_fn, &a);
+    if (s <= 0) {
+        json_decref(a.items);
+        return s < 0 ? api_reply_db(r, s)
+                     : api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
+    }
+    return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:o}", "items", a.items), NULL);
+}
+
+static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+
+static const struct list_filter stack_filters[] = {
+    {"name_prefix", valid_prefix, "1-128 characters"},
+    {"framework", valid_fw_name, "a framework name"},
+};
+
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
+{
+    struct db_stack_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    return db_stack_list(c, &f, items);
+}
+
+static const struct list_def stack_list = {"stack", stack_filters, 2, api_valid_seq, "_key",
+                                           list_page};
+
+enum MHD_Result api_stacks_list(struct api_req *r) { return api_list_serve(r, &stack_list); }
