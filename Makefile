@@ -32,12 +32,12 @@ BIN       := bin/gpufleetd
 endif
 
 # Explicit source lists.
-COMMON_SRC := common/log.c common/util.c common/secret.c
+COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
-              api/stacks.c
+              api/stacks.c api/sizing.c api/catalog.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
 MAIN_SRC   := api/main.c

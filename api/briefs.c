@@ -10,7 +10,6 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "db/briefs.h"
-#include "db/gpu_models.h"
 #include "planner/brief.h"
 #include "planner/sizing.h"
 
@@ -111,8 +110,7 @@ static const struct spec_field brief_spec[] = {
     END,
 };
 
-/* Field spec, then the planner's cross-field rules. Returns 0, or -1 after replying. */
-static int check_brief(struct api_req *r, const json_t *body)
+int api_brief_check(struct api_req *r, const json_t *body)
 {
     if (api_spec_check(r, body, brief_spec) != 0)
         return -1;
@@ -125,7 +123,7 @@ static int check_brief(struct api_req *r, const json_t *body)
 }
 
 /* The resource id from the path, or a 404 when it is not a UUID. */
-static const char *brief_id(struct api_req *r)
+const char *api_brief_id(struct api_req *r)
 {
     const char *id = api_param(r, 0);
     if (!api_valid_uuid(id)) {
@@ -140,55 +138,60 @@ static const char *brief_id(struct api_req *r)
 struct brief_arg {
     struct api_req *r;
     const char *id;
-    json_t *out;
-    int precondition; /* 0 ok, 1 missing If-Match, 2 mismatch */
+    char *doc; /* the Brief document, as PostgreSQL rendered it */
+    char new_id[37];
+    int precondition_failed;
     int in_use;
 };
+
+static void brief_arg_reset(struct brief_arg *a)
+{
+    free(a->doc); /* a retried transaction starts over */
+    a->doc = NULL;
+}
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct brief_arg *a = arg;
-    json_decref(a->out);
-    enum db_status s = db_brief_insert(c, a->r->json, a->r->principal.sub, &a->out);
+    brief_arg_reset(a);
+    enum db_status s = db_brief_insert(c, a->r->json, a->r->principal.sub, &a->doc, a->new_id);
     if (s < 0)
         return s;
-    return api_audit(c, a->r, "brief.create", "brief",
-                     json_string_value(json_object_get(a->out, "id")), MHD_HTTP_CREATED);
+    return api_audit(c, a->r, "brief.create", "brief", a->new_id, MHD_HTTP_CREATED);
 }
 
 enum MHD_Result api_briefs_create(struct api_req *r)
 {
-    if (check_brief(r, r->json) != 0)
+    if (api_brief_check(r, r->json) != 0)
         return MHD_YES;
-    struct brief_arg a = {r, NULL, NULL, 0, 0};
+    struct brief_arg a = {.r = r};
     enum db_status s = db_run_tx(create_fn, &a);
     if (s < 0) {
-        json_decref(a.out);
+        free(a.doc);
         return api_reply_db(r, s);
     }
     char location[96];
-    snprintf(location, sizeof location, "/v1/briefs/%s",
-             json_string_value(json_object_get(a.out, "id")));
-    return api_reply_json(r, MHD_HTTP_CREATED, a.out, location);
+    snprintf(location, sizeof location, "/v1/briefs/%s", a.new_id);
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }
 
 static enum db_status get_fn(struct db_conn *c, void *arg)
 {
     struct brief_arg *a = arg;
-    return db_brief_get(c, a->id, 0, &a->out);
+    return db_brief_get(c, a->id, 0, &a->doc);
 }
 
 enum MHD_Result api_briefs_get(struct api_req *r)
 {
-    struct brief_arg a = {r, brief_id(r), NULL, 0, 0};
+    struct brief_arg a = {.r = r, .id = api_brief_id(r)};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run(get_fn, &a);
     if (s < 0)
         return api_reply_db(r, s);
-    if (a.out == NULL)
+    if (a.doc == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
 static int valid_kind(const char *v) { return plan_lookup(kinds, v) >= 0; }
@@ -201,14 +204,15 @@ static const struct list_filter brief_filters[] = {
     {"name_prefix", valid_prefix, "1-128 characters"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
 {
     struct db_brief_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
-    return db_brief_list(c, &f, items);
+    return db_brief_list(c, &f, page);
 }
 
-static const struct list_def brief_list = {"brief", brief_filters, 2, api_valid_seq, "_key",
-                                           list_page};
+static const struct list_def brief_list = {"brief", brief_filters, 2, api_valid_seq, NULL,
+                                           NULL, list_page};
 
 enum MHD_Result api_briefs_list(struct api_req *r) { return api_list_serve(r, &brief_list); }
 
@@ -217,24 +221,20 @@ enum MHD_Result api_briefs_list(struct api_req *r) { return api_list_serve(r, &b
 static enum db_status replace_fn(struct db_conn *c, void *arg)
 {
     struct brief_arg *a = arg;
-    json_t *cur = NULL;
-    json_decref(a->out);
-    a->out = NULL;
+    brief_arg_reset(a);
+    char *cur = NULL;
     enum db_status s = db_brief_get(c, a->id, 1, &cur);
     if (s <= 0)
         return s;
-    char *text = api_json_text(cur);
-    json_decref(cur);
-    if (text == NULL)
-        return DB_HARD_ERROR;
+    /* The ETag a GET of this brief returns: the hash of the same document text. */
     char etag[API_ETAG_LEN];
-    api_etag_of(text, strlen(text), etag);
-    free(text);
+    api_etag_of(cur, strlen(cur), etag);
+    free(cur);
     if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
-        a->precondition = 2;
-        return DB_NO_RESULTS; /* commits nothing: no write happened */
+        a->precondition_failed = 1;
+        return DB_NO_RESULTS; /* nothing written */
     }
-    s = db_brief_update(c, a->id, a->r->json, &a->out);
+    s = db_brief_update(c, a->id, a->r->json, &a->doc);
     if (s <= 0)
         return s;
     return api_audit(c, a->r, "brief.update", "brief", a->id, MHD_HTTP_OK);
@@ -242,25 +242,27 @@ static enum db_status replace_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_briefs_replace(struct api_req *r)
 {
-    struct brief_arg a = {r, brief_id(r), NULL, 0, 0};
+    struct brief_arg a = {.r = r, .id = api_brief_id(r)};
     if (a.id == NULL)
         return MHD_YES;
     if (api_header(r, MHD_HTTP_HEADER_IF_MATCH) == NULL)
         return api_reply_problem(r, API_ERR_PRECONDITION_REQUIRED, NULL,
                                  "send If-Match with the ETag of the brief you read, so that "
                                  "concurrent edits are not lost");
-    if (check_brief(r, r->json) != 0)
+    if (api_brief_check(r, r->json) != 0)
         return MHD_YES;
     enum db_status s = db_run_tx(replace_fn, &a);
-    if (s < 0)
+    if (s < 0) {
+        free(a.doc);
         return api_reply_db(r, s);
-    if (a.precondition)
+    }
+    if (a.precondition_failed)
         return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
                                  "the brief changed since you read it; GET it again and retry");
-    if (a.out == NULL)
+    if (a.doc == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
     r->etag_on_write = 1;
-    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
 static enum db_status delete_fn(struct db_conn *c, void *arg)
@@ -276,7 +278,7 @@ static enum db_status delete_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_briefs_delete(struct api_req *r)
 {
-    struct brief_arg a = {r, brief_id(r), NULL, 0, 0};
+    struct brief_arg a = {.r = r, .id = api_brief_id(r)};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run_tx(delete_fn, &a);
@@ -290,121 +292,3 @@ enum MHD_Result api_briefs_delete(struct api_req *r)
     return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
 }
 
-/* ---- sizing ---- */
-
-static int valid_pct(const char *v) { char *e; double d = strtod(v, &e); return *e == '\0' && d >= 0 && d <= 90; }
-static int valid_factor(const char *v) { char *e; double d = strtod(v, &e); return *e == '\0' && d >= 1 && d <= 4; }
-static int valid_fixed(const char *v) { char *e; double d = strtod(v, &e); return *e == '\0' && d >= 0 && d <= 64; }
-
-static const struct list_filter sizing_params[] = {
-    {"reserve_pct", valid_pct, "a number from 0 to 90"},
-    {"overhead_factor", valid_factor, "a number from 1 to 4"},
-    {"overhead_fixed_gib", valid_fixed, "a number from 0 to 64"},
-};
-
-/* Parses the sizing options from the query. Returns 0, or -1 after replying. */
-static int sizing_options(struct api_req *r, struct plan_options *o)
-{
-    struct list_query q;
-    if (api_list_parse(r, NULL, sizing_params, 3, &q) != 0)
-        return -1;
-    plan_default_options(o);
-    if (q.values[0])
-        o->reserve_pct = strtod(q.values[0], NULL);
-    if (q.values[1])
-        o->overhead_factor = strtod(q.values[1], NULL);
-    if (q.values[2])
-        o->overhead_fixed_gib = strtod(q.values[2], NULL);
-    api_list_query_free(&q);
-    return 0;
-}
-
-struct sizing_arg {
-    const char *id;
-    json_t *brief;  /* stored brief, when id is set */
-    json_t *models; /* catalog */
-};
-
-static enum db_status sizing_fn(struct db_conn *c, void *arg)
-{
-    struct sizing_arg *a = arg;
-    if (a->id != NULL) {
-        enum db_status s = db_brief_get(c, a->id, 0, &a->brief);
-        if (s <= 0)
-            return s;
-    }
-    struct db_gpu_model_filter f = {NULL, NULL, NULL, 10000};
-    return db_gpu_model_list(c, &f, a->models);
-}
-
-/* Builds the sizing answer for a checked brief body. Returns a new reference. */
-static json_t *sizing_answer(const json_t *brief, const json_t *models,
-                             const struct plan_options *o)
-{
-    struct plan_brief b;
-    struct plan_sizing s;
-    plan_brief_to_sizing(brief, &b);
-    plan_size(&b, o, &s);
-    size_t n = json_array_size(models);
-    struct plan_gpu *gpus = calloc(n ? n : 1, sizeof *gpus);
-    size_t i;
-    json_t *m;
-    json_array_foreach(models, i, m)
-    {
-        gpus[i].key = json_string_value(json_object_get(m, "key"));
-        gpus[i].display_name = json_string_value(json_object_get(m, "display_name"));
-        gpus[i].memory_gib = json_number_value(json_object_get(m, "memory_gib"));
-        gpus[i].smi_memory_mib = (long)json_integer_value(json_object_get(m, "nvidia_smi_memory_total_mib"));
-        size_t k;
-        json_t *fmt;
-        json_array_foreach(json_object_get(m, "supported_formats"), k, fmt)
-        {
-            int p = plan_lookup(plan_precision_names, json_string_value(fmt));
-            if (p >= 0)
-                gpus[i].formats |= 1u << p;
-        }
-    }
-    json_t *out = plan_sizing_json(&b, o, &s, gpus, n);
-    free(gpus);
-    return out;
-}
-
-enum MHD_Result api_sizing(struct api_req *r)
-{
-    struct plan_options o;
-    if (sizing_options(r, &o) != 0 || check_brief(r, r->json) != 0)
-        return MHD_YES;
-    struct sizing_arg a = {NULL, NULL, json_array()};
-    enum db_status s = db_run(sizing_fn, &a);
-    if (s < 0) {
-        json_decref(a.models);
-        return api_reply_db(r, s);
-    }
-    json_t *out = sizing_answer(r->json, a.models, &o);
-    json_decref(a.models);
-    json_object_set_new(out, "brief_id", json_null());
-    json_object_set_new(out, "brief_revision", json_null());
-    return api_reply_json(r, MHD_HTTP_OK, out, NULL);
-}
-
-enum MHD_Result api_briefs_sizing(struct api_req *r)
-{
-    struct plan_options o;
-    const char *id = brief_id(r);
-    if (id == NULL || sizing_options(r, &o) != 0)
-        return MHD_YES;
-    struct sizing_arg a = {id, NULL, json_array()};
-    enum db_status s = db_run(sizing_fn, &a);
-    if (s < 0 || a.brief == NULL) {
-        json_decref(a.models);
-        json_decref(a.brief);
-        return s < 0 ? api_reply_db(r, s)
-                     : api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-    }
-    json_t *out = sizing_answer(a.brief, a.models, &o);
-    json_object_set(out, "brief_id", json_object_get(a.brief, "id"));
-    json_object_set(out, "brief_revision", json_object_get(a.brief, "revision"));
-    json_decref(a.models);
-    json_decref(a.brief);
-    return api_reply_json(r, MHD_HTTP_OK, out, NULL);
-}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/catalog.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "db/gpu_models.h"
@@ -82,7 +83,7 @@ static enum db_status list_page(struct db_conn *c, const struct list_query *q, j
 }
 
 static const struct list_def model_list = {"gpu_model", model_filters, 2, api_valid_model_key,
-                                           "key", list_page};
+                                           "key", list_page, NULL};
 
 enum MHD_Result api_gpu_models_list(struct api_req *r) { return api_list_serve(r, &model_list); }
 
@@ -147,6 +148,7 @@ enum MHD_Result api_gpu_models_create(struct api_req *r)
         json_decref(a.out);
         return api_reply_db(r, s);
     }
+    api_catalog_invalidate();
     char location[128];
     snprintf(location, sizeof location, "/v1/gpu-models/%s",
              json_string_value(json_object_get(a.out, "key")));

@@ -90,6 +90,9 @@ const char *api_header(const struct api_req *r, const char *name);
  * If-None-Match matches. location may be NULL. */
 enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
                                const char *location);
+/* Same for a JSON text already encoded (steals text, a malloc'd string). */
+enum MHD_Result api_reply_text(struct api_req *r, unsigned status, char *text,
+                               const char *location);
 /* RFC 9457 problem. field may be NULL. */
 enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const char *field,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sbuf.h"
 #include "common/util.h"
 
 int api_valid_rfc3339(const char *v)
@@ -195,15 +196,45 @@ enum MHD_Result api_list_reply(struct api_req *r, json_t *items, long limit,
     return api_reply_json(r, MHD_HTTP_OK, env, NULL);
 }
 
+enum MHD_Result api_page_reply(struct api_req *r, const struct db_page *page, long limit,
+                               const char *cursor_kind)
+{
+    int n = db_page_count(page);
+    int shown = (long)n > limit ? (int)limit : n;
+    struct sbuf b;
+    sbuf_init(&b, 4096 + (size_t)shown * 768);
+    sbuf_adds(&b, "{\"items\":[");
+    for (int i = 0; i < shown; i++) {
+        if (i > 0)
+            sbuf_add(&b, ",", 1);
+        sbuf_adds(&b, db_page_doc(page, i));
+    }
+    sbuf_adds(&b, "]");
+    if (cursor_kind != NULL) {
+        char *c = shown < n ? api_cursor_encode(cursor_kind, db_page_key(page, shown - 1)) : NULL;
+        if (c != NULL)
+            sbuf_printf(&b, ",\"next_cursor\":\"%s\"}", c);
+        else
+            sbuf_adds(&b, ",\"next_cursor\":null}");
+        free(c);
+    } else {
+        sbuf_adds(&b, "}");
+    }
+    return api_reply_text(r, MHD_HTTP_OK, sbuf_take(&b, NULL), NULL);
+}
+
 struct serve_arg {
     const struct list_def *def;
     const struct list_query *q;
     json_t *items;
+    struct db_page page;
 };
 
 static enum db_status serve_fn(struct db_conn *c, void *arg)
 {
     struct serve_arg *a = arg;
+    if (a->def->fetch_page != NULL)
+        return a->def->fetch_page(c, a->q, &a->page);
     return a->def->fetch(c, a->q, a->items);
 }
 
@@ -216,13 +247,19 @@ enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    struct serve_arg a = {def, &q, json_array()};
+    struct serve_arg a = {def, &q, def->fetch ? json_array() : NULL, {NULL}};
     enum db_status s = db_run(serve_fn, &a);
     long limit = q.limit;
     api_list_query_free(&q);
     if (s < 0) {
         json_decref(a.items);
+        db_page_clear(&a.page);
         return api_reply_db(r, s);
+    }
+    if (def->fetch_page != NULL) {
+        enum MHD_Result ret = api_page_reply(r, &a.page, limit, def->kind);
+        db_page_clear(&a.page);
+        return ret;
     }
     return api_list_reply(r, a.items, limit, def->kind, def->key_field);
 }

@@ -52,10 +52,18 @@ struct list_def {
     int nfilters;
     int (*valid_key)(const char *key); /* keyset value check for decoded cursors */
     const char *key_field;             /* see api_list_reply */
+    /* One of the two: rows built as JSON here, or documents rendered by PostgreSQL. */
     enum db_status (*fetch)(struct db_conn *c, const struct list_query *q, json_t *items);
+    enum db_status (*fetch_page)(struct db_conn *c, const struct list_query *q,
+                                 struct db_page *page);
 };
 /* Parses the query, fetches a page on a pooled connection and replies. */
 enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def);
+
+/* Builds {"items":[docs…],"next_cursor":…} from a page of at most limit + 1 rows and
+ * replies 200. With a cursor kind of NULL, no next_cursor member is written. */
+enum MHD_Result api_page_reply(struct api_req *r, const struct db_page *page, long limit,
+                               const char *cursor_kind);
 
 /* Validators usable in filter tables. */
 int api_valid_rfc3339(const char *v);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/auth.h"
+#include "api/catalog.h"
 #include "api/config.h"
 #include "api/routes.h"
 #include "api/server.h"
@@ -148,6 +149,7 @@ static int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     log_msg(LOG_INFO, "signal %d: shutting down", sig);
     api_server_stop();
+    api_catalog_shutdown();
     rc = 0;
 cleanup_pool:
     db_pool_shutdown();

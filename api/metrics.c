@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/routes.h"
+#include "common/sbuf.h"
 #include "db/db.h"
 
 static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD",
@@ -53,39 +54,12 @@ void api_metrics_observe(int route, int method_idx, unsigned status, int64_t dur
                               (uint64_t)(duration_us > 0 ? duration_us : 0), memory_order_relaxed);
 }
 
-struct buf {
-    char *p;
-    size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void bprintf(struct buf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t ncap = (b->cap + (size_t)n) * 2;
-        char *np = realloc(b->p, ncap);
-        if (np == NULL)
-            return;
-        b->p = np;
-        b->cap = ncap;
-    }
-}
-
 static const char *route_label(int r)
 {
     return r == METRICS_MAX_ROUTES ? "unmatched" : api_routes[r].path;
 }
 
-static void process_metrics(struct buf *b)
+static void process_metrics(struct sbuf *b)
 {
     long rss_pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -99,15 +73,15 @@ static void process_metrics(struct buf *b)
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-    bprintf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+    sbuf_printf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
                "# TYPE process_resident_memory_bytes gauge\n"
                "process_resident_memory_bytes %ld\n",
             rss_pages * sysconf(_SC_PAGESIZE));
-    bprintf(b, "# HELP process_cpu_seconds_total Total user and system CPU time in seconds.\n"
+    sbuf_printf(b, "# HELP process_cpu_seconds_total Total user and system CPU time in seconds.\n"
                "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.3f\n",
             cpu);
     if (started_at != 0)
-        bprintf(b, "# HELP process_start_time_seconds Start time of the process.\n"
+        sbuf_printf(b, "# HELP process_start_time_seconds Start time of the process.\n"
                    "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %lld\n",
                 (long long)started_at);
 }
@@ -116,15 +90,13 @@ int api_metrics_render(char **out, size_t *len)
 {
     if (started_at == 0)
         started_at = (int64_t)time(NULL);
-    struct buf b = {malloc(16384), 0, 16384};
-    if (b.p == NULL)
-        return -1;
-    b.p[0] = '\0';
-    bprintf(&b, "# HELP gpufleet_build_info Build information.\n"
+    struct sbuf b;
+    sbuf_init(&b, 16384);
+    sbuf_printf(&b, "# HELP gpufleet_build_info Build information.\n"
                 "# TYPE gpufleet_build_info gauge\n"
                 "gpufleet_build_info{version=\"%s\",commit=\"%s\"} 1\n",
             GPUFLEET_VERSION, GPUFLEET_COMMIT);
-    bprintf(&b, "# HELP gpufleet_http_requests_total HTTP requests by route template, method "
+    sbuf_printf(&b, "# HELP gpufleet_http_requests_total HTTP requests by route template, method "
                 "and status.\n# TYPE gpufleet_http_requests_total counter\n");
     for (int r = 0; r < NROUTES; r++) {
         if (r < METRICS_MAX_ROUTES && (size_t)r >= api_routes_count)
@@ -135,18 +107,18 @@ int api_metrics_render(char **out, size_t *len)
                 if (v == 0)
                     continue;
                 if (statuses[s] != 0)
-                    bprintf(&b,
+                    sbuf_printf(&b,
                             "gpufleet_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"}"
                             " %llu\n",
                             route_label(r), methods[m], statuses[s], (unsigned long long)v);
                 else
-                    bprintf(&b,
+                    sbuf_printf(&b,
                             "gpufleet_http_requests_total{route=\"%s\",method=\"%s\",status="
                             "\"other\"} %llu\n",
                             route_label(r), methods[m], (unsigned long long)v);
             }
     }
-    bprintf(&b, "# HELP gpufleet_http_request_duration_seconds Time from the first byte of the "
+    sbuf_printf(&b, "# HELP gpufleet_http_request_duration_seconds Time from the first byte of the "
                 "request to the end of the response.\n"
                 "# TYPE gpufleet_http_request_duration_seconds histogram\n");
     for (int r = 0; r < NROUTES; r++) {
@@ -161,20 +133,20 @@ int api_metrics_render(char **out, size_t *len)
             uint64_t cum = 0;
             for (size_t k = 0; k < NBUCKETS; k++) {
                 cum += atomic_load_explicit(&hist[r][m][k], memory_order_relaxed);
-                bprintf(&b,
+                sbuf_printf(&b,
                         "gpufleet_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
                         "le=\"%g\"} %llu\n",
                         route_label(r), methods[m], buckets[k], (unsigned long long)cum);
             }
-            bprintf(&b,
+            sbuf_printf(&b,
                     "gpufleet_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
                     "le=\"+Inf\"} %llu\n",
                     route_label(r), methods[m], (unsigned long long)total);
-            bprintf(&b,
+            sbuf_printf(&b,
                     "gpufleet_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n",
                     route_label(r), methods[m],
                     (double)atomic_load(&hist_sum_us[r][m]) / 1e6);
-            bprintf(&b,
+            sbuf_printf(&b,
                     "gpufleet_http_request_duration_seconds_count{route=\"%s\",method=\"%s\"} "
                     "%llu\n",
                     route_label(r), methods[m], (unsigned long long)total);
@@ -182,7 +154,7 @@ int api_metrics_render(char **out, size_t *len)
     }
     struct db_pool_stats ps;
     db_pool_stats(&ps);
-    bprintf(&b,
+    sbuf_printf(&b,
             "# HELP gpufleet_db_pool_connections Pool size (connections allowed).\n"
             "# TYPE gpufleet_db_pool_connections gauge\ngpufleet_db_pool_connections %d\n"
             "# HELP gpufleet_db_pool_connected Connections currently open and healthy.\n"
@@ -208,7 +180,6 @@ int api_metrics_render(char **out, size_t *len)
             (unsigned long long)ps.waits, (double)ps.wait_us_total / 1e6,
             (unsigned long long)ps.timeouts, (unsigned long long)ps.connect_failures);
     process_metrics(&b);
-    *out = b.p;
-    *len = b.len;
-    return 0;
+    *out = sbuf_take(&b, len);
+    return *out ? 0 : -1;
 }

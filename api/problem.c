@@ -125,30 +125,34 @@ int api_etag_matches(const char *header, const char *etag, int weak)
     return 0;
 }
 
-enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
+enum MHD_Result api_reply_text(struct api_req *r, unsigned status, char *text,
                                const char *location)
 {
-    char *s = api_json_text(body);
-    json_decref(body);
-    if (s == NULL)
+    if (text == NULL)
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot encode the reply");
-    size_t len = strlen(s);
+    size_t len = strlen(text);
     int is_read = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
     if (status == MHD_HTTP_OK && (is_read || r->etag_on_write)) {
         char etag[API_ETAG_LEN];
-        api_etag_of(s, len, etag);
-        if (!is_read)
-            return reply_buffer(r, status, "application/json", s, len, etag, location);
-        if (api_etag_matches(api_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), etag, 1)) {
-            free(s);
+        api_etag_of(text, len, etag);
+        if (is_read && api_etag_matches(api_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), etag, 1)) {
+            free(text);
             struct MHD_Response *resp =
                 MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
             return api_queue(r, MHD_HTTP_NOT_MODIFIED, resp);
         }
-        return reply_buffer(r, status, "application/json", s, len, etag, location);
+        return reply_buffer(r, status, "application/json", text, len, etag, location);
     }
-    return reply_buffer(r, status, "application/json", s, len, NULL, location);
+    return reply_buffer(r, status, "application/json", text, len, NULL, location);
+}
+
+enum MHD_Result api_reply_json(struct api_req *r, unsigned status, json_t *body,
+                               const char *location)
+{
+    char *text = api_json_text(body);
+    json_decref(body);
+    return api_reply_text(r, status, text, location);
 }
 
 enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const char *field,

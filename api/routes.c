@@ -10,6 +10,7 @@
 #include "api/stacks.h"
 #include "api/gpu_models.h"
 #include "api/service.h"
+#include "api/sizing.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},

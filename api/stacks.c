@@ -125,22 +125,22 @@ static const char *stack_id(struct api_req *r)
 struct create_arg {
     struct api_req *r;
     struct db_stack_new in;
-    json_t *out;
+    char *doc;
+    char id[37];
     int bad_supersedes;
 };
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
-    json_decref(a->out);
-    a->out = NULL;
-    enum db_status s = db_stack_insert(c, &a->in, &a->out);
+    free(a->doc); /* a retried transaction starts over */
+    a->doc = NULL;
+    enum db_status s = db_stack_insert(c, &a->in, &a->doc, a->id);
     if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
         a->bad_supersedes = 1;
     if (s < 0)
         return s;
-    return api_audit(c, a->r, "stack.create", "stack",
-                     json_string_value(json_object_get(a->out, "id")), MHD_HTTP_CREATED);
+    return api_audit(c, a->r, "stack.create", "stack", a->id, MHD_HTTP_CREATED);
 }
 
 enum MHD_Result api_stacks_create(struct api_req *r)
@@ -159,69 +159,67 @@ enum MHD_Result api_stacks_create(struct api_req *r)
         json_decref(res.warnings);
         return api_reply_problem(r, codes[res.err], res.field, "%s", res.detail);
     }
-    struct create_arg a = {r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL, 0};
+    struct create_arg a = {r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL,
+                           "", 0};
     enum db_status s = db_run_tx(create_fn, &a);
     json_decref(res.warnings);
-    if (a.bad_supersedes) {
-        json_decref(a.out);
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, "supersedes",
-                                 "supersedes must name an existing stack");
-    }
-    if (s < 0) {
-        json_decref(a.out);
-        return api_reply_db(r, s);
+    if (a.bad_supersedes || s < 0) {
+        free(a.doc);
+        return a.bad_supersedes ? api_reply_problem(r, API_ERR_INVALID_FIELD, "supersedes",
+                                                    "supersedes must name an existing stack")
+                                : api_reply_db(r, s);
     }
     char location[96];
-    snprintf(location, sizeof location, "/v1/stacks/%s",
-             json_string_value(json_object_get(a.out, "id")));
-    return api_reply_json(r, MHD_HTTP_CREATED, a.out, location);
+    snprintf(location, sizeof location, "/v1/stacks/%s", a.id);
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }
 
 struct read_arg {
     const char *id;
-    json_t *out;   /* one stack */
-    json_t *items; /* lineage */
+    char *doc;           /* one stack */
+    struct db_page page; /* lineage */
 };
 
 static enum db_status get_fn(struct db_conn *c, void *arg)
 {
     struct read_arg *a = arg;
-    return db_stack_get(c, a->id, &a->out);
+    return db_stack_get(c, a->id, &a->doc);
 }
 
 enum MHD_Result api_stacks_get(struct api_req *r)
 {
-    struct read_arg a = {stack_id(r), NULL, NULL};
+    struct read_arg a = {stack_id(r), NULL, {NULL}};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run(get_fn, &a);
     if (s < 0)
         return api_reply_db(r, s);
-    if (a.out == NULL)
+    if (a.doc == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
-    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
 static enum db_status lineage_fn(struct db_conn *c, void *arg)
 {
     struct read_arg *a = arg;
-    return db_stack_lineage(c, a->id, a->items);
+    return db_stack_lineage(c, a->id, &a->page);
 }
 
 enum MHD_Result api_stacks_lineage(struct api_req *r)
 {
-    struct read_arg a = {stack_id(r), NULL, json_array()};
-    if (a.id == NULL) {
-        json_decref(a.items);
+    struct read_arg a = {stack_id(r), NULL, {NULL}};
+    if (a.id == NULL)
         return MHD_YES;
-    }
     enum db_status s = db_run(lineage_fn, &a);
-    if (s <= 0) {
-        json_decref(a.items);
-        return s < 0 ? api_reply_db(r, s)
-                     : api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
-    }
-    return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:o}", "items", a.items), NULL);
+    enum MHD_Result ret;
+    if (s < 0)
+        ret = api_reply_db(r, s);
+    else if (s == DB_NO_RESULTS)
+        ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
+    else
+        ret = api_page_reply(r, &a.page, 10001, NULL);
+    db_page_clear(&a.page);
+    return ret;
 }
 
 static int valid_prefix(const char *v) { return strlen(v) <= 128; }
@@ -231,13 +229,14 @@ static const struct list_filter stack_filters[] = {
     {"framework", valid_fw_name, "a framework name"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
 {
     struct db_stack_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
-    return db_stack_list(c, &f, items);
+    return db_stack_list(c, &f, page);
 }
 
-static const struct list_def stack_list = {"stack", stack_filters, 2, api_valid_seq, "_key",
-                                           list_page};
+static const struct list_def stack_list = {"stack", stack_filters, 2, api_valid_seq, NULL,
+                                           NULL, list_page};
 
 enum MHD_Result api_stacks_list(struct api_req *r) { return api_list_serve(r, &stack_list); }

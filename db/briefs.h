@@ -1,4 +1,5 @@
-/* briefs.h — workload briefs. */
+/* briefs.h — workload briefs. Reads come back as JSON documents rendered by PostgreSQL
+ * (see db_page): the stored spec text spliced with id, revision and times. */
 #ifndef GPUFLEET_DB_BRIEFS_H
 #define GPUFLEET_DB_BRIEFS_H
 
@@ -9,13 +10,14 @@
 extern const struct db_stmt db_brief_stmts[];
 extern const size_t db_brief_nstmts;
 
-/* Inserts a validated BriefInput; *out receives the stored Brief (new reference). */
+/* Inserts a validated BriefInput. *doc receives the Brief document (caller frees) and
+ * id its UUID. */
 enum db_status db_brief_insert(struct db_conn *c, const json_t *spec, const char *created_by,
-                               json_t **out);
-/* Reads one brief; for_update locks the row (inside a transaction). */
-enum db_status db_brief_get(struct db_conn *c, const char *id, int for_update, json_t **out);
+                               char **doc, char id[37]);
+/* Reads one brief document; for_update locks the row (inside a transaction). */
+enum db_status db_brief_get(struct db_conn *c, const char *id, int for_update, char **doc);
 /* Replaces the document and bumps the revision. */
-enum db_status db_brief_update(struct db_conn *c, const char *id, const json_t *spec, json_t **out);
+enum db_status db_brief_update(struct db_conn *c, const char *id, const json_t *spec, char **doc);
 /* DB_HARD_ERROR with a foreign-key violation (23503) when something references it. */
 enum db_status db_brief_delete(struct db_conn *c, const char *id);
 
@@ -23,7 +25,8 @@ struct db_brief_filter {
     const char *kind, *name_prefix, *after_seq;
     long limit;
 };
-/* Appends briefs in creation order; each carries a hidden "_key" (its seq). */
-enum db_status db_brief_list(struct db_conn *c, const struct db_brief_filter *f, json_t *items);
+/* A page of briefs in creation order; keys are seq values. */
+enum db_status db_brief_list(struct db_conn *c, const struct db_brief_filter *f,
+                             struct db_page *page);
 
 #endif

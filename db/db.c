@@ -424,3 +424,37 @@ int db_isnull(const PGresult *r, int row, const char *col)
     assert(f >= 0);
     return PQgetisnull(r, row, f);
 }
+
+int db_page_count(const struct db_page *p) { return p->res ? PQntuples(p->res) : 0; }
+const char *db_page_doc(const struct db_page *p, int i) { return PQgetvalue(p->res, i, 0); }
+const char *db_page_key(const struct db_page *p, int i) { return PQgetvalue(p->res, i, 1); }
+
+void db_page_clear(struct db_page *p)
+{
+    PQclear(p->res);
+    p->res = NULL;
+}
+
+enum db_status db_exec_page(struct db_conn *c, const char *stmt, int nparams,
+                            const char *const *params, struct db_page *page)
+{
+    db_page_clear(page);
+    enum db_status s = db_exec(c, stmt, nparams, params, &page->res);
+    assert(s < 0 || PQnfields(page->res) == 2);
+    return s;
+}
+
+enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
+                           const char *const *params, char **doc)
+{
+    PGresult *r;
+    *doc = NULL;
+    enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    if (s == DB_ONE_RESULT) {
+        *doc = strdup(PQgetvalue(r, 0, 0));
+        if (*doc == NULL)
+            s = DB_HARD_ERROR;
+    }
+    PQclear(r);
+    return s;
+}

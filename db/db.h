@@ -77,6 +77,23 @@ enum db_status db_ping(void);
 /* Number of applied migrations and the last one's name (readiness). */
 enum db_status db_schema_applied(int *applied, char *last, size_t lastlen);
 
+/* A page of rows that PostgreSQL rendered as JSON: each row has a "doc" column (one JSON
+ * object, ready to send) and a "key" column (its keyset value). */
+struct db_page {
+    PGresult *res; /* owned; db_page_clear frees it */
+};
+int db_page_count(const struct db_page *p);
+const char *db_page_doc(const struct db_page *p, int i);
+const char *db_page_key(const struct db_page *p, int i);
+void db_page_clear(struct db_page *p);
+/* Runs a prepared statement that returns (doc, key) rows into *page. */
+enum db_status db_exec_page(struct db_conn *c, const char *stmt, int nparams,
+                            const char *const *params, struct db_page *page);
+/* Runs a prepared statement returning one "doc" column; *doc receives a malloc'd copy
+ * (caller frees) on DB_ONE_RESULT, else NULL. */
+enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
+                           const char *const *params, char **doc);
+
 /* Column helpers for results. */
 const char *db_str(const PGresult *r, int row, const char *col);  /* NULL for SQL NULL */
 int db_isnull(const PGresult *r, int row, const char *col);

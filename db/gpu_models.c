@@ -23,6 +23,9 @@ const struct db_stmt db_gpu_model_stmts[] = {
      "   AND ($3::text IS NULL OR key > $3)"
      " ORDER BY key LIMIT $4::int"},
     {"gpu_model_get", "SELECT " GPU_COLS " FROM gpu_models WHERE key = $1"},
+    {"gpu_model_catalog",
+     "SELECT key, display_name, memory_gib::float8, coalesce(nvidia_smi_memory_total_mib, 0),"
+     " supported_formats::text FROM gpu_models ORDER BY key"},
     {"gpu_model_insert",
      "INSERT INTO gpu_models (key, vendor, display_name, memory_gib, memory_type,"
      " memory_bandwidth_gbps, form_factor, interconnect_bandwidth_gbps, supported_formats,"
@@ -147,4 +150,9 @@ enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, json_t
     for (int i = 0; i < 18; i++)
         free(p[i]);
     return s;
+}
+
+enum db_status db_gpu_model_catalog(struct db_conn *c, PGresult **res)
+{
+    return db_exec(c, "gpu_model_catalog", 0, NULL, res);
 }

@@ -25,4 +25,9 @@ enum db_status db_gpu_model_get(struct db_conn *c, const char *key, json_t **out
  * A duplicate key or nvidia_smi_name gives DB_HARD_ERROR with a unique violation. */
 enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, json_t **out);
 
+/* The columns sizing needs, for every model ordered by key: rows of (key, display_name,
+ * memory_gib float8, nvidia_smi_memory_total_mib or 0, supported_formats as {a,b}).
+ * Caller PQclear()s *res. */
+enum db_status db_gpu_model_catalog(struct db_conn *c, PGresult **res);
+
 #endif

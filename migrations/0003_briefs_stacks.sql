@@ -7,7 +7,7 @@ CREATE TABLE briefs (
     kind        text NOT NULL CHECK (kind IN ('inference_interactive', 'inference_batch', 'training',
                                                'fine_tuning', 'embeddings', 'distributed_serving')),
     revision    integer NOT NULL DEFAULT 1 CHECK (revision >= 1),
-    spec        jsonb NOT NULL CHECK (jsonb_typeof(spec) = 'object'),
+    spec        json NOT NULL CHECK (json_typeof(spec) = 'object'),
     created_by  text NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now()
@@ -21,7 +21,7 @@ COMMENT ON COLUMN briefs.id IS 'Public identifier.';
 COMMENT ON COLUMN briefs.name IS 'Human name (copy of spec.name, for filtering).';
 COMMENT ON COLUMN briefs.kind IS 'Workload kind (copy of spec.kind, for filtering).';
 COMMENT ON COLUMN briefs.revision IS 'Starts at 1; each accepted PUT adds 1.';
-COMMENT ON COLUMN briefs.spec IS 'The validated brief document as the caller sent it (BriefInput).';
+COMMENT ON COLUMN briefs.spec IS 'The validated brief document (BriefInput), compact JSON text; json, not jsonb, so that it is served back byte for byte.';
 COMMENT ON COLUMN briefs.created_by IS 'JWT sub of the creator.';
 COMMENT ON COLUMN briefs.created_at IS 'When the brief was created.';
 COMMENT ON COLUMN briefs.updated_at IS 'When the brief last changed.';
@@ -33,8 +33,8 @@ CREATE TABLE stacks (
     framework     text NOT NULL,
     image_digest  text NOT NULL CHECK (image_digest ~ '^sha256:[0-9a-f]{64}$'),
     supersedes    uuid REFERENCES stacks (id) ON DELETE RESTRICT,
-    spec          jsonb NOT NULL CHECK (jsonb_typeof(spec) = 'object'),
-    warnings      jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(warnings) = 'array'),
+    spec          json NOT NULL CHECK (json_typeof(spec) = 'object'),
+    warnings      json NOT NULL DEFAULT '[]' CHECK (json_typeof(warnings) = 'array'),
     created_by    text NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now()
 );
@@ -49,7 +49,7 @@ COMMENT ON COLUMN stacks.name IS 'Human name (copy of spec.name).';
 COMMENT ON COLUMN stacks.framework IS 'Framework name (copy of spec.framework.name, for filtering).';
 COMMENT ON COLUMN stacks.image_digest IS 'The container image digest the stack pins (sha256:...).';
 COMMENT ON COLUMN stacks.supersedes IS 'The stack this one replaces; rolling back means pointing a host at it again.';
-COMMENT ON COLUMN stacks.spec IS 'The validated stack document (StackInput).';
+COMMENT ON COLUMN stacks.spec IS 'The validated stack document (StackInput), compact JSON text served back byte for byte.';
 COMMENT ON COLUMN stacks.warnings IS 'Accepted-with-warning findings, e.g. CUDA running through minor version compatibility.';
 COMMENT ON COLUMN stacks.created_by IS 'JWT sub of the creator.';
 COMMENT ON COLUMN stacks.created_at IS 'When the stack was recorded.';

@@ -7,6 +7,8 @@
  *   activations  = only when the brief gives them; never guessed. */
 #include "planner/sizing.h"
 
+#include "common/jw.h"
+
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -184,138 +186,195 @@ void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const s
 
 static const char *const status_names[] = {"estimated", "not_estimated", "not_applicable"};
 
-/* Whole bytes as a JSON integer (sizes stay far below 2^53). */
-static json_t *bytes_json(double b) { return json_integer((json_int_t)llround(b)); }
+/* Whole bytes (sizes stay far below 2^53). */
+static long long whole(double b) { return llround(b); }
 
-static json_t *term_json(const struct plan_term *t)
+/* The five members every term has. */
+static void term_core(struct jw *w, const struct plan_term *t)
 {
     int known = t->status == PLAN_ESTIMATED;
-    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "status", status_names[t->status], "bytes",
-                     known ? bytes_json(t->bytes) : json_null(), "gib",
-                     known ? json_real(plan_gib(t->bytes)) : json_null(), "formula",
-                     t->formula ? json_string(t->formula) : json_null(), "reason",
-                     t->reason ? json_string(t->reason) : json_null());
+    jw_str(w, "status", status_names[t->status]);
+    if (known) {
+        jw_int(w, "bytes", whole(t->bytes));
+        jw_num(w, "gib", plan_gib(t->bytes));
+    } else {
+        jw_null(w, "bytes");
+        jw_null(w, "gib");
+    }
+    jw_str(w, "formula", t->formula);
+    jw_str(w, "reason", t->reason);
 }
 
-static json_t *assumptions_json(const struct plan_brief *b, const struct plan_options *o,
-                                const struct plan_sizing *s)
+static void assumptions(struct jw *w, const struct plan_brief *b, const struct plan_options *o,
+                        const struct plan_sizing *s)
 {
-    json_t *a = json_array();
     char buf[320];
-    json_array_append_new(a, json_string("This is an estimate and a lower bound, not a "
-                                         "measurement; validate it with the acceptance gate's "
-                                         "workload check."));
+    jw_arr(w, "assumptions");
+    jw_str(w, NULL, "This is an estimate and a lower bound, not a measurement; validate it with "
+                    "the acceptance gate's workload check.");
     snprintf(buf, sizeof buf, "Weights use %g bytes per parameter for %s.",
              s->bytes_per_parameter, plan_precision_names[b->precision]);
-    json_array_append_new(a, json_string(buf));
+    jw_str(w, NULL, buf);
     if (s->kv_cache.status == PLAN_ESTIMATED) {
         snprintf(buf, sizeof buf,
                  "KV cache uses %g bytes per element, the KV heads (not the attention heads), "
                  "and every sequence at its full length of %ld tokens at a concurrency of %ld.",
                  s->kv_bytes_per_element, s->kv_tokens_per_sequence, s->kv_sequences);
-        json_array_append_new(a, json_string(buf));
+        jw_str(w, NULL, buf);
         if (!b->has_kv_precision && b->precision == PLAN_INT4)
-            json_array_append_new(a, json_string("int4 weights are assumed to keep a 16-bit "
-                                                 "KV cache; set model.kv_cache_precision "
-                                                 "otherwise."));
+            jw_str(w, NULL, "int4 weights are assumed to keep a 16-bit KV cache; set "
+                            "model.kv_cache_precision otherwise.");
     }
     snprintf(buf, sizeof buf,
              "Runtime overhead (buffers, workspace, fragmentation) is weights × %g + %g GiB "
              "(GPUStack's margin for LLMs is × 1.2 + 2 GiB).",
              o->overhead_factor - 1.0, o->overhead_fixed_gib);
-    json_array_append_new(a, json_string(buf));
+    jw_str(w, NULL, buf);
     if (s->training_state.status == PLAN_ESTIMATED) {
         snprintf(buf, sizeof buf,
                  "Training state is %g bytes per parameter for %s (HF Transformers, model "
                  "memory anatomy); it includes the weights.",
                  s->training_bytes_per_parameter, plan_optimizer_names[b->optimizer]);
-        json_array_append_new(a, json_string(buf));
+        jw_str(w, NULL, buf);
     }
     if (s->activations.status == PLAN_NOT_ESTIMATED)
-        json_array_append_new(a, json_string("Activations were not estimated: the brief does "
-                                             "not give them, and they are never guessed."));
+        jw_str(w, NULL, "Activations were not estimated: the brief does not give them, and they "
+                        "are never guessed.");
     snprintf(buf, sizeof buf,
              "Per-GPU memory is the driver's memory.total when the catalog knows it, else the "
              "marketed GB read as 10^9 bytes; %g%% of it is kept in reserve.",
              o->reserve_pct);
-    json_array_append_new(a, json_string(buf));
-    json_array_append_new(a, json_string("1 GiB = 1,073,741,824 bytes."));
-    return a;
+    jw_str(w, NULL, buf);
+    jw_str(w, NULL, "1 GiB = 1,073,741,824 bytes.");
+    jw_arr_end(w);
 }
 
-json_t *plan_sizing_json(const struct plan_brief *b, const struct plan_options *o,
-                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus)
+static void gpu_options(struct jw *w, const struct plan_brief *b, const struct plan_options *o,
+                        const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus)
 {
-    json_t *weights = term_json(&s->weights);
-    json_object_set_new(weights, "counted_in_total", json_boolean(s->weights_counted));
-    json_object_set_new(weights, "bytes_per_parameter", json_real(s->bytes_per_parameter));
-
-    json_t *kv = term_json(&s->kv_cache);
-    int kv_ok = s->kv_cache.status == PLAN_ESTIMATED;
-    json_object_set_new(kv, "per_token_bytes", kv_ok ? bytes_json(s->kv_per_token_bytes) : json_null());
-    json_object_set_new(kv, "tokens_per_sequence", kv_ok ? json_integer(s->kv_tokens_per_sequence) : json_null());
-    json_object_set_new(kv, "sequences", kv_ok ? json_integer(s->kv_sequences) : json_null());
-    json_object_set_new(kv, "bytes_per_element", kv_ok ? json_real(s->kv_bytes_per_element) : json_null());
-    json_t *missing = json_array();
-    for (int i = 0; i < s->kv_nmissing; i++)
-        json_array_append_new(missing, json_string(s->kv_missing[i]));
-    json_object_set_new(kv, "missing", missing);
-
-    json_t *train = term_json(&s->training_state);
-    if (s->training_state.status == PLAN_ESTIMATED) {
-        json_object_set_new(train, "optimizer", json_string(plan_optimizer_names[b->optimizer]));
-        json_object_set_new(train, "bytes_per_parameter", json_real(s->training_bytes_per_parameter));
-    }
-    json_t *overhead = term_json(&s->overhead);
-    json_object_set_new(overhead, "factor", json_real(o->overhead_factor));
-    json_object_set_new(overhead, "fixed_gib", json_real(o->overhead_fixed_gib));
-
-    json_t *peak = json_null();
-    if (s->has_peak)
-        peak = json_pack("{s:I, s:o, s:o, s:f}", "concurrency", (json_int_t)b->peak_concurrency,
-                         "kv_cache_bytes",
-                         kv_ok ? bytes_json(s->peak_kv_bytes) : json_null(), "total_bytes",
-                         bytes_json(s->peak_total_bytes), "total_gib",
-                         plan_gib(s->peak_total_bytes));
-
-    json_t *options = json_pack("{s:f, s:f, s:f}", "reserve_pct", o->reserve_pct,
-                                "overhead_factor", o->overhead_factor, "overhead_fixed_gib",
-                                o->overhead_fixed_gib);
-    json_t *fits = json_array();
+    jw_arr(w, "gpu_options");
     for (size_t i = 0; i < ngpus; i++) {
         struct plan_gpu_fit f;
         plan_fit(s, o, &gpus[i], b->precision, &f);
         char warn[256];
-        const char *w = NULL;
+        const char *msg = NULL;
         if (f.needs_parallelism) {
             snprintf(warn, sizeof warn,
                      "needs %ld GPUs: tensor or pipeline parallelism makes the interconnect "
                      "part of the requirement (the topology gate must pass)",
                      f.gpus_needed);
-            w = warn;
+            msg = warn;
         } else if (!f.precision_supported) {
             snprintf(warn, sizeof warn, "%s is not among this model's supported formats",
                      plan_precision_names[b->precision]);
-            w = warn;
+            msg = warn;
         }
-        json_array_append_new(
-            fits, json_pack("{s:s, s:s, s:f, s:f, s:I, s:b, s:b, s:b, s:b, s:o}", "gpu_model",
-                            gpus[i].key, "display_name", gpus[i].display_name,
-                            "memory_gib_per_gpu", round(f.memory_bytes / PLAN_GIB * 100) / 100,
-                            "usable_gib_per_gpu", round(f.usable_bytes / PLAN_GIB * 100) / 100,
-                            "gpus_needed", (json_int_t)f.gpus_needed, "fits_single_gpu",
-                            f.fits_single, "needs_parallelism", f.needs_parallelism,
-                            "topology_matters", f.needs_parallelism, "precision_supported",
-                            f.precision_supported, "warning",
-                            w ? json_string(w) : json_null()));
+        jw_obj(w, NULL);
+        jw_str(w, "gpu_model", gpus[i].key);
+        jw_str(w, "display_name", gpus[i].display_name);
+        jw_num(w, "memory_gib_per_gpu", round(f.memory_bytes / PLAN_GIB * 100) / 100);
+        jw_num(w, "usable_gib_per_gpu", round(f.usable_bytes / PLAN_GIB * 100) / 100);
+        jw_int(w, "gpus_needed", f.gpus_needed);
+        jw_bool(w, "fits_single_gpu", f.fits_single);
+        jw_bool(w, "needs_parallelism", f.needs_parallelism);
+        jw_bool(w, "topology_matters", f.needs_parallelism);
+        jw_bool(w, "precision_supported", f.precision_supported);
+        jw_str(w, "warning", msg);
+        jw_obj_end(w);
     }
-    return json_pack("{s:b, s:b, s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:{s:o, s:f}, s:o, s:o, "
-                     "s:o, s:o}",
-                     "estimate", 1, "lower_bound", 1, "kind", plan_kind_names[b->kind],
-                     "precision", plan_precision_names[b->precision], "terms", "weights",
-                     weights, "kv_cache", kv, "training_state", train, "activations",
-                     term_json(&s->activations), "runtime_overhead", overhead, "total", "bytes",
-                     bytes_json(s->total_bytes), "gib", plan_gib(s->total_bytes), "peak", peak,
-                     "options", options, "assumptions", assumptions_json(b, o, s),
-                     "gpu_options", fits);
+    jw_arr_end(w);
+}
+
+char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *o,
+                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus,
+                         const char *brief_id, long brief_revision)
+{
+    struct jw w;
+    jw_init(&w, 4096 + ngpus * 320);
+    jw_obj(&w, NULL);
+    jw_bool(&w, "estimate", 1);
+    jw_bool(&w, "lower_bound", 1);
+    jw_str(&w, "brief_id", brief_id);
+    if (brief_revision > 0)
+        jw_int(&w, "brief_revision", brief_revision);
+    else
+        jw_null(&w, "brief_revision");
+    jw_str(&w, "kind", plan_kind_names[b->kind]);
+    jw_str(&w, "precision", plan_precision_names[b->precision]);
+
+    jw_obj(&w, "terms");
+    jw_obj(&w, "weights");
+    term_core(&w, &s->weights);
+    jw_bool(&w, "counted_in_total", s->weights_counted);
+    jw_num(&w, "bytes_per_parameter", s->bytes_per_parameter);
+    jw_obj_end(&w);
+
+    int kv_ok = s->kv_cache.status == PLAN_ESTIMATED;
+    jw_obj(&w, "kv_cache");
+    term_core(&w, &s->kv_cache);
+    if (kv_ok) {
+        jw_int(&w, "per_token_bytes", whole(s->kv_per_token_bytes));
+        jw_int(&w, "tokens_per_sequence", s->kv_tokens_per_sequence);
+        jw_int(&w, "sequences", s->kv_sequences);
+        jw_num(&w, "bytes_per_element", s->kv_bytes_per_element);
+    } else {
+        jw_null(&w, "per_token_bytes");
+        jw_null(&w, "tokens_per_sequence");
+        jw_null(&w, "sequences");
+        jw_null(&w, "bytes_per_element");
+    }
+    jw_arr(&w, "missing");
+    for (int i = 0; i < s->kv_nmissing; i++)
+        jw_str(&w, NULL, s->kv_missing[i]);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+
+    jw_obj(&w, "training_state");
+    term_core(&w, &s->training_state);
+    if (s->training_state.status == PLAN_ESTIMATED) {
+        jw_str(&w, "optimizer", plan_optimizer_names[b->optimizer]);
+        jw_num(&w, "bytes_per_parameter", s->training_bytes_per_parameter);
+    }
+    jw_obj_end(&w);
+
+    jw_obj(&w, "activations");
+    term_core(&w, &s->activations);
+    jw_obj_end(&w);
+
+    jw_obj(&w, "runtime_overhead");
+    term_core(&w, &s->overhead);
+    jw_num(&w, "factor", o->overhead_factor);
+    jw_num(&w, "fixed_gib", o->overhead_fixed_gib);
+    jw_obj_end(&w);
+    jw_obj_end(&w); /* terms */
+
+    jw_obj(&w, "total");
+    jw_int(&w, "bytes", whole(s->total_bytes));
+    jw_num(&w, "gib", plan_gib(s->total_bytes));
+    jw_obj_end(&w);
+
+    if (s->has_peak) {
+        jw_obj(&w, "peak");
+        jw_int(&w, "concurrency", b->peak_concurrency);
+        if (kv_ok)
+            jw_int(&w, "kv_cache_bytes", whole(s->peak_kv_bytes));
+        else
+            jw_null(&w, "kv_cache_bytes");
+        jw_int(&w, "total_bytes", whole(s->peak_total_bytes));
+        jw_num(&w, "total_gib", plan_gib(s->peak_total_bytes));
+        jw_obj_end(&w);
+    } else {
+        jw_null(&w, "peak");
+    }
+
+    jw_obj(&w, "options");
+    jw_num(&w, "reserve_pct", o->reserve_pct);
+    jw_num(&w, "overhead_factor", o->overhead_factor);
+    jw_num(&w, "overhead_fixed_gib", o->overhead_fixed_gib);
+    jw_obj_end(&w);
+
+    assumptions(&w, b, o, s);
+    gpu_options(&w, b, o, s, gpus, ngpus);
+    jw_obj_end(&w);
+    return jw_take(&w);
 }

@@ -95,10 +95,12 @@ void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const s
 /* bytes → GiB rounded to 2 decimals (13.04). */
 double plan_gib(double bytes);
 
-/* Renders the sizing answer (schema Sizing in openapi.yaml). gpus may be empty.
- * Returns a new reference. */
-json_t *plan_sizing_json(const struct plan_brief *b, const struct plan_options *o,
-                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus);
+/* Renders the sizing answer (schema Sizing in openapi.yaml) as JSON text. gpus may be
+ * empty; brief_id NULL and brief_revision 0 for a brief that is not stored. Caller frees;
+ * NULL when out of memory. */
+char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *o,
+                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus,
+                         const char *brief_id, long brief_revision);
 
 /* Name tables, shared with validation. */
 extern const char *const plan_kind_names[];      /* NULL-terminated, index = enum */

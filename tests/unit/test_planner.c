@@ -145,8 +145,13 @@ static void sizing_json_shape(void)
     plan_default_options(&o);
     plan_size(&b, &o, &s);
     struct plan_gpu g = {"h100_sxm", "H100", 80, 81559, 0x3f};
-    json_t *j = plan_sizing_json(&b, &o, &s, &g, 1);
+    char *text = plan_sizing_render(&b, &o, &s, &g, 1, NULL, 0);
+    json_error_t err;
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+    free(text);
     CHECK(j != NULL);
+    CHECK(json_is_null(json_object_get(j, "brief_id")));
+    CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "gpu_options"), 0), "gpu_model")), "h100_sxm");
     CHECK(json_is_true(json_object_get(j, "estimate")));
     CHECK(json_integer_value(json_object_get(json_object_get(j, "total"), "bytes")) ==
           18947483648LL);

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "common/jw.h"
 #include "common/secret.h"
 #include "common/util.h"
 #include "tests/unit/unit.h"
@@ -161,7 +164,35 @@ static void secret_files(void)
     rmdir(dir);
 }
 
+static void json_writer(void)
+{
+    struct jw w;
+    jw_init(&w, 8);
+    jw_obj(&w, NULL);
+    jw_str(&w, "s", "a\"b\\c\nd\x01é");
+    jw_int(&w, "i", -42);
+    jw_num(&w, "n", 13.04);
+    jw_num(&w, "whole", 2);
+    jw_bool(&w, "t", 1);
+    jw_str(&w, "null", NULL);
+    jw_arr(&w, "a");
+    jw_int(&w, NULL, 1);
+    jw_obj(&w, NULL);
+    jw_obj_end(&w);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    char *text = jw_take(&w);
+    CHECK_STR(text, "{\"s\":\"a\\\"b\\\\c\\u000ad\\u0001é\",\"i\":-42,\"n\":13.04,"
+                    "\"whole\":2,\"t\":true,\"null\":null,\"a\":[1,{}]}");
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "s")), "a\"b\\c\nd\x01é");
+    json_decref(j);
+    free(text);
+}
+
 UNIT_SUITE(util_tests) = {
+    {"jw: escaping, numbers, nesting; output parses back", json_writer},
     {"util: RFC 3339 round trip and offsets", rfc3339_roundtrip},
     {"util: RFC 3339 rejects invalid dates and forms", rfc3339_rejects},
     {"util: base64url RFC 4648 vectors", b64url_vectors},
