@@ -102,4 +102,6 @@ fmt:
 clean:
 	rm -rf build bin
 
+include provisioner/parsers.mk
+
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

@@ -1,0 +1,33 @@
+# Parsers for NVIDIA / DCGM / container tool output, and their tests.
+# Included from the top-level Makefile (after its `all` target, so that the
+# default goal stays `all`).  Uses the Makefile's BUILD, CC, CFLAGS, LDFLAGS,
+# LDLIBS and its `$(BUILD)/%.o: %.c` pattern rule.
+#
+#   make parser-tests     build and run $(BUILD)/parser-tests over tests/fixtures/nvidia
+#   make fuzz             build and briefly run every libFuzzer target (clang)
+#   make fuzz FUZZ_SECONDS=60
+
+PARSER_SRC := provisioner/parse_util.c provisioner/parse_csv.c provisioner/parse_smi.c \
+              provisioner/parse_list.c provisioner/parse_topo.c provisioner/parse_nvlink.c \
+              provisioner/parse_dcgmi.c provisioner/parse_container.c \
+              provisioner/parse_version.c provisioner/parse_nvsmi_err.c provisioner/parse_xml.c
+PARSER_TEST_SRC := tests/parsers/main.c tests/parsers/test_helpers.c \
+                   tests/parsers/test_fixtures.c
+
+PARSER_OBJ      := $(PARSER_SRC:%.c=$(BUILD)/%.o)
+PARSER_TEST_OBJ := $(PARSER_TEST_SRC:%.c=$(BUILD)/%.o)
+PARSER_TEST_BIN := $(BUILD)/parser-tests
+FUZZ_SECONDS    ?= 10
+
+$(PARSER_TEST_BIN): $(PARSER_TEST_OBJ) $(PARSER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: parser-tests fuzz
+parser-tests: $(PARSER_TEST_BIN)
+	$(PARSER_TEST_BIN) tests/fixtures/nvidia
+
+fuzz:
+	tests/fuzz/run $(FUZZ_SECONDS)
+
+-include $(PARSER_OBJ:.o=.d) $(PARSER_TEST_OBJ:.o=.d)

@@ -1,0 +1,48 @@
+# common.sh - sourced by the simulated tools (bash). Kept cheap: no external
+# programs except `cat`, `sleep` and (for --query-gpu) one `awk`.
+# The sshd of each simulated host sets GPUFLEET_SIM_DIR and GPUFLEET_SIM_HOST
+# (sshd_config SetEnv); they select this host's files.
+export LC_ALL=C
+if [[ -z ${GPUFLEET_SIM_DIR:-} || -z ${GPUFLEET_SIM_HOST:-} ]]; then
+  echo "simfleet: GPUFLEET_SIM_DIR/GPUFLEET_SIM_HOST not set (not on a simulated host?)" >&2
+  exit 127
+fi
+SIM_H=$GPUFLEET_SIM_DIR/$GPUFLEET_SIM_HOST
+# shellcheck disable=SC1091
+. "$SIM_H/env"            # SIM_PROFILE SIM_P SIM_DELAY SIM_WORKLOAD SIM_SLOW SIM_HANG
+. "$SIM_P/profile.env"    # SIM_NVSMI SIM_DOCKER SIM_DCGM SIM_NGPU SIM_MODEL SIM_DRIVER
+
+# sim_json_str STR -> sets REPLY to the JSON string literal of STR
+sim_json_str() {
+  local s=$1 out c i
+  s=${s//\\/\\\\}; s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}; s=${s//$'\r'/\\r}; s=${s//$'\t'/\\t}
+  if [[ $s == *[[:cntrl:]]* ]]; then
+    out=
+    for ((i = 0; i < ${#s}; i++)); do
+      c=${s:i:1}
+      if [[ $c == [[:cntrl:]] ]]; then printf -v c '\\u%04x' "'$c"; fi
+      out+=$c
+    done
+    s=$out
+  fi
+  REPLY="\"$s\""
+}
+
+# sim_log ARGV... -> one JSON array per call appended to DIR/<host>/argv.log
+sim_log() {
+  [[ -n ${GPUFLEET_SIM_INNER:-} ]] && return 0
+  local a line=
+  for a; do sim_json_str "$a"; line+=${line:+,}$REPLY; done
+  printf '[%s]\n' "$line" >> "$SIM_H/argv.log"
+}
+
+sim_sleep() { [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] || sleep "$1"; }
+
+# every tool of a `hang` host blocks far longer than any sane timeout
+sim_hang_check() { [[ $SIM_PROFILE == hang ]] && exec sleep "$SIM_HANG"; return 0; }
+
+sim_unsupported() {
+  echo "simfleet: unsupported $SIM_TOOL invocation:$(printf ' %q' "$@") (see tests/fleet/README.md)" >&2
+  exit 2
+}
