@@ -245,6 +245,14 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
              "marketed GB read as 10^9 bytes; %g%% of it is kept in reserve.",
              o->reserve_pct);
     jw_str(w, NULL, buf);
+    if (s->has_peak) {
+        snprintf(buf, sizeof buf,
+                 "gpu_options are sized for load.concurrency (%ld); at peak_concurrency (%ld) "
+                 "the total is %.2f GiB, and an engine with a fixed KV cache budget queues the "
+                 "excess requests instead.",
+                 b->concurrency, b->peak_concurrency, plan_gib(s->peak_total_bytes));
+        jw_str(w, NULL, buf);
+    }
     jw_str(w, NULL, "1 GiB = 1,073,741,824 bytes.");
     jw_arr_end(w);
 }
