@@ -31,21 +31,32 @@ BUILD     := build/rel
 BIN       := bin/gpufleetd
 endif
 
+.DEFAULT_GOAL := all
+
 # Explicit source lists.
-COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c
+COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
+              common/crypt.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
-              db/stacks.c
+              db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
-              api/stacks.c api/sizing.c api/catalog.c
-PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c
+              api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
+              api/hosts.c api/gates.c
+PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
+              planner/gate.c planner/readiness.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
 MAIN_SRC   := api/main.c
-LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(DB_SRC) $(API_SRC)
+include provisioner/parsers.mk
+include provisioner/ssh.mk
+PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
+              provisioner/worker.c provisioner/gate_checks.c
+LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
               tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
-              tests/unit/test_config.c tests/unit/test_planner.c
+              tests/unit/test_config.c tests/unit/test_planner.c \
+              tests/unit/test_crypt.c tests/unit/test_sshkey.c \
+              tests/unit/test_provision.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -101,7 +112,5 @@ fmt:
 
 clean:
 	rm -rf build bin
-
-include provisioner/parsers.mk
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

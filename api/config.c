@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "provisioner/ssh.h"
 
 static char *dup_or(const char *v, const char *def)
 {
@@ -159,8 +160,32 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
         parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 256, 1, 65536,
                       &cfg->max_connections_per_ip, err, errlen) ||
         parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600,
-                      &cfg->connection_timeout_s, err, errlen))
+                      &cfg->connection_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WORKERS", 1, 0, 64, &cfg->workers, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096,
+                      &cfg->worker_concurrency, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, &cfg->job_lease_s, err,
+                      errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_COMMAND_TIMEOUT", 600, 1, 86400,
+                      &cfg->ssh_command_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300,
+                      &cfg->ssh_connect_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, &cfg->diag_timeout_s[0],
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L2", 300, 1, 86400, &cfg->diag_timeout_s[1],
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, &cfg->diag_timeout_s[2],
+                      err, errlen))
         return -1;
+    cfg->ssh_allow_cidrs = dup_or(get("GPUFLEET_SSH_ALLOW_CIDRS"), "");
+    if (cfg->ssh_allow_cidrs[0] != '\0' &&
+        prov_ssh_cidr_match("127.0.0.1", cfg->ssh_allow_cidrs) < 0) {
+        snprintf(err, errlen,
+                 "GPUFLEET_SSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.0.0.0/8 (got "
+                 "\"%.80s\")",
+                 cfg->ssh_allow_cidrs);
+        return -1;
+    }
     if (parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
         return -1;
     if ((need & CONFIG_NEED_LISTEN) && parse_listen(cfg, err, errlen) != 0)
@@ -213,6 +238,7 @@ void config_free(struct api_config *cfg)
     free(cfg->jwt_issuer);
     free(cfg->jwt_audience);
     free(cfg->master_key_file);
+    free(cfg->ssh_allow_cidrs);
     for (int i = 0; i < cfg->ncors; i++)
         free(cfg->cors_origins[i]);
     memset(cfg, 0, sizeof *cfg);
@@ -262,5 +288,11 @@ void config_log(const struct api_config *cfg)
         "cors_origins", origins, "log_level", lvl[cfg->log_level], "max_connections",
         cfg->max_connections, "max_connections_per_ip", cfg->max_connections_per_ip,
         "connection_timeout_s", cfg->connection_timeout_s);
+    json_object_set_new(o, "workers", json_integer(cfg->workers));
+    json_object_set_new(o, "worker_concurrency", json_integer(cfg->worker_concurrency));
+    json_object_set_new(o, "job_lease_s", json_integer(cfg->job_lease_s));
+    json_object_set_new(o, "ssh_command_timeout_s", json_integer(cfg->ssh_command_timeout_s));
+    json_object_set_new(o, "ssh_connect_timeout_s", json_integer(cfg->ssh_connect_timeout_s));
+    json_object_set_new(o, "ssh_allow_cidrs", json_string(cfg->ssh_allow_cidrs));
     log_json_steal(LOG_INFO, o);
 }

@@ -24,6 +24,14 @@ struct api_config {
     int max_connections;
     int max_connections_per_ip;
     int connection_timeout_s;
+    /* Jobs and SSH */
+    int workers;             /* worker threads inside serve (0 = none); `worker` runs them alone */
+    int worker_concurrency;  /* jobs one worker thread holds at once */
+    int job_lease_s;
+    int ssh_command_timeout_s;
+    int ssh_connect_timeout_s;
+    char *ssh_allow_cidrs;   /* comma-separated CIDRs SSH targets must be in; empty = none */
+    int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
 };
 
 /* What a command needs; missing required settings are refused. */

@@ -189,7 +189,7 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
         if (r->state == REQ_REPLIED || ret != MHD_YES)
             return ret;
     }
-    if (method_has_body(method)) {
+    if (method_has_body(method) && (r->route->flags & ROUTE_BODY)) {
         const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         long len;
         if (cl != NULL && util_parse_long(cl, 0, 1L << 40, &len) == 0 && len > API_MAX_BODY)
@@ -238,10 +238,16 @@ static int parse_body(struct api_req *r)
             api_reply_problem(r, API_ERR_DUPLICATE_KEY, NULL,
                               "the body repeats a key (line %d, column %d)", jerr.line,
                               jerr.column);
-        else
+        else {
+            /* jansson's text may quote the input ("... near '<token>'"), and the input may
+             * be a secret (a private key): keep only the reason and the position. */
+            char *near = strstr(jerr.text, " near ");
+            if (near != NULL)
+                *near = '\0';
             api_reply_problem(r, API_ERR_INVALID_JSON, NULL,
                               "the body is not valid JSON: %s (line %d, column %d)", jerr.text,
                               jerr.line, jerr.column);
+        }
         return -1;
     }
     if (!json_is_object(r->json)) {

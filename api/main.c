@@ -11,13 +11,16 @@
 #include "api/auth.h"
 #include "api/catalog.h"
 #include "api/config.h"
+#include "api/hosts.h"
 #include "api/routes.h"
 #include "api/server.h"
+#include "common/crypt.h"
 #include "common/log.h"
 #include "common/secret.h"
 #include "common/util.h"
 #include "db/db.h"
 #include "db/migrate.h"
+#include "provisioner/worker.h"
 
 #include <openssl/crypto.h>
 
@@ -28,6 +31,7 @@ static int usage(FILE *out)
     fprintf(out,
             "usage: gpufleetd COMMAND\n"
             "  serve [--migrate]      run the API (configuration from GPUFLEET_* variables)\n"
+            "  worker [--migrate]     run job workers only (no API)\n"
             "  migrate                apply pending database migrations\n"
             "  token --sub NAME --role viewer|operator|admin|reporter [--ttl 15m]\n"
             "        [--private-key-file EC_P256.pem]   print a signed JWT (HS256 with\n"
@@ -64,27 +68,10 @@ static int cmd_migrate(void)
     return 0;
 }
 
-/* Reads the master key file and derives the credential encryption key (HKDF-SHA256), so
- * a bad file stops the service at start, not at the first credential. */
-static int check_master_key(const char *path, char *err, size_t errlen)
+/* serve: the API (and GPUFLEET_WORKERS job workers); worker: job workers only. */
+static int cmd_serve(int argc, char **argv, int workers_only)
 {
-    unsigned char *ikm;
-    size_t len;
-    if (secret_read_file(path, &ikm, &len, err, errlen) != 0)
-        return -1;
-    unsigned char key[32];
-    static const char salt[] = "gpufleet-master-key-v1", info[] = "credentials aes-256-gcm";
-    int rc = secret_hkdf_sha256(ikm, len, (const unsigned char *)salt, sizeof salt - 1,
-                                (const unsigned char *)info, sizeof info - 1, key, sizeof key);
-    OPENSSL_cleanse(key, sizeof key);
-    secret_free(ikm, len);
-    if (rc != 0)
-        snprintf(err, errlen, "cannot derive a key from GPUFLEET_MASTER_KEY_FILE");
-    return rc;
-}
-
-static int cmd_serve(int argc, char **argv)
-{
+    const char *what = workers_only ? "worker" : "serve";
     int do_migrate = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--migrate") == 0)
@@ -94,27 +81,32 @@ static int cmd_serve(int argc, char **argv)
     }
     struct api_config cfg;
     struct api_auth auth;
+    memset(&auth, 0, sizeof auth);
     char err[512];
     int rc = 1;
-    if (config_load(&cfg, CONFIG_NEED_DB | CONFIG_NEED_JWT | CONFIG_NEED_MASTER_KEY |
-                              CONFIG_NEED_LISTEN,
-                    env, err, sizeof err) != 0)
-        return fatal("serve", err);
+    unsigned need = CONFIG_NEED_DB | CONFIG_NEED_MASTER_KEY;
+    if (!workers_only)
+        need |= CONFIG_NEED_JWT | CONFIG_NEED_LISTEN;
+    if (config_load(&cfg, need, env, err, sizeof err) != 0)
+        return fatal(what, err);
     log_set_level(cfg.log_level);
-    if (auth_init(&auth, cfg.jwt_secret_file, cfg.jwt_public_key_file, cfg.jwt_issuer,
-                  cfg.jwt_audience, err, sizeof err) != 0) {
+    if (workers_only && cfg.workers == 0)
+        cfg.workers = 1;
+    if (!workers_only && auth_init(&auth, cfg.jwt_secret_file, cfg.jwt_public_key_file,
+                                   cfg.jwt_issuer, cfg.jwt_audience, err, sizeof err) != 0) {
         config_free(&cfg);
-        return fatal("serve", err);
+        return fatal(what, err);
     }
-    if (check_master_key(cfg.master_key_file, err, sizeof err) != 0) {
-        fatal("serve", err);
+    /* A bad master key file stops the service at start, not at the first credential. */
+    if (crypt_init_from_file(cfg.master_key_file, err, sizeof err) != 0) {
+        fatal(what, err);
         goto cleanup_auth;
     }
     config_log(&cfg);
     if (do_migrate) {
         int n;
         if (db_migrate(cfg.database_url, &n, err, sizeof err) != 0) {
-            fatal("serve", err);
+            fatal(what, err);
             goto cleanup_auth;
         }
     }
@@ -122,8 +114,8 @@ static int cmd_serve(int argc, char **argv)
     enum db_schema_state st = db_schema_check(cfg.database_url, &applied, err, sizeof err);
     if (st != DB_SCHEMA_CURRENT) {
         if (st == DB_SCHEMA_PENDING)
-            strncat(err, " (or start with serve --migrate)", sizeof err - strlen(err) - 1);
-        fatal("serve", err);
+            strncat(err, " (or start with --migrate)", sizeof err - strlen(err) - 1);
+        fatal(what, err);
         goto cleanup_auth;
     }
     /* Block the stop signals before threads start, so only sigwait sees them. */
@@ -134,27 +126,49 @@ static int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (db_pool_init(cfg.database_url, cfg.db_pool_size) != 0) {
-        fatal("serve", "cannot create the database pool");
+    /* API threads and worker threads each need a connection now and then. */
+    int pool = (workers_only ? 0 : cfg.db_pool_size) + cfg.workers;
+    if (db_pool_init(cfg.database_url, pool) != 0) {
+        fatal(what, "cannot create the database pool");
         goto cleanup_auth;
     }
-    if (api_server_start(&cfg, &auth, err, sizeof err) != 0) {
-        fatal("serve", err);
+    api_hosts_configure(cfg.ssh_allow_cidrs);
+    if (!workers_only && api_server_start(&cfg, &auth, err, sizeof err) != 0) {
+        fatal(what, err);
         goto cleanup_pool;
     }
-    log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:s, s:s}", "msg", "listening", "listen",
-                                       cfg.listen, "version", GPUFLEET_VERSION, "commit",
+    struct prov_worker_config wc = {cfg.database_url,         cfg.workers,
+                                    cfg.worker_concurrency,   cfg.job_lease_s,
+                                    cfg.ssh_command_timeout_s, cfg.ssh_connect_timeout_s,
+                                    cfg.ssh_allow_cidrs,
+                                    {cfg.diag_timeout_s[0], cfg.diag_timeout_s[1],
+                                     cfg.diag_timeout_s[2]}};
+    if (cfg.workers > 0 && prov_workers_start(&wc) != 0) {
+        fatal(what, "cannot start the job workers");
+        if (!workers_only)
+            api_server_stop();
+        goto cleanup_pool;
+    }
+    log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:i, s:s, s:s}", "msg",
+                                       workers_only ? "workers running" : "listening",
+                                       "listen", workers_only ? "" : cfg.listen, "workers",
+                                       cfg.workers, "version", GPUFLEET_VERSION, "commit",
                                        GPUFLEET_COMMIT));
     int sig = 0;
     sigwait(&stop, &sig);
     log_msg(LOG_INFO, "signal %d: shutting down", sig);
-    api_server_stop();
+    if (!workers_only)
+        api_server_stop();
+    if (cfg.workers > 0)
+        prov_workers_stop();
     api_catalog_shutdown();
     rc = 0;
 cleanup_pool:
     db_pool_shutdown();
 cleanup_auth:
-    auth_free(&auth);
+    crypt_shutdown();
+    if (!workers_only)
+        auth_free(&auth);
     config_free(&cfg);
     return rc;
 }
@@ -247,9 +261,9 @@ int main(int argc, char **argv)
         return cmd_token(argc, argv);
     if (!strcmp(cmd, "migrate"))
         return argc == 2 ? cmd_migrate() : usage(stderr);
-    if (!strcmp(cmd, "serve")) {
+    if (!strcmp(cmd, "serve") || !strcmp(cmd, "worker")) {
         libssh2_init(0);
-        int rc = cmd_serve(argc, argv);
+        int rc = cmd_serve(argc, argv, !strcmp(cmd, "worker"));
         libssh2_exit();
         return rc;
     }

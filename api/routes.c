@@ -8,7 +8,11 @@
 #include "api/audit.h"
 #include "api/briefs.h"
 #include "api/stacks.h"
+#include "api/credentials.h"
+#include "api/pools.h"
 #include "api/gpu_models.h"
+#include "api/gates.h"
+#include "api/hosts.h"
 #include "api/service.h"
 #include "api/sizing.h"
 
@@ -33,6 +37,34 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/stacks", api_stacks_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/stacks/{id}", api_stacks_get, ROLES_READ, 0},
     {"GET", "/v1/stacks/{id}/lineage", api_stacks_lineage, ROLES_READ, 0},
+    {"GET", "/v1/credentials", api_credentials_list, ROLES_ADMIN, 0},
+    {"POST", "/v1/credentials", api_credentials_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/credentials/{id}", api_credentials_get, ROLES_ADMIN, 0},
+    {"DELETE", "/v1/credentials/{id}", api_credentials_delete, ROLES_ADMIN, ROUTE_MUTATES},
+    {"GET", "/v1/pools", api_pools_list, ROLES_READ, 0},
+    {"POST", "/v1/pools", api_pools_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/pools/{id}", api_pools_get, ROLES_READ, 0},
+    {"PUT", "/v1/pools/{id}", api_pools_replace, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
+    {"DELETE", "/v1/pools/{id}", api_pools_delete, ROLES_ADMIN, ROUTE_MUTATES},
+    {"GET", "/v1/hosts", api_hosts_list, ROLES_READ, 0},
+    {"POST", "/v1/hosts", api_hosts_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/hosts/{id}", api_hosts_get, ROLES_READ, 0},
+    {"PATCH", "/v1/hosts/{id}", api_hosts_patch, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
+    {"DELETE", "/v1/hosts/{id}", api_hosts_delete, ROLES_ADMIN, ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/provision", api_hosts_provision, ROLES_WRITE,
+     ROUTE_BODY | ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/gate", api_hosts_gate, ROLES_WRITE, ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/drain", api_hosts_drain, ROLES_WRITE, ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/resume", api_hosts_resume, ROLES_WRITE, ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/diagnostics", api_hosts_diagnostics, ROLES_WRITE,
+     ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0},
+    {"GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0},
+    {"GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0},
+    {"GET", "/v1/gate-runs/{id}", api_gate_runs_get, ROLES_READ, 0},
+    {"GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0},
+    {"GET", "/v1/jobs/{id}", api_jobs_get, ROLES_READ, 0},
+    {"POST", "/v1/jobs/{id}/cancel", api_jobs_cancel, ROLES_WRITE, ROUTE_MUTATES},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

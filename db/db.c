@@ -16,6 +16,11 @@
 #include "db/audit.h"
 #include "db/briefs.h"
 #include "db/stacks.h"
+#include "db/credentials.h"
+#include "db/pools.h"
+#include "db/hosts.h"
+#include "db/jobs.h"
+#include "db/gates.h"
 #include "db/gpu_models.h"
 #include "db/idempotency.h"
 
@@ -46,6 +51,11 @@ static const struct {
     {db_idem_stmts, &db_idem_nstmts},
     {db_brief_stmts, &db_brief_nstmts},
     {db_stack_stmts, &db_stack_nstmts},
+    {db_credential_stmts, &db_credential_nstmts},
+    {db_pool_stmts, &db_pool_nstmts},
+    {db_host_stmts, &db_host_nstmts},
+    {db_job_stmts, &db_job_nstmts},
+    {db_gate_stmts, &db_gate_nstmts},
 };
 static const size_t ngroups = sizeof groups / sizeof groups[0];
 
@@ -457,4 +467,82 @@ enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
     }
     PQclear(r);
     return s;
+}
+
+struct db_listener {
+    char *url;
+    char *channel;
+    PGconn *pg;
+    int64_t last_try_us;
+};
+
+static int listener_connect(struct db_listener *l)
+{
+    int64_t now = util_mono_us();
+    if (l->last_try_us != 0 && now - l->last_try_us < 1000000)
+        return -1;
+    l->last_try_us = now;
+    PGconn *pg = connect_url(l->url);
+    if (pg == NULL)
+        return -1;
+    char *ident = PQescapeIdentifier(pg, l->channel, strlen(l->channel));
+    char sql[160];
+    snprintf(sql, sizeof sql, "LISTEN %s", ident ? ident : "gpufleet_jobs");
+    PQfreemem(ident);
+    PGresult *r = PQexec(pg, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok || PQsetnonblocking(pg, 1) != 0) {
+        PQfinish(pg);
+        return -1;
+    }
+    l->pg = pg;
+    return 0;
+}
+
+struct db_listener *db_listen(const char *url, const char *channel)
+{
+    struct db_listener *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    l->url = strdup(url);
+    l->channel = strdup(channel);
+    listener_connect(l);
+    return l;
+}
+
+int db_listener_fd(struct db_listener *l)
+{
+    if (l->pg == NULL)
+        listener_connect(l);
+    return l->pg ? PQsocket(l->pg) : -1;
+}
+
+int db_listener_drain(struct db_listener *l)
+{
+    if (l->pg == NULL)
+        return listener_connect(l) == 0 ? 1 : 0;
+    int n = 0;
+    if (PQconsumeInput(l->pg) == 0 || PQstatus(l->pg) != CONNECTION_OK) {
+        PQfinish(l->pg);
+        l->pg = NULL;
+        return 1;
+    }
+    PGnotify *note;
+    while ((note = PQnotifies(l->pg)) != NULL) {
+        n++;
+        PQfreemem(note);
+    }
+    return n;
+}
+
+void db_listener_free(struct db_listener *l)
+{
+    if (l == NULL)
+        return;
+    if (l->pg != NULL)
+        PQfinish(l->pg);
+    free(l->url);
+    free(l->channel);
+    free(l);
 }

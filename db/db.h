@@ -94,6 +94,17 @@ enum db_status db_exec_page(struct db_conn *c, const char *stmt, int nparams,
 enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
                            const char *const *params, char **doc);
 
+/* A dedicated connection that LISTENs on a channel (notifications arrive only on the
+ * session that listens). */
+struct db_listener;
+struct db_listener *db_listen(const char *url, const char *channel);
+/* The socket to poll for readability, or -1 while disconnected. */
+int db_listener_fd(struct db_listener *l);
+/* Consumes input; returns how many notifications arrived (reconnects when the
+ * connection was lost, then reports 1 so the caller re-checks for work). */
+int db_listener_drain(struct db_listener *l);
+void db_listener_free(struct db_listener *l);
+
 /* Column helpers for results. */
 const char *db_str(const PGresult *r, int row, const char *col);  /* NULL for SQL NULL */
 int db_isnull(const PGresult *r, int row, const char *col);

@@ -1,0 +1,353 @@
+/* gates.c — the acceptance gate and what depends on it. A host serves only while its
+ * current stack has an accepted gate; the gate and diagnostics run as durable jobs. */
+#include "api/gates.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "db/gates.h"
+#include "db/hosts.h"
+#include "db/jobs.h"
+#include "planner/readiness.h"
+
+static const char *host_id(struct api_req *r)
+{
+    const char *id = api_param(r, 0);
+    if (!api_valid_uuid(id)) {
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+        return NULL;
+    }
+    return id;
+}
+
+enum refusal { OK = 0, NO_HOST, BUSY, NOT_PROVISIONED, DRAINING, NOT_DRAINED, NO_GATE };
+
+struct action_arg {
+    struct api_req *r;
+    const char *id;
+    const char *kind;   /* job kind, or NULL for state actions */
+    const char *params; /* job params JSON */
+    char *doc;
+    char job_id[37];
+    enum refusal refused;
+    char state[32];
+};
+
+/* Reads the host's state and whether its accepted gate still covers the current stack. */
+static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *gate_valid,
+                                 int *has_stack)
+{
+    struct db_gate_context g;
+    enum db_status s = db_gate_context(c, a->id, NULL, &g);
+    if (s <= 0) {
+        a->refused = NO_HOST;
+        return s;
+    }
+    snprintf(a->state, sizeof a->state, "%s", g.state);
+    *has_stack = g.current_stack_id != NULL;
+    db_gate_context_free(&g);
+    char *doc = NULL;
+    s = db_host_readiness_facts(c, a->id, &doc);
+    json_t *f = doc ? json_loads(doc, 0, NULL) : NULL;
+    free(doc);
+    const json_t *gate = json_object_get(f, "accepted_gate");
+    const char *gstack = json_string_value(json_object_get(gate, "stack_id"));
+    const char *cur = json_string_value(json_object_get(json_object_get(f, "host"), "current_stack_id"));
+    *gate_valid = gate != NULL && gstack && cur && !strcmp(gstack, cur);
+    json_decref(f);
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
+static enum db_status job_fn(struct db_conn *c, void *arg)
+{
+    struct action_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    a->refused = OK;
+    int valid, has_stack;
+    enum db_status s = host_state(c, a, &valid, &has_stack);
+    if (s <= 0)
+        return s;
+    int diag = !strcmp(a->kind, "diagnostics");
+    if (diag && strcmp(a->state, "drained") != 0)
+        a->refused = NOT_DRAINED;
+    else if (!diag && !has_stack)
+        a->refused = NOT_PROVISIONED;
+    else if (!diag && (!strcmp(a->state, "draining") || !strcmp(a->state, "drained")))
+        a->refused = DRAINING;
+    if (a->refused)
+        return DB_NO_RESULTS;
+    s = db_job_create(c, a->kind, a->id, NULL, a->params, a->r->principal.sub, &a->doc,
+                      a->job_id);
+    if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
+        a->refused = BUSY;
+        return s;
+    }
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, diag ? "host.diagnostics" : "host.gate", "host", a->id,
+                     MHD_HTTP_ACCEPTED);
+}
+
+static enum MHD_Result refusal_reply(struct api_req *r, const struct action_arg *a)
+{
+    switch (a->refused) {
+    case NO_HOST: return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    case BUSY:
+        return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
+                                 "this host already has a queued or running job");
+    case NOT_PROVISIONED:
+        return api_reply_problem(r, API_ERR_NOT_PROVISIONED, NULL,
+                                 "the host has no current stack; provision it first");
+    case DRAINING:
+        return api_reply_problem(r, API_ERR_HOST_DRAINED, NULL,
+                                 "the host is %s; resume it (or run diagnostics) first", a->state);
+    case NOT_DRAINED:
+        return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
+                                 "active diagnostics are invasive and run only on a drained host "
+                                 "(this one is %s); POST /v1/hosts/{id}/drain first",
+                                 a->state);
+    case NO_GATE:
+        return api_reply_problem(r, API_ERR_GATE_REQUIRED, NULL,
+                                 "the host has no accepted gate for its current stack; run the "
+                                 "gate (POST /v1/hosts/{id}/gate)");
+    default: return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "unexpected refusal");
+    }
+}
+
+static enum MHD_Result queue_job(struct api_req *r, const char *kind, const char *params)
+{
+    struct action_arg a = {.r = r, .id = host_id(r), .kind = kind, .params = params};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(job_fn, &a);
+    if (a.refused) {
+        free(a.doc);
+        return refusal_reply(r, &a);
+    }
+    if (s < 0)
+        return api_reply_db(r, s);
+    char location[96];
+    snprintf(location, sizeof location, "/v1/jobs/%s", a.job_id);
+    return api_reply_text(r, MHD_HTTP_ACCEPTED, a.doc, location);
+}
+
+enum MHD_Result api_hosts_gate(struct api_req *r) { return queue_job(r, "gate", NULL); }
+
+static const struct spec_field diag_spec[] = {
+    {"level", SPEC_INTEGER, SPEC_REQUIRED, 1, 3, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+enum MHD_Result api_hosts_diagnostics(struct api_req *r)
+{
+    if (api_spec_check(r, r->json, diag_spec) != 0)
+        return MHD_YES;
+    char params[32];
+    snprintf(params, sizeof params, "{\"level\":%d}",
+             (int)json_integer_value(json_object_get(r->json, "level")));
+    return queue_job(r, "diagnostics", params);
+}
+
+/* ---- drain / resume ---- */
+
+static enum db_status drain_fn(struct db_conn *c, void *arg)
+{
+    struct action_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    int valid, has_stack;
+    enum db_status s = host_state(c, a, &valid, &has_stack);
+    if (s <= 0)
+        return s;
+    if (strcmp(a->state, "draining") != 0 && strcmp(a->state, "drained") != 0) {
+        char reason[200];
+        snprintf(reason, sizeof reason, "drain requested by %s", a->r->principal.sub);
+        s = db_host_set_state(c, a->id, "draining", reason, NULL, a->r->principal.sub);
+        if (s < 0)
+            return s;
+        s = db_host_drained_if_idle(c, a->id, a->r->principal.sub);
+        if (s < 0)
+            return s;
+        s = api_audit(c, a->r, "host.drain", "host", a->id, MHD_HTTP_OK);
+        if (s < 0)
+            return s;
+    }
+    return db_host_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_hosts_drain(struct api_req *r)
+{
+    struct action_arg a = {.r = r, .id = host_id(r)};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(drain_fn, &a);
+    if (a.refused)
+        return refusal_reply(r, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static enum db_status resume_fn(struct db_conn *c, void *arg)
+{
+    struct action_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    int valid, has_stack;
+    enum db_status s = host_state(c, a, &valid, &has_stack);
+    if (s <= 0)
+        return s;
+    if (strcmp(a->state, "drained") != 0 && strcmp(a->state, "ready") != 0) {
+        a->refused = NOT_DRAINED;
+        return DB_NO_RESULTS;
+    }
+    if (!valid) {
+        a->refused = NO_GATE;
+        return DB_NO_RESULTS;
+    }
+    char reason[200];
+    snprintf(reason, sizeof reason, "resumed by %s with an accepted gate for its stack",
+             a->r->principal.sub);
+    s = db_host_set_state(c, a->id, "ready", reason, NULL, a->r->principal.sub);
+    if (s < 0)
+        return s;
+    s = api_audit(c, a->r, "host.resume", "host", a->id, MHD_HTTP_OK);
+    if (s < 0)
+        return s;
+    return db_host_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_hosts_resume(struct api_req *r)
+{
+    struct action_arg a = {.r = r, .id = host_id(r)};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(resume_fn, &a);
+    if (a.refused) {
+        free(a.doc);
+        if (a.refused == NOT_DRAINED)
+            return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
+                                     "only a drained host can be resumed (this one is %s)",
+                                     a.state);
+        return refusal_reply(r, &a);
+    }
+    if (s < 0)
+        return api_reply_db(r, s);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+/* ---- gate runs ---- */
+
+static int valid_verdict(const char *v)
+{
+    return !strcmp(v, "accept") || !strcmp(v, "isolate") || !strcmp(v, "investigate");
+}
+static int valid_kind(const char *v) { return !strcmp(v, "gate") || !strcmp(v, "diagnostics"); }
+
+static const struct list_filter run_filters[] = {
+    {"host_id", api_valid_uuid, "a host id"},
+    {"verdict", valid_verdict, "accept, isolate or investigate"},
+    {"kind", valid_kind, "gate or diagnostics"},
+};
+
+static enum db_status run_page(struct db_conn *c, const struct list_query *q,
+                               struct db_page *page)
+{
+    struct db_gate_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
+    return db_gate_run_list(c, &f, page);
+}
+
+static const struct list_def run_list = {"gate_run", run_filters, 3, api_valid_seq, NULL, NULL,
+                                         run_page};
+
+enum MHD_Result api_gate_runs_list(struct api_req *r) { return api_list_serve(r, &run_list); }
+
+static const struct list_filter host_run_filters[] = {
+    {"verdict", valid_verdict, "accept, isolate or investigate"},
+    {"kind", valid_kind, "gate or diagnostics"},
+};
+
+enum MHD_Result api_hosts_gate_runs(struct api_req *r)
+{
+    const char *id = host_id(r);
+    if (id == NULL)
+        return MHD_YES;
+    struct list_query q;
+    if (api_list_parse(r, "gate_run", host_run_filters, 2, &q) != 0)
+        return MHD_YES;
+    if (q.after != NULL && !api_valid_seq(q.after)) {
+        api_list_query_free(&q);
+        return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
+    }
+    struct db_gate_filter f = {id, q.values[0], q.values[1], q.after, q.limit + 1};
+    struct db_page page = {NULL};
+    struct db_conn *c;
+    enum db_status s;
+    c = db_acquire(&s);
+    if (c != NULL) {
+        s = db_gate_run_list(c, &f, &page);
+        db_release(c);
+    }
+    long limit = q.limit;
+    api_list_query_free(&q);
+    if (s < 0) {
+        db_page_clear(&page);
+        return api_reply_db(r, s);
+    }
+    enum MHD_Result ret = api_page_reply(r, &page, limit, "gate_run");
+    db_page_clear(&page);
+    return ret;
+}
+
+struct doc_arg {
+    const char *id;
+    char *doc;
+};
+
+static enum db_status run_get_fn(struct db_conn *c, void *arg)
+{
+    struct doc_arg *a = arg;
+    return db_gate_run_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_gate_runs_get(struct api_req *r)
+{
+    struct doc_arg a = {api_param(r, 0), NULL};
+    if (!api_valid_uuid(a.id))
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no gate run has this id");
+    enum db_status s = db_run(run_get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no gate run has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+/* ---- readiness ---- */
+
+static enum db_status readiness_fn(struct db_conn *c, void *arg)
+{
+    struct doc_arg *a = arg;
+    return db_host_readiness_facts(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_hosts_readiness(struct api_req *r)
+{
+    struct doc_arg a = {host_id(r), NULL};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run(readiness_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    json_t *facts = a.doc ? json_loads(a.doc, 0, NULL) : NULL;
+    free(a.doc);
+    if (facts == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    json_t *out = plan_readiness(facts);
+    json_decref(facts);
+    return api_reply_json(r, MHD_HTTP_OK, out, NULL);
+}

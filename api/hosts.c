@@ -1,0 +1,484 @@
+/* hosts.c — hosts over SSH and their jobs. Registration checks the address policy at the
+ * door (the worker checks it again before connecting); provisioning queues a durable job
+ * and answers 202 with its location. */
+#include "api/hosts.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "db/hosts.h"
+#include "db/jobs.h"
+#include "provisioner/ssh.h"
+
+static const char *allow_cidrs = "";
+
+void api_hosts_configure(const char *cidrs) { allow_cidrs = cidrs ? cidrs : ""; }
+
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
+            return 0;
+    return 1;
+}
+static int valid_address(const char *s)
+{
+    unsigned char buf[16];
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+static int valid_user(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_' ||
+              s[i] == '-'))
+            return 0;
+    return 1;
+}
+static int valid_fingerprint(const char *s)
+{
+    if (strncmp(s, "SHA256:", 7) != 0 || strlen(s) != 7 + 43)
+        return 0;
+    for (const char *p = s + 7; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '+' && *p != '/')
+            return 0;
+    return 1;
+}
+static int valid_label_key(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || !isalnum((unsigned char)s[0]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || strchr("._-/", s[i])))
+            return 0;
+    return 1;
+}
+
+#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
+static const struct spec_field label_value[] = {
+    {"", SPEC_STRING, 0, 0, 128, NULL, NULL, NULL, NULL},
+};
+static const struct spec_field host_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 63, valid_name,
+     "1-63 lowercase letters, digits and ._- starting with a letter or digit", NULL, NULL},
+    {"address", SPEC_STRING, SPEC_REQUIRED, 2, 45, valid_address,
+     "a literal IPv4 or IPv6 address (no host names)", NULL, NULL},
+    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL},
+    {"user", SPEC_STRING, SPEC_REQUIRED, 1, 32, valid_user, "a login name like ubuntu", NULL,
+     NULL},
+    {"credential_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a credential id",
+     NULL, NULL},
+    {"pool_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a pool id", NULL, NULL},
+    {"host_key_sha256", SPEC_STRING, 0, 50, 50, valid_fingerprint,
+     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL},
+    {"labels", SPEC_MAP, 0, 0, 32, valid_label_key,
+     "label names of letters, digits and ._-/", NULL, label_value},
+    END,
+};
+static const struct spec_field patch_spec[] = {
+    {"labels", SPEC_MAP, 0, 0, 32, valid_label_key,
+     "label names of letters, digits and ._-/", NULL, label_value},
+    {"pool_id", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a pool id", NULL, NULL},
+    END,
+};
+static const struct spec_field provision_spec[] = {
+    {"stack_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a stack id", NULL, NULL},
+    END,
+};
+
+static const char *path_id(struct api_req *r, const char *what)
+{
+    const char *id = api_param(r, 0);
+    if (!api_valid_uuid(id)) {
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+        return NULL;
+    }
+    return id;
+}
+
+/* ---- register ---- */
+
+struct host_arg {
+    struct api_req *r;
+    const char *id;
+    struct db_host_new in;
+    char *doc;
+    char new_id[37];
+    const char *fk_field; /* set on an unknown credential/pool */
+    int duplicate, busy;
+};
+
+static enum db_status create_fn(struct db_conn *c, void *arg)
+{
+    struct host_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    enum db_status s = db_host_insert(c, &a->in, &a->doc, a->new_id);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->fk_field = "credential_id or pool_id";
+    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
+        a->duplicate = 1;
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, "host.create", "host", a->new_id, MHD_HTTP_CREATED);
+}
+
+enum MHD_Result api_hosts_create(struct api_req *r)
+{
+    if (api_spec_check(r, r->json, host_spec) != 0)
+        return MHD_YES;
+    const char *address = json_string_value(json_object_get(r->json, "address"));
+    if (prov_ssh_address_forbidden(address))
+        return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
+                                 "%s is link-local, a cloud metadata address or otherwise never "
+                                 "an SSH target",
+                                 address);
+    if (prov_ssh_cidr_match(address, allow_cidrs) != 1)
+        return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
+                                 "%s is not in GPUFLEET_SSH_ALLOW_CIDRS", address);
+    char port[16] = "22";
+    json_t *p = json_object_get(r->json, "port");
+    if (p != NULL)
+        snprintf(port, sizeof port, "%lld", (long long)json_integer_value(p));
+    json_t *labels = json_object_get(r->json, "labels");
+    char *labels_json = labels ? json_dumps(labels, JSON_COMPACT) : strdup("{}");
+    struct host_arg a = {.r = r,
+                         .in = {json_string_value(json_object_get(r->json, "name")), address,
+                                port, json_string_value(json_object_get(r->json, "user")),
+                                json_string_value(json_object_get(r->json, "credential_id")),
+                                json_string_value(json_object_get(r->json, "pool_id")),
+                                json_string_value(json_object_get(r->json, "host_key_sha256")),
+                                labels_json, r->principal.sub}};
+    enum db_status s = db_run_tx(create_fn, &a);
+    free(labels_json);
+    if (s < 0) {
+        free(a.doc);
+        if (a.fk_field)
+            return api_reply_problem(r, API_ERR_INVALID_FIELD, "credential_id",
+                                     "credential_id and pool_id must name an existing credential "
+                                     "and pool");
+        if (a.duplicate)
+            return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
+                                     "a host with this name already exists");
+        return api_reply_db(r, s);
+    }
+    char location[96];
+    snprintf(location, sizeof location, "/v1/hosts/%s", a.new_id);
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+}
+
+/* ---- read ---- */
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct host_arg *a = arg;
+    return db_host_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_hosts_get(struct api_req *r)
+{
+    struct host_arg a = {.r = r, .id = path_id(r, "host")};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static int valid_state(const char *v)
+{
+    static const char *const states[] = {"registered", "provisioning", "provisioned", "gating",
+                                         "ready", "investigating", "quarantined", "draining",
+                                         "drained", "diagnosing", "stopping", "stopped",
+                                         "failed", NULL};
+    for (const char *const *s = states; *s; s++)
+        if (strcmp(*s, v) == 0)
+            return 1;
+    return 0;
+}
+static int valid_label_filter(const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (eq == NULL || eq == v || strlen(eq + 1) > 128)
+        return 0;
+    char key[64];
+    size_t n = (size_t)(eq - v);
+    if (n >= sizeof key)
+        return 0;
+    memcpy(key, v, n);
+    key[n] = '\0';
+    return valid_label_key(key);
+}
+static int valid_bool(const char *v) { return !strcmp(v, "true") || !strcmp(v, "false"); }
+static int valid_model_key(const char *v)
+{
+    size_t n = strlen(v);
+    if (n < 2 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)v[i]) || isdigit((unsigned char)v[i]) || v[i] == '_'))
+            return 0;
+    return 1;
+}
+
+static const struct list_filter host_filters[] = {
+    {"state", valid_state, "a host state"},
+    {"pool_id", api_valid_uuid, "a pool id"},
+    {"label", valid_label_filter, "KEY=VALUE"},
+    {"gpu_model", valid_model_key, "a GPU model key"},
+    {"stale", valid_bool, "true or false (not seen for 10 minutes)"},
+};
+
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
+{
+    char *label_json = NULL;
+    if (q->values[2] != NULL) {
+        const char *eq = strchr(q->values[2], '=');
+        json_t *o = json_object();
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - q->values[2]), q->values[2]);
+        json_object_set_new(o, key, json_string(eq + 1));
+        label_json = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+    }
+    struct db_host_filter f = {q->values[0], q->values[1], label_json, q->values[3],
+                               q->values[4], q->after, q->limit + 1};
+    enum db_status s = db_host_list(c, &f, page);
+    free(label_json);
+    return s;
+}
+
+static const struct list_def host_list = {"host", host_filters, 5, api_valid_seq, NULL, NULL,
+                                          list_page};
+
+enum MHD_Result api_hosts_list(struct api_req *r) { return api_list_serve(r, &host_list); }
+
+/* ---- change / delete ---- */
+
+static enum db_status patch_fn(struct db_conn *c, void *arg)
+{
+    struct host_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    json_t *labels = json_object_get(a->r->json, "labels");
+    char *labels_json = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
+    enum db_status s = db_host_patch(c, a->id, labels_json,
+                                     json_string_value(json_object_get(a->r->json, "pool_id")),
+                                     &a->doc);
+    free(labels_json);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->fk_field = "pool_id";
+    if (s <= 0)
+        return s;
+    return api_audit(c, a->r, "host.update", "host", a->id, MHD_HTTP_OK);
+}
+
+enum MHD_Result api_hosts_patch(struct api_req *r)
+{
+    struct host_arg a = {.r = r, .id = path_id(r, "host")};
+    if (a.id == NULL || api_spec_check(r, r->json, patch_spec) != 0)
+        return MHD_YES;
+    enum db_status s = db_run_tx(patch_fn, &a);
+    if (a.fk_field) {
+        free(a.doc);
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "pool_id", "no pool has this id");
+    }
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static enum db_status delete_fn(struct db_conn *c, void *arg)
+{
+    struct host_arg *a = arg;
+    char *doc = NULL;
+    struct db_job_filter f = {"running", NULL, a->id, NULL, 1};
+    struct db_page page = {NULL};
+    enum db_status s = db_job_list(c, &f, &page);
+    if (s < 0)
+        return s;
+    a->busy = db_page_count(&page) > 0;
+    db_page_clear(&page);
+    free(doc);
+    if (a->busy)
+        return DB_NO_RESULTS;
+    s = db_host_delete(c, a->id);
+    if (s <= 0)
+        return s;
+    return api_audit(c, a->r, "host.delete", "host", a->id, MHD_HTTP_NO_CONTENT);
+}
+
+enum MHD_Result api_hosts_delete(struct api_req *r)
+{
+    struct host_arg a = {.r = r, .id = path_id(r, "host")};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(delete_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.busy)
+        return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
+                                 "a job is running on this host; cancel it first");
+    if (s == DB_NO_RESULTS)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+}
+
+/* ---- provision ---- */
+
+struct job_arg {
+    struct api_req *r;
+    const char *id;
+    char *doc;
+    char new_id[37];
+    int busy, quarantined, missing_host, missing_stack, was_final;
+};
+
+static enum db_status provision_fn(struct db_conn *c, void *arg)
+{
+    struct job_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    struct db_host_target t;
+    enum db_status s = db_host_target(c, a->id, &t);
+    if (s <= 0) {
+        a->missing_host = s == DB_NO_RESULTS;
+        return s;
+    }
+    a->quarantined = strcmp(t.state, "quarantined") == 0;
+    db_host_target_free(&t);
+    if (a->quarantined)
+        return DB_NO_RESULTS;
+    s = db_job_create(c, "provision", a->id,
+                      json_string_value(json_object_get(a->r->json, "stack_id")), NULL,
+                      a->r->principal.sub, &a->doc, a->new_id);
+    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
+        a->busy = 1;
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->missing_stack = 1;
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, "host.provision", "host", a->id, MHD_HTTP_ACCEPTED);
+}
+
+enum MHD_Result api_hosts_provision(struct api_req *r)
+{
+    struct job_arg a = {.r = r, .id = path_id(r, "host")};
+    if (a.id == NULL || api_spec_check(r, r->json, provision_spec) != 0)
+        return MHD_YES;
+    enum db_status s = db_run_tx(provision_fn, &a);
+    if (a.busy)
+        return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
+                                 "this host already has a queued or running job");
+    if (a.missing_stack)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "stack_id", "no stack has this id");
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.missing_host)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    if (a.quarantined)
+        return api_reply_problem(r, API_ERR_HOST_QUARANTINED, NULL,
+                                 "the host is quarantined (host key mismatch or hardware "
+                                 "evidence); it must be investigated first");
+    char location[96];
+    snprintf(location, sizeof location, "/v1/jobs/%s", a.new_id);
+    return api_reply_text(r, MHD_HTTP_ACCEPTED, a.doc, location);
+}
+
+/* ---- jobs ---- */
+
+static enum db_status job_get_fn(struct db_conn *c, void *arg)
+{
+    struct job_arg *a = arg;
+    return db_job_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_jobs_get(struct api_req *r)
+{
+    struct job_arg a = {.r = r, .id = path_id(r, "job")};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run(job_get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no job has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static int valid_job_state(const char *v)
+{
+    return !strcmp(v, "queued") || !strcmp(v, "running") || !strcmp(v, "succeeded") ||
+           !strcmp(v, "failed") || !strcmp(v, "cancelled");
+}
+static int valid_job_kind(const char *v)
+{
+    return !strcmp(v, "provision") || !strcmp(v, "gate") || !strcmp(v, "diagnostics") ||
+           !strcmp(v, "stop");
+}
+
+static const struct list_filter job_filters[] = {
+    {"state", valid_job_state, "queued, running, succeeded, failed or cancelled"},
+    {"kind", valid_job_kind, "provision, gate, diagnostics or stop"},
+    {"host_id", api_valid_uuid, "a host id"},
+};
+
+static enum db_status job_page(struct db_conn *c, const struct list_query *q,
+                               struct db_page *page)
+{
+    struct db_job_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
+    return db_job_list(c, &f, page);
+}
+
+static const struct list_def job_list = {"job", job_filters, 3, api_valid_seq, NULL, NULL,
+                                         job_page};
+
+enum MHD_Result api_jobs_list(struct api_req *r) { return api_list_serve(r, &job_list); }
+
+static enum db_status cancel_fn(struct db_conn *c, void *arg)
+{
+    struct job_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    enum db_status s = db_job_cancel(c, a->id, &a->doc, &a->was_final);
+    if (s <= 0 || a->was_final)
+        return s;
+    return api_audit(c, a->r, "job.cancel", "job", a->id, MHD_HTTP_ACCEPTED);
+}
+
+enum MHD_Result api_jobs_cancel(struct api_req *r)
+{
+    struct job_arg a = {.r = r, .id = path_id(r, "job")};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(cancel_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no job has this id");
+    if (a.was_final) {
+        free(a.doc);
+        return api_reply_problem(r, API_ERR_JOB_FINISHED, NULL,
+                                 "the job has already finished; nothing to cancel");
+    }
+    char location[96];
+    snprintf(location, sizeof location, "/v1/jobs/%s", a.id);
+    return api_reply_text(r, MHD_HTTP_ACCEPTED, a.doc, location);
+}

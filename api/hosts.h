@@ -1,0 +1,21 @@
+/* hosts.h — /v1/hosts and host actions, /v1/jobs. */
+#ifndef GPUFLEET_API_HOSTS_H
+#define GPUFLEET_API_HOSTS_H
+
+#include "api/http.h"
+
+/* GPUFLEET_SSH_ALLOW_CIDRS (borrowed for the process lifetime). */
+void api_hosts_configure(const char *allow_cidrs);
+
+enum MHD_Result api_hosts_create(struct api_req *r);
+enum MHD_Result api_hosts_list(struct api_req *r);
+enum MHD_Result api_hosts_get(struct api_req *r);
+enum MHD_Result api_hosts_patch(struct api_req *r);
+enum MHD_Result api_hosts_delete(struct api_req *r);
+enum MHD_Result api_hosts_provision(struct api_req *r);
+
+enum MHD_Result api_jobs_list(struct api_req *r);
+enum MHD_Result api_jobs_get(struct api_req *r);
+enum MHD_Result api_jobs_cancel(struct api_req *r);
+
+#endif

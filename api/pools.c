@@ -1,0 +1,428 @@
+/* pools.c — host pools. Field rules are declared in pool_spec; the cross-field rules
+ * (separate paths, stop command with auto_stop) follow, then defaults are filled in so
+ * that the stored document is complete. Every string that reaches a remote command
+ * (stop_command, the paths, the workload command) is held to a strict pattern here; the
+ * provisioner single-quotes it again when it builds a command. */
+#include "api/pools.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "db/pools.h"
+
+/* ---- patterns ---- */
+
+int api_pool_valid_stop_command(const char *s)
+{
+    if (!(isalnum((unsigned char)s[0]) || s[0] == '/'))
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && strchr(" ._/=:-", *s) == NULL)
+            return 0;
+    return 1;
+}
+
+/* ^/[A-Za-z0-9._/-]+$, not "/", no empty, "." or ".." component, no trailing slash. */
+int api_pool_valid_path(const char *s)
+{
+    if (s[0] != '/' || s[1] == '\0')
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && strchr("._/-", *p) == NULL)
+            return 0;
+    const char *c = s + 1;
+    for (;;) {
+        const char *e = strchr(c, '/');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        if (e == NULL)
+            return 1;
+        c = e + 1;
+    }
+}
+
+static int valid_link_token(const char *t, size_t n)
+{
+    static const char *const words[] = {"NV*", "PIX", "PXB", "PHB", "NODE", "SYS"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (n == strlen(words[i]) && strncmp(t, words[i], n) == 0)
+            return 1;
+    if (n < 3 || n > 4 || t[0] != 'N' || t[1] != 'V' || t[2] == '0')
+        return 0;
+    int v = 0;
+    for (size_t i = 2; i < n; i++) {
+        if (!isdigit((unsigned char)t[i]))
+            return 0;
+        v = v * 10 + (t[i] - '0');
+    }
+    return v >= 1 && v <= 18;
+}
+
+/* "any", or a comma list of NV*, NV1..NV18, PIX, PXB, PHB, NODE, SYS. */
+int api_pool_valid_link_class(const char *s)
+{
+    if (strcmp(s, "any") == 0)
+        return 1;
+    for (;;) {
+        const char *e = strchr(s, ',');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (!valid_link_token(s, n))
+            return 0;
+        if (e == NULL)
+            return 1;
+        s = e + 1;
+    }
+}
+
+/* ^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/%-]*)?$ */
+static int valid_url(const char *s)
+{
+    if (strncmp(s, "http://", 7) == 0)
+        s += 7;
+    else if (strncmp(s, "https://", 8) == 0)
+        s += 8;
+    else
+        return 0;
+    size_t host = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.:[]-");
+    if (host == 0)
+        return 0;
+    s += host;
+    if (*s == '\0')
+        return 1;
+    if (*s != '/')
+        return 0;
+    return s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~/%-")] ==
+           '\0';
+}
+
+static int valid_metric(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz_") == n;
+}
+
+static int valid_gpu_model(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 2 && n <= 64 && (islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])) &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+/* ---- spec ---- */
+
+static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
+static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload",
+                                          "topology",      "storage",       "observability",
+                                          NULL};
+
+#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
+#define NUM(name, flags, lo, hi) {name, SPEC_NUMBER, flags, lo, hi, NULL, NULL, NULL, NULL}
+#define INT(name, flags, lo, hi) {name, SPEC_INTEGER, flags, lo, hi, NULL, NULL, NULL, NULL}
+
+static const struct spec_field command_item[] = {
+    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL},
+};
+static const struct spec_field workload_spec[] = {
+    {"command", SPEC_ARRAY, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, command_item},
+    {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_metric, "lowercase letters and _",
+     NULL, NULL},
+    NUM("min", SPEC_REQUIRED, -1e15, 1e15),
+    INT("timeout_s", 0, 1, 3600),
+    END,
+};
+static const struct spec_field gate_spec[] = {
+    NUM("storage_min_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
+    {"workload", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, workload_spec},
+    {"link_class", SPEC_STRING, 0, 1, 128, api_pool_valid_link_class,
+     "\"any\" or a comma list of NV*, NV1..NV18, PIX, PXB, PHB, NODE, SYS", NULL, NULL},
+    {"observability_url", SPEC_STRING, 0, 1, 256, valid_url,
+     "an http(s) URL: letters, digits and .:[]- in the host, ._~/%- in the path", NULL, NULL},
+    {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL},
+    END,
+};
+static const struct spec_field pool_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
+    {"gpu_model", SPEC_STRING, SPEC_REQUIRED, 2, 64, valid_gpu_model,
+     "a GPU model key from /v1/gpu-models", NULL, NULL},
+    INT("gpu_count", SPEC_REQUIRED, 1, 64),
+    {"interconnect", SPEC_ENUM, 0, 0, 0, NULL, NULL, interconnects, NULL},
+    NUM("price_per_hour", SPEC_REQUIRED, 0, 100000),
+    NUM("storage_price_per_gb_month", 0, 0, 100000),
+    NUM("egress_price_per_gb", 0, 0, 100000),
+    NUM("overhead_pct", 0, 0, 100),
+    INT("idle_stop_after_seconds", 0, 60, 2592000),
+    {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"stop_command", SPEC_STRING, 0, 1, 512, api_pool_valid_stop_command,
+     "letters, digits, spaces and ._/=:- only, starting with a letter, digit or / "
+     "(e.g. sudo /usr/sbin/poweroff)",
+     NULL, NULL},
+    {"durable_path", SPEC_STRING, SPEC_REQUIRED, 2, 512, api_pool_valid_path,
+     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL},
+    {"scratch_path", SPEC_STRING, SPEC_REQUIRED, 2, 512, api_pool_valid_path,
+     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL},
+    {"gate", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, gate_spec},
+    END,
+};
+
+/* True when path a is b or lies inside b. */
+static int inside(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+static void set_default(json_t *obj, const char *key, json_t *value)
+{
+    if (json_object_get(obj, key) == NULL)
+        json_object_set_new(obj, key, value);
+    else
+        json_decref(value);
+}
+
+/* Validates r->json and returns the document to store (defaults filled in; caller
+ * decrefs), or NULL after replying 400. */
+static json_t *pool_check(struct api_req *r)
+{
+    const json_t *body = r->json;
+    if (api_spec_check(r, body, pool_spec) != 0)
+        return NULL;
+    const char *durable = json_string_value(json_object_get(body, "durable_path"));
+    const char *scratch = json_string_value(json_object_get(body, "scratch_path"));
+    if (strcmp(durable, scratch) == 0) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "scratch_path",
+                          "scratch_path must differ from durable_path: durable state is kept "
+                          "apart from scratch");
+        return NULL;
+    }
+    if (inside(scratch, durable) || inside(durable, scratch)) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "scratch_path",
+                          "scratch_path and durable_path must not lie inside one another");
+        return NULL;
+    }
+    if (json_is_true(json_object_get(body, "auto_stop")) &&
+        json_object_get(body, "stop_command") == NULL) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "stop_command",
+                          "auto_stop needs a stop_command to run on the host");
+        return NULL;
+    }
+    json_t *doc = json_deep_copy(body);
+    if (doc == NULL) {
+        api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        return NULL;
+    }
+    set_default(doc, "interconnect", json_string("any"));
+    set_default(doc, "storage_price_per_gb_month", json_integer(0));
+    set_default(doc, "egress_price_per_gb", json_integer(0));
+    set_default(doc, "overhead_pct", json_integer(0));
+    set_default(doc, "idle_stop_after_seconds", json_integer(1800));
+    set_default(doc, "auto_stop", json_false());
+    set_default(doc, "gate", json_object());
+    json_t *gate = json_object_get(doc, "gate");
+    set_default(gate, "storage_min_mbps", json_integer(200));
+    /* The expected interconnect decides the default link class between GPU pairs. */
+    const char *ic = json_string_value(json_object_get(doc, "interconnect"));
+    set_default(gate, "link_class",
+                json_string(ic && !strcmp(ic, "nvlink") ? "NV*"
+                            : ic && !strcmp(ic, "pcie") ? "PIX,PXB,PHB,NODE,SYS"
+                                                        : "any"));
+    json_t *checks = json_array();
+    for (const char *const *c = check_names; *c; c++)
+        json_array_append_new(checks, json_string(*c));
+    set_default(gate, "checks", checks);
+    json_t *workload = json_object_get(gate, "workload");
+    if (workload != NULL)
+        set_default(workload, "timeout_s", json_integer(300));
+    return doc;
+}
+
+static const char *pool_id(struct api_req *r)
+{
+    const char *id = api_param(r, 0);
+    if (!api_valid_uuid(id)) {
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
+        return NULL;
+    }
+    return id;
+}
+
+/* ---- create / read / list ---- */
+
+struct pool_arg {
+    struct api_req *r;
+    const char *id;
+    json_t *spec; /* validated, defaults filled */
+    char *doc;
+    char new_id[37];
+    int precondition_failed, in_use, conflict, bad_model;
+};
+
+/* Classifies a failed write: duplicate name or a gpu_model outside the catalog. */
+static void classify(struct db_conn *c, struct pool_arg *a, enum db_status s)
+{
+    if (s != DB_HARD_ERROR)
+        return;
+    if (db_conn_unique_violation(c))
+        a->conflict = 1;
+    else if (db_conn_fk_violation(c))
+        a->bad_model = 1;
+}
+
+static enum MHD_Result reply_write_error(struct api_req *r, struct pool_arg *a, enum db_status s)
+{
+    free(a->doc);
+    a->doc = NULL;
+    if (a->conflict)
+        return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
+                                 "a pool with this name already exists");
+    if (a->bad_model)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "gpu_model",
+                                 "gpu_model must be a key of the GPU catalog (GET /v1/gpu-models)");
+    return api_reply_db(r, s);
+}
+
+static enum db_status create_fn(struct db_conn *c, void *arg)
+{
+    struct pool_arg *a = arg;
+    free(a->doc); /* a retried transaction starts over */
+    a->doc = NULL;
+    enum db_status s = db_pool_insert(c, a->spec, a->r->principal.sub, &a->doc, a->new_id);
+    classify(c, a, s);
+    if (s < 0)
+        return s;
+    return api_audit(c, a->r, "pool.create", "pool", a->new_id, MHD_HTTP_CREATED);
+}
+
+enum MHD_Result api_pools_create(struct api_req *r)
+{
+    struct pool_arg a = {.r = r, .spec = pool_check(r)};
+    if (a.spec == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(create_fn, &a);
+    json_decref(a.spec);
+    if (s < 0 || a.conflict || a.bad_model)
+        return reply_write_error(r, &a, s);
+    char location[96];
+    snprintf(location, sizeof location, "/v1/pools/%s", a.new_id);
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+}
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct pool_arg *a = arg;
+    return db_pool_get(c, a->id, 0, &a->doc);
+}
+
+enum MHD_Result api_pools_get(struct api_req *r)
+{
+    struct pool_arg a = {.r = r, .id = pool_id(r)};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+
+static const struct list_filter pool_filters[] = {
+    {"gpu_model", valid_gpu_model, "a GPU model key"},
+    {"name_prefix", valid_prefix, "1-128 characters"},
+};
+
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
+{
+    struct db_pool_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    return db_pool_list(c, &f, page);
+}
+
+static const struct list_def pool_list = {"pool", pool_filters, 2, api_valid_seq, NULL, NULL,
+                                          list_page};
+
+enum MHD_Result api_pools_list(struct api_req *r) { return api_list_serve(r, &pool_list); }
+
+/* ---- replace (If-Match) / delete ---- */
+
+static enum db_status replace_fn(struct db_conn *c, void *arg)
+{
+    struct pool_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    char *cur = NULL;
+    enum db_status s = db_pool_get(c, a->id, 1, &cur);
+    if (s <= 0)
+        return s;
+    /* The ETag a GET of this pool returns: the hash of the same document text. */
+    char etag[API_ETAG_LEN];
+    api_etag_of(cur, strlen(cur), etag);
+    free(cur);
+    if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
+        a->precondition_failed = 1;
+        return DB_NO_RESULTS; /* nothing written */
+    }
+    s = db_pool_update(c, a->id, a->spec, &a->doc);
+    classify(c, a, s);
+    if (s <= 0)
+        return s;
+    return api_audit(c, a->r, "pool.update", "pool", a->id, MHD_HTTP_OK);
+}
+
+enum MHD_Result api_pools_replace(struct api_req *r)
+{
+    struct pool_arg a = {.r = r, .id = pool_id(r)};
+    if (a.id == NULL)
+        return MHD_YES;
+    if (api_header(r, MHD_HTTP_HEADER_IF_MATCH) == NULL)
+        return api_reply_problem(r, API_ERR_PRECONDITION_REQUIRED, NULL,
+                                 "send If-Match with the ETag of the pool you read, so that "
+                                 "concurrent edits are not lost");
+    a.spec = pool_check(r);
+    if (a.spec == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(replace_fn, &a);
+    json_decref(a.spec);
+    if (s < 0 || a.conflict || a.bad_model)
+        return reply_write_error(r, &a, s);
+    if (a.precondition_failed)
+        return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
+                                 "the pool changed since you read it; GET it again and retry");
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
+    r->etag_on_write = 1;
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+static enum db_status delete_fn(struct db_conn *c, void *arg)
+{
+    struct pool_arg *a = arg;
+    enum db_status s = db_pool_delete(c, a->id);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->in_use = 1;
+    if (s <= 0)
+        return s;
+    return api_audit(c, a->r, "pool.delete", "pool", a->id, MHD_HTTP_NO_CONTENT);
+}
+
+enum MHD_Result api_pools_delete(struct api_req *r)
+{
+    struct pool_arg a = {.r = r, .id = pool_id(r)};
+    if (a.id == NULL)
+        return MHD_YES;
+    enum db_status s = db_run_tx(delete_fn, &a);
+    if (a.in_use)
+        return api_reply_problem(r, API_ERR_POOL_IN_USE, NULL,
+                                 "hosts belong to this pool; move or delete them first");
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (s == DB_NO_RESULTS)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
+    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+}

@@ -1,0 +1,179 @@
+/* gates.c — gate runs. */
+#include "db/gates.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define RUN_DOC(g)                                                                           \
+    "json_build_object('id', " g ".id, 'kind', " g ".kind, 'host_id', " g ".host_id,"         \
+    " 'job_id', " g ".job_id, 'stack_id', " g ".stack_id, 'pool_id', " g ".pool_id,"          \
+    " 'gate_version', " g ".gate_version, 'diag_level', " g ".diag_level,"                   \
+    " 'verdict', " g ".verdict, 'reason', " g ".reason, 'checks', " g ".checks,"             \
+    " 'connect_ms', " g ".connect_ms, 'started_at', " TS(g ".started_at") ","                 \
+    " 'finished_at', " TS(g ".finished_at") ")::text"
+
+const struct db_stmt db_gate_stmts[] = {
+    {"gate_context",
+     "SELECT h.state, coalesce(h.current_stack_id, h.desired_stack_id)::text,"
+     " (SELECT s.spec::text FROM stacks s"
+     "   WHERE s.id = coalesce(h.current_stack_id, h.desired_stack_id)),"
+     " p.id::text, p.spec::text, m.nvidia_smi_name, coalesce(m.nvidia_smi_memory_total_mib, 0),"
+     " p.gate_version, coalesce((SELECT (j.params->>'level')::int FROM jobs j"
+     "   WHERE j.id = $2::uuid), 0)"
+     " FROM hosts h JOIN pools p ON p.id = h.pool_id"
+     " LEFT JOIN gpu_models m ON m.key = p.gpu_model WHERE h.id = $1::uuid"},
+    {"gate_run_insert",
+     "INSERT INTO gate_runs (kind, host_id, job_id, stack_id, pool_id, gate_version,"
+     " diag_level, verdict, reason, checks, connect_ms, inventory, started_at)"
+     " VALUES ($1, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::int, $7::int, $8, $9,"
+     " $10::jsonb, $11::float8, $12, $13::timestamptz) RETURNING id::text"},
+    {"gate_run_get", "SELECT " RUN_DOC("g") " AS doc FROM gate_runs g WHERE g.id = $1::uuid"},
+    {"gate_run_list",
+     "SELECT " RUN_DOC("g") " AS doc, g.seq::text AS key FROM gate_runs g"
+     " WHERE ($1::uuid IS NULL OR g.host_id = $1) AND ($2::text IS NULL OR g.verdict = $2)"
+     "   AND ($3::text IS NULL OR g.kind = $3) AND g.seq < coalesce($4::bigint,"
+     "   9223372036854775807)"
+     " ORDER BY g.seq DESC LIMIT $5::int"},
+    {"host_gate_result",
+     "WITH old AS (SELECT id, state FROM hosts WHERE id = $1::uuid FOR UPDATE),"
+     " target AS (SELECT id, state AS from_state, CASE"
+     "   WHEN $3 = 'isolate' THEN 'quarantined'"
+     "   WHEN state = 'draining' THEN 'drained'"
+     "   WHEN $2 = 'diagnostics' THEN 'drained'"
+     "   WHEN $3 = 'accept' AND (SELECT g.stack_id FROM gate_runs g WHERE g.id = $4::uuid)"
+     "     IS NOT DISTINCT FROM (SELECT current_stack_id FROM hosts WHERE id = $1::uuid)"
+     "     THEN 'ready'"
+     "   ELSE 'investigating' END AS to_state FROM old),"
+     " upd AS (UPDATE hosts h SET state = t.to_state, updated_at = now(), last_seen = now(),"
+     "   accepted_gate_run_id = CASE WHEN $2 = 'gate' AND $3 = 'accept'"
+     "       AND t.to_state IN ('ready', 'drained') THEN $4::uuid"
+     "     WHEN $2 = 'gate' THEN NULL ELSE h.accepted_gate_run_id END"
+     "   FROM target t WHERE h.id = t.id RETURNING h.id, t.from_state, t.to_state)"
+     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, job_id, actor)"
+     " SELECT id, from_state, to_state, $6, $5::uuid, $7 FROM upd WHERE from_state <> to_state"},
+    {"host_drained_if_idle",
+     "WITH upd AS (UPDATE hosts h SET state = 'drained', updated_at = now()"
+     "  WHERE h.id = $1::uuid AND h.state = 'draining' AND NOT EXISTS (SELECT 1 FROM jobs j"
+     "  WHERE j.host_id = h.id AND j.state IN ('queued', 'running')) RETURNING h.id)"
+     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, actor)"
+     " SELECT id, 'draining', 'drained', 'no job runs any more', $2 FROM upd"},
+    {"host_readiness",
+     "SELECT json_build_object("
+     " 'host', json_build_object('id', h.id, 'state', h.state, 'host_key_sha256',"
+     "   h.host_key_sha256, 'current_stack_id', h.current_stack_id, 'facts', h.facts,"
+     "   'accepted_gate_run_id', h.accepted_gate_run_id),"
+     " 'credential', (SELECT json_build_object('id', c.id, 'key_type', c.key_type)"
+     "   FROM credentials c WHERE c.id = h.credential_id),"
+     " 'pool', json_build_object('id', p.id, 'spec', p.spec),"
+     " 'stack', (SELECT json_build_object('id', s.id, 'spec', s.spec, 'image_digest',"
+     "   s.image_digest) FROM stacks s WHERE s.id = h.current_stack_id),"
+     " 'accepted_gate', (SELECT json_build_object('id', g.id, 'stack_id', g.stack_id,"
+     "   'checks', g.checks, 'finished_at', " TS("g.finished_at") ")"
+     "   FROM gate_runs g WHERE g.id = h.accepted_gate_run_id),"
+     " 'last_gate', (SELECT json_build_object('id', g.id, 'verdict', g.verdict, 'checks',"
+     "   g.checks) FROM gate_runs g WHERE g.host_id = h.id AND g.kind = 'gate'"
+     "   ORDER BY g.seq DESC LIMIT 1),"
+     " 'accepted_gates', (SELECT count(*) FROM gate_runs g WHERE g.host_id = h.id"
+     "   AND g.kind = 'gate' AND g.verdict = 'accept'),"
+     " 'provisionings', (SELECT count(*) FROM jobs j WHERE j.host_id = h.id"
+     "   AND j.kind = 'provision' AND j.state = 'succeeded')"
+     ")::text FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
+};
+const size_t db_gate_nstmts = sizeof db_gate_stmts / sizeof db_gate_stmts[0];
+
+static char *col(const PGresult *r, int c)
+{
+    return PQgetisnull(r, 0, c) ? NULL : strdup(PQgetvalue(r, 0, c));
+}
+
+enum db_status db_gate_context(struct db_conn *c, const char *host_id, const char *job_id,
+                               struct db_gate_context *g)
+{
+    const char *p[2] = {host_id, job_id};
+    PGresult *r;
+    memset(g, 0, sizeof *g);
+    enum db_status s = db_exec(c, "gate_context", 2, p, &r);
+    if (s != DB_ONE_RESULT) {
+        if (s >= 0)
+            PQclear(r);
+        return s;
+    }
+    g->state = col(r, 0);
+    g->current_stack_id = col(r, 1);
+    g->stack_doc = col(r, 2);
+    g->pool_id = col(r, 3);
+    g->pool_spec = col(r, 4);
+    g->gpu_name = col(r, 5);
+    g->gpu_memory_mib = atol(PQgetvalue(r, 0, 6));
+    g->gate_version = atoi(PQgetvalue(r, 0, 7));
+    g->diag_level = atoi(PQgetvalue(r, 0, 8));
+    PQclear(r);
+    return s;
+}
+
+void db_gate_context_free(struct db_gate_context *g)
+{
+    free(g->state);
+    free(g->current_stack_id);
+    free(g->stack_doc);
+    free(g->pool_id);
+    free(g->pool_spec);
+    free(g->gpu_name);
+    memset(g, 0, sizeof *g);
+}
+
+enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_new *g, char id[37])
+{
+    char gv[16], dl[16], cm[32];
+    snprintf(gv, sizeof gv, "%d", g->gate_version);
+    snprintf(dl, sizeof dl, "%d", g->diag_level);
+    snprintf(cm, sizeof cm, "%.3f", g->connect_ms);
+    const char *p[13] = {g->kind,       g->host_id, g->job_id,    g->stack_id,
+                         g->pool_id,    g->gate_version ? gv : NULL,
+                         g->diag_level ? dl : NULL, g->verdict, g->reason, g->checks_json, cm,
+                         g->inventory,  g->started_at};
+    PGresult *r;
+    enum db_status s = db_exec(c, "gate_run_insert", 13, p, &r);
+    if (s == DB_ONE_RESULT)
+        snprintf(id, 37, "%s", PQgetvalue(r, 0, 0));
+    if (s >= 0)
+        PQclear(r);
+    return s;
+}
+
+enum db_status db_gate_run_get(struct db_conn *c, const char *id, char **doc)
+{
+    const char *p[1] = {id};
+    return db_exec_doc(c, "gate_run_get", 1, p, doc);
+}
+
+enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
+                                struct db_page *page)
+{
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", f->limit);
+    const char *p[5] = {f->host_id, f->verdict, f->kind, f->after_seq, limit};
+    return db_exec_page(c, "gate_run_list", 5, p, page);
+}
+
+enum db_status db_host_gate_result(struct db_conn *c, const char *host_id, const char *kind,
+                                   const char *verdict, const char *run_id, const char *job_id,
+                                   const char *reason, const char *actor)
+{
+    const char *p[7] = {host_id, kind, verdict, run_id, job_id, reason, actor};
+    return db_exec_noresult(c, "host_gate_result", 7, p);
+}
+
+enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor)
+{
+    const char *p[2] = {host_id, actor};
+    return db_exec_noresult(c, "host_drained_if_idle", 2, p);
+}
+
+enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc)
+{
+    const char *p[1] = {host_id};
+    return db_exec_doc(c, "host_readiness", 1, p, doc);
+}

@@ -1,0 +1,51 @@
+/* gates.h — gate runs, and the host state they decide. */
+#ifndef GPUFLEET_DB_GATES_H
+#define GPUFLEET_DB_GATES_H
+
+#include "db/db.h"
+
+extern const struct db_stmt db_gate_stmts[];
+extern const size_t db_gate_nstmts;
+
+/* What a gate or diagnostics job needs to know about its host. Strings owned (free with
+ * db_gate_context_free). */
+struct db_gate_context {
+    /* current_stack_id: the current stack, or the desired one when provisioning never
+     * succeeded (a failed host can still be gated, for the evidence) */
+    char *state, *current_stack_id, *stack_doc, *pool_id, *pool_spec, *gpu_name;
+    long gpu_memory_mib;
+    int gate_version;
+    int diag_level; /* from the job's params */
+};
+enum db_status db_gate_context(struct db_conn *c, const char *host_id, const char *job_id,
+                               struct db_gate_context *g);
+void db_gate_context_free(struct db_gate_context *g);
+
+struct db_gate_run_new {
+    const char *kind, *host_id, *job_id, *stack_id, *pool_id, *verdict, *reason, *checks_json,
+        *inventory, *started_at; /* started_at: RFC 3339 */
+    int gate_version, diag_level; /* 0 = NULL */
+    double connect_ms;
+};
+enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_new *g,
+                                  char id[37]);
+enum db_status db_gate_run_get(struct db_conn *c, const char *id, char **doc);
+struct db_gate_filter {
+    const char *host_id, *verdict, *kind, *after_seq;
+    long limit;
+};
+enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
+                                struct db_page *page);
+
+/* Records the verdict on the host: accept → ready (and the run becomes the accepted one),
+ * isolate → quarantined, investigate → investigating; a host being drained ends drained.
+ * Diagnostics: isolate → quarantined, otherwise back to drained. */
+enum db_status db_host_gate_result(struct db_conn *c, const char *host_id, const char *kind,
+                                   const char *verdict, const char *run_id, const char *job_id,
+                                   const char *reason, const char *actor);
+/* Moves a host that is draining to drained once no job runs on it. */
+enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor);
+/* The readiness evidence of a host as one JSON document (see api/readiness.c). */
+enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc);
+
+#endif

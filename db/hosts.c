@@ -1,0 +1,204 @@
+/* hosts.c — hosts access. Reads are JSON documents rendered by PostgreSQL. */
+#include "db/hosts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+/* The Host document. History is the 20 most recent changes, newest first. */
+#define HOST_DOC(h)                                                                          \
+    "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"  \
+    " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"     \
+    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256,"                  \
+    " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                  \
+    " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," \
+    " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, 'state', j.state,"    \
+    "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"          \
+    " 'last_seen', " TS(h ".last_seen") ","                                                 \
+    " 'state_history', coalesce((SELECT json_agg(json_build_object('from', s.from_state,"   \
+    "   'to', s.to_state, 'reason', s.reason, 'job_id', s.job_id, 'actor', s.actor,"        \
+    "   'at', " TS("s.at") ") ORDER BY s.id DESC) FROM (SELECT * FROM host_state_history"    \
+    "   WHERE host_id = " h ".id ORDER BY id DESC LIMIT 20) s), '[]'::json),"                \
+    " 'created_by', " h ".created_by, 'created_at', " TS(h ".created_at") ","               \
+    " 'updated_at', " TS(h ".updated_at") ")::text"
+
+const struct db_stmt db_host_stmts[] = {
+    {"host_insert",
+     "WITH ins AS (INSERT INTO hosts (name, address, port, ssh_user, credential_id, pool_id,"
+     " host_key_sha256, labels, created_by) VALUES ($1, $2::inet, $3::int, $4, $5::uuid,"
+     " $6::uuid, $7, $8::jsonb, $9) RETURNING *),"
+     " hist AS (INSERT INTO host_state_history (host_id, from_state, to_state, reason, actor)"
+     "  SELECT id, NULL, 'registered', 'registered', $9 FROM ins)"
+     " SELECT ins.id::text FROM ins"},
+    {"host_get", "SELECT " HOST_DOC("h") " AS doc FROM hosts h WHERE h.id = $1::uuid"},
+    {"host_list",
+     "SELECT " HOST_DOC("h") " AS doc, h.seq::text AS key FROM hosts h"
+     " WHERE ($1::text IS NULL OR h.state = $1)"
+     "   AND ($2::uuid IS NULL OR h.pool_id = $2)"
+     "   AND ($3::jsonb IS NULL OR h.labels @> $3)"
+     "   AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM pools p WHERE p.id = h.pool_id"
+     "        AND p.gpu_model = $4))"
+     "   AND ($5::bool IS NULL OR (h.last_seen IS NULL OR h.last_seen < now() - interval"
+     "        '10 minutes') = $5)"
+     "   AND h.seq > coalesce($6::bigint, 0)"
+     " ORDER BY h.seq LIMIT $7::int"},
+    {"host_patch",
+     "UPDATE hosts h SET labels = coalesce($2::jsonb, labels), pool_id = coalesce($3::uuid,"
+     " pool_id), updated_at = now() WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
+    {"host_delete", "DELETE FROM hosts WHERE id = $1::uuid"},
+    /* A host being drained stays draining while its job runs and ends drained (unless
+     * the job quarantines it). */
+    {"host_set_state",
+     "WITH old AS (SELECT id, state FROM hosts WHERE id = $1::uuid FOR UPDATE),"
+     " target AS (SELECT id, state AS from_state, CASE"
+     "   WHEN state = 'draining' AND $2 IN ('provisioning', 'gating') THEN 'draining'"
+     "   WHEN state = 'draining' AND $2 <> 'quarantined' THEN 'drained'"
+     "   ELSE $2 END AS to_state FROM old),"
+     " upd AS (UPDATE hosts h SET state = t.to_state, updated_at = now() FROM target t"
+     "  WHERE h.id = t.id AND t.from_state <> t.to_state RETURNING h.id, t.from_state,"
+     "  t.to_state)"
+     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, job_id, actor)"
+     " SELECT id, from_state, to_state, $3, $4::uuid, $5 FROM upd"},
+    {"host_target",
+     "SELECT h.id::text, h.name, host(h.address), h.ssh_user, h.credential_id::text,"
+     " h.pool_id::text, h.host_key_sha256, h.state, h.port, p.spec->>'durable_path',"
+     " p.spec->>'scratch_path', p.spec->>'stop_command', p.gpu_model,"
+     " coalesce((p.spec->>'gpu_count')::int, 0)"
+     " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
+    {"host_pin_key",
+     "UPDATE hosts SET host_key_sha256 = $2, updated_at = now()"
+     " WHERE id = $1::uuid AND host_key_sha256 IS NULL"},
+    {"host_provisioned",
+     "UPDATE hosts SET accepted_gate_run_id = CASE"
+     "   WHEN current_stack_id IS DISTINCT FROM $3::uuid THEN NULL"
+     "   WHEN facts->'gpus' IS DISTINCT FROM $2::jsonb->'gpus' THEN NULL"
+     "   ELSE accepted_gate_run_id END,"
+     " facts = $2::jsonb, current_stack_id = $3::uuid, last_seen = now(),"
+     " updated_at = now() WHERE id = $1::uuid"},
+    {"host_seen", "UPDATE hosts SET last_seen = now() WHERE id = $1::uuid"},
+};
+const size_t db_host_nstmts = sizeof db_host_stmts / sizeof db_host_stmts[0];
+
+enum db_status db_host_insert(struct db_conn *c, const struct db_host_new *h, char **doc,
+                              char id[37])
+{
+    const char *p[9] = {h->name,    h->address,         h->port,        h->user,      h->credential_id,
+                        h->pool_id, h->host_key_sha256, h->labels_json, h->created_by};
+    PGresult *r;
+    *doc = NULL;
+    enum db_status s = db_exec(c, "host_insert", 9, p, &r);
+    if (s < 0)
+        return s;
+    snprintf(id, 37, "%s", s == DB_ONE_RESULT ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    /* Read it back in a second statement: a data-modifying CTE's writes are not visible
+     * to the other parts of the same statement (the history row would be missing). */
+    return s == DB_ONE_RESULT ? db_host_get(c, id, doc) : s;
+}
+
+enum db_status db_host_get(struct db_conn *c, const char *id, char **doc)
+{
+    const char *p[1] = {id};
+    return db_exec_doc(c, "host_get", 1, p, doc);
+}
+
+enum db_status db_host_list(struct db_conn *c, const struct db_host_filter *f,
+                            struct db_page *page)
+{
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", f->limit);
+    const char *p[7] = {f->state,  f->pool_id,  f->label_json, f->gpu_model,
+                        f->stale, f->after_seq, limit};
+    return db_exec_page(c, "host_list", 7, p, page);
+}
+
+enum db_status db_host_patch(struct db_conn *c, const char *id, const char *labels_json,
+                             const char *pool_id, char **doc)
+{
+    const char *p[3] = {id, labels_json, pool_id};
+    return db_exec_doc(c, "host_patch", 3, p, doc);
+}
+
+enum db_status db_host_delete(struct db_conn *c, const char *id)
+{
+    const char *p[1] = {id};
+    return db_exec_noresult(c, "host_delete", 1, p);
+}
+
+enum db_status db_host_set_state(struct db_conn *c, const char *id, const char *state,
+                                 const char *reason, const char *job_id, const char *actor)
+{
+    const char *p[5] = {id, state, reason, job_id, actor};
+    return db_exec_noresult(c, "host_set_state", 5, p);
+}
+
+static char *dup_col(const PGresult *r, int col)
+{
+    return PQgetisnull(r, 0, col) ? NULL : strdup(PQgetvalue(r, 0, col));
+}
+
+enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t)
+{
+    const char *p[1] = {id};
+    PGresult *r;
+    memset(t, 0, sizeof *t);
+    enum db_status s = db_exec(c, "host_target", 1, p, &r);
+    if (s != DB_ONE_RESULT) {
+        if (s >= 0)
+            PQclear(r);
+        return s;
+    }
+    t->id = dup_col(r, 0);
+    t->name = dup_col(r, 1);
+    t->address = dup_col(r, 2);
+    t->user = dup_col(r, 3);
+    t->credential_id = dup_col(r, 4);
+    t->pool_id = dup_col(r, 5);
+    t->host_key_sha256 = dup_col(r, 6);
+    t->state = dup_col(r, 7);
+    t->port = atoi(PQgetvalue(r, 0, 8));
+    t->durable_path = dup_col(r, 9);
+    t->scratch_path = dup_col(r, 10);
+    t->stop_command = dup_col(r, 11);
+    t->pool_gpu_model = dup_col(r, 12);
+    t->pool_gpu_count = atoi(PQgetvalue(r, 0, 13));
+    PQclear(r);
+    return s;
+}
+
+void db_host_target_free(struct db_host_target *t)
+{
+    free(t->id);
+    free(t->name);
+    free(t->address);
+    free(t->user);
+    free(t->credential_id);
+    free(t->pool_id);
+    free(t->host_key_sha256);
+    free(t->state);
+    free(t->durable_path);
+    free(t->scratch_path);
+    free(t->stop_command);
+    free(t->pool_gpu_model);
+    memset(t, 0, sizeof *t);
+}
+
+enum db_status db_host_pin_key(struct db_conn *c, const char *id, const char *sha256)
+{
+    const char *p[2] = {id, sha256};
+    return db_exec_noresult(c, "host_pin_key", 2, p);
+}
+
+enum db_status db_host_provisioned(struct db_conn *c, const char *id, const char *facts_json,
+                                   const char *stack_id)
+{
+    const char *p[3] = {id, facts_json, stack_id};
+    return db_exec_noresult(c, "host_provisioned", 3, p);
+}
+
+enum db_status db_host_seen(struct db_conn *c, const char *id)
+{
+    const char *p[1] = {id};
+    return db_exec_noresult(c, "host_seen", 1, p);
+}

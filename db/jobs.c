@@ -1,0 +1,232 @@
+/* jobs.c — the job queue. See jobs.h. */
+#include "db/jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#define JOB_DOC(j, with_steps)                                                               \
+    "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"          \
+    " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"            \
+    " 'max_attempts', " j ".max_attempts,"                                                    \
+    " 'progress', json_build_object('step', " j ".progress_step, 'of', " j ".progress_total)," \
+    " 'cancel_requested', " j ".cancel_requested, 'error_class', " j ".error_class,"          \
+    " 'error', " j ".error, 'params', " j ".params, 'created_by', " j ".created_by,"                                  \
+    " 'created_at', " TS(j ".created_at") ", 'started_at', " TS(j ".started_at") ","          \
+    " 'finished_at', " TS(j ".finished_at") ", 'lease_expires_at', "                          \
+    TS(j ".lease_expires_at") with_steps ")::text"
+#define JOB_STEPS(j)                                                                         \
+    ", 'steps', coalesce((SELECT json_agg(json_build_object('attempt', s.attempt, 'index',"  \
+    " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"         \
+    " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"     \
+    " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', "    \
+    TS("s.finished_at") ") ORDER BY s.attempt, s.idx, (s.phase = 'apply')) FROM job_steps s"            \
+    " WHERE s.job_id = " j ".id), '[]'::json)"
+
+const struct db_stmt db_job_stmts[] = {
+    {"job_create",
+     "WITH ins AS (INSERT INTO jobs (kind, host_id, stack_id, created_by, params)"
+     " VALUES ($1, $2::uuid, $3::uuid, $4, coalesce($5::jsonb, '{}')) RETURNING *),"
+     " upd AS (UPDATE hosts SET last_job_id = ins.id,"
+     "  desired_stack_id = coalesce(ins.stack_id, hosts.desired_stack_id), updated_at = now()"
+     "  FROM ins WHERE hosts.id = ins.host_id)"
+     " SELECT " JOB_DOC("ins", ", 'steps', '[]'::json") " AS doc, ins.id::text FROM ins"},
+    {"job_get", "SELECT " JOB_DOC("j", JOB_STEPS("j")) " AS doc FROM jobs j WHERE j.id = $1::uuid"},
+    {"job_list",
+     "SELECT " JOB_DOC("j", "") " AS doc, j.seq::text AS key FROM jobs j"
+     " WHERE ($1::text IS NULL OR j.state = $1) AND ($2::text IS NULL OR j.kind = $2)"
+     "   AND ($3::uuid IS NULL OR j.host_id = $3) AND j.seq > coalesce($4::bigint, 0)"
+     " ORDER BY j.seq LIMIT $5::int"},
+    {"job_cancel",
+     "UPDATE jobs j SET"
+     "  state = CASE WHEN j.state = 'queued' THEN 'cancelled' ELSE j.state END,"
+     "  cancel_requested = (j.state = 'running'),"
+     "  finished_at = CASE WHEN j.state = 'queued' THEN now() ELSE j.finished_at END"
+     " WHERE j.id = $1::uuid AND j.state IN ('queued', 'running')"
+     " RETURNING " JOB_DOC("j", JOB_STEPS("j")) " AS doc"},
+    {"job_expire",
+     "UPDATE jobs SET state = 'failed', error_class = 'lease_lost', finished_at = now(),"
+     " error = 'the worker stopped renewing its lease and the retry budget is spent',"
+     " lease_owner = NULL, lease_expires_at = NULL"
+     " WHERE state = 'running' AND lease_expires_at < now() AND attempt >= max_attempts"},
+    {"job_claim",
+     "UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $1,"
+     " lease_expires_at = now() + make_interval(secs => $2::int), heartbeat_at = now(),"
+     " started_at = coalesce(j.started_at, now())"
+     " FROM (SELECT id FROM jobs"
+     "       WHERE (state = 'queued' AND run_after <= now())"
+     "          OR (state = 'running' AND lease_expires_at < now() AND attempt < max_attempts)"
+     "       ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT $3::int) c"
+     " WHERE j.id = c.id"
+     " RETURNING j.id::text, j.kind, j.host_id::text, coalesce(j.stack_id::text, ''),"
+     " j.attempt, j.max_attempts"},
+    {"job_heartbeat",
+     "UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $3::int),"
+     " heartbeat_at = now() WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"
+     " RETURNING cancel_requested"},
+    {"job_step",
+     "WITH fence AS (UPDATE jobs SET progress_step = $4::int, progress_total = $13::int"
+     "  WHERE id = $1::uuid AND attempt = $2::int AND state = 'running' RETURNING id)"
+     " INSERT INTO job_steps (job_id, attempt, idx, phase, name, command, exit_status,"
+     "  outcome, stdout_tail, stderr_tail, message, duration_ms)"
+     " SELECT id, $2::int, $4::int, $3, $5, $6, $7::int, $8, $9, $10, $11, $12::float8"
+     " FROM fence ON CONFLICT DO NOTHING RETURNING 1"},
+    {"job_succeed",
+     "UPDATE jobs SET state = 'succeeded', finished_at = now(), lease_owner = NULL,"
+     " lease_expires_at = NULL,"
+     " error_class = NULL, error = NULL"
+     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    {"job_fail",
+     "UPDATE jobs SET state = 'failed', finished_at = now(), lease_owner = NULL,"
+     " lease_expires_at = NULL, error_class = $3, error = $4"
+     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    {"job_requeue",
+     "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
+     " run_after = now() + make_interval(secs => $3::int), error_class = $4, error = $5"
+     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    {"job_cancelled",
+     "UPDATE jobs SET state = 'cancelled', finished_at = now(), lease_owner = NULL,"
+     " lease_expires_at = NULL"
+     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+};
+const size_t db_job_nstmts = sizeof db_job_stmts / sizeof db_job_stmts[0];
+
+enum db_status db_job_create(struct db_conn *c, const char *kind, const char *host_id,
+                             const char *stack_id, const char *params_json,
+                             const char *created_by, char **doc, char id[37])
+{
+    const char *p[5] = {kind, host_id, stack_id, created_by, params_json};
+    PGresult *r;
+    *doc = NULL;
+    enum db_status s = db_exec(c, "job_create", 5, p, &r);
+    if (s == DB_ONE_RESULT) {
+        *doc = strdup(PQgetvalue(r, 0, 0));
+        snprintf(id, 37, "%s", PQgetvalue(r, 0, 1));
+    }
+    if (s >= 0)
+        PQclear(r);
+    return s == DB_ONE_RESULT && *doc == NULL ? DB_HARD_ERROR : s;
+}
+
+enum db_status db_job_get(struct db_conn *c, const char *id, char **doc)
+{
+    const char *p[1] = {id};
+    return db_exec_doc(c, "job_get", 1, p, doc);
+}
+
+enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f,
+                           struct db_page *page)
+{
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", f->limit);
+    const char *p[5] = {f->state, f->kind, f->host_id, f->after_seq, limit};
+    return db_exec_page(c, "job_list", 5, p, page);
+}
+
+enum db_status db_job_cancel(struct db_conn *c, const char *id, char **doc, int *was_final)
+{
+    const char *p[1] = {id};
+    enum db_status s = db_exec_doc(c, "job_cancel", 1, p, doc);
+    *was_final = 0;
+    if (s == DB_NO_RESULTS) { /* final already, or unknown: tell which */
+        s = db_exec_doc(c, "job_get", 1, p, doc);
+        *was_final = s == DB_ONE_RESULT;
+    }
+    return s;
+}
+
+enum db_status db_job_claim(struct db_conn *c, const char *owner, int lease_s, int max,
+                            struct db_job_claim *claims, int *n)
+{
+    *n = 0;
+    enum db_status s = db_exec_noresult(c, "job_expire", 0, NULL);
+    if (s < 0)
+        return s;
+    char lease[16], lim[16];
+    snprintf(lease, sizeof lease, "%d", lease_s);
+    snprintf(lim, sizeof lim, "%d", max);
+    const char *p[3] = {owner, lease, lim};
+    PGresult *r;
+    s = db_exec(c, "job_claim", 3, p, &r);
+    if (s < 0)
+        return s;
+    for (int i = 0; i < PQntuples(r) && i < max; i++) {
+        struct db_job_claim *cl = &claims[(*n)++];
+        snprintf(cl->id, sizeof cl->id, "%s", PQgetvalue(r, i, 0));
+        snprintf(cl->kind, sizeof cl->kind, "%s", PQgetvalue(r, i, 1));
+        snprintf(cl->host_id, sizeof cl->host_id, "%s", PQgetvalue(r, i, 2));
+        snprintf(cl->stack_id, sizeof cl->stack_id, "%s", PQgetvalue(r, i, 3));
+        cl->attempt = atoi(PQgetvalue(r, i, 4));
+        cl->max_attempts = atoi(PQgetvalue(r, i, 5));
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_job_heartbeat(struct db_conn *c, const char *id, int attempt, int lease_s,
+                                int *cancel)
+{
+    char a[16], lease[16];
+    snprintf(a, sizeof a, "%d", attempt);
+    snprintf(lease, sizeof lease, "%d", lease_s);
+    const char *p[3] = {id, a, lease};
+    PGresult *r;
+    *cancel = 0;
+    enum db_status s = db_exec(c, "job_heartbeat", 3, p, &r);
+    if (s == DB_ONE_RESULT)
+        *cancel = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    if (s >= 0)
+        PQclear(r);
+    return s;
+}
+
+enum db_status db_job_step(struct db_conn *c, const char *id, int attempt,
+                           const struct db_job_step *st, int progress_total)
+{
+    char a[16], idx[16], exit_s[16], dur[32], total[16];
+    snprintf(a, sizeof a, "%d", attempt);
+    snprintf(idx, sizeof idx, "%d", st->idx);
+    snprintf(exit_s, sizeof exit_s, "%d", st->exit_status);
+    snprintf(dur, sizeof dur, "%.3f", st->duration_ms);
+    snprintf(total, sizeof total, "%d", progress_total);
+    const char *p[13] = {id,           a,         st->phase,         idx,
+                         st->name,     st->command, st->has_exit ? exit_s : NULL,
+                         st->outcome,  st->stdout_tail ? st->stdout_tail : "",
+                         st->stderr_tail ? st->stderr_tail : "", st->message, dur, total};
+    return db_exec_noresult(c, "job_step", 13, p);
+}
+
+static enum db_status fenced(struct db_conn *c, const char *stmt, const char *id, int attempt,
+                             const char *x, const char *y, const char *z)
+{
+    char a[16];
+    snprintf(a, sizeof a, "%d", attempt);
+    const char *p[5] = {id, a, x, y, z};
+    int n = z ? 5 : y ? 4 : x ? 3 : 2;
+    return db_exec_noresult(c, stmt, n, p);
+}
+
+enum db_status db_job_succeed(struct db_conn *c, const char *id, int attempt)
+{
+    return fenced(c, "job_succeed", id, attempt, NULL, NULL, NULL);
+}
+
+enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt,
+                           const char *error_class, const char *error)
+{
+    return fenced(c, "job_fail", id, attempt, error_class, error, NULL);
+}
+
+enum db_status db_job_requeue(struct db_conn *c, const char *id, int attempt, int backoff_s,
+                              const char *error_class, const char *error)
+{
+    char b[16];
+    snprintf(b, sizeof b, "%d", backoff_s);
+    return fenced(c, "job_requeue", id, attempt, b, error_class, error);
+}
+
+enum db_status db_job_cancelled(struct db_conn *c, const char *id, int attempt)
+{
+    return fenced(c, "job_cancelled", id, attempt, NULL, NULL, NULL);
+}

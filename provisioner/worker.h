@@ -1,0 +1,23 @@
+/* worker.h — job workers: each thread runs one libssh2 event loop that drives every job
+ * it holds, claims work with FOR UPDATE SKIP LOCKED when woken by LISTEN/NOTIFY (or every
+ * second), renews leases, and fences every completing write with the attempt number. */
+#ifndef GPUFLEET_WORKER_H
+#define GPUFLEET_WORKER_H
+
+struct prov_worker_config {
+    const char *database_url; /* for the LISTEN connections */
+    int threads;              /* worker threads (GPUFLEET_WORKERS) */
+    int concurrency;          /* jobs held at once per thread */
+    int lease_s;              /* lease length; renewed every lease_s / 3 */
+    int command_timeout_s;    /* per remote command */
+    int connect_timeout_s;
+    const char *allow_cidrs;  /* GPUFLEET_SSH_ALLOW_CIDRS */
+    int diag_timeout_s[3];    /* dcgmi diag -r 1, 2, 3 */
+};
+
+/* Starts the worker threads (uses the shared db pool). Returns 0. */
+int prov_workers_start(const struct prov_worker_config *cfg);
+/* Asks them to stop and joins them. Jobs they hold are left to their leases. */
+void prov_workers_stop(void);
+
+#endif

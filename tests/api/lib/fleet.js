@@ -1,0 +1,248 @@
+'use strict';
+// Helpers for the hosts/jobs tests: SSH keys, the credential/pool/stack a
+// host needs, the simulated fleet (tests/fleet/simfleet), argv logs, and
+// waiting for jobs.
+//
+//   const fleet = require('./lib/fleet');
+//   const key = fleet.sshKey();                        // {path, text, pub}
+//   const sim = fleet.simfleet.up({dir, count, profile, net, user, delay});
+//   sim.hosts, sim.env.SIMFLEET_DURABLE_PATH, sim.argv('sim-001'), sim.down()
+//   const job = await fleet.waitJob(client, token, id, {timeoutMs});
+
+const { spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const { ROOT } = require('./server');
+
+const SIMFLEET = path.join(ROOT, 'tests', 'fleet', 'simfleet');
+const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const uniq = () => crypto.randomBytes(4).toString('hex');
+const hex64 = () => crypto.randomBytes(32).toString('hex');
+
+/** A fresh unencrypted ed25519 key made by ssh-keygen. {dir, path, text, pub}. */
+function sshKey() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gft-key-'));
+  const file = path.join(dir, 'id_ed25519');
+  const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'gft', '-f', file], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ssh-keygen failed: ${r.stderr}`);
+  return { dir, path: file, text: fs.readFileSync(file, 'utf8'), pub: fs.readFileSync(`${file}.pub`, 'utf8') };
+}
+
+/** The base64 body lines of an OpenSSH private key (what must never leak). */
+function keyBodyLines(text) {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('-----'));
+}
+
+/** A stack body (driver 550.127.05 / CUDA 12.4, as the simulated fleet's healthy hosts). */
+function stackBody(overrides = {}) {
+  return {
+    name: `sim-stack-${uniq()}`,
+    os_image: 'ubuntu-22.04',
+    driver_branch: '550',
+    driver_version: '550.127.05',
+    cuda_version: '12.4',
+    image: `nvidia/cuda:12.4.1-base-ubuntu22.04@sha256:${hex64()}`,
+    framework: { name: 'vllm', version: '0.6.3' },
+    startup_config: {
+      command: ['vllm', 'serve', '/models/m', '--port', '8000'],
+      env: { HF_HOME: '/models/hf' },
+      port: 8000,
+    },
+    ...overrides,
+  };
+}
+
+function poolBody(overrides = {}) {
+  return {
+    name: `pool-${uniq()}`,
+    gpu_model: 'h100_sxm',
+    gpu_count: 8,
+    price_per_hour: 12.5,
+    durable_path: '/srv/gpufleet/durable',
+    scratch_path: '/srv/gpufleet/scratch',
+    ...overrides,
+  };
+}
+
+function must(res, status, what) {
+  if (res.status !== status) {
+    throw new Error(`${what}: want ${status}, got ${res.status} ${res.text}`);
+  }
+  return res.body;
+}
+
+async function createCredential(client, admin, keyText, name = `cred-${uniq()}`) {
+  return must(await client.request('POST', '/v1/credentials', { token: admin, body: { name, private_key: keyText } }), 201, 'POST /v1/credentials');
+}
+async function createPool(client, admin, overrides = {}) {
+  return must(await client.request('POST', '/v1/pools', { token: admin, body: poolBody(overrides) }), 201, 'POST /v1/pools');
+}
+async function createStack(client, token, overrides = {}) {
+  return must(await client.request('POST', '/v1/stacks', { token, body: stackBody(overrides) }), 201, 'POST /v1/stacks');
+}
+async function createHost(client, token, body) {
+  return must(await client.request('POST', '/v1/hosts', { token, body }), 201, `POST /v1/hosts ${body.name}`);
+}
+async function provision(client, token, hostId, stackId, headers = {}) {
+  return must(
+    await client.request('POST', `/v1/hosts/${hostId}/provision`, { token, body: { stack_id: stackId }, headers }),
+    202,
+    `POST /v1/hosts/${hostId}/provision`,
+  );
+}
+
+/** Poll GET /v1/jobs/{id} until the job is final (or `until(job)` holds). */
+async function waitJob(client, token, id, { timeoutMs = 30_000, until = (j) => FINAL.has(j.state), intervalMs = 200 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let job;
+  for (;;) {
+    job = must(await client.request('GET', `/v1/jobs/${id}`, { token }), 200, `GET /v1/jobs/${id}`);
+    if (until(job)) return job;
+    if (Date.now() > deadline) {
+      throw new Error(`job ${id} did not get there within ${timeoutMs} ms: ${JSON.stringify({ ...job, steps: job.steps.length })}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+/** Wait for many jobs (one list query per round). Resolves the final jobs by id. */
+async function waitJobs(client, token, ids, { timeoutMs = 60_000 } = {}) {
+  const want = new Set(ids);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = new Map();
+    let cursor = null;
+    do {
+      const q = `/v1/jobs?kind=provision&limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = must(await client.request('GET', q, { token }), 200, 'GET /v1/jobs');
+      for (const j of page.items) if (want.has(j.id)) seen.set(j.id, j);
+      cursor = page.next_cursor;
+    } while (cursor);
+    const pending = [...want].filter((id) => !seen.has(id) || !FINAL.has(seen.get(id).state));
+    if (pending.length === 0) return seen;
+    if (Date.now() > deadline) {
+      const states = {};
+      for (const j of seen.values()) states[j.state] = (states[j.state] || 0) + 1;
+      throw new Error(`${pending.length} of ${want.size} jobs not final after ${timeoutMs} ms: ${JSON.stringify(states)}`);
+    }
+    await sleep(300);
+  }
+}
+
+/** The steps of the job's final attempt. */
+function finalSteps(job) {
+  return job.steps.filter((s) => s.attempt === job.attempt);
+}
+
+// ---- the simulated fleet ----
+
+function parseEnv(text) {
+  const env = {};
+  for (const line of text.split('\n')) {
+    const m = /^(?:export\s+)?([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (!m) continue;
+    let v = m[2];
+    if (/^'.*'$/.test(v) || /^".*"$/.test(v)) v = v.slice(1, -1);
+    env[m[1]] = v;
+  }
+  return env;
+}
+
+function parseHosts(text) {
+  const t = text.trim();
+  if (t.startsWith('[')) return JSON.parse(t);
+  return t
+    .split('\n')
+    .map((l) => l.trim().replace(/,$/, ''))
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
+}
+
+function runSimfleet(args, { timeout = 180_000 } = {}) {
+  const r = spawnSync(SIMFLEET, args, { encoding: 'utf8', timeout });
+  if (r.status !== 0) {
+    throw new Error(`simfleet ${args.join(' ')} failed (${r.status} ${r.signal || ''}):\n${r.stdout}${r.stderr}`);
+  }
+  return r;
+}
+
+/**
+ * Start a simulated fleet. options: dir (default a temp dir), count, profile
+ * (string or array, applied round-robin), net, user, delay, hang, extra (args).
+ * Returns {dir, hosts, env, byName, host(profile), argv(name), argvLines(name), down()}.
+ */
+function up({ dir, count, profile = 'h100x8', net = 210, user = 'gpufleet-ftest', delay = 0, hang, extra = [] } = {}) {
+  dir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'gft-fleet-'));
+  const profiles = Array.isArray(profile) ? profile.join(',') : profile;
+  const args = ['up', '--count', String(count), '--profile', profiles, '--dir', dir, '--net', String(net), '--user', user, '--delay', String(delay)];
+  if (hang !== undefined) args.push('--hang', String(hang));
+  runSimfleet([...args, ...extra]);
+  const hosts = parseHosts(fs.readFileSync(path.join(dir, 'hosts.json'), 'utf8'));
+  const env = parseEnv(fs.readFileSync(path.join(dir, 'fleet.env'), 'utf8'));
+  const byName = new Map(hosts.map((h) => [h.name, h]));
+  let down = false;
+  return {
+    dir,
+    hosts,
+    env,
+    byName,
+    /** The hosts of this profile. */
+    ofProfile(p) {
+      return hosts.filter((h) => h.profile === p);
+    },
+    argvPath(name) {
+      return path.join(dir, name, 'argv.log');
+    },
+    /** Raw argv.log text of a host. */
+    argvText(name) {
+      try {
+        return fs.readFileSync(path.join(dir, name, 'argv.log'), 'utf8');
+      } catch {
+        return '';
+      }
+    },
+    /** argv.log parsed: one array of strings per tool call. */
+    argv(name) {
+      return this.argvText(name)
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l));
+    },
+    /** What the host sees at the pool's durable path. */
+    durableFile(name, rel) {
+      return path.join(dir, name, 'fs', 'durable', rel);
+    },
+    down() {
+      if (down) return;
+      down = true;
+      spawnSync(SIMFLEET, ['down', '--dir', dir], { encoding: 'utf8', timeout: 120_000 });
+    },
+  };
+}
+
+module.exports = {
+  sshKey,
+  keyBodyLines,
+  stackBody,
+  poolBody,
+  createCredential,
+  createPool,
+  createStack,
+  createHost,
+  provision,
+  waitJob,
+  waitJobs,
+  finalSteps,
+  FINAL,
+  uniq,
+  hex64,
+  sleep,
+  simfleet: { up, parseEnv, parseHosts, SIMFLEET },
+};
