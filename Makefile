@@ -56,7 +56,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
               tests/unit/test_config.c tests/unit/test_planner.c \
               tests/unit/test_crypt.c tests/unit/test_sshkey.c \
-              tests/unit/test_provision.c
+              tests/unit/test_provision.c tests/unit/test_gate.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

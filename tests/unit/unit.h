@@ -24,7 +24,7 @@ void unit_fail(const char *file, int line, const char *what);
 #define UNIT_SUITE(name) const struct unit_test name[]
 #define UNIT_END {NULL, NULL}
 
-extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[], planner_tests[], provision_tests[],
+extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[], planner_tests[], provision_tests[], gate_tests[],
     routes_tests[], config_tests[], crypt_tests[], sshkey_tests[];
 
 #endif
