@@ -41,7 +41,7 @@ DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c d
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
-              api/hosts.c api/gates.c
+              api/hosts.c api/gates.c api/resource.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/gate.c planner/readiness.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c

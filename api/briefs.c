@@ -9,6 +9,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/briefs.h"
 #include "planner/brief.h"
 #include "planner/sizing.h"
@@ -141,7 +142,6 @@ struct brief_arg {
     char *doc; /* the Brief document, as PostgreSQL rendered it */
     char new_id[37];
     int precondition_failed;
-    int in_use;
 };
 
 static void brief_arg_reset(struct brief_arg *a)
@@ -265,30 +265,13 @@ enum MHD_Result api_briefs_replace(struct api_req *r)
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
-static enum db_status delete_fn(struct db_conn *c, void *arg)
-{
-    struct brief_arg *a = arg;
-    enum db_status s = db_brief_delete(c, a->id);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->in_use = 1;
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "brief.delete", "brief", a->id, MHD_HTTP_NO_CONTENT);
-}
+static const struct api_delete_def brief_delete = {
+    "brief", "brief.delete", db_brief_delete, API_ERR_BRIEF_IN_USE,
+    "the brief is referenced and cannot be deleted"};
 
 enum MHD_Result api_briefs_delete(struct api_req *r)
 {
-    struct brief_arg a = {.r = r, .id = api_brief_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(delete_fn, &a);
-    if (a.in_use)
-        return api_reply_problem(r, API_ERR_BRIEF_IN_USE, NULL,
-                                 "the brief is referenced and cannot be deleted");
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (s == DB_NO_RESULTS)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+    const char *id = api_brief_id(r);
+    return id ? api_delete_resource(r, id, &brief_delete) : MHD_YES;
 }
 

@@ -11,6 +11,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "common/crypt.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -209,30 +210,12 @@ enum MHD_Result api_credentials_list(struct api_req *r)
     return api_list_serve(r, &credential_list);
 }
 
-static enum db_status delete_fn(struct db_conn *c, void *arg)
-{
-    struct read_arg *a = arg;
-    enum db_status s = db_credential_delete(c, a->id);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->in_use = 1;
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "credential.delete", "credential", a->id, MHD_HTTP_NO_CONTENT);
-}
+static const struct api_delete_def credential_delete = {
+    "credential", "credential.delete", db_credential_delete, API_ERR_CREDENTIAL_IN_USE,
+    "a host uses this credential; delete the host or give it another credential first"};
 
 enum MHD_Result api_credentials_delete(struct api_req *r)
 {
-    struct read_arg a = {r, credential_id(r), NULL, 0};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(delete_fn, &a);
-    if (a.in_use)
-        return api_reply_problem(r, API_ERR_CREDENTIAL_IN_USE, NULL,
-                                 "a host uses this credential; delete the host or give it "
-                                 "another credential first");
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (s == DB_NO_RESULTS)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no credential has this id");
-    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+    const char *id = credential_id(r);
+    return id ? api_delete_resource(r, id, &credential_delete) : MHD_YES;
 }

@@ -12,6 +12,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/pools.h"
 
 /* ---- patterns ---- */
@@ -400,29 +401,12 @@ enum MHD_Result api_pools_replace(struct api_req *r)
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
-static enum db_status delete_fn(struct db_conn *c, void *arg)
-{
-    struct pool_arg *a = arg;
-    enum db_status s = db_pool_delete(c, a->id);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->in_use = 1;
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "pool.delete", "pool", a->id, MHD_HTTP_NO_CONTENT);
-}
+static const struct api_delete_def pool_delete = {
+    "pool", "pool.delete", db_pool_delete, API_ERR_POOL_IN_USE,
+    "hosts belong to this pool; move or delete them first"};
 
 enum MHD_Result api_pools_delete(struct api_req *r)
 {
-    struct pool_arg a = {.r = r, .id = pool_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(delete_fn, &a);
-    if (a.in_use)
-        return api_reply_problem(r, API_ERR_POOL_IN_USE, NULL,
-                                 "hosts belong to this pool; move or delete them first");
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (s == DB_NO_RESULTS)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
-    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+    const char *id = pool_id(r);
+    return id ? api_delete_resource(r, id, &pool_delete) : MHD_YES;
 }

@@ -356,7 +356,11 @@ describe('replace with If-Match', () => {
     delete noGate.gate; // back to the defaults: a change
     u = await step(noGate);
     assert.equal(u.gate_version, 3);
-    u = await step({ ...clone(noGate), gate: { storage_min_mbps: 200, link_class: 'any', checks: ALL_CHECKS } });
+    // The default link class follows the pool's interconnect (nvlink: NV*, pcie: the PCIe
+    // classes, any: any).
+    const defaultLink = { nvlink: 'NV*', pcie: 'PIX,PXB,PHB,NODE,SYS' }[noGate.interconnect] || 'any';
+    assert.equal(u.gate.link_class, defaultLink);
+    u = await step({ ...clone(noGate), gate: { storage_min_mbps: 200, link_class: defaultLink, checks: ALL_CHECKS } });
     assert.equal(u.gate_version, 3, 'the defaults written out are the same gate');
   });
 
