@@ -493,11 +493,12 @@ static void tend(struct worker *w)
     }
 }
 
-static void claim(struct worker *w)
+/* Claims up to one batch; returns how many jobs it took. */
+static int claim_batch(struct worker *w)
 {
     int room = w->cfg->concurrency - w->active;
     if (room <= 0)
-        return;
+        return 0;
     if (room > CLAIM_BATCH)
         room = CLAIM_BATCH;
     struct db_job_claim claims[CLAIM_BATCH];
@@ -506,7 +507,7 @@ static void claim(struct worker *w)
     enum db_status s;
     c = db_acquire(&s);
     if (c == NULL)
-        return;
+        return 0;
     s = db_job_claim(c, w->owner, w->cfg->lease_s, room, claims, &n);
     db_release(c);
     for (int i = 0; i < n; i++) {
@@ -515,6 +516,15 @@ static void claim(struct worker *w)
                                            claims[i].attempt));
         task_start(w, &claims[i]);
     }
+    return n;
+}
+
+/* Claims while full batches come back and there is room, so a backlog starts at once
+ * rather than one batch per wake-up. */
+static void claim(struct worker *w)
+{
+    while (claim_batch(w) == CLAIM_BATCH && !atomic_load(&stopping))
+        ;
 }
 
 static void *worker_main(void *arg)
