@@ -76,26 +76,27 @@ static const struct list_filter model_filters[] = {
     {"source", valid_source, "catalog or custom"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q, json_t *items)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
 {
     struct db_gpu_model_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
-    return db_gpu_model_list(c, &f, items);
+    return db_gpu_model_list(c, &f, page);
 }
 
 static const struct list_def model_list = {"gpu_model", model_filters, 2, api_valid_model_key,
-                                           "key", list_page, NULL};
+                                           NULL, NULL, list_page};
 
 enum MHD_Result api_gpu_models_list(struct api_req *r) { return api_list_serve(r, &model_list); }
 
 struct get_arg {
     const char *key;
-    json_t *out;
+    char *doc;
 };
 
 static enum db_status get_fn(struct db_conn *c, void *arg)
 {
     struct get_arg *a = arg;
-    return db_gpu_model_get(c, a->key, &a->out);
+    return db_gpu_model_get(c, a->key, &a->doc);
 }
 
 enum MHD_Result api_gpu_models_get(struct api_req *r)
@@ -106,23 +107,23 @@ enum MHD_Result api_gpu_models_get(struct api_req *r)
     enum db_status s = db_run(get_fn, &a);
     if (s < 0)
         return api_reply_db(r, s);
-    if (a.out == NULL)
+    if (a.doc == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU model has this key");
-    return api_reply_json(r, MHD_HTTP_OK, a.out, NULL);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
 struct create_arg {
     struct api_req *r;
-    json_t *out;
+    char *doc;
     int conflict;
 };
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
-    json_decref(a->out); /* a retried transaction starts over */
-    a->out = NULL;
-    enum db_status s = db_gpu_model_insert(c, a->r->json, &a->out);
+    free(a->doc); /* a retried transaction starts over */
+    a->doc = NULL;
+    enum db_status s = db_gpu_model_insert(c, a->r->json, &a->doc);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
         a->conflict = 1;
         return s;
@@ -130,7 +131,7 @@ static enum db_status create_fn(struct db_conn *c, void *arg)
     if (s < 0)
         return s;
     return api_audit(c, a->r, "gpu_model.create", "gpu_model",
-                     json_string_value(json_object_get(a->out, "key")), MHD_HTTP_CREATED);
+                     json_string_value(json_object_get(a->r->json, "key")), MHD_HTTP_CREATED);
 }
 
 enum MHD_Result api_gpu_models_create(struct api_req *r)
@@ -140,17 +141,17 @@ enum MHD_Result api_gpu_models_create(struct api_req *r)
     struct create_arg a = {r, NULL, 0};
     enum db_status s = db_run_tx(create_fn, &a);
     if (a.conflict) {
-        json_decref(a.out);
+        free(a.doc);
         return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "key",
                                  "a GPU model with this key or nvidia_smi_name already exists");
     }
     if (s < 0) {
-        json_decref(a.out);
+        free(a.doc);
         return api_reply_db(r, s);
     }
     api_catalog_invalidate();
     char location[128];
     snprintf(location, sizeof location, "/v1/gpu-models/%s",
-             json_string_value(json_object_get(a.out, "key")));
-    return api_reply_json(r, MHD_HTTP_CREATED, a.out, location);
+             json_string_value(json_object_get(r->json, "key")));
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }

@@ -16,14 +16,14 @@ struct db_gpu_model_filter {
     long limit;
 };
 
-/* Appends models ordered by key to items. */
+/* A page of GpuModel documents ordered by key (keys are model keys). */
 enum db_status db_gpu_model_list(struct db_conn *c, const struct db_gpu_model_filter *f,
-                                 json_t *items);
-/* *out receives the model (new reference) on DB_ONE_RESULT. */
-enum db_status db_gpu_model_get(struct db_conn *c, const char *key, json_t **out);
+                                 struct db_page *page);
+/* *doc receives the GpuModel document (caller frees) on DB_ONE_RESULT. */
+enum db_status db_gpu_model_get(struct db_conn *c, const char *key, char **doc);
 /* Inserts a validated GpuModelCreate body as a custom model; *out receives the stored row.
  * A duplicate key or nvidia_smi_name gives DB_HARD_ERROR with a unique violation. */
-enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, json_t **out);
+enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, char **doc);
 
 /* The columns sizing needs, for every model ordered by key: rows of (key, display_name,
  * memory_gib float8, nvidia_smi_memory_total_mib or 0, supported_formats as {a,b}).
