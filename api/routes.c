@@ -15,6 +15,8 @@
 #include "api/hosts.h"
 #include "api/service.h"
 #include "api/sizing.h"
+#include "api/work_reports.h"
+#include "api/costs.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
@@ -65,6 +67,10 @@ const struct api_route api_routes[] = {
     {"GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0},
     {"GET", "/v1/jobs/{id}", api_jobs_get, ROLES_READ, 0},
     {"POST", "/v1/jobs/{id}/cancel", api_jobs_cancel, ROLES_WRITE, ROUTE_MUTATES},
+    {"GET", "/v1/work-reports", api_work_reports_list, ROLES_READ, 0},
+    {"POST", "/v1/work-reports", api_work_reports_create, ROLE_REPORTER | ROLES_WRITE,
+     ROUTE_BODY | ROUTE_MUTATES},
+    {"GET", "/v1/costs", api_costs, ROLES_READ, 0},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

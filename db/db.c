@@ -23,6 +23,8 @@
 #include "db/gates.h"
 #include "db/gpu_models.h"
 #include "db/idempotency.h"
+#include "db/work_reports.h"
+#include "db/costs.h"
 
 #define DB_ACQUIRE_TIMEOUT_US (5 * 1000000LL)
 #define DB_RECONNECT_BACKOFF_US (250 * 1000LL)
@@ -56,6 +58,8 @@ static const struct {
     {db_host_stmts, &db_host_nstmts},
     {db_job_stmts, &db_job_nstmts},
     {db_gate_stmts, &db_gate_nstmts},
+    {db_work_report_stmts, &db_work_report_nstmts},
+    {db_cost_stmts, &db_cost_nstmts},
 };
 static const size_t ngroups = sizeof groups / sizeof groups[0];
 

@@ -13,6 +13,7 @@
     " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256,"                  \
     " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                  \
     " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," \
+    " 'accepted_gate_run_id', " h ".accepted_gate_run_id,"                                 \
     " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, 'state', j.state,"    \
     "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"          \
     " 'last_seen', " TS(h ".last_seen") ","                                                 \

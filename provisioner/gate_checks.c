@@ -479,19 +479,30 @@ static void eval_diagnostics(const struct prov_gate *g, const struct prov_cmd_re
         return;
     }
     o->values = prov_diag_to_json(&d);
+    /* A test that failed on a GPU is hardware evidence, even where dcgmi also printed an
+     * Error row for it (e.g. "GPU 3 has uncorrectable memory errors and row remappings are
+     * pending"); errors outside any failing test only mean the run did not complete. */
     char failing[300] = "";
+    int hw = 0;
     for (size_t i = 0; i < d.ntests; i++) {
-        if (d.tests[i].result != PROV_DIAG_FAIL)
+        const prov_diag_test_t *t = &d.tests[i];
+        int failed = t->result == PROV_DIAG_FAIL;
+        for (size_t k = 0; k < t->ngpu_results; k++)
+            failed |= t->gpu_results[k].result == PROV_DIAG_FAIL;
+        if (!failed)
             continue;
+        hw = 1;
         size_t used = strlen(failing);
-        snprintf(failing + used, sizeof failing - used, "%s%s", used ? ", " : "", d.tests[i].name);
+        snprintf(failing + used, sizeof failing - used, "%s%s", used ? ", " : "", t->name);
     }
-    switch (d.verdict) {
-    case PROV_DIAG_PASS: set(o, PLAN_CHECK_PASS, 0, "every diagnostic test passed%s%s", NULL, NULL); break;
-    case PROV_DIAG_WARN: set(o, PLAN_CHECK_WARN, 0, "diagnostics passed with warnings%s%s", NULL, NULL); break;
-    case PROV_DIAG_FAIL: set(o, PLAN_CHECK_FAIL, 1, "failed tests: %s%s", failing, NULL); break;
-    default: set(o, PLAN_CHECK_FAIL, 0, "diagnostics did not complete (errors)%s%s", NULL, NULL); break;
-    }
+    if (hw)
+        set(o, PLAN_CHECK_FAIL, 1, "failed tests: %s%s", failing, NULL);
+    else if (d.verdict == PROV_DIAG_PASS)
+        set(o, PLAN_CHECK_PASS, 0, "every diagnostic test passed%s%s", NULL, NULL);
+    else if (d.verdict == PROV_DIAG_WARN)
+        set(o, PLAN_CHECK_WARN, 0, "diagnostics passed with warnings%s%s", NULL, NULL);
+    else
+        set(o, PLAN_CHECK_FAIL, 0, "diagnostics did not complete (errors)%s%s", NULL, NULL);
     prov_diag_free(&d);
 }
 

@@ -177,8 +177,10 @@ static enum db_status cancelled_fn(struct db_conn *c, void *arg)
     enum db_status s = db_job_cancelled(c, t->job.id, t->job.attempt);
     if (s <= 0)
         return s;
-    return db_host_set_state(c, t->job.host_id, "failed", "provisioning cancelled",
-                             t->job.id, actor(t));
+    const char *to = !t->is_gate ? "failed" : t->is_diag ? "drained" : "investigating";
+    char reason[64];
+    snprintf(reason, sizeof reason, "%s cancelled", t->is_gate ? t->job.kind : "provisioning");
+    return db_host_set_state(c, t->job.host_id, to, reason, t->job.id, actor(t));
 }
 
 /* ---- task lifecycle ---- */

@@ -1,0 +1,327 @@
+/* work_reports.c — work reports. Every record of a batch is checked (fields by
+ * record_spec, then the window rules); the first bad record is answered with its index in
+ * `field` (records[3].busy_seconds) and the detail says how many are bad. A good batch is
+ * stored in one transaction by one INSERT: a conflicting re-send (same host, window and
+ * unit, other figures) rolls all of it back with 409 work_report_conflict. */
+#include "api/work_reports.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/jsonspec.h"
+#include "api/list.h"
+#include "common/sbuf.h"
+#include "common/util.h"
+#include "db/work_reports.h"
+#include "planner/costs.h"
+
+#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
+#define UUID(name, flags) {name, SPEC_STRING, flags, 36, 36, api_valid_uuid, "a UUID", NULL, NULL}
+#define TIME(name) \
+    {name, SPEC_STRING, SPEC_REQUIRED, 20, 64, api_valid_rfc3339, "an RFC 3339 date-time", NULL, NULL}
+#define INT(name, flags, hi) {name, SPEC_INTEGER, flags, 0, hi, NULL, NULL, NULL, NULL}
+#define NUM(name, flags, hi) {name, SPEC_NUMBER, flags, 0, hi, NULL, NULL, NULL, NULL}
+
+static const struct spec_field record_spec[] = {
+    UUID("host_id", SPEC_REQUIRED),
+    UUID("brief_id", SPEC_NULLABLE),
+    TIME("window_start"),
+    TIME("window_end"),
+    {"unit", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, plan_unit_names, NULL},
+    INT("completed", SPEC_REQUIRED, 1e15),
+    INT("failed", SPEC_REQUIRED, 1e15),
+    INT("retried", SPEC_REQUIRED, 1e15),
+    NUM("busy_seconds", SPEC_REQUIRED, WR_MAX_WINDOW_S),
+    NUM("p95_latency_ms", SPEC_NULLABLE, 1e9),
+    NUM("queue_delay_ms", SPEC_NULLABLE, 1e9),
+    INT("bytes_moved", SPEC_NULLABLE, 1e18),
+    NUM("storage_gb", SPEC_NULLABLE, 1e9),
+    END,
+};
+
+/* The first problem of a batch, and how many records have one. */
+struct batch_check {
+    int bad;
+    int first; /* index, or -1 for the batch itself */
+    enum api_error code;
+    char field[160];
+    char detail[512];
+};
+
+static void record_error(struct batch_check *b, int i, enum api_error code, const char *sub,
+                         const char *detail)
+{
+    if (b->bad++ > 0)
+        return;
+    b->first = i;
+    b->code = code;
+    snprintf(b->field, sizeof b->field, "records[%d]%s%s", i, *sub ? "." : "", sub);
+    snprintf(b->detail, sizeof b->detail, "records[%d]%s", i, detail); /* detail: ".x …" */
+}
+
+/* The window rules of one record whose fields passed record_spec. */
+static void check_window(struct batch_check *b, int i, const json_t *rec)
+{
+    int64_t start, end;
+    util_parse_rfc3339(json_string_value(json_object_get(rec, "window_start")), &start);
+    util_parse_rfc3339(json_string_value(json_object_get(rec, "window_end")), &end);
+    double busy = json_number_value(json_object_get(rec, "busy_seconds"));
+    char msg[256];
+    if (end <= start) {
+        record_error(b, i, API_ERR_INVALID_FIELD, "window_end",
+                     ".window_end must be after window_start");
+    } else if (end - start > (int64_t)WR_MAX_WINDOW_S * 1000000) {
+        record_error(b, i, API_ERR_INVALID_FIELD, "window_end",
+                     ".window_end must be at most 24 h after window_start");
+    } else if (busy * 1e6 > (double)(end - start)) {
+        snprintf(msg, sizeof msg, ".busy_seconds (%g) must not exceed the window (%g s)", busy,
+                 (double)(end - start) / 1e6);
+        record_error(b, i, API_ERR_INVALID_FIELD, "busy_seconds", msg);
+    }
+}
+
+static int check_batch(const json_t *body, struct batch_check *b)
+{
+    memset(b, 0, sizeof *b);
+    b->first = -1;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)body, key, v)
+    {
+        if (strcmp(key, "records") != 0) {
+            b->bad = 1;
+            b->code = API_ERR_UNKNOWN_FIELD;
+            snprintf(b->field, sizeof b->field, "%s", spec_printable(key) ? key : "?");
+            snprintf(b->detail, sizeof b->detail, "%s is not a known field", b->field);
+            return -1;
+        }
+    }
+    const json_t *records = json_object_get(body, "records");
+    if (records == NULL || !json_is_array(records) || json_array_size(records) < 1 ||
+        json_array_size(records) > WR_MAX_RECORDS) {
+        b->bad = 1;
+        b->code = records == NULL ? API_ERR_MISSING_FIELD : API_ERR_INVALID_FIELD;
+        snprintf(b->field, sizeof b->field, "records");
+        snprintf(b->detail, sizeof b->detail,
+                 records == NULL ? "records is required"
+                                 : "records must be an array of 1 to 1000 work reports");
+        return -1;
+    }
+    size_t i;
+    json_array_foreach(records, i, v)
+    {
+        if (!json_is_object(v)) {
+            record_error(b, (int)i, API_ERR_INVALID_FIELD, "", " must be an object");
+            continue;
+        }
+        struct spec_error err;
+        if (spec_check(v, record_spec, &err) != 0) {
+            char detail[600];
+            snprintf(detail, sizeof detail, ".%s", err.detail);
+            record_error(b, (int)i, err.code, err.field, detail);
+            continue;
+        }
+        check_window(b, (int)i, v);
+    }
+    return b->bad ? -1 : 0;
+}
+
+static enum MHD_Result reply_batch_problem(struct api_req *r, const struct batch_check *b,
+                                           size_t n)
+{
+    if (b->first < 0)
+        return api_reply_problem(r, b->code, b->field, "%s", b->detail);
+    if (b->bad == 1)
+        return api_reply_problem(r, b->code, b->field, "%s; nothing was stored", b->detail);
+    return api_reply_problem(r, b->code, b->field,
+                             "%s; %d of %zu records are invalid (the first is shown); nothing "
+                             "was stored",
+                             b->detail, b->bad, n);
+}
+
+/* ---- the batch as array literals ---- */
+
+static void add_str(struct sbuf *s, const json_t *v)
+{
+    if (v == NULL || json_is_null(v))
+        sbuf_adds(s, "NULL");
+    else
+        sbuf_adds(s, json_string_value(v)); /* UUIDs and units: no quoting needed */
+}
+
+static void add_time(struct sbuf *s, const json_t *v)
+{
+    int64_t us;
+    char ts[40];
+    util_parse_rfc3339(json_string_value(v), &us);
+    util_rfc3339(us, ts, sizeof ts);
+    sbuf_adds(s, ts);
+}
+
+static void add_num(struct sbuf *s, const json_t *v)
+{
+    if (v == NULL || json_is_null(v))
+        sbuf_adds(s, "NULL");
+    else if (json_is_integer(v))
+        sbuf_printf(s, "%lld", (long long)json_integer_value(v));
+    else
+        sbuf_printf(s, "%.17g", json_real_value(v));
+}
+
+static const char *const columns[DB_WR_COLUMNS] = {
+    "host_id",      "brief_id", "window_start", "window_end",     "unit",
+    "completed",    "failed",   "retried",      "busy_seconds",   "p95_latency_ms",
+    "queue_delay_ms", "bytes_moved", "storage_gb"};
+
+static int build_batch(const json_t *records, char *text[DB_WR_COLUMNS])
+{
+    for (int c = 0; c < DB_WR_COLUMNS; c++) {
+        struct sbuf s;
+        sbuf_init(&s, 64 * json_array_size(records) + 16);
+        sbuf_adds(&s, "{");
+        size_t i;
+        const json_t *rec;
+        json_array_foreach(records, i, rec)
+        {
+            if (i > 0)
+                sbuf_adds(&s, ",");
+            const json_t *v = json_object_get(rec, columns[c]);
+            if (c == 2 || c == 3)
+                add_time(&s, v);
+            else if (c <= 4)
+                add_str(&s, v);
+            else
+                add_num(&s, v);
+        }
+        sbuf_adds(&s, "}");
+        text[c] = sbuf_take(&s, NULL);
+        if (text[c] == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- ingestion ---- */
+
+struct ingest_arg {
+    struct api_req *r;
+    struct db_wr_batch batch;
+    long inserted;
+    int bad_ref_first, bad_ref_is_host, bad_ref_count;
+    int ref_vanished;
+    int conflict_first, conflict_count;
+};
+
+static enum db_status ingest_fn(struct db_conn *c, void *arg)
+{
+    struct ingest_arg *a = arg;
+    a->inserted = 0;
+    a->ref_vanished = 0;
+    enum db_status s = db_wr_check_refs(c, &a->batch, &a->bad_ref_first, &a->bad_ref_is_host,
+                                        &a->bad_ref_count);
+    if (s < 0)
+        return s;
+    if (a->bad_ref_count > 0)
+        return DB_HARD_ERROR; /* nothing written; the handler answers 400 */
+    s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c)) {
+        a->ref_vanished = 1; /* a host or brief was deleted meanwhile */
+        return s;
+    }
+    if (s < 0)
+        return s;
+    s = db_wr_conflicts(c, &a->batch, &a->conflict_first, &a->conflict_count);
+    if (s < 0)
+        return s;
+    if (a->conflict_count > 0)
+        return DB_HARD_ERROR; /* rolls the insert back; the handler answers 409 */
+    return api_audit(c, a->r, "work_report.ingest", "work_report", NULL,
+                     a->inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK);
+}
+
+enum MHD_Result api_work_reports_create(struct api_req *r)
+{
+    struct batch_check b;
+    if (check_batch(r->json, &b) != 0)
+        return reply_batch_problem(r, &b, json_array_size(json_object_get(r->json, "records")));
+    const json_t *records = json_object_get(r->json, "records");
+    size_t n = json_array_size(records);
+    char *text[DB_WR_COLUMNS] = {0};
+    struct ingest_arg a = {.r = r};
+    enum MHD_Result ret;
+    if (build_batch(records, text) != 0) {
+        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        goto out;
+    }
+    for (int c = 0; c < DB_WR_COLUMNS; c++)
+        a.batch.col[c] = text[c];
+    enum db_status s = db_run_tx(ingest_fn, &a);
+    if (a.bad_ref_count > 0) {
+        int i = a.bad_ref_first;
+        const char *noun = a.bad_ref_is_host ? "host" : "brief";
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].%s_id", i, noun);
+        if (a.bad_ref_count == 1)
+            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
+                                    "%s: no %s has this id; nothing was stored", field, noun);
+        else
+            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
+                                    "%s: no %s has this id; %d of %zu records name an unknown "
+                                    "host or brief (the first is shown); nothing was stored",
+                                    field, noun, a.bad_ref_count, n);
+        goto out;
+    }
+    if (a.ref_vanished) {
+        ret = api_reply_problem(r, API_ERR_INVALID_FIELD, "records",
+                                "a host or brief named by the batch was deleted while it was "
+                                "stored; nothing was stored");
+        goto out;
+    }
+    if (a.conflict_count > 0) {
+        char field[32];
+        snprintf(field, sizeof field, "records[%d]", a.conflict_first);
+        ret = api_reply_problem(
+            r, API_ERR_WORK_REPORT_CONFLICT, field,
+            "records[%d] has the host, window and unit of a stored report (or of an earlier "
+            "record in this batch) with different figures%s; nothing was stored",
+            a.conflict_first,
+            a.conflict_count > 1 ? " (and so do other records)" : "");
+        goto out;
+    }
+    if (s < 0) {
+        ret = api_reply_db(r, s);
+        goto out;
+    }
+    json_t *body = json_pack("{s:I,s:I}", "accepted", (json_int_t)a.inserted, "duplicates",
+                             (json_int_t)((long)n - a.inserted));
+    ret = api_reply_json(r, a.inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK, body, NULL);
+out:
+    for (int c = 0; c < DB_WR_COLUMNS; c++)
+        free(text[c]);
+    return ret;
+}
+
+/* ---- list ---- */
+
+static int valid_unit(const char *v) { return plan_unit_lookup(v) >= 0; }
+
+static const struct list_filter wr_filters[] = {
+    {"host_id", api_valid_uuid, "a UUID"},
+    {"unit", valid_unit, "one of tokens, requests, items, samples, vectors"},
+    {"since", api_valid_rfc3339, "an RFC 3339 date-time"},
+    {"until", api_valid_rfc3339, "an RFC 3339 date-time"},
+};
+
+static enum db_status list_page(struct db_conn *c, const struct list_query *q,
+                                struct db_page *page)
+{
+    const char *const *v = q->values;
+    struct db_wr_filter f = {v[0], v[1], v[2], v[3], q->after, q->limit + 1};
+    return db_wr_list(c, &f, page);
+}
+
+static const struct list_def wr_list = {"work_report", wr_filters, 4, api_valid_seq, NULL,
+                                        NULL, list_page};
+
+enum MHD_Result api_work_reports_list(struct api_req *r) { return api_list_serve(r, &wr_list); }

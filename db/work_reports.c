@@ -1,0 +1,116 @@
+/* work_reports.c — see work_reports.h. A batch travels as 13 array parameters and is
+ * unnested by PostgreSQL: one INSERT … ON CONFLICT DO NOTHING per batch, never one
+ * statement per record. */
+#include "db/work_reports.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+#define WR_INPUT                                                                            \
+    "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"    \
+    " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[],"   \
+    " $11::float8[], $12::bigint[], $13::float8[]) WITH ORDINALITY AS t(host_id, brief_id," \
+    " window_start, window_end, unit, completed, failed, retried, busy_seconds,"           \
+    " p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb, idx)"
+#define WR_COLS                                                                             \
+    "host_id, brief_id, window_start, window_end, unit, completed, failed, retried,"        \
+    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb"
+
+#define WR_DOC                                                                              \
+    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id,"                 \
+    " 'window_start', " TS("window_start") ", 'window_end', " TS("window_end") ","          \
+    " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', retried,"         \
+    " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                      \
+    " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, 'storage_gb', storage_gb," \
+    " 'reported_by', reported_by, 'received_at', " TS("received_at") ")::text"
+
+const struct db_stmt db_work_report_stmts[] = {
+    {"wr_check_refs",
+     "SELECT (i.idx - 1)::int AS idx, (h.id IS NULL) AS bad_host"
+     " FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS i(host_id, brief_id, idx)"
+     " LEFT JOIN hosts h ON h.id = i.host_id LEFT JOIN briefs b ON b.id = i.brief_id"
+     " WHERE h.id IS NULL OR (i.brief_id IS NOT NULL AND b.id IS NULL) ORDER BY i.idx"},
+    {"wr_insert",
+     "WITH i AS (" WR_INPUT "), ins AS (INSERT INTO work_reports (" WR_COLS ", reported_by)"
+     " SELECT " WR_COLS ", $14 FROM i ORDER BY idx"
+     " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
+     " SELECT count(*)::text FROM ins"},
+    {"wr_conflicts",
+     "SELECT (i.idx - 1)::int AS idx FROM (" WR_INPUT ") i JOIN work_reports w"
+     " ON w.host_id = i.host_id AND w.window_start = i.window_start"
+     " AND w.window_end = i.window_end AND w.unit = i.unit"
+     " WHERE (w.brief_id, w.completed, w.failed, w.retried, w.busy_seconds, w.p95_latency_ms,"
+     " w.queue_delay_ms, w.bytes_moved, w.storage_gb) IS DISTINCT FROM (i.brief_id,"
+     " i.completed, i.failed, i.retried, i.busy_seconds, i.p95_latency_ms, i.queue_delay_ms,"
+     " i.bytes_moved, i.storage_gb) ORDER BY i.idx"},
+    {"wr_list",
+     "SELECT " WR_DOC " AS doc, seq::text AS key FROM work_reports"
+     " WHERE ($1::uuid IS NULL OR host_id = $1::uuid)"
+     "   AND ($2::text IS NULL OR unit = $2)"
+     "   AND ($3::timestamptz IS NULL OR window_start >= $3::timestamptz)"
+     "   AND ($4::timestamptz IS NULL OR window_start < $4::timestamptz)"
+     "   AND seq > coalesce($5::bigint, 0)"
+     " ORDER BY seq LIMIT $6::int"},
+};
+const size_t db_work_report_nstmts = sizeof db_work_report_stmts / sizeof db_work_report_stmts[0];
+
+enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, int *first,
+                                int *first_is_host, int *count)
+{
+    PGresult *r;
+    *first = -1;
+    *first_is_host = 0;
+    *count = 0;
+    enum db_status s = db_exec(c, "wr_check_refs", 2, b->col, &r);
+    if (s < 0)
+        return s;
+    *count = PQntuples(r);
+    if (*count > 0) {
+        *first = atoi(PQgetvalue(r, 0, 0));
+        *first_is_host = PQgetvalue(r, 0, 1)[0] == 't';
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b,
+                            const char *reported_by, long *inserted)
+{
+    const char *p[DB_WR_COLUMNS + 1];
+    for (int i = 0; i < DB_WR_COLUMNS; i++)
+        p[i] = b->col[i];
+    p[DB_WR_COLUMNS] = reported_by;
+    PGresult *r;
+    enum db_status s = db_exec(c, "wr_insert", DB_WR_COLUMNS + 1, p, &r);
+    if (s < 0)
+        return s;
+    *inserted = PQntuples(r) == 1 ? atol(PQgetvalue(r, 0, 0)) : 0;
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, int *first,
+                               int *count)
+{
+    PGresult *r;
+    *first = -1;
+    *count = 0;
+    enum db_status s = db_exec(c, "wr_conflicts", DB_WR_COLUMNS, b->col, &r);
+    if (s < 0)
+        return s;
+    *count = PQntuples(r);
+    if (*count > 0)
+        *first = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struct db_page *page)
+{
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", f->limit);
+    const char *p[6] = {f->host_id, f->unit, f->since, f->until, f->after_seq, limit};
+    return db_exec_page(c, "wr_list", 6, p, page);
+}

@@ -1,0 +1,38 @@
+/* work_reports.h — work reports: batched, idempotent ingestion and the list. */
+#ifndef GPUFLEET_DB_WORK_REPORTS_H
+#define GPUFLEET_DB_WORK_REPORTS_H
+
+#include "db/db.h"
+
+extern const struct db_stmt db_work_report_stmts[];
+extern const size_t db_work_report_nstmts;
+
+/* A batch as PostgreSQL array literals ("{a,b,NULL}"), one per column, in record order:
+ * host_id, brief_id, window_start, window_end, unit, completed, failed, retried,
+ * busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb. */
+#define DB_WR_COLUMNS 13
+struct db_wr_batch {
+    const char *col[DB_WR_COLUMNS];
+};
+
+/* Indexes (0-based) of the records whose host (or brief, when given) does not exist, in
+ * order: *first (-1 when none), *first_is_host, *count. */
+enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, int *first,
+                                int *first_is_host, int *count);
+/* Inserts the batch in one statement; records whose key is already stored are skipped.
+ * *inserted receives how many were stored. */
+enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b,
+                            const char *reported_by, long *inserted);
+/* After the insert: the records whose key is stored with different figures (*first, -1
+ * when none, and *count). */
+enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, int *first,
+                               int *count);
+
+struct db_wr_filter {
+    const char *host_id, *unit, *since, *until, *after_seq;
+    long limit;
+};
+/* A page of reports in arrival order; since/until bound window_start ([since, until)). */
+enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struct db_page *page);
+
+#endif

@@ -1,0 +1,231 @@
+/* costs.c — see costs.h. */
+#include "planner/costs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const plan_unit_names[] = {"tokens", "requests", "items", "samples", "vectors",
+                                       NULL};
+
+int plan_unit_lookup(const char *s)
+{
+    for (int i = 0; s != NULL && plan_unit_names[i]; i++)
+        if (strcmp(plan_unit_names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+double plan_held_seconds(const struct plan_state_change *changes, size_t n, int64_t from_us,
+                         int64_t to_us, int64_t now_us)
+{
+    if (to_us > now_us)
+        to_us = now_us;
+    int64_t held_us = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!changes[i].held)
+            continue;
+        int64_t start = changes[i].at_us;
+        int64_t end = i + 1 < n ? changes[i + 1].at_us : to_us;
+        if (start < from_us)
+            start = from_us;
+        if (end > to_us)
+            end = to_us;
+        if (end > start)
+            held_us += end - start;
+    }
+    return (double)held_us / 1e6;
+}
+
+double plan_round_to(double x, int places)
+{
+    double scale = pow(10, places);
+    double v = fabs(x) * scale;
+    /* 2.675 is 2.67499999… in binary; a relative nudge keeps halves rounding up. */
+    double r = floor(v + 0.5 + v * 1e-12 + 1e-9);
+    return copysign(r / scale, x);
+}
+
+double plan_round_cents(double dollars) { return plan_round_to(dollars, 2); }
+
+double plan_held_share(double held_seconds, double slice_seconds, double host_seconds)
+{
+    if (host_seconds <= 0)
+        return held_seconds;
+    return held_seconds * slice_seconds / host_seconds;
+}
+
+void plan_cost_add(struct plan_cost_acc *acc, const struct plan_prices *p,
+                   const struct plan_usage *u)
+{
+    double held_h = u->held_seconds / 3600.0;
+    double compute = p->per_hour * held_h;
+    double storage = 0;
+    if (u->storage_seconds > 0) {
+        double avg_gb = u->storage_gb_seconds / u->storage_seconds;
+        storage = avg_gb * p->storage_per_gb_month * held_h / PLAN_HOURS_PER_MONTH;
+    }
+    double data = u->bytes_moved / PLAN_BYTES_PER_GB * p->egress_per_gb;
+    acc->compute += compute;
+    acc->storage += storage;
+    acc->data_movement += data;
+    acc->overhead += (compute + storage + data) * p->overhead_pct / 100.0;
+    acc->held_seconds += u->held_seconds;
+    acc->busy_seconds += u->busy_seconds;
+    acc->reports += u->reports;
+    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+        acc->completed[k] += u->completed[k];
+        acc->failed[k] += u->failed[k];
+        acc->retried[k] += u->retried[k];
+        acc->has_unit[k] |= u->has_unit[k];
+    }
+}
+
+void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    out->compute = plan_round_cents(acc->compute);
+    out->storage = plan_round_cents(acc->storage);
+    out->data_movement = plan_round_cents(acc->data_movement);
+    out->overhead = plan_round_cents(acc->overhead);
+    out->total = plan_round_cents(out->compute + out->storage + out->data_movement +
+                                  out->overhead);
+    double good = 0, bad = 0;
+    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+        out->has_unit[k] = acc->has_unit[k];
+        out->completed[k] = acc->completed[k];
+        good += acc->completed[k];
+        bad += acc->failed[k] + acc->retried[k];
+        if (acc->has_unit[k] && acc->completed[k] > 0) {
+            out->has_cost_per_unit[k] = 1;
+            out->cost_per_unit[k] = out->total / acc->completed[k];
+        }
+    }
+    if (good + bad > 0) {
+        double share = bad / (good + bad);
+        out->has_share = 1;
+        out->failed_retried_share = plan_round_to(share, 4);
+        out->failed_retried_amount = plan_round_cents(out->total * share);
+    }
+    out->held_hours = acc->held_seconds / 3600.0;
+    out->busy_hours = acc->busy_seconds / 3600.0;
+    out->no_usage_data = acc->reports == 0;
+    if (!out->no_usage_data) {
+        out->has_idle_hours = 1;
+        out->idle_hours = out->held_hours > out->busy_hours ? out->held_hours - out->busy_hours
+                                                            : 0;
+        if (acc->held_seconds > 0) {
+            out->has_utilization = 1;
+            out->utilization = acc->busy_seconds / acc->held_seconds;
+        }
+    }
+}
+
+const char *const plan_group_by_names[] = {"host", "pool", "brief", NULL};
+
+static int same_id(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+struct groups {
+    struct plan_cost_group *g;
+    size_t n, cap;
+};
+
+/* The group with this id (appended when new; search from the end: ids repeat nearby). */
+static struct plan_cost_acc *group_of(struct groups *gs, const char *id, const char *name,
+                                      int search)
+{
+    if (search)
+        for (size_t i = gs->n; i-- > 0;)
+            if (same_id(gs->g[i].id, id))
+                return &gs->g[i].acc;
+    if (gs->n == gs->cap) {
+        size_t cap = gs->cap ? gs->cap * 2 : 16;
+        struct plan_cost_group *g = realloc(gs->g, cap * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        gs->g = g;
+        gs->cap = cap;
+    }
+    struct plan_cost_group *g = &gs->g[gs->n++];
+    memset(g, 0, sizeof *g);
+    g->id = id;
+    g->name = name;
+    return &g->acc;
+}
+
+static void add_row(struct plan_usage *u, const struct plan_cost_row *r)
+{
+    u->reports += r->reports;
+    u->busy_seconds += r->busy_seconds;
+    u->storage_gb_seconds += r->storage_gb_seconds;
+    u->storage_seconds += r->storage_seconds;
+    u->bytes_moved += r->bytes_moved;
+    if (r->unit >= 0 && r->unit < PLAN_UNIT_COUNT) {
+        u->completed[r->unit] += r->completed;
+        u->failed[r->unit] += r->failed;
+        u->retried[r->unit] += r->retried;
+        u->has_unit[r->unit] = 1;
+    }
+}
+
+int plan_costs_group(const struct plan_cost_host *hosts, size_t nh,
+                     const struct plan_cost_row *rows, size_t nr, enum plan_group_by by,
+                     struct plan_cost_group **out, size_t *ngroups)
+{
+    struct groups gs = {0};
+    size_t ri = 0;
+    for (size_t h = 0; h < nh; h++) {
+        const struct plan_cost_host *host = &hosts[h];
+        while (ri < nr && rows[ri].host < h) /* rows of unknown hosts are skipped */
+            ri++;
+        size_t first = ri;
+        double covered = 0;
+        while (ri < nr && rows[ri].host == h)
+            covered += rows[ri++].covered_seconds;
+        size_t last = ri; /* rows [first, last) are this host's */
+        struct plan_usage u;
+        struct plan_cost_acc *acc;
+        if (by != PLAN_BY_BRIEF || first == last) {
+            memset(&u, 0, sizeof u);
+            u.held_seconds = host->held_seconds;
+            for (size_t i = first; i < last; i++)
+                add_row(&u, &rows[i]);
+            if (by == PLAN_BY_HOST)
+                acc = group_of(&gs, host->id, host->name, 0);
+            else if (by == PLAN_BY_POOL)
+                acc = group_of(&gs, host->pool_id, host->pool_name, 1);
+            else
+                acc = group_of(&gs, NULL, NULL, 1);
+            if (acc == NULL)
+                goto oom;
+            plan_cost_add(acc, &host->prices, &u);
+            continue;
+        }
+        for (size_t i = first; i < last;) {
+            memset(&u, 0, sizeof u);
+            double slice = 0;
+            size_t j = i;
+            for (; j < last && same_id(rows[j].brief_id, rows[i].brief_id); j++) {
+                add_row(&u, &rows[j]);
+                slice += rows[j].covered_seconds;
+            }
+            u.held_seconds = plan_held_share(host->held_seconds, slice, covered);
+            acc = group_of(&gs, rows[i].brief_id, rows[i].brief_name, 1);
+            if (acc == NULL)
+                goto oom;
+            plan_cost_add(acc, &host->prices, &u);
+            i = j;
+        }
+    }
+    *out = gs.g;
+    *ngroups = gs.n;
+    return 0;
+oom:
+    free(gs.g);
+    *out = NULL;
+    *ngroups = 0;
+    return -1;
+}

@@ -1,0 +1,150 @@
+/* costs.h — cost per completed work (PRODUCT.md §6). Pure arithmetic: no I/O.
+ *
+ *   compute        = price_per_hour × held hours
+ *   storage        = average reported storage_gb × storage_price_per_gb_month
+ *                    × held hours / 730 (a month is 730 h)
+ *   data_movement  = bytes_moved / 1e9 (decimal GB) × egress_price_per_gb
+ *   overhead       = overhead_pct % of (compute + storage + data_movement)
+ *   total          = compute + storage + data_movement + overhead
+ *   failed_retried = total × (failed + retried) / (completed + failed + retried):
+ *                    a part of the total, never added on top of it.
+ *
+ * Rounding: each component of a group is summed over its hosts at full precision, then
+ * rounded half away from zero to the cent, once. The total is the sum of the rounded
+ * components (so the figures add up as printed). failed_retried.amount is the rounded
+ * total × share, rounded to the cent; share is rounded to 4 decimals (0.0476 = 4.76%).
+ * Cost per completed unit is the rounded total ÷ completed units, not rounded. */
+#ifndef GPUFLEET_COSTS_H
+#define GPUFLEET_COSTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLAN_HOURS_PER_MONTH 730.0
+#define PLAN_BYTES_PER_GB 1e9
+
+enum plan_unit {
+    PLAN_UNIT_TOKENS,
+    PLAN_UNIT_REQUESTS,
+    PLAN_UNIT_ITEMS,
+    PLAN_UNIT_SAMPLES,
+    PLAN_UNIT_VECTORS,
+    PLAN_UNIT_COUNT
+};
+extern const char *const plan_unit_names[]; /* NULL-terminated, in enum order */
+/* The unit named s, or -1. */
+int plan_unit_lookup(const char *s);
+
+/* ---- held time ---- */
+
+/* One recorded state change: from at_us on, the host is in a held state (every state
+ * except stopped) or not. */
+struct plan_state_change {
+    int64_t at_us;
+    int held;
+};
+/* Seconds the host was held within [from_us, to_us), given its changes sorted by time.
+ * The state at from_us is the last change at or before it; before the first change
+ * (registration) the host did not exist. The last state lasts until now_us: time after
+ * now is never counted. */
+double plan_held_seconds(const struct plan_state_change *changes, size_t n, int64_t from_us,
+                         int64_t to_us, int64_t now_us);
+
+/* ---- money ---- */
+
+struct plan_prices {
+    double per_hour;
+    double storage_per_gb_month;
+    double egress_per_gb;
+    double overhead_pct; /* 0..100 */
+};
+
+/* What one slice of a group used within the window: a host, or (grouped by brief) the
+ * part of a host attributed to one brief. */
+struct plan_usage {
+    double held_seconds;
+    long reports; /* work reports counted; 0 means no usage data */
+    double busy_seconds;
+    /* Σ storage_gb × report seconds and Σ report seconds, over the reports that gave
+     * storage_gb: their ratio is the time-weighted average storage. */
+    double storage_gb_seconds, storage_seconds;
+    double bytes_moved;
+    double completed[PLAN_UNIT_COUNT], failed[PLAN_UNIT_COUNT], retried[PLAN_UNIT_COUNT];
+    int has_unit[PLAN_UNIT_COUNT];
+};
+
+/* A group being summed: the unrounded components and the usage. Zero it to start. */
+struct plan_cost_acc {
+    double compute, storage, data_movement, overhead;
+    double held_seconds, busy_seconds;
+    long reports;
+    double completed[PLAN_UNIT_COUNT], failed[PLAN_UNIT_COUNT], retried[PLAN_UNIT_COUNT];
+    int has_unit[PLAN_UNIT_COUNT];
+};
+
+/* Adds one slice, priced with its host's pool prices. */
+void plan_cost_add(struct plan_cost_acc *acc, const struct plan_prices *p,
+                   const struct plan_usage *u);
+
+struct plan_cost {
+    double compute, storage, data_movement, overhead, total; /* dollars, to the cent */
+    double failed_retried_amount;
+    int has_share;               /* 0 when no unit was reported at all */
+    double failed_retried_share; /* fraction of total, 4 decimals */
+    int has_unit[PLAN_UNIT_COUNT];
+    double completed[PLAN_UNIT_COUNT];
+    int has_cost_per_unit[PLAN_UNIT_COUNT]; /* 0 when nothing of the unit was completed */
+    double cost_per_unit[PLAN_UNIT_COUNT];
+    double held_hours, busy_hours;
+    int no_usage_data;   /* no work report in the window */
+    int has_utilization; /* reports and held time > 0 */
+    double utilization;  /* busy ÷ held */
+    int has_idle_hours;  /* 0 without usage data: never treated as idle by default */
+    double idle_hours;   /* held − busy hours, at least 0 */
+};
+void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out);
+
+/* Rounds half away from zero to the cent (tolerating binary representation error). */
+double plan_round_cents(double dollars);
+/* Rounds to `places` decimals, the same way. */
+double plan_round_to(double x, int places);
+
+/* The part of a host's held seconds attributed to a slice of its reports that covers
+ * slice_seconds out of the host_seconds all its reports cover. */
+double plan_held_share(double held_seconds, double slice_seconds, double host_seconds);
+
+/* ---- groups ---- */
+
+enum plan_group_by { PLAN_BY_HOST, PLAN_BY_POOL, PLAN_BY_BRIEF };
+extern const char *const plan_group_by_names[]; /* "host", "pool", "brief", NULL */
+
+/* A host held or reporting in the window, with its pool's prices. */
+struct plan_cost_host {
+    const char *id, *name, *pool_id, *pool_name;
+    struct plan_prices prices;
+    double held_seconds;
+};
+/* The reports of one host, brief and unit in the window, summed. */
+struct plan_cost_row {
+    size_t host; /* index into the hosts */
+    const char *brief_id, *brief_name; /* NULL when the reports named no brief */
+    int unit;                          /* enum plan_unit */
+    long reports;
+    double completed, failed, retried, busy_seconds;
+    double covered_seconds; /* Σ report window lengths */
+    double storage_gb_seconds, storage_seconds, bytes_moved;
+};
+struct plan_cost_group {
+    const char *id, *name; /* borrowed from the hosts/rows; NULL id: no brief */
+    struct plan_cost_acc acc;
+};
+/* Sums hosts and rows into groups. rows must be sorted by host, and within a host by
+ * brief (equal brief ids adjacent). Grouped by brief, a host's held time is split among
+ * the briefs its reports name, in proportion to the seconds their reports cover; a host
+ * without reports goes whole to the group without a brief (id NULL). *out is malloc'd
+ * (caller frees), in first-seen order. Returns 0, or -1 when out of memory. */
+int plan_costs_group(const struct plan_cost_host *hosts, size_t nh,
+                     const struct plan_cost_row *rows, size_t nr, enum plan_group_by by,
+                     struct plan_cost_group **out, size_t *ngroups);
+
+#endif

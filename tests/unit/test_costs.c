@@ -1,0 +1,238 @@
+/* test_costs.c — held time from state histories, and the cost arithmetic, checked
+ * against figures computed by hand (PRODUCT.md §6, issue 6). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "planner/costs.h"
+#include "tests/unit/unit.h"
+
+#define H (3600LL * 1000000LL) /* one hour in microseconds */
+#define NEAR(a, b, eps) (fabs((a) - (b)) < (eps))
+
+/* Hand-made histories. Times in hours from an origin T0 = 0. */
+static void held_time(void)
+{
+    /* Registered at 0, never stopped: held from 0 until the window end. */
+    struct plan_state_change reg[] = {{0, 1}};
+    CHECK(plan_held_seconds(reg, 1, 2 * H, 12 * H, 100 * H) == 10 * 3600.0);
+    /* A window starting before registration counts from registration only. */
+    CHECK(plan_held_seconds(reg, 1, -5 * H, 3 * H, 100 * H) == 3 * 3600.0);
+    /* Time after now is not counted: window [2, 12) with now = 7 → 5 h. */
+    CHECK(plan_held_seconds(reg, 1, 2 * H, 12 * H, 7 * H) == 5 * 3600.0);
+    /* A window wholly in the future → 0. */
+    CHECK(plan_held_seconds(reg, 1, 20 * H, 30 * H, 7 * H) == 0);
+
+    /* registered 0, provisioning 1, ready 2, stopped 5, registered (restart) 8, stopped 9.
+     * Held: [0,5) and [8,9). Window [3, 10) → 2 h + 1 h = 3 h. */
+    struct plan_state_change h[] = {{0, 1}, {1 * H, 1}, {2 * H, 1}, {5 * H, 0}, {8 * H, 1},
+                                    {9 * H, 0}};
+    CHECK(plan_held_seconds(h, 6, 3 * H, 10 * H, 100 * H) == 3 * 3600.0);
+    /* The state at the window start is the last change before it: window [6, 8.5) starts
+     * while stopped → only [8, 8.5) = 0.5 h. */
+    CHECK(plan_held_seconds(h, 6, 6 * H, 8 * H + H / 2, 100 * H) == 1800.0);
+    /* Entirely inside a stopped stretch → 0. */
+    CHECK(plan_held_seconds(h, 6, 5 * H, 8 * H, 100 * H) == 0);
+    /* Stopped at the end: nothing after 9. Window [9, 20) → 0. */
+    CHECK(plan_held_seconds(h, 6, 9 * H, 20 * H, 100 * H) == 0);
+    /* Whole history: 5 + 1 = 6 h. */
+    CHECK(plan_held_seconds(h, 6, 0, 100 * H, 100 * H) == 6 * 3600.0);
+    /* No history at all → 0. */
+    CHECK(plan_held_seconds(NULL, 0, 0, 10 * H, 100 * H) == 0);
+    /* Sub-second precision is kept. */
+    struct plan_state_change us[] = {{1500000, 1}};
+    CHECK(plan_held_seconds(us, 1, 0, 4000000, 100 * H) == 2.5);
+}
+
+/* The worked example of issue 6, by hand:
+ *   compute       = $4/h × 10 h                               = $40.00
+ *   storage       = 2,000 GB × $0.08/GB-month × 10 h / 730 h  = $2.19178… → $2.19
+ *   data movement = 50 GB × $0.05/GB                          = $2.50
+ *   overhead      = 10% × (40 + 2.19178… + 2.50) = $4.469178… → $4.47
+ *   total         = 40.00 + 2.19 + 2.50 + 4.47                = $49.16
+ *   failed share  = 6e4 / (1.2e6 + 6e4) = 0.047619…           → 4.76%
+ *   failed amount = $49.16 × 0.047619…  = $2.34095…           → $2.34
+ *   per token     = $49.16 / 1.2e6 = $0.0000409667; per 1,000 → $0.041 (to the mill)
+ * Each component is rounded to the cent once; the total is the sum of the rounded
+ * components. (Rounding only the total, 49.16096 → 49.16, gives the same figures.) */
+static void worked_example(void)
+{
+    struct plan_prices p = {4, 0.08, 0.05, 10};
+    struct plan_usage u = {0};
+    u.held_seconds = 10 * 3600.0;
+    u.reports = 10; /* ten hourly reports */
+    u.busy_seconds = 8 * 3600.0;
+    u.storage_gb_seconds = 2000.0 * 10 * 3600; /* 2,000 GB over the 10 reported hours */
+    u.storage_seconds = 10 * 3600.0;
+    u.bytes_moved = 50e9;
+    u.completed[PLAN_UNIT_TOKENS] = 1.2e6;
+    u.failed[PLAN_UNIT_TOKENS] = 6e4;
+    u.has_unit[PLAN_UNIT_TOKENS] = 1;
+    struct plan_cost_acc acc = {0};
+    plan_cost_add(&acc, &p, &u);
+    struct plan_cost c;
+    plan_cost_finish(&acc, &c);
+    CHECK(c.compute == 40.00);
+    CHECK(c.storage == 2.19);
+    CHECK(c.data_movement == 2.50);
+    CHECK(c.overhead == 4.47);
+    CHECK(c.total == 49.16);
+    CHECK(c.has_share && c.failed_retried_amount == 2.34);
+    CHECK(c.failed_retried_share == 0.0476);
+    CHECK(c.has_cost_per_unit[PLAN_UNIT_TOKENS]);
+    CHECK(plan_round_to(c.cost_per_unit[PLAN_UNIT_TOKENS] * 1000, 3) == 0.041);
+    CHECK(NEAR(c.cost_per_unit[PLAN_UNIT_TOKENS], 49.16 / 1.2e6, 1e-15));
+    CHECK(!c.has_cost_per_unit[PLAN_UNIT_REQUESTS] && !c.has_unit[PLAN_UNIT_REQUESTS]);
+    CHECK(c.completed[PLAN_UNIT_TOKENS] == 1.2e6);
+    /* utilization 8 h / 10 h; idle 2 h. */
+    CHECK(!c.no_usage_data && c.has_utilization && NEAR(c.utilization, 0.8, 1e-12));
+    CHECK(c.has_idle_hours && NEAR(c.idle_hours, 2.0, 1e-12));
+    CHECK(c.held_hours == 10.0);
+}
+
+/* Two hosts in one group, with different pools: components sum before rounding.
+ * A: $2.005/h × 1 h = 2.005; B: $1.0025/h × 2 h = 2.005 → compute 4.01 (each alone would
+ * round to 2.01, so rounding per host would give 4.02). Overhead: A 0%, B 50% of 2.005 =
+ * 1.0025 → 1.00. Total 5.01. */
+static void group_sums(void)
+{
+    struct plan_prices a = {2.005, 0, 0, 0}, b = {1.0025, 0, 0, 50};
+    struct plan_usage ua = {0}, ub = {0};
+    ua.held_seconds = 3600;
+    ub.held_seconds = 7200;
+    struct plan_cost_acc acc = {0};
+    plan_cost_add(&acc, &a, &ua);
+    plan_cost_add(&acc, &b, &ub);
+    struct plan_cost c;
+    plan_cost_finish(&acc, &c);
+    CHECK(c.compute == 4.01);
+    CHECK(c.overhead == 1.00);
+    CHECK(c.total == 5.01);
+    CHECK(c.held_hours == 3.0);
+}
+
+static void edge_cases(void)
+{
+    struct plan_prices p = {3, 0.1, 0.09, 5};
+    struct plan_cost_acc acc = {0};
+    struct plan_cost c;
+
+    /* No reports: compute still counts (the host is held), but there is no usage data:
+     * utilization and idle hours are unknown (null), never 0 % or all idle. */
+    struct plan_usage none = {0};
+    none.held_seconds = 2 * 3600.0;
+    plan_cost_add(&acc, &p, &none);
+    plan_cost_finish(&acc, &c);
+    CHECK(c.no_usage_data);
+    CHECK(!c.has_utilization && !c.has_idle_hours);
+    CHECK(c.compute == 6.00 && c.storage == 0 && c.data_movement == 0);
+    CHECK(c.overhead == 0.30 && c.total == 6.30);
+    CHECK(!c.has_share && c.failed_retried_amount == 0);
+    for (int k = 0; k < PLAN_UNIT_COUNT; k++)
+        CHECK(!c.has_unit[k] && !c.has_cost_per_unit[k]);
+
+    /* Reports with nothing completed: cost per unit is null (not infinite); the failed
+     * share is 100 % of the total. */
+    struct plan_usage zero = {0};
+    zero.held_seconds = 3600;
+    zero.reports = 1;
+    zero.busy_seconds = 900;
+    zero.failed[PLAN_UNIT_REQUESTS] = 10;
+    zero.retried[PLAN_UNIT_REQUESTS] = 5;
+    zero.has_unit[PLAN_UNIT_REQUESTS] = 1;
+    memset(&acc, 0, sizeof acc);
+    plan_cost_add(&acc, &p, &zero);
+    plan_cost_finish(&acc, &c);
+    CHECK(!c.no_usage_data && c.has_unit[PLAN_UNIT_REQUESTS]);
+    CHECK(!c.has_cost_per_unit[PLAN_UNIT_REQUESTS]);
+    CHECK(c.total == 3.15 && c.has_share && c.failed_retried_share == 1.0);
+    CHECK(c.failed_retried_amount == 3.15);
+    CHECK(NEAR(c.utilization, 0.25, 1e-12) && NEAR(c.idle_hours, 0.75, 1e-12));
+
+    /* Reports but no held time (e.g. the host was stopped): utilization unknown, idle 0. */
+    struct plan_usage stopped = {0};
+    stopped.reports = 1;
+    stopped.busy_seconds = 60;
+    memset(&acc, 0, sizeof acc);
+    plan_cost_add(&acc, &p, &stopped);
+    plan_cost_finish(&acc, &c);
+    CHECK(!c.has_utilization && c.has_idle_hours && c.idle_hours == 0 && c.total == 0);
+
+    /* Zero counts everywhere: no share. */
+    CHECK(!c.has_share);
+}
+
+
+/* Grouping. Host a ($2/h, pool p1) held 10 h reports 6 h for brief x and 2 h for brief y:
+ * its held time splits 6:2 → x 7.5 h ($15.00), y 2.5 h ($5.00). Host b ($1/h, pool p1)
+ * held 4 h without reports → the group without a brief ($4.00). Host c ($3/h, pool p2)
+ * held 1 h reports 1 h for x ($3.00) → x $18.00 over 8.5 h. By pool: p1 $24.00, p2 $3.00. */
+static void grouping(void)
+{
+    struct plan_cost_host hosts[] = {
+        {"a", "host-a", "p1", "pool-1", {2, 0, 0, 0}, 36000},
+        {"b", "host-b", "p1", "pool-1", {1, 0, 0, 0}, 14400},
+        {"c", "host-c", "p2", "pool-2", {3, 0, 0, 0}, 3600},
+    };
+    struct plan_cost_row rows[] = {
+        {0, "x", "brief-x", PLAN_UNIT_TOKENS, 6, 600, 0, 0, 3600, 6 * 3600.0, 0, 0, 0},
+        {0, "y", "brief-y", PLAN_UNIT_REQUESTS, 2, 20, 0, 0, 1800, 2 * 3600.0, 0, 0, 0},
+        {2, "x", "brief-x", PLAN_UNIT_TOKENS, 1, 100, 0, 0, 900, 3600.0, 0, 0, 0},
+    };
+    struct plan_cost_group *g = NULL;
+    size_t n = 0;
+    struct plan_cost c;
+    CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_BRIEF, &g, &n) == 0);
+    CHECK(n == 3);
+    CHECK_STR(g[0].id, "x");
+    plan_cost_finish(&g[0].acc, &c);
+    CHECK(c.compute == 18.00 && c.held_hours == 8.5 && c.completed[PLAN_UNIT_TOKENS] == 700);
+    CHECK_STR(g[1].id, "y");
+    plan_cost_finish(&g[1].acc, &c);
+    CHECK(c.compute == 5.00 && NEAR(c.utilization, 0.2, 1e-12));
+    CHECK(g[2].id == NULL);
+    plan_cost_finish(&g[2].acc, &c);
+    CHECK(c.compute == 4.00 && c.no_usage_data);
+    free(g);
+
+    CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_POOL, &g, &n) == 0);
+    CHECK(n == 2);
+    CHECK_STR(g[0].name, "pool-1");
+    plan_cost_finish(&g[0].acc, &c);
+    CHECK(c.compute == 24.00 && c.held_hours == 14.0 && !c.no_usage_data);
+    plan_cost_finish(&g[1].acc, &c);
+    CHECK(c.compute == 3.00);
+    free(g);
+
+    CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_HOST, &g, &n) == 0);
+    CHECK(n == 3);
+    plan_cost_finish(&g[0].acc, &c);
+    CHECK(c.compute == 20.00 && c.completed[PLAN_UNIT_TOKENS] == 600);
+    CHECK(c.completed[PLAN_UNIT_REQUESTS] == 20);
+    free(g);
+}
+
+static void rounding(void)
+{
+    CHECK(plan_round_cents(2.675) == 2.68); /* 2.67499999… in binary */
+    CHECK(plan_round_cents(1.005) == 1.01);
+    CHECK(plan_round_cents(2.19178) == 2.19);
+    CHECK(plan_round_cents(-1.005) == -1.01);
+    CHECK(plan_round_cents(0) == 0);
+    CHECK(plan_round_to(0.047619, 4) == 0.0476);
+    CHECK(plan_round_to(0.0409667, 3) == 0.041);
+    CHECK(plan_held_share(3600, 1800, 3600) == 1800);
+    CHECK(plan_held_share(3600, 0, 0) == 3600);
+    CHECK(plan_unit_lookup("tokens") == PLAN_UNIT_TOKENS);
+    CHECK(plan_unit_lookup("vectors") == PLAN_UNIT_VECTORS);
+    CHECK(plan_unit_lookup("bytes") == -1 && plan_unit_lookup(NULL) == -1);
+}
+
+UNIT_SUITE(costs_tests) = {
+    {"costs: held time from state histories", held_time},
+    {"costs: the worked example of issue 6", worked_example},
+    {"costs: a group sums before rounding", group_sums},
+    {"costs: no reports, nothing completed, no held time", edge_cases},
+    {"costs: grouping by host, pool and brief", grouping},
+    {"costs: rounding half away from zero", rounding},
+    UNIT_END,
+};
