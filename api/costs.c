@@ -166,7 +166,8 @@ enum MHD_Result api_costs(struct api_req *r)
         ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
         goto out;
     }
-    qsort(groups, ng, sizeof *groups, by_id);
+    if (ng > 1)
+        qsort(groups, ng, sizeof *groups, by_id);
     json_t *items = json_array();
     for (size_t i = 0; i < ng; i++) {
         struct plan_cost c;
