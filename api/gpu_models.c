@@ -8,6 +8,7 @@
 #include "api/catalog.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/gpu_models.h"
 
 int api_valid_model_key(const char *s)
@@ -88,28 +89,12 @@ static const struct list_def model_list = {"gpu_model", model_filters, 2, api_va
 
 enum MHD_Result api_gpu_models_list(struct api_req *r) { return api_list_serve(r, &model_list); }
 
-struct get_arg {
-    const char *key;
-    char *doc;
-};
-
-static enum db_status get_fn(struct db_conn *c, void *arg)
-{
-    struct get_arg *a = arg;
-    return db_gpu_model_get(c, a->key, &a->doc);
-}
-
 enum MHD_Result api_gpu_models_get(struct api_req *r)
 {
-    struct get_arg a = {api_param(r, 0), NULL};
-    if (!api_valid_model_key(a.key))
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU model has this key");
-    enum db_status s = db_run(get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU model has this key");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *key = api_param(r, 0);
+    if (!api_valid_model_key(key))
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no gpu model has this id");
+    return api_get_document(r, key, "gpu model", db_gpu_model_get);
 }
 
 struct create_arg {

@@ -312,23 +312,15 @@ enum MHD_Result api_pools_create(struct api_req *r)
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }
 
-static enum db_status get_fn(struct db_conn *c, void *arg)
+static enum db_status fetch_pool(struct db_conn *c, const char *id, char **doc)
 {
-    struct pool_arg *a = arg;
-    return db_pool_get(c, a->id, 0, &a->doc);
+    return db_pool_get(c, id, 0, doc);
 }
 
 enum MHD_Result api_pools_get(struct api_req *r)
 {
-    struct pool_arg a = {.r = r, .id = pool_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run(get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = pool_id(r);
+    return id ? api_get_document(r, id, "pool", fetch_pool) : MHD_YES;
 }
 
 static int valid_prefix(const char *v) { return strlen(v) <= 128; }

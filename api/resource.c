@@ -1,6 +1,8 @@
 /* resource.c — see resource.h. */
 #include "api/resource.h"
 
+#include <stdlib.h>
+
 struct delete_arg {
     struct api_req *r;
     const char *id;
@@ -31,4 +33,30 @@ enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
     if (s == DB_NO_RESULTS)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", d->what);
     return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+}
+
+struct get_arg {
+    const char *id;
+    api_doc_fetch fetch;
+    char *doc;
+};
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+    return a->fetch(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *what,
+                                 api_doc_fetch fetch)
+{
+    struct get_arg a = {id, fetch, NULL};
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0) {
+        free(a.doc);
+        return api_reply_db(r, s);
+    }
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }

@@ -17,4 +17,10 @@ struct api_delete_def {
 enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
                                     const struct api_delete_def *d);
 
+/* GET of one document rendered by PostgreSQL: 200 with an ETag (304 on If-None-Match), 404
+ * when absent, 503/500 for database failures. id must already be validated. */
+typedef enum db_status (*api_doc_fetch)(struct db_conn *c, const char *id, char **doc);
+enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *what,
+                                 api_doc_fetch fetch);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/stacks.h"
 #include "planner/stack.h"
 
@@ -180,23 +181,10 @@ struct read_arg {
     struct db_page page; /* lineage */
 };
 
-static enum db_status get_fn(struct db_conn *c, void *arg)
-{
-    struct read_arg *a = arg;
-    return db_stack_get(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_stacks_get(struct api_req *r)
 {
-    struct read_arg a = {stack_id(r), NULL, {NULL}};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run(get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = stack_id(r);
+    return id ? api_get_document(r, id, "stack", db_stack_get) : MHD_YES;
 }
 
 static enum db_status lineage_fn(struct db_conn *c, void *arg)
