@@ -38,13 +38,14 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/crypt.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/costs.c
+              db/work_reports.c db/costs.c db/recommend.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
-              api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c
+              api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
+              api/stop.c api/recommend.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
-              planner/gate.c planner/readiness.c planner/costs.c
+              planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
 MAIN_SRC   := api/main.c
 include provisioner/parsers.mk
@@ -57,7 +58,8 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
               tests/unit/test_config.c tests/unit/test_planner.c \
               tests/unit/test_crypt.c tests/unit/test_sshkey.c \
-              tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c
+              tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c \
+              tests/unit/test_recommend.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

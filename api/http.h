@@ -119,5 +119,9 @@ const char *api_error_title(enum api_error err);
 /* Records an audit event for r inside an open transaction (see db/audit.h). */
 enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
                          const char *resource_type, const char *resource_id, unsigned status);
+/* The same, with the caller's reason (NULL for none). */
+enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
+                                const char *resource_type, const char *resource_id,
+                                unsigned status, const char *reason);
 
 #endif

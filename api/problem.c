@@ -227,6 +227,13 @@ enum MHD_Result api_reply_raw(struct api_req *r, unsigned status, const char *co
 enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
                          const char *resource_type, const char *resource_id, unsigned status)
 {
+    return api_audit_reason(c, r, action, resource_type, resource_id, status, NULL);
+}
+
+enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
+                                const char *resource_type, const char *resource_id,
+                                unsigned status, const char *reason)
+{
     static const char *const role_names[] = {[ROLE_VIEWER] = "viewer",
                                              [ROLE_OPERATOR] = "operator",
                                              [ROLE_ADMIN] = "admin",
@@ -241,6 +248,7 @@ enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char 
         .path = r->path,
         .status = (int)status,
         .request_id = r->request_id,
+        .reason = reason,
     };
     return db_audit_insert(c, &ev);
 }

@@ -15,8 +15,10 @@
 #include "api/hosts.h"
 #include "api/service.h"
 #include "api/sizing.h"
+#include "api/stop.h"
 #include "api/work_reports.h"
 #include "api/costs.h"
+#include "api/recommend.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
@@ -60,6 +62,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/hosts/{id}/resume", api_hosts_resume, ROLES_WRITE, ROUTE_MUTATES},
     {"POST", "/v1/hosts/{id}/diagnostics", api_hosts_diagnostics, ROLES_WRITE,
      ROUTE_BODY | ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/stop", api_hosts_stop, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0},
     {"GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0},
     {"GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0},
@@ -71,6 +74,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/work-reports", api_work_reports_create, ROLE_REPORTER | ROLES_WRITE,
      ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/costs", api_costs, ROLES_READ, 0},
+    {"GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

@@ -7,12 +7,12 @@
 #define AUDIT_COLS                                                                          \
     "seq::text AS seq_key, id::text AS id, "                                                    \
     "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS at, principal, " \
-    "role, action, resource_type, resource_id, method, path, status, request_id"
+    "role, action, resource_type, resource_id, method, path, status, request_id, reason"
 
 const struct db_stmt db_audit_stmts[] = {
     {"audit_insert",
      "INSERT INTO audit_events (principal, role, action, resource_type, resource_id, method, "
-     "path, status, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::int, $9)"},
+     "path, status, request_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::int, $9, $10)"},
     {"audit_list",
      "SELECT " AUDIT_COLS " FROM audit_events"
      " WHERE ($1::text IS NULL OR principal = $1)"
@@ -31,22 +31,24 @@ enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *e
 {
     char status[16];
     snprintf(status, sizeof status, "%d", ev->status);
-    const char *p[9] = {ev->principal, ev->role,   ev->action, ev->resource_type,
-                        ev->resource_id, ev->method, ev->path, status, ev->request_id};
-    return db_exec_noresult(c, "audit_insert", 9, p);
+    const char *p[10] = {ev->principal, ev->role,   ev->action, ev->resource_type,
+                         ev->resource_id, ev->method, ev->path, status, ev->request_id,
+                         ev->reason};
+    return db_exec_noresult(c, "audit_insert", 10, p);
 }
 
 static json_t *row_json(const PGresult *r, int i)
 {
     const char *rid = db_str(r, i, "resource_id");
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:s, s:s}", "id",
+    const char *why = db_str(r, i, "reason");
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:s, s:o, s:s}", "id",
                      db_str(r, i, "id"), "at", db_str(r, i, "at"), "principal",
                      db_str(r, i, "principal"), "role", db_str(r, i, "role"), "action",
                      db_str(r, i, "action"), "resource_type", db_str(r, i, "resource_type"),
                      "resource_id", rid ? json_string(rid) : json_null(), "method",
                      db_str(r, i, "method"), "path", db_str(r, i, "path"), "status",
                      atoi(db_str(r, i, "status")), "request_id", db_str(r, i, "request_id"),
-                     "_key", db_str(r, i, "seq_key"));
+                     "reason", why ? json_string(why) : json_null(), "_key", db_str(r, i, "seq_key"));
 }
 
 enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f, json_t *items)

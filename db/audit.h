@@ -13,6 +13,7 @@ struct db_audit_event {
     const char *principal, *role, *action, *resource_type, *resource_id;
     const char *method, *path, *request_id;
     int status;
+    const char *reason; /* or NULL */
 };
 
 /* Inserts one event (call inside the transaction of the change it records). */

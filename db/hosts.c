@@ -49,10 +49,11 @@ const struct db_stmt db_host_stmts[] = {
      " pool_id), updated_at = now() WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
     {"host_delete", "DELETE FROM hosts WHERE id = $1::uuid"},
     /* A host being drained stays draining while its job runs and ends drained (unless
-     * the job quarantines it). */
+     * the job quarantines it). Stopping and stopped override a drain. */
     {"host_set_state",
      "WITH old AS (SELECT id, state FROM hosts WHERE id = $1::uuid FOR UPDATE),"
      " target AS (SELECT id, state AS from_state, CASE"
+     "   WHEN $2 IN ('stopping', 'stopped') THEN $2"
      "   WHEN state = 'draining' AND $2 IN ('provisioning', 'gating') THEN 'draining'"
      "   WHEN state = 'draining' AND $2 <> 'quarantined' THEN 'drained'"
      "   ELSE $2 END AS to_state FROM old),"

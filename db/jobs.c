@@ -85,6 +85,12 @@ const struct db_stmt db_job_stmts[] = {
      "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
      " run_after = now() + make_interval(secs => $3::int), error_class = $4, error = $5"
      " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    /* A forced stop: the host's active job ends now (cancelled, cancel_requested), so
+     * the stop can take the host's one active-job slot; the old attempt is fenced out. */
+    {"job_supersede",
+     "UPDATE jobs SET state = 'cancelled', cancel_requested = true, finished_at = now(),"
+     " lease_owner = NULL, lease_expires_at = NULL, error_class = 'superseded', error = $2"
+     " WHERE host_id = $1::uuid AND state IN ('queued', 'running') RETURNING id::text"},
     {"job_cancelled",
      "UPDATE jobs SET state = 'cancelled', finished_at = now(), lease_owner = NULL,"
      " lease_expires_at = NULL"
@@ -229,4 +235,18 @@ enum db_status db_job_requeue(struct db_conn *c, const char *id, int attempt, in
 enum db_status db_job_cancelled(struct db_conn *c, const char *id, int attempt)
 {
     return fenced(c, "job_cancelled", id, attempt, NULL, NULL, NULL);
+}
+
+enum db_status db_job_supersede(struct db_conn *c, const char *host_id, const char *why,
+                                char job_id[37])
+{
+    const char *p[2] = {host_id, why};
+    PGresult *r;
+    job_id[0] = '\0';
+    enum db_status s = db_exec(c, "job_supersede", 2, p, &r);
+    if (s == DB_ONE_RESULT)
+        snprintf(job_id, 37, "%s", PQgetvalue(r, 0, 0));
+    if (s >= 0)
+        PQclear(r);
+    return s;
 }

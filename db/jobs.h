@@ -61,5 +61,10 @@ enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt,
 enum db_status db_job_requeue(struct db_conn *c, const char *id, int attempt, int backoff_s,
                               const char *error_class, const char *error);
 enum db_status db_job_cancelled(struct db_conn *c, const char *id, int attempt);
+/* Ends the host's queued or running job at once (state cancelled, cancel_requested,
+ * error_class "superseded", error why) — for a forced stop. job_id gets its id ("" when
+ * the host had none: DB_NO_RESULTS). A worker running it is fenced out. */
+enum db_status db_job_supersede(struct db_conn *c, const char *host_id, const char *why,
+                                char job_id[37]);
 
 #endif

@@ -66,3 +66,14 @@ int prov_valid_version(const char *s)
             return 0;
     return 1;
 }
+
+int prov_valid_stop_command(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 512 || !(isalnum((unsigned char)s[0]) || s[0] == '/'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && strchr(" ._/=:-", s[i]) == NULL)
+            return 0;
+    return 1;
+}

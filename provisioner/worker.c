@@ -28,6 +28,7 @@
 #include "db/stacks.h"
 #include "provisioner/ssh.h"
 #include "provisioner/gate_checks.h"
+#include "provisioner/shell.h"
 #include "provisioner/steps.h"
 #include "db/gates.h"
 #include "planner/gate.h"
@@ -68,6 +69,9 @@ struct task {
     int check_timed_out;
     json_t *checks;        /* results so far */
     char started_at[40];
+    /* stop jobs */
+    int is_stop;
+    json_t *stop_params;   /* the job's params: reason, requested_by, command, previous_state */
 };
 
 struct worker {
@@ -115,8 +119,33 @@ static enum db_status audit_system(struct db_conn *c, const struct task *t, cons
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%s", t->job.id);
     struct db_audit_event ev = {actor(t), "system", action, "host", t->job.host_id, "WORKER",
-                                path, t->job.id, status};
+                                path, t->job.id, status, NULL};
     return db_audit_insert(c, &ev);
+}
+
+static const char *stop_str(const struct task *t, const char *key)
+{
+    const char *v = json_string_value(json_object_get(t->stop_params, key));
+    return v ? v : "";
+}
+
+/* Where a host goes when its stop fails or is cancelled: back to the state it had when
+ * the stop was requested, if that was a resting state; from a state that belonged to a
+ * job a forced stop cut short (provisioning, gating, diagnosing, draining) to failed. */
+static const char *stop_back_state(const struct task *t)
+{
+    static const char *const rest[] = {"registered",    "provisioned", "ready", "investigating",
+                                       "quarantined",   "drained",     "failed"};
+    const char *prev = stop_str(t, "previous_state");
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+        if (!strcmp(prev, rest[i]))
+            return rest[i];
+    return "failed";
+}
+
+static const char *job_what(const struct task *t)
+{
+    return t->is_stop ? "stop" : t->is_gate ? t->job.kind : "provisioning";
 }
 
 static enum db_status succeed_fn(struct db_conn *c, void *arg)
@@ -160,10 +189,12 @@ static enum db_status fail_fn(struct db_conn *c, void *arg)
         return s;
     int quarantine = strcmp(a->error_class, "host_key_mismatch") == 0;
     char reason[512];
-    snprintf(reason, sizeof reason, "%s failed (%s): %s", t->is_gate ? t->job.kind : "provisioning",
-             a->error_class, a->error);
-    const char *to = quarantine ? "quarantined" : !t->is_gate ? "failed"
-                                 : t->is_diag ? "drained" : "investigating";
+    snprintf(reason, sizeof reason, "%s failed (%s): %s", job_what(t), a->error_class, a->error);
+    const char *to = quarantine    ? "quarantined"
+                     : t->is_stop  ? stop_back_state(t)
+                     : !t->is_gate ? "failed"
+                     : t->is_diag  ? "drained"
+                                   : "investigating";
     s = db_host_set_state(c, t->job.host_id, to, reason, t->job.id, actor(t));
     if (s >= 0 && quarantine)
         s = audit_system(c, t, "host.quarantine", 409);
@@ -177,9 +208,12 @@ static enum db_status cancelled_fn(struct db_conn *c, void *arg)
     enum db_status s = db_job_cancelled(c, t->job.id, t->job.attempt);
     if (s <= 0)
         return s;
-    const char *to = !t->is_gate ? "failed" : t->is_diag ? "drained" : "investigating";
+    const char *to = t->is_stop    ? stop_back_state(t)
+                     : !t->is_gate ? "failed"
+                     : t->is_diag  ? "drained"
+                                   : "investigating";
     char reason[64];
-    snprintf(reason, sizeof reason, "%s cancelled", t->is_gate ? t->job.kind : "provisioning");
+    snprintf(reason, sizeof reason, "%s cancelled", job_what(t));
     return db_host_set_state(c, t->job.host_id, to, reason, t->job.id, actor(t));
 }
 
@@ -375,6 +409,7 @@ static enum db_status load_fn(struct db_conn *c, void *arg)
 }
 
 static void gate_start(struct task *t);
+static void stop_start(struct task *t);
 
 static void task_start(struct worker *w, const struct db_job_claim *cl)
 {
@@ -390,6 +425,10 @@ static void task_start(struct worker *w, const struct db_job_claim *cl)
 
     if (!strcmp(cl->kind, "gate") || !strcmp(cl->kind, "diagnostics")) {
         gate_start(t);
+        return;
+    }
+    if (!strcmp(cl->kind, "stop")) {
+        stop_start(t);
         return;
     }
     if (strcmp(cl->kind, "provision") != 0) {
@@ -452,6 +491,7 @@ static void gate_free(struct task *t);
 static void task_free(struct task *t)
 {
     gate_free(t);
+    json_decref(t->stop_params);
     free(t->cmd);
     json_decref(t->prov.stack_json);
     prov_provision_free(&t->prov);
@@ -995,6 +1035,190 @@ static void gate_start(struct task *t)
     };
     t->connect_started_us = util_mono_us();
     t->conn = prov_ssh_connect(w->loop, &target, gate_on_connect, t);
+    crypt_secret_free(&a.key);
+    if (t->conn == NULL)
+        task_fail(t, "disconnected", "out of memory opening the SSH session", 1);
+}
+
+/* ---- stop jobs ----
+ * One remote command: the pool's stop_command as requested (kept in the job's params),
+ * validated again here to [A-Za-z0-9 ._/=:-] and run as is — it is an operator-given
+ * command line with its own arguments, not one value, so it is not quoted as one. It is
+ * recorded as step 1 (name stop, phase apply). Exit 0 → the host is stopped; so is a
+ * session that drops while the command runs (a host powering off closes it). A non-zero
+ * exit fails the job (step_failed); connection errors retry as usual; a job that finally
+ * fails or is cancelled returns the host to stop_back_state(). */
+
+static enum db_status stop_load_fn(struct db_conn *c, void *arg)
+{
+    struct task *t = arg;
+    db_host_target_free(&t->host);
+    enum db_status s = db_host_target(c, t->job.host_id, &t->host);
+    if (s <= 0)
+        return s;
+    char *doc = NULL;
+    s = db_job_get(c, t->job.id, &doc);
+    if (s <= 0)
+        return s;
+    json_t *job = json_loads(doc, 0, NULL);
+    free(doc);
+    json_decref(t->stop_params);
+    t->stop_params = json_incref(json_object_get(job, "params"));
+    json_decref(job);
+    char reason[700];
+    snprintf(reason, sizeof reason, "stop requested by %s: %s (job attempt %d)",
+             stop_str(t, "requested_by"), stop_str(t, "reason"), t->job.attempt);
+    s = db_host_set_state(c, t->job.host_id, "stopping", reason, t->job.id, actor(t));
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
+static enum db_status stop_succeed_fn(struct db_conn *c, void *arg)
+{
+    struct finish_arg *a = arg;
+    struct task *t = a->t;
+    enum db_status s = db_job_succeed(c, t->job.id, t->job.attempt);
+    if (s == DB_NO_RESULTS) {
+        a->fenced_out = 1;
+        return s;
+    }
+    if (s < 0)
+        return s;
+    char reason[700];
+    snprintf(reason, sizeof reason, "stopped by %s: %s", stop_str(t, "requested_by"),
+             stop_str(t, "reason"));
+    return db_host_set_state(c, t->job.host_id, "stopped", reason, t->job.id, actor(t));
+}
+
+static enum db_status stop_step_fn(struct db_conn *c, void *arg)
+{
+    struct step_arg *a = arg;
+    return db_job_step(c, a->t->job.id, a->t->job.attempt, &a->s, 1);
+}
+
+static void stop_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
+{
+    (void)c;
+    struct task *t = ctx;
+    if (t->finished) {
+        free(t->cmd);
+        t->cmd = NULL;
+        return;
+    }
+    int ran = r->err == PROV_SSH_OK;
+    int dropped = r->err == PROV_SSH_RESET || r->err == PROV_SSH_DISCONNECT;
+    int ok = (ran && r->exit_status == 0) || dropped;
+    char msg[512];
+    if (ran)
+        snprintf(msg, sizeof msg, "the stop command exited %d", r->exit_status);
+    else if (dropped)
+        snprintf(msg, sizeof msg,
+                 "the session dropped while the stop command ran (%s: %s), as it does when the "
+                 "host powers off",
+                 prov_ssh_err_name(r->err), r->message);
+    else
+        snprintf(msg, sizeof msg, "%s: %s", prov_ssh_err_name(r->err), r->message);
+    struct step_arg a = {t,
+                         {1, "apply", "stop", t->cmd, ok ? "changed" : ran ? "failed" : "error",
+                          r->out_tail, r->err_tail, msg, r->exit_status >= 0, r->exit_status,
+                          (double)r->duration_us / 1000.0}};
+    enum db_status s = db_run_tx(stop_step_fn, &a);
+    free(t->cmd);
+    t->cmd = NULL;
+    if (s == DB_NO_RESULTS) {
+        log_msg(LOG_WARN, "job %s attempt %d: lease lost; stopping", t->job.id, t->job.attempt);
+        task_close(t);
+        return;
+    }
+    if (!ok) {
+        if (ran) {
+            char err[600];
+            snprintf(err, sizeof err, "step stop: %s", msg);
+            task_fail(t, "step_failed", err, 0);
+        } else {
+            task_fail(t, prov_ssh_err_name(r->err), msg, prov_ssh_err_transient(r->err));
+        }
+        return;
+    }
+    struct finish_arg f = {t, NULL, NULL, 0, 0};
+    s = db_run_tx(stop_succeed_fn, &f);
+    if (s < 0)
+        log_msg(LOG_ERROR, "job %s: could not record success; its lease will expire", t->job.id);
+    else if (!f.fenced_out)
+        log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:s, s:s}", "msg", "host stopped", "job_id",
+                                           t->job.id, "host_id", t->job.host_id, "requested_by",
+                                           stop_str(t, "requested_by")));
+    task_close(t);
+}
+
+static void stop_on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_status *st,
+                            void *ctx)
+{
+    (void)c;
+    struct task *t = ctx;
+    if (t->finished)
+        return;
+    if (st->err != PROV_SSH_OK) {
+        task_fail(t, prov_ssh_err_name(st->err), st->message, prov_ssh_err_transient(st->err));
+        return;
+    }
+    struct pin_arg a = {t, st->host_key_sha256};
+    if (db_run_tx(pin_fn, &a) < 0) {
+        task_fail(t, "disconnected", "could not record contact with the host", 1);
+        return;
+    }
+    t->cmd = strdup(stop_str(t, "command"));
+    if (t->cmd == NULL || t->conn == NULL ||
+        prov_ssh_exec(t->conn, t->cmd, t->w->cfg->command_timeout_s * 1000, stop_on_exec, t) != 0) {
+        free(t->cmd);
+        t->cmd = NULL;
+        task_fail(t, "disconnected", "the SSH session closed", 1);
+    }
+}
+
+static void stop_start(struct task *t)
+{
+    struct worker *w = t->w;
+    t->is_stop = 1;
+    enum db_status s = db_run_tx(stop_load_fn, t);
+    if (s <= 0) {
+        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
+                  "could not load the host, its pool or the job", s == DB_UNAVAILABLE);
+        return;
+    }
+    if (!prov_valid_stop_command(stop_str(t, "command"))) {
+        task_fail(t, "step_failed", "the stop command is missing or does not pass validation", 0);
+        return;
+    }
+    if (prov_ssh_address_forbidden(t->host.address) ||
+        prov_ssh_cidr_match(t->host.address, w->cfg->allow_cidrs ? w->cfg->allow_cidrs : "") != 1) {
+        task_fail(t, "address_not_allowed", "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS", 0);
+        return;
+    }
+    struct load_arg a = {t, NULL, {NULL, 0}, 0, ""};
+    struct db_conn *c = db_acquire(&s);
+    if (c != NULL) {
+        s = db_credential_load(c, t->host.credential_id, &a.key, &a.decrypt_failed, a.err,
+                               sizeof a.err);
+        db_release(c);
+    }
+    if (s <= 0) {
+        crypt_secret_free(&a.key);
+        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
+                  a.decrypt_failed ? a.err : "could not load the credential", s == DB_UNAVAILABLE);
+        return;
+    }
+    struct prov_ssh_target target = {
+        .address = t->host.address,
+        .port = t->host.port,
+        .user = t->host.user,
+        .private_key = (const char *)a.key.data,
+        .private_key_len = a.key.len,
+        .pinned_host_key_sha256 = t->host.host_key_sha256,
+        .connect_timeout_ms = w->cfg->connect_timeout_s * 1000,
+        .handshake_timeout_ms = w->cfg->connect_timeout_s * 2000,
+        .auth_timeout_ms = w->cfg->connect_timeout_s * 2000,
+    };
+    t->conn = prov_ssh_connect(w->loop, &target, stop_on_connect, t);
     crypt_secret_free(&a.key);
     if (t->conn == NULL)
         task_fail(t, "disconnected", "out of memory opening the SSH session", 1);

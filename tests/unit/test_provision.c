@@ -62,6 +62,16 @@ static void validators(void)
     CHECK(prov_valid_version("550.127.05"));
     CHECK(!prov_valid_version("550.1; reboot"));
     CHECK(!prov_valid_version(""));
+    CHECK(prov_valid_stop_command("sudo /usr/sbin/poweroff"));
+    CHECK(prov_valid_stop_command("poweroff --no-wall"));
+    CHECK(prov_valid_stop_command("shutdown -h now"));
+    CHECK(!prov_valid_stop_command(""));
+    CHECK(!prov_valid_stop_command("-h now"));
+    CHECK(!prov_valid_stop_command("poweroff; rm -rf /"));
+    CHECK(!prov_valid_stop_command("poweroff $(id)"));
+    CHECK(!prov_valid_stop_command("poweroff 'x'"));
+    CHECK(!prov_valid_stop_command("poweroff\nid"));
+    CHECK(!prov_valid_stop_command("poweroff | tee"));
 }
 
 static json_t *stack_doc(void)

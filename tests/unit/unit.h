@@ -25,6 +25,7 @@ void unit_fail(const char *file, int line, const char *what);
 #define UNIT_END {NULL, NULL}
 
 extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[], planner_tests[], provision_tests[], gate_tests[],
-    routes_tests[], config_tests[], crypt_tests[], sshkey_tests[], costs_tests[];
+    routes_tests[], config_tests[], crypt_tests[], sshkey_tests[], costs_tests[],
+    recommend_tests[];
 
 #endif

@@ -1,0 +1,363 @@
+/* recommend.c — GET /v1/recommendations. In one read transaction: the cost inputs
+ * (db/costs.c) of the last hour, the last 24 h and the 24 h before, the held hosts
+ * (db/recommend.c), the briefs and the GPU catalog. The figures per host are computed by
+ * planner/costs.c, the rules applied by planner/recommend.c. Not paginated: the whole
+ * list is returned with next_cursor null. */
+#include "api/recommend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/catalog.h"
+#include "api/list.h"
+#include "common/util.h"
+#include "db/costs.h"
+#include "db/recommend.h"
+#include "planner/brief.h"
+#include "planner/costs.h"
+#include "planner/recommend.h"
+
+static int valid_action(const char *v)
+{
+    return plan_lookup(plan_rec_actions, v) >= 0;
+}
+
+static const struct list_filter rec_filters[] = {
+    {"action", valid_action, "one of stop, scale_up, scale_down, reuse, investigate"},
+    {"pool_id", api_valid_uuid, "a UUID"},
+    {"brief_id", api_valid_uuid, "a UUID"},
+    {"at", api_valid_rfc3339, "an RFC 3339 date-time"},
+};
+
+enum { W_HOUR, W_DAY, W_PREV, W_COUNT };
+
+struct rec_arg {
+    const char *at;
+    char from[W_COUNT][40], to[W_COUNT][40];
+    PGresult *chosts[W_COUNT], *creports[W_COUNT], *hosts, *briefs;
+    struct api_catalog *cat;
+};
+
+static void clear(struct rec_arg *a)
+{
+    for (int w = 0; w < W_COUNT; w++) {
+        PQclear(a->chosts[w]);
+        PQclear(a->creports[w]);
+        a->chosts[w] = a->creports[w] = NULL;
+    }
+    PQclear(a->hosts);
+    PQclear(a->briefs);
+    a->hosts = a->briefs = NULL;
+    if (a->cat)
+        api_catalog_release(a->cat);
+    a->cat = NULL;
+}
+
+static enum db_status read_fn(struct db_conn *c, void *arg)
+{
+    struct rec_arg *a = arg;
+    clear(a);
+    enum db_status s = DB_NO_RESULTS;
+    for (int w = 0; w < W_COUNT && s >= 0; w++) {
+        s = db_cost_hosts(c, a->from[w], a->to[w], &a->chosts[w]);
+        if (s >= 0)
+            s = db_cost_reports(c, a->from[w], a->to[w], &a->creports[w]);
+    }
+    if (s >= 0)
+        s = db_recommend_hosts(c, a->at, &a->hosts);
+    if (s >= 0)
+        s = db_recommend_briefs(c, &a->briefs);
+    if (s >= 0)
+        a->cat = api_catalog_get(c, &s);
+    return s;
+}
+
+static double num(const PGresult *r, int row, int col)
+{
+    return atof(PQgetvalue(r, row, col));
+}
+static const char *str(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+/* Per-host costs of one window: ids[i] and costs[i], sorted by host id. */
+struct window_costs {
+    size_t n;
+    const char **ids;
+    struct plan_cost *costs;
+};
+
+static int window_costs(const PGresult *hr, const PGresult *rr, struct window_costs *out)
+{
+    int nh = PQntuples(hr), nr = PQntuples(rr);
+    struct plan_cost_host *hosts = calloc((size_t)nh + 1, sizeof *hosts);
+    struct plan_cost_row *rows = calloc((size_t)nr + 1, sizeof *rows);
+    struct plan_cost_group *groups = NULL;
+    size_t ng = 0;
+    int rc = -1;
+    out->n = 0;
+    out->ids = NULL;
+    out->costs = NULL;
+    if (hosts == NULL || rows == NULL)
+        goto done;
+    for (int i = 0; i < nh; i++) {
+        struct plan_cost_host *h = &hosts[i];
+        h->id = str(hr, i, 0);
+        h->pool_id = str(hr, i, 2);
+        h->prices =
+            (struct plan_prices){num(hr, i, 4), num(hr, i, 5), num(hr, i, 6), num(hr, i, 7)};
+        h->held_seconds = num(hr, i, 8);
+    }
+    int h = 0, n = 0;
+    for (int i = 0; i < nr; i++) {
+        const char *host_id = PQgetvalue(rr, i, 0);
+        while (h < nh && strcmp(hosts[h].id, host_id) < 0)
+            h++;
+        if (h == nh || strcmp(hosts[h].id, host_id) != 0)
+            continue;
+        struct plan_cost_row *w = &rows[n++];
+        w->host = (size_t)h;
+        w->brief_id = str(rr, i, 1);
+        w->unit = plan_unit_lookup(PQgetvalue(rr, i, 3));
+        w->reports = atol(PQgetvalue(rr, i, 4));
+        w->completed = num(rr, i, 5);
+        w->failed = num(rr, i, 6);
+        w->retried = num(rr, i, 7);
+        w->busy_seconds = num(rr, i, 8);
+        w->covered_seconds = num(rr, i, 9);
+        w->storage_gb_seconds = num(rr, i, 10);
+        w->storage_seconds = num(rr, i, 11);
+        w->bytes_moved = num(rr, i, 12);
+    }
+    if (plan_costs_group(hosts, (size_t)nh, rows, (size_t)n, PLAN_BY_HOST, &groups, &ng) != 0)
+        goto done;
+    out->ids = calloc(ng + 1, sizeof *out->ids);
+    out->costs = calloc(ng + 1, sizeof *out->costs);
+    if (out->ids == NULL || out->costs == NULL)
+        goto done;
+    /* Groups come in host order (first seen), and the hosts are sorted by id. */
+    for (size_t i = 0; i < ng; i++) {
+        out->ids[i] = groups[i].id;
+        plan_cost_finish(&groups[i].acc, &out->costs[i]);
+    }
+    out->n = ng;
+    rc = 0;
+done:
+    free(hosts);
+    free(rows);
+    free(groups);
+    return rc;
+}
+
+static const struct plan_cost *find_cost(const struct window_costs *w, const char *id)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(w->ids[mid], id);
+        if (c == 0)
+            return &w->costs[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static const struct plan_gpu *find_gpu(const struct api_catalog *cat, const char *key)
+{
+    for (size_t i = 0; cat && i < cat->n; i++)
+        if (strcmp(cat->gpus[i].key, key) == 0)
+            return &cat->gpus[i];
+    return NULL;
+}
+
+static void brief_targets(const json_t *spec, struct plan_rec_brief *b)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(spec, "targets"), i, t)
+    {
+        const char *m = json_string_value(json_object_get(t, "metric"));
+        double v = json_number_value(json_object_get(t, "value"));
+        if (m == NULL)
+            continue;
+        if (strcmp(m, "time_to_first_token_ms") == 0 && (!b->has_ttft || v < b->ttft_ms)) {
+            b->has_ttft = 1;
+            b->ttft_ms = v;
+        } else if (strcmp(m, "tail_latency_ms") == 0 && (!b->has_tail || v < b->tail_ms)) {
+            b->has_tail = 1;
+            b->tail_ms = v;
+        } else if (strcmp(m, "queue_delay_s") == 0 && (!b->has_queue || v < b->queue_delay_s)) {
+            b->has_queue = 1;
+            b->queue_delay_s = v;
+        }
+    }
+}
+
+/* Keeps the items matching the filters. */
+static int keep(const json_t *item, const struct list_query *q, const struct plan_rec_host *hosts,
+                size_t nh)
+{
+    if (q->values[0] &&
+        strcmp(json_string_value(json_object_get(item, "action")), q->values[0]) != 0)
+        return 0;
+    const json_t *t = json_object_get(item, "target");
+    if (q->values[2]) {
+        const char *b = json_string_value(json_object_get(t, "brief_id"));
+        if (b == NULL || strcmp(b, q->values[2]) != 0)
+            return 0;
+    }
+    if (q->values[1]) {
+        const char *p = json_string_value(json_object_get(t, "pool_id"));
+        if (p != NULL)
+            return strcmp(p, q->values[1]) == 0;
+        size_t i;
+        json_t *h;
+        json_array_foreach(json_object_get(t, "host_ids"), i,
+                           h) for (size_t k = 0; k < nh;
+                                   k++) if (strcmp(hosts[k].id, json_string_value(h)) == 0 &&
+                                            strcmp(hosts[k].pool_id, q->values[1]) == 0) return 1;
+        return 0;
+    }
+    return 1;
+}
+
+enum MHD_Result api_recommendations(struct api_req *r)
+{
+    struct list_query q;
+    if (api_list_parse(r, NULL, rec_filters, 4, &q) != 0)
+        return MHD_YES;
+    int64_t at_us = util_now_us();
+    if (q.values[3] != NULL)
+        util_parse_rfc3339(q.values[3], &at_us);
+    const int64_t H = 3600LL * 1000000;
+    struct rec_arg a;
+    memset(&a, 0, sizeof a);
+    char at[40];
+    util_rfc3339(at_us, at, sizeof at);
+    a.at = at;
+    const int64_t bounds[W_COUNT][2] = {
+        {at_us - H, at_us}, {at_us - 24 * H, at_us}, {at_us - 48 * H, at_us - 24 * H}};
+    for (int w = 0; w < W_COUNT; w++) {
+        util_rfc3339(bounds[w][0], a.from[w], sizeof a.from[w]);
+        util_rfc3339(bounds[w][1], a.to[w], sizeof a.to[w]);
+    }
+    enum db_status s = db_run_tx(read_fn, &a);
+    if (s < 0) {
+        clear(&a);
+        return api_reply_db(r, s);
+    }
+
+    struct window_costs wc[W_COUNT];
+    memset(wc, 0, sizeof wc);
+    int nh = PQntuples(a.hosts), nb = PQntuples(a.briefs);
+    struct plan_rec_host *hosts = calloc((size_t)nh + 1, sizeof *hosts);
+    struct plan_rec_brief *briefs = calloc((size_t)nb + 1, sizeof *briefs);
+    json_t **docs = calloc((size_t)nb + 1, sizeof *docs);
+    json_t *items = json_array(), *no_usage = json_array();
+    enum MHD_Result ret;
+    int ok = hosts && briefs && docs && items && no_usage;
+    for (int w = 0; ok && w < W_COUNT; w++)
+        ok = window_costs(a.chosts[w], a.creports[w], &wc[w]) == 0;
+    if (!ok) {
+        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nh; i++) {
+        struct plan_rec_host *h = &hosts[i];
+        const PGresult *R = a.hosts;
+        h->id = str(R, i, 0);
+        h->pool_id = str(R, i, 1);
+        h->state = str(R, i, 2);
+        h->accepted = PQgetvalue(R, i, 3)[0] == 't';
+        h->active_job = PQgetvalue(R, i, 4)[0] == 't';
+        h->idle_stop_after_s = num(R, i, 5);
+        h->price_per_hour = num(R, i, 6);
+        h->gpu = find_gpu(a.cat, PQgetvalue(R, i, 7));
+        h->gpu_count = atol(PQgetvalue(R, i, 8));
+        h->has_usage = atol(PQgetvalue(R, i, 9)) > 0;
+        h->idle_s = h->has_usage ? num(R, i, 10) : 0;
+        h->brief_id = str(R, i, 11);
+        if ((h->has_p95 = !PQgetisnull(R, i, 12)))
+            h->p95_ms = num(R, i, 12);
+        if ((h->has_queue = !PQgetisnull(R, i, 13)))
+            h->queue_delay_ms = num(R, i, 13);
+        const struct plan_cost *c = find_cost(&wc[W_HOUR], h->id);
+        if (c && c->has_utilization) {
+            h->has_hour = 1;
+            h->hour_busy_s = c->busy_hours * 3600;
+            h->hour_held_s = c->held_hours * 3600;
+        }
+        c = find_cost(&wc[W_DAY], h->id);
+        if (c) {
+            h->has_share = c->has_share;
+            h->failed_share = c->failed_retried_share;
+            for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+                h->has_cpu[k] = c->has_cost_per_unit[k];
+                h->cpu[k] = c->cost_per_unit[k];
+            }
+        }
+        c = find_cost(&wc[W_PREV], h->id);
+        for (int k = 0; c && k < PLAN_UNIT_COUNT; k++) {
+            h->has_prev_cpu[k] = c->has_cost_per_unit[k];
+            h->prev_cpu[k] = c->cost_per_unit[k];
+        }
+    }
+    struct plan_options opts;
+    plan_default_options(&opts);
+    for (int j = 0; j < nb; j++) {
+        struct plan_rec_brief *b = &briefs[j];
+        b->id = str(a.briefs, j, 0);
+        docs[j] = json_loads(PQgetvalue(a.briefs, j, 1), 0, NULL);
+        if (docs[j] == NULL)
+            continue;
+        brief_targets(docs[j], b);
+        struct plan_brief pb;
+        plan_brief_to_sizing(docs[j], &pb);
+        plan_size(&pb, &opts, &b->sizing);
+        b->precision = pb.precision;
+        b->sized = 1;
+    }
+    json_t *all = json_array();
+    if (all == NULL ||
+        plan_recommend(hosts, (size_t)nh, briefs, (size_t)nb, &opts, all, no_usage) != 0) {
+        json_decref(all);
+        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        goto out;
+    }
+    size_t i;
+    json_t *it;
+    json_array_foreach(all, i, it) if (keep(it, &q, hosts, (size_t)nh))
+        json_array_append(items, it);
+    json_decref(all);
+    json_t *nu = json_array();
+    json_array_foreach(no_usage, i, it)
+    {
+        if (q.values[2] != NULL || (q.values[0] != NULL && strcmp(q.values[0], "stop") != 0))
+            continue;
+        if (q.values[1] && strcmp(json_string_value(json_object_get(it, "pool_id")), q.values[1]))
+            continue;
+        json_array_append(nu, it);
+    }
+    json_t *body = json_pack("{s:s,s:O,s:n,s:o}", "at", at, "items", items, "next_cursor",
+                             "no_usage_data", nu);
+    ret = api_reply_json(r, MHD_HTTP_OK, body, NULL);
+out:
+    for (int w = 0; w < W_COUNT; w++) {
+        free(wc[w].ids);
+        free(wc[w].costs);
+    }
+    for (int j = 0; docs && j < nb; j++)
+        json_decref(docs[j]);
+    free(docs);
+    free(hosts);
+    free(briefs);
+    json_decref(items);
+    json_decref(no_usage);
+    clear(&a);
+    api_list_query_free(&q);
+    return ret;
+}

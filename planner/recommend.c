@@ -1,0 +1,338 @@
+/* recommend.c — see recommend.h. */
+#include "planner/recommend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
+                                        "reuse", "investigate", NULL};
+
+void plan_rec_id(const char *action, const char *rule, const char *const *host_ids, size_t n,
+                 const char *pool_id, const char *brief_id, char out[37])
+{
+    size_t len = strlen(action) + strlen(rule) + 8 + (pool_id ? strlen(pool_id) : 0) +
+                 (brief_id ? strlen(brief_id) : 0);
+    for (size_t i = 0; i < n; i++)
+        len += strlen(host_ids[i]) + 1;
+    char *buf = malloc(len + 1);
+    unsigned char d[32];
+    if (buf == NULL) {
+        memset(d, 0, sizeof d);
+    } else {
+        size_t o = (size_t)sprintf(buf, "%s|%s|", action, rule);
+        for (size_t i = 0; i < n; i++)
+            o += (size_t)sprintf(buf + o, "%s%s", i ? "," : "", host_ids[i]);
+        o += (size_t)sprintf(buf + o, "|%s|%s", pool_id ? pool_id : "", brief_id ? brief_id : "");
+        util_sha256(buf, o, d);
+        free(buf);
+    }
+    d[6] = (unsigned char)((d[6] & 0x0f) | 0x50); /* version 5 layout */
+    d[8] = (unsigned char)((d[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[d[i] >> 4];
+        out[o++] = hex[d[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+static double r4(double x)
+{
+    return plan_round_to(x, 4);
+}
+
+/* Appends one recommendation; takes evidence. */
+static int add(json_t *items, const char *action, const char *rule, const char *const *host_ids,
+               size_t n, const char *pool_id, const char *brief_id, const char *reason,
+               json_t *evidence, double savings)
+{
+    char id[37];
+    plan_rec_id(action, rule, host_ids, n, pool_id, brief_id, id);
+    json_t *hids = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(hids, json_string(host_ids[i]));
+    json_t *rec =
+        json_pack("{s:s,s:s,s:s,s:{s:o,s:s?,s:s?},s:s,s:o,s:f}", "id", id, "action", action, "rule",
+                  rule, "target", "host_ids", hids, "pool_id", pool_id, "brief_id", brief_id,
+                  "reason", reason, "evidence", evidence, "estimated_savings_per_hour", savings);
+    if (rec == NULL)
+        return -1;
+    json_t *t = json_object_get(rec, "target");
+    if (pool_id == NULL)
+        json_object_set_new(t, "pool_id", json_null());
+    if (brief_id == NULL)
+        json_object_set_new(t, "brief_id", json_null());
+    return json_array_append_new(items, rec);
+}
+
+static int idle_past_window(const struct plan_rec_host *h)
+{
+    double win = h->idle_stop_after_s > 0 ? h->idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
+    return h->has_usage && !h->active_job && h->idle_s > win &&
+           (h->state == NULL || strcmp(h->state, "stopping") != 0);
+}
+
+static double win_of(const struct plan_rec_host *h)
+{
+    return h->idle_stop_after_s > 0 ? h->idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
+}
+
+static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_usage)
+{
+    char reason[256];
+    if (!h->has_usage)
+        return json_array_append_new(no_usage, json_pack("{s:s,s:s,s:s,s:s}", "host_id", h->id,
+                                                         "pool_id", h->pool_id, "state", h->state,
+                                                         "reason", "no_usage_data"));
+    if (idle_past_window(h)) {
+        snprintf(reason, sizeof reason,
+                 "no useful work for %.0f s, more than the pool's idle window of %.0f s, and "
+                 "no running job",
+                 h->idle_s, win_of(h));
+        if (add(items, "stop", "idle", &h->id, 1, h->pool_id, h->brief_id, reason,
+                json_pack("{s:f,s:f,s:b,s:f}", "idle_seconds", h->idle_s, "idle_stop_after_seconds",
+                          win_of(h), "running_job", 0, "price_per_hour", h->price_per_hour),
+                h->price_per_hour) != 0)
+            return -1;
+    }
+    if (h->has_share && h->failed_share > PLAN_REC_FAILED_SHARE) {
+        snprintf(reason, sizeof reason,
+                 "failed and retried work is %.2f%% of the last 24 h, over 5%%",
+                 h->failed_share * 100);
+        if (add(items, "investigate", "failed_share", &h->id, 1, h->pool_id, h->brief_id, reason,
+                json_pack("{s:f,s:f}", "failed_retried_share", h->failed_share, "threshold",
+                          PLAN_REC_FAILED_SHARE),
+                0) != 0)
+            return -1;
+    }
+    json_t *rises = json_object();
+    char units[128] = "";
+    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+        if (!h->has_cpu[k] || !h->has_prev_cpu[k] || h->prev_cpu[k] <= 0 ||
+            !(h->cpu[k] > h->prev_cpu[k] * PLAN_REC_COST_RISE))
+            continue;
+        json_object_set_new(rises, plan_unit_names[k],
+                            json_pack("{s:f,s:f,s:f}", "cost_per_unit", h->cpu[k],
+                                      "previous_cost_per_unit", h->prev_cpu[k], "change",
+                                      r4(h->cpu[k] / h->prev_cpu[k] - 1)));
+        size_t u = strlen(units);
+        snprintf(units + u, sizeof units - u, "%s%s", u ? ", " : "", plan_unit_names[k]);
+    }
+    if (json_object_size(rises) == 0) {
+        json_decref(rises);
+        return 0;
+    }
+    snprintf(reason, sizeof reason,
+             "cost per completed unit (%s) rose by more than 25%% against the previous 24 h",
+             units);
+    return add(items, "investigate", "cost_per_unit", &h->id, 1, h->pool_id, h->brief_id, reason,
+               json_pack("{s:o}", "units", rises), 0);
+}
+
+/* The hosts serving brief b (indexes into hosts), and whether each has hour data. */
+struct serving {
+    size_t *idx;
+    size_t n, nhour;
+    double busy, held, p95, queue;
+    int has_p95, has_queue;
+    const char *pool; /* shared pool, or NULL when they differ */
+};
+
+static void gather(const struct plan_rec_host *hosts, size_t nh, const char *brief,
+                   struct serving *s)
+{
+    s->n = s->nhour = 0;
+    s->busy = s->held = s->p95 = s->queue = 0;
+    s->has_p95 = s->has_queue = 0;
+    s->pool = NULL;
+    int mixed = 0;
+    for (size_t i = 0; i < nh; i++) {
+        const struct plan_rec_host *h = &hosts[i];
+        if (h->brief_id == NULL || strcmp(h->brief_id, brief) != 0)
+            continue;
+        s->idx[s->n++] = i;
+        if (s->pool == NULL && !mixed)
+            s->pool = h->pool_id;
+        else if (s->pool && strcmp(s->pool, h->pool_id) != 0) {
+            s->pool = NULL;
+            mixed = 1;
+        }
+        if (h->has_hour) {
+            s->nhour++;
+            s->busy += h->hour_busy_s;
+            s->held += h->hour_held_s;
+        }
+        if (h->has_p95 && (!s->has_p95 || h->p95_ms > s->p95)) {
+            s->p95 = h->p95_ms;
+            s->has_p95 = 1;
+        }
+        if (h->has_queue && (!s->has_queue || h->queue_delay_ms > s->queue)) {
+            s->queue = h->queue_delay_ms;
+            s->has_queue = 1;
+        }
+    }
+}
+
+static json_t *host_list(const struct plan_rec_host *hosts, const struct serving *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->n; i++)
+        json_array_append_new(a, json_string(hosts[s->idx[i]].id));
+    return a;
+}
+
+/* Scale rules for one brief; sets *up when a scale_up was recommended. */
+static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct plan_rec_brief *b,
+                      struct serving *s, const char **ids, json_t *items, int *up)
+{
+    *up = 0;
+    gather(hosts, nh, b->id, s);
+    if (s->n == 0)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        ids[i] = hosts[s->idx[i]].id;
+    int has_util = s->nhour > 0 && s->held > 0;
+    double util = has_util ? s->busy / s->held : 0;
+    char reason[512] = "";
+    json_t *ev = json_object();
+    if (has_util && util > PLAN_REC_UTIL_HIGH) {
+        snprintf(reason, sizeof reason, "utilization %.4g over 0.85", r4(util));
+        json_object_set_new(ev, "utilization", json_real(r4(util)));
+    }
+    double lat_target = 0;
+    const char *lat_metric = NULL;
+    if (b->has_ttft && (lat_metric == NULL || b->ttft_ms < lat_target)) {
+        lat_target = b->ttft_ms;
+        lat_metric = "time_to_first_token_ms";
+    }
+    if (b->has_tail && (lat_metric == NULL || b->tail_ms < lat_target)) {
+        lat_target = b->tail_ms;
+        lat_metric = "tail_latency_ms";
+    }
+    if (lat_metric && s->has_p95 && s->p95 > lat_target) {
+        size_t u = strlen(reason);
+        snprintf(reason + u, sizeof reason - u, "%sp95 latency %.4g ms over the %s target %.4g",
+                 u ? "; " : "", s->p95, lat_metric, lat_target);
+        json_object_set_new(ev, "p95_latency_ms", json_real(s->p95));
+        json_object_set_new(ev, "latency_target_ms", json_real(lat_target));
+        json_object_set_new(ev, "latency_metric", json_string(lat_metric));
+    }
+    if (b->has_queue && s->has_queue && s->queue > b->queue_delay_s * 1000) {
+        size_t u = strlen(reason);
+        snprintf(reason + u, sizeof reason - u,
+                 "%squeue delay %.4g ms over the queue_delay_s target %.4g s", u ? "; " : "",
+                 s->queue, b->queue_delay_s);
+        json_object_set_new(ev, "queue_delay_ms", json_real(s->queue));
+        json_object_set_new(ev, "queue_delay_target_s", json_real(b->queue_delay_s));
+    }
+    if (json_object_size(ev) > 0) {
+        *up = 1;
+        if (json_object_get(ev, "utilization") == NULL)
+            json_object_set_new(ev, "utilization", has_util ? json_real(r4(util)) : json_null());
+        json_object_set_new(ev, "hosts", host_list(hosts, s));
+        if (add(items, "scale_up", "scale_up", ids, s->n, s->pool, b->id, reason, ev, 0) != 0)
+            return -1;
+    } else {
+        json_decref(ev);
+    }
+    if (!*up && s->nhour >= 2 && has_util && util < PLAN_REC_UTIL_LOW) {
+        /* the least utilized serving host with hour data (hosts are sorted by id) */
+        const struct plan_rec_host *low = NULL;
+        double lu = 0;
+        json_t *per = json_object();
+        for (size_t i = 0; i < s->n; i++) {
+            const struct plan_rec_host *h = &hosts[s->idx[i]];
+            if (!h->has_hour || h->hour_held_s <= 0)
+                continue;
+            double u = h->hour_busy_s / h->hour_held_s;
+            json_object_set_new(per, h->id, json_real(r4(u)));
+            if (low == NULL || u < lu) {
+                low = h;
+                lu = u;
+            }
+        }
+        snprintf(reason, sizeof reason,
+                 "utilization %.4g across %zu hosts of the brief, under 0.30: stop the least "
+                 "utilized",
+                 r4(util), s->nhour);
+        if (add(items, "scale_down", "scale_down", &low->id, 1, low->pool_id, b->id, reason,
+                json_pack("{s:f,s:i,s:o,s:f}", "utilization", r4(util), "hosts", (int)s->nhour,
+                          "host_utilization", per, "price_per_hour", low->price_per_hour),
+                low->price_per_hour) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int reuse_recs(const struct plan_rec_host *hosts, size_t nh,
+                      const struct plan_rec_brief *briefs, size_t nb, const int *needs,
+                      const int *served, const struct plan_options *opts, json_t *items)
+{
+    for (size_t i = 0; i < nh; i++) {
+        const struct plan_rec_host *h = &hosts[i];
+        if (!h->accepted || !idle_past_window(h) || h->gpu == NULL)
+            continue;
+        for (size_t j = 0; j < nb; j++) {
+            const struct plan_rec_brief *b = &briefs[j];
+            if (!needs[j] || !b->sized || (h->brief_id && strcmp(h->brief_id, b->id) == 0))
+                continue;
+            if (b->sizing.weights.status != PLAN_ESTIMATED)
+                continue;
+            struct plan_gpu_fit fit;
+            plan_fit(&b->sizing, opts, h->gpu, b->precision, &fit);
+            if (!fit.precision_supported || fit.gpus_needed < 1 || fit.gpus_needed > h->gpu_count)
+                continue;
+            char reason[256];
+            snprintf(reason, sizeof reason,
+                     "idle accepted host fits the brief (%s): %ld of its %ld %s GPUs needed",
+                     served[j] ? "over its scale-up target" : "no host serves it", fit.gpus_needed,
+                     h->gpu_count, h->gpu->key);
+            if (add(items, "reuse", "reuse", &h->id, 1, h->pool_id, b->id, reason,
+                    json_pack("{s:s,s:f,s:f,s:I,s:I,s:s,s:f}", "need",
+                              served[j] ? "scale_up" : "no_host", "idle_seconds", h->idle_s,
+                              "estimated_gib", plan_gib(b->sizing.total_bytes), "gpus_needed",
+                              (json_int_t)fit.gpus_needed, "gpu_count", (json_int_t)h->gpu_count,
+                              "gpu_model", h->gpu->key, "usable_gib_per_gpu",
+                              plan_gib(fit.usable_bytes)),
+                    0) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
+                   const struct plan_rec_brief *briefs, size_t nb, const struct plan_options *opts,
+                   json_t *items, json_t *no_usage)
+{
+    for (size_t i = 0; i < nh; i++)
+        if (host_recs(&hosts[i], items, no_usage) != 0)
+            return -1;
+    struct serving s;
+    s.idx = malloc((nh + 1) * sizeof *s.idx);
+    const char **ids = malloc((nh + 1) * sizeof *ids);
+    int *needs = calloc(nb + 1, sizeof *needs), *served = calloc(nb + 1, sizeof *served);
+    int rc = -1;
+    if (s.idx == NULL || ids == NULL || needs == NULL || served == NULL)
+        goto out;
+    for (size_t j = 0; j < nb; j++) {
+        int up;
+        if (brief_recs(hosts, nh, &briefs[j], &s, ids, items, &up) != 0)
+            goto out;
+        served[j] = s.n > 0;
+        needs[j] = up || s.n == 0;
+    }
+    rc = reuse_recs(hosts, nh, briefs, nb, needs, served, opts, items);
+out:
+    free(s.idx);
+    free(ids);
+    free(needs);
+    free(served);
+    return rc;
+}

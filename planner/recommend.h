@@ -1,0 +1,108 @@
+/* recommend.h — stop / scale / reuse / investigate recommendations (PRODUCT.md §6,
+ * issue 6 part 4). Pure: no I/O. The caller gathers per-host and per-brief figures
+ * (api/recommend.c, from db/recommend.c and the cost queries) and this file applies the
+ * rules, writing each recommendation as JSON (schema Recommendation in openapi.yaml).
+ *
+ * Windows, relative to the evaluation time `at`:
+ *   - the hour [at − 1 h, at) gives utilization, p95 latency and queue delay;
+ *   - the day [at − 24 h, at) gives the failed + retried share and cost per unit, compared
+ *     with the previous day [at − 48 h, at − 24 h);
+ *   - idleness looks back over the reports ending within the last 24 h (the lookback).
+ *
+ * Rules (defaults; a pool's idle_stop_after_seconds overrides the idle window):
+ *   stop        a held host (any state but stopped/stopping) with usage data, idle for
+ *               more than its pool's idle_stop_after_seconds (default 1800) and without a
+ *               queued or running job. Idle time = at − the end of the last report with
+ *               completed > 0 or busy_seconds > 0, or, when no report of the lookback was
+ *               useful, at − the start of the earliest report of the lookback.
+ *               Savings: the pool's price_per_hour.
+ *   no_usage_data  a held host without any report in the lookback: listed apart (the
+ *               envelope's no_usage_data list), never recommended for stopping or reuse.
+ *   scale_up    per brief, over the hosts serving it (a host serves the brief named by its
+ *               latest report of the lookback): Σ busy ÷ Σ held of the hour > 0.85, or the
+ *               highest p95_latency_ms of the hour > the brief's time_to_first_token_ms or
+ *               tail_latency_ms target, or the highest queue_delay_ms > its queue_delay_s
+ *               target × 1000.
+ *   scale_down  per brief with at least two serving hosts having utilization: Σ busy ÷
+ *               Σ held < 0.30. Target: the least utilized of them (ties: lowest id); savings
+ *               its price_per_hour.
+ *   investigate per host: failed + retried share of the day > 0.05; or, per unit, cost
+ *               per completed unit of the day > 1.25 × the previous day's. One
+ *               recommendation per host and rule (failed_share, cost_per_unit).
+ *   reuse       an accepted host (accepted gate, state ready) that is idle as for stop
+ *               (idle past the window, no job), and a brief that needs capacity — it has
+ *               a scale_up recommendation, or no host serves it — whose sizing estimate
+ *               fits the host's GPUs: weights estimated, the precision supported by the
+ *               pool's GPU model, and gpus_needed ≤ the pool's gpu_count. Never for the
+ *               brief the host already serves.
+ * Thresholds are compared strictly (exactly 0.85, 0.30, 5%, +25% or the idle window do
+ * not trigger).
+ *
+ * Ids: a UUID (version 5 layout) made of the SHA-256 of "action|rule|host ids|pool
+ * id|brief id", so it stays the same across calls while the condition holds. */
+#ifndef GPUFLEET_RECOMMEND_H
+#define GPUFLEET_RECOMMEND_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "planner/costs.h"
+#include "planner/sizing.h"
+
+#define PLAN_REC_IDLE_DEFAULT_S 1800.0
+#define PLAN_REC_UTIL_HIGH      0.85
+#define PLAN_REC_UTIL_LOW       0.30
+#define PLAN_REC_FAILED_SHARE   0.05
+#define PLAN_REC_COST_RISE      1.25
+
+struct plan_rec_host {
+    const char *id, *pool_id;
+    const char *brief_id; /* the brief it serves, or NULL */
+    const char *state;
+    int accepted;   /* accepted gate and state ready */
+    int active_job; /* a queued or running job */
+    double price_per_hour;
+    double idle_stop_after_s;
+    /* lookback */
+    int has_usage;
+    double idle_s;
+    /* hour */
+    int has_hour; /* reports in the hour and held time > 0 */
+    double hour_busy_s, hour_held_s;
+    int has_p95, has_queue;
+    double p95_ms, queue_delay_ms; /* highest of the hour */
+    /* day and previous day */
+    int has_share;
+    double failed_share;
+    int has_cpu[PLAN_UNIT_COUNT], has_prev_cpu[PLAN_UNIT_COUNT];
+    double cpu[PLAN_UNIT_COUNT], prev_cpu[PLAN_UNIT_COUNT];
+    /* the pool's GPUs, for reuse; gpu NULL when the model is unknown */
+    const struct plan_gpu *gpu;
+    long gpu_count;
+};
+
+struct plan_rec_brief {
+    const char *id;
+    int has_ttft, has_tail, has_queue;
+    double ttft_ms, tail_ms, queue_delay_s; /* targets */
+    int sized;                              /* sizing, precision and opts are set */
+    struct plan_sizing sizing;
+    enum plan_precision precision;
+};
+
+/* Applies the rules. hosts and briefs sorted by id. Appends recommendations to items
+ * (hosts' stop, investigate, then briefs' scale_up, scale_down, then reuse) and the
+ * hosts without usage data to no_usage ({host_id, pool_id, state, reason}). Returns 0,
+ * or -1 when out of memory. */
+int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
+                   const struct plan_rec_brief *briefs, size_t nb, const struct plan_options *opts,
+                   json_t *items, json_t *no_usage);
+
+/* The stable id of a recommendation: host_ids (n of them, in the given order), pool_id
+ * and brief_id may be NULL. out receives 37 bytes. */
+void plan_rec_id(const char *action, const char *rule, const char *const *host_ids, size_t n,
+                 const char *pool_id, const char *brief_id, char out[37]);
+
+extern const char *const plan_rec_actions[]; /* stop, scale_up, scale_down, reuse, investigate */
+
+#endif
