@@ -43,7 +43,7 @@ API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c
+              api/stop.c api/recommend.c api/idle_policy.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c

@@ -32,6 +32,7 @@ struct api_config {
     int ssh_connect_timeout_s;
     char *ssh_allow_cidrs;   /* comma-separated CIDRs SSH targets must be in; empty = none */
     int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
+    int idle_policy_interval_s; /* auto_stop scheduler period (0 = off) */
 };
 
 /* What a command needs; missing required settings are refused. */

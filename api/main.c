@@ -12,6 +12,7 @@
 #include "api/catalog.h"
 #include "api/config.h"
 #include "api/hosts.h"
+#include "api/idle_policy.h"
 #include "api/routes.h"
 #include "api/server.h"
 #include "common/crypt.h"
@@ -127,7 +128,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     signal(SIGPIPE, SIG_IGN);
 
     /* API threads and worker threads each need a connection now and then. */
-    int pool = (workers_only ? 0 : cfg.db_pool_size) + cfg.workers;
+    int pool = (workers_only ? 0 : cfg.db_pool_size) + cfg.workers +
+               (cfg.idle_policy_interval_s > 0);
     if (db_pool_init(cfg.database_url, pool) != 0) {
         fatal(what, "cannot create the database pool");
         goto cleanup_auth;
@@ -149,6 +151,15 @@ static int cmd_serve(int argc, char **argv, int workers_only)
             api_server_stop();
         goto cleanup_pool;
     }
+    /* The auto_stop scheduler: every replica runs one; an advisory lock picks who acts. */
+    if (cfg.idle_policy_interval_s > 0 && idle_policy_start(cfg.idle_policy_interval_s) != 0) {
+        fatal(what, "cannot start the idle policy scheduler");
+        if (cfg.workers > 0)
+            prov_workers_stop();
+        if (!workers_only)
+            api_server_stop();
+        goto cleanup_pool;
+    }
     log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:i, s:s, s:s}", "msg",
                                        workers_only ? "workers running" : "listening",
                                        "listen", workers_only ? "" : cfg.listen, "workers",
@@ -157,6 +168,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     int sig = 0;
     sigwait(&stop, &sig);
     log_msg(LOG_INFO, "signal %d: shutting down", sig);
+    idle_policy_stop();
     if (!workers_only)
         api_server_stop();
     if (cfg.workers > 0)

@@ -225,50 +225,68 @@ static int keep(const json_t *item, const struct list_query *q, const struct pla
     return 1;
 }
 
-enum MHD_Result api_recommendations(struct api_req *r)
-{
-    struct list_query q;
-    if (api_list_parse(r, NULL, rec_filters, 4, &q) != 0)
-        return MHD_YES;
-    int64_t at_us = util_now_us();
-    if (q.values[3] != NULL)
-        util_parse_rfc3339(q.values[3], &at_us);
-    const int64_t H = 3600LL * 1000000;
+/* The inputs read and the per-host and per-brief figures built from them. */
+struct rec_calc {
     struct rec_arg a;
-    memset(&a, 0, sizeof a);
     char at[40];
-    util_rfc3339(at_us, at, sizeof at);
-    a.at = at;
+    struct window_costs wc[W_COUNT];
+    int nh, nb;
+    struct plan_rec_host *hosts;
+    struct plan_rec_brief *briefs;
+    json_t **docs;
+};
+
+static void calc_setup(struct rec_calc *k, int64_t at_us)
+{
+    const int64_t H = 3600LL * 1000000;
+    memset(k, 0, sizeof *k);
+    util_rfc3339(at_us, k->at, sizeof k->at);
+    k->a.at = k->at;
     const int64_t bounds[W_COUNT][2] = {
         {at_us - H, at_us}, {at_us - 24 * H, at_us}, {at_us - 48 * H, at_us - 24 * H}};
     for (int w = 0; w < W_COUNT; w++) {
-        util_rfc3339(bounds[w][0], a.from[w], sizeof a.from[w]);
-        util_rfc3339(bounds[w][1], a.to[w], sizeof a.to[w]);
+        util_rfc3339(bounds[w][0], k->a.from[w], sizeof k->a.from[w]);
+        util_rfc3339(bounds[w][1], k->a.to[w], sizeof k->a.to[w]);
     }
-    enum db_status s = db_run_tx(read_fn, &a);
-    if (s < 0) {
-        clear(&a);
-        return api_reply_db(r, s);
-    }
+}
 
-    struct window_costs wc[W_COUNT];
-    memset(wc, 0, sizeof wc);
-    int nh = PQntuples(a.hosts), nb = PQntuples(a.briefs);
-    struct plan_rec_host *hosts = calloc((size_t)nh + 1, sizeof *hosts);
-    struct plan_rec_brief *briefs = calloc((size_t)nb + 1, sizeof *briefs);
-    json_t **docs = calloc((size_t)nb + 1, sizeof *docs);
-    json_t *items = json_array(), *no_usage = json_array();
-    enum MHD_Result ret;
-    int ok = hosts && briefs && docs && items && no_usage;
-    for (int w = 0; ok && w < W_COUNT; w++)
-        ok = window_costs(a.chosts[w], a.creports[w], &wc[w]) == 0;
-    if (!ok) {
-        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
-        goto out;
+static void calc_free(struct rec_calc *k)
+{
+    for (int w = 0; w < W_COUNT; w++) {
+        free(k->wc[w].ids);
+        free(k->wc[w].costs);
+        k->wc[w].ids = NULL;
+        k->wc[w].costs = NULL;
     }
+    for (int j = 0; k->docs && j < k->nb; j++)
+        json_decref(k->docs[j]);
+    free(k->docs);
+    free(k->hosts);
+    free(k->briefs);
+    k->docs = NULL;
+    k->hosts = NULL;
+    k->briefs = NULL;
+    clear(&k->a);
+}
+
+/* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
+ * or -1 when out of memory. */
+static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
+{
+    struct rec_arg *a = &k->a;
+    int nh = k->nh = PQntuples(a->hosts), nb = k->nb = PQntuples(a->briefs);
+    struct plan_rec_host *hosts = k->hosts = calloc((size_t)nh + 1, sizeof *hosts);
+    struct plan_rec_brief *briefs = k->briefs = calloc((size_t)nb + 1, sizeof *briefs);
+    json_t **docs = k->docs = calloc((size_t)nb + 1, sizeof *docs);
+    struct window_costs *wc = k->wc;
+    int ok = hosts && briefs && docs;
+    for (int w = 0; ok && w < W_COUNT; w++)
+        ok = window_costs(a->chosts[w], a->creports[w], &wc[w]) == 0;
+    if (!ok)
+        return -1;
     for (int i = 0; i < nh; i++) {
         struct plan_rec_host *h = &hosts[i];
-        const PGresult *R = a.hosts;
+        const PGresult *R = a->hosts;
         h->id = str(R, i, 0);
         h->pool_id = str(R, i, 1);
         h->state = str(R, i, 2);
@@ -276,7 +294,7 @@ enum MHD_Result api_recommendations(struct api_req *r)
         h->active_job = PQgetvalue(R, i, 4)[0] == 't';
         h->idle_stop_after_s = num(R, i, 5);
         h->price_per_hour = num(R, i, 6);
-        h->gpu = find_gpu(a.cat, PQgetvalue(R, i, 7));
+        h->gpu = find_gpu(a->cat, PQgetvalue(R, i, 7));
         h->gpu_count = atol(PQgetvalue(R, i, 8));
         h->has_usage = atol(PQgetvalue(R, i, 9)) > 0;
         h->idle_s = h->has_usage ? num(R, i, 10) : 0;
@@ -295,23 +313,23 @@ enum MHD_Result api_recommendations(struct api_req *r)
         if (c) {
             h->has_share = c->has_share;
             h->failed_share = c->failed_retried_share;
-            for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
-                h->has_cpu[k] = c->has_cost_per_unit[k];
-                h->cpu[k] = c->cost_per_unit[k];
+            for (int kk = 0; kk < PLAN_UNIT_COUNT; kk++) {
+                h->has_cpu[kk] = c->has_cost_per_unit[kk];
+                h->cpu[kk] = c->cost_per_unit[kk];
             }
         }
         c = find_cost(&wc[W_PREV], h->id);
-        for (int k = 0; c && k < PLAN_UNIT_COUNT; k++) {
-            h->has_prev_cpu[k] = c->has_cost_per_unit[k];
-            h->prev_cpu[k] = c->cost_per_unit[k];
+        for (int kk = 0; c && kk < PLAN_UNIT_COUNT; kk++) {
+            h->has_prev_cpu[kk] = c->has_cost_per_unit[kk];
+            h->prev_cpu[kk] = c->cost_per_unit[kk];
         }
     }
     struct plan_options opts;
     plan_default_options(&opts);
     for (int j = 0; j < nb; j++) {
         struct plan_rec_brief *b = &briefs[j];
-        b->id = str(a.briefs, j, 0);
-        docs[j] = json_loads(PQgetvalue(a.briefs, j, 1), 0, NULL);
+        b->id = str(a->briefs, j, 0);
+        docs[j] = json_loads(PQgetvalue(a->briefs, j, 1), 0, NULL);
         if (docs[j] == NULL)
             continue;
         brief_targets(docs[j], b);
@@ -321,16 +339,46 @@ enum MHD_Result api_recommendations(struct api_req *r)
         b->precision = pb.precision;
         b->sized = 1;
     }
-    json_t *all = json_array();
-    if (all == NULL ||
-        plan_recommend(hosts, (size_t)nh, briefs, (size_t)nb, &opts, all, no_usage) != 0) {
+    return plan_recommend(hosts, (size_t)nh, briefs, (size_t)nb, &opts, all, no_usage);
+}
+
+enum db_status api_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)
+{
+    struct rec_calc k;
+    calc_setup(&k, at_us);
+    enum db_status s = read_fn(c, &k.a);
+    if (s >= 0 && calc_run(&k, all, no_usage) != 0)
+        s = DB_HARD_ERROR;
+    calc_free(&k);
+    return s;
+}
+
+enum MHD_Result api_recommendations(struct api_req *r)
+{
+    struct list_query q;
+    if (api_list_parse(r, NULL, rec_filters, 4, &q) != 0)
+        return MHD_YES;
+    int64_t at_us = util_now_us();
+    if (q.values[3] != NULL)
+        util_parse_rfc3339(q.values[3], &at_us);
+    struct rec_calc k;
+    calc_setup(&k, at_us);
+    enum db_status s = db_run_tx(read_fn, &k.a);
+    if (s < 0) {
+        calc_free(&k);
+        api_list_query_free(&q);
+        return api_reply_db(r, s);
+    }
+    json_t *items = json_array(), *no_usage = json_array(), *all = json_array();
+    enum MHD_Result ret;
+    if (items == NULL || no_usage == NULL || all == NULL || calc_run(&k, all, no_usage) != 0) {
         json_decref(all);
         ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
         goto out;
     }
     size_t i;
     json_t *it;
-    json_array_foreach(all, i, it) if (keep(it, &q, hosts, (size_t)nh))
+    json_array_foreach(all, i, it) if (keep(it, &q, k.hosts, (size_t)k.nh))
         json_array_append(items, it);
     json_decref(all);
     json_t *nu = json_array();
@@ -342,22 +390,13 @@ enum MHD_Result api_recommendations(struct api_req *r)
             continue;
         json_array_append(nu, it);
     }
-    json_t *body = json_pack("{s:s,s:O,s:n,s:o}", "at", at, "items", items, "next_cursor",
+    json_t *body = json_pack("{s:s,s:O,s:n,s:o}", "at", k.at, "items", items, "next_cursor",
                              "no_usage_data", nu);
     ret = api_reply_json(r, MHD_HTTP_OK, body, NULL);
 out:
-    for (int w = 0; w < W_COUNT; w++) {
-        free(wc[w].ids);
-        free(wc[w].costs);
-    }
-    for (int j = 0; docs && j < nb; j++)
-        json_decref(docs[j]);
-    free(docs);
-    free(hosts);
-    free(briefs);
     json_decref(items);
     json_decref(no_usage);
-    clear(&a);
+    calc_free(&k);
     api_list_query_free(&q);
     return ret;
 }

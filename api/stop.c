@@ -21,6 +21,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "db/audit.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "provisioner/shell.h"
@@ -44,7 +45,8 @@ static const struct spec_field stop_spec[] = {
 enum stop_refusal { STOP_OK = 0, STOP_NO_HOST, STOP_NO_COMMAND, STOP_STOPPED, STOP_BUSY };
 
 struct stop_arg {
-    struct api_req *r;
+    struct api_req *r;     /* NULL when the system acts (api_stop_queue_system) */
+    const char *principal; /* who asks: the caller's sub, or the system's name */
     const char *id, *reason;
     int dry_run, force;
     enum stop_refusal refused;
@@ -76,9 +78,9 @@ static enum db_status active_job(struct db_conn *c, struct stop_arg *a)
     return DB_ONE_RESULT;
 }
 
-static enum db_status stop_fn(struct db_conn *c, void *arg)
+/* Checks and queues (or plans, on a dry run) the stop; the caller audits. */
+static enum db_status stop_queue(struct db_conn *c, struct stop_arg *a)
 {
-    struct stop_arg *a = arg;
     free(a->doc);
     a->doc = NULL;
     json_decref(a->plan);
@@ -120,8 +122,7 @@ static enum db_status stop_fn(struct db_conn *c, void *arg)
     char superseded[37] = "";
     if (a->busy_job[0]) {
         char why[200];
-        snprintf(why, sizeof why, "superseded by a forced stop requested by %s",
-                 a->r->principal.sub);
+        snprintf(why, sizeof why, "superseded by a forced stop requested by %s", a->principal);
         s = db_job_supersede(c, a->id, why, superseded);
         if (s < 0) {
             db_host_target_free(&t);
@@ -129,7 +130,7 @@ static enum db_status stop_fn(struct db_conn *c, void *arg)
         }
     }
     json_t *params = json_pack("{s:s, s:s, s:s, s:s, s:b, s:o}", "reason", a->reason,
-                               "requested_by", a->r->principal.sub, "command", t.stop_command,
+                               "requested_by", a->principal, "command", t.stop_command,
                                "previous_state", t.state, "force", a->force, "superseded_job_id",
                                superseded[0] ? json_string(superseded) : json_null());
     db_host_target_free(&t);
@@ -137,15 +138,41 @@ static enum db_status stop_fn(struct db_conn *c, void *arg)
     json_decref(params);
     if (ptext == NULL)
         return DB_HARD_ERROR;
-    s = db_job_create(c, "stop", a->id, NULL, ptext, a->r->principal.sub, &a->doc, a->job_id);
+    s = db_job_create(c, "stop", a->id, NULL, ptext, a->principal, &a->doc, a->job_id);
     free(ptext);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
         a->refused = STOP_BUSY; /* a job was queued in between */
         return s;
     }
-    if (s < 0)
+    return s;
+}
+
+static enum db_status stop_fn(struct db_conn *c, void *arg)
+{
+    struct stop_arg *a = arg;
+    enum db_status s = stop_queue(c, a);
+    if (s < 0 || a->refused || a->dry_run)
         return s;
     return api_audit_reason(c, a->r, "host.stop", "host", a->id, MHD_HTTP_ACCEPTED, a->reason);
+}
+
+enum db_status api_stop_queue_system(struct db_conn *c, const char *host_id, const char *principal,
+                                     const char *reason, char job_id[37])
+{
+    struct stop_arg a = {.principal = principal, .id = host_id, .reason = reason};
+    enum db_status s = stop_queue(c, &a);
+    free(a.doc);
+    json_decref(a.plan);
+    if (s < 0 || a.refused)
+        return s < 0 ? s : DB_NO_RESULTS;
+    if (job_id != NULL)
+        snprintf(job_id, 37, "%s", a.job_id);
+    char path[96];
+    snprintf(path, sizeof path, "/v1/hosts/%s/stop", host_id);
+    struct db_audit_event ev = {principal, "system", "host.stop", "host", host_id, "POLICY", path,
+                                a.job_id, MHD_HTTP_ACCEPTED, reason};
+    s = db_audit_insert(c, &ev);
+    return s < 0 ? s : DB_ONE_RESULT;
 }
 
 static enum db_status denied_fn(struct db_conn *c, void *arg)
@@ -162,6 +189,7 @@ enum MHD_Result api_hosts_stop(struct api_req *r)
     if (api_spec_check(r, r->json, stop_spec) != 0)
         return MHD_YES;
     struct stop_arg a = {.r = r,
+                         .principal = r->principal.sub,
                          .id = id,
                          .reason = json_string_value(json_object_get(r->json, "reason")),
                          .dry_run = json_is_true(json_object_get(r->json, "dry_run")),

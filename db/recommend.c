@@ -31,6 +31,9 @@ const struct db_stmt db_recommend_stmts[] = {
      " WHERE h.state <> 'stopped'"
      " ORDER BY h.id"},
     {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
+    {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ")"},
+    {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false)"
+                         " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
 };
 const size_t db_recommend_nstmts = sizeof db_recommend_stmts / sizeof db_recommend_stmts[0];
 
@@ -43,4 +46,27 @@ enum db_status db_recommend_hosts(struct db_conn *c, const char *at, PGresult **
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res)
 {
     return db_exec(c, "recommend_briefs", 0, NULL, res);
+}
+
+enum db_status db_idle_policy_lock(struct db_conn *c, int *got)
+{
+    PGresult *r = NULL;
+    *got = 0;
+    enum db_status s = db_exec(c, "idle_policy_lock", 0, NULL, &r);
+    if (s > 0)
+        *got = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, int *auto_stop)
+{
+    PGresult *r = NULL;
+    const char *p[1] = {host_id};
+    *auto_stop = 0;
+    enum db_status s = db_exec(c, "idle_policy_pool", 1, p, &r);
+    if (s > 0)
+        *auto_stop = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return s;
 }

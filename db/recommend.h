@@ -21,4 +21,11 @@ enum db_status db_recommend_hosts(struct db_conn *c, const char *at, PGresult **
 /* Briefs ordered by id: columns id, spec (JSON text). */
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);
 
+/* The idle policy (api/idle_policy.c). Its advisory lock key: "gpfidle" in ASCII. */
+#define DB_IDLE_POLICY_LOCK_KEY "29115507758361701"
+/* pg_try_advisory_xact_lock: *got 1 when this transaction holds it (released at its end). */
+enum db_status db_idle_policy_lock(struct db_conn *c, int *got);
+/* *auto_stop 1 when the host's pool has auto_stop: true. */
+enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, int *auto_stop);
+
 #endif

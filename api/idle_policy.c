@@ -1,0 +1,145 @@
+/* idle_policy.c — see idle_policy.h. */
+#include "api/idle_policy.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/recommend.h"
+#include "api/stop.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "db/recommend.h"
+
+static pthread_t thread;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int running, stopping, interval;
+
+struct pass {
+    int locked, queued;
+    json_t *done; /* [{host_id, job_id, reason}] of the committed pass, for the log */
+};
+
+static enum db_status pass_fn(struct db_conn *c, void *arg)
+{
+    struct pass *p = arg;
+    p->locked = p->queued = 0;
+    json_array_clear(p->done);
+    enum db_status s = db_idle_policy_lock(c, &p->locked);
+    if (s < 0 || !p->locked)
+        return s < 0 ? s : DB_NO_RESULTS;
+    json_t *all = json_array(), *no_usage = json_array();
+    if (all == NULL || no_usage == NULL) {
+        json_decref(all);
+        json_decref(no_usage);
+        return DB_HARD_ERROR;
+    }
+    s = api_recommend_in_tx(c, util_now_us(), all, no_usage);
+    size_t i;
+    json_t *it;
+    json_array_foreach(all, i, it)
+    {
+        if (s < 0)
+            break;
+        if (strcmp(json_string_value(json_object_get(it, "action")), "stop") != 0)
+            continue;
+        const json_t *ids = json_object_get(json_object_get(it, "target"), "host_ids");
+        const char *host = json_string_value(json_array_get(ids, 0));
+        if (host == NULL)
+            continue;
+        int auto_stop = 0;
+        s = db_idle_policy_auto_stop(c, host, &auto_stop);
+        if (s < 0)
+            break;
+        if (!auto_stop)
+            continue;
+        const json_t *ev = json_object_get(it, "evidence");
+        char reason[200], job[37] = "";
+        snprintf(reason, sizeof reason, "idle for %.0f s (pool idle_stop_after_seconds %.0f)",
+                 json_number_value(json_object_get(ev, "idle_seconds")),
+                 json_number_value(json_object_get(ev, "idle_stop_after_seconds")));
+        s = api_stop_queue_system(c, host, IDLE_POLICY_PRINCIPAL, reason, job);
+        if (s > 0) {
+            p->queued++;
+            json_array_append_new(p->done, json_pack("{s:s,s:s,s:s}", "host_id", host, "job_id",
+                                                     job, "reason", reason));
+        }
+    }
+    json_decref(all);
+    json_decref(no_usage);
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
+int idle_policy_run_once(int *locked)
+{
+    struct pass p = {0, 0, json_array()};
+    if (p.done == NULL)
+        return -1;
+    enum db_status s = db_run_tx(pass_fn, &p);
+    if (locked)
+        *locked = p.locked;
+    if (s < 0) {
+        json_decref(p.done);
+        log_msg(LOG_WARN, "idle policy: database error %d; retrying next interval", (int)s);
+        return -1;
+    }
+    size_t i;
+    json_t *it;
+    json_array_foreach(p.done, i, it)
+    {
+        json_t *line =
+            json_pack("{s:s,s:s,s:O,s:O,s:O}", "msg", "idle policy stopped a host", "principal",
+                      IDLE_POLICY_PRINCIPAL, "host_id", json_object_get(it, "host_id"), "job_id",
+                      json_object_get(it, "job_id"), "reason", json_object_get(it, "reason"));
+        log_json_steal(LOG_INFO, line);
+    }
+    json_decref(p.done);
+    return p.queued;
+}
+
+static void *policy_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    while (!stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += interval;
+        while (!stopping && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
+            ;
+        if (stopping)
+            break;
+        pthread_mutex_unlock(&mu);
+        idle_policy_run_once(NULL);
+        pthread_mutex_lock(&mu);
+    }
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+int idle_policy_start(int interval_s)
+{
+    if (interval_s <= 0 || running)
+        return interval_s <= 0 ? -1 : 0;
+    interval = interval_s;
+    stopping = 0;
+    if (pthread_create(&thread, NULL, policy_main, NULL) != 0)
+        return -1;
+    running = 1;
+    return 0;
+}
+
+void idle_policy_stop(void)
+{
+    if (!running)
+        return;
+    pthread_mutex_lock(&mu);
+    stopping = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    pthread_join(thread, NULL);
+    running = 0;
+}
