@@ -156,7 +156,7 @@ static const struct db_stmt *stmt_at(int idx)
 static PGconn *connect_url(const char *url)
 {
     const char *keys[] = {"dbname", "connect_timeout", "application_name", "options", NULL};
-    const char *vals[] = {url, "3", "gpufleetd", "-c statement_timeout=15000", NULL};
+    const char *vals[] = {url, "3", "gpufleetd", "-c statement_timeout=15000 -c jit=off", NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
         /* The message may name the host; it never contains the password. */
