@@ -366,6 +366,22 @@ const struct prov_step_def prov_provision_steps[] = {
 };
 const int prov_provision_nsteps = sizeof prov_provision_steps / sizeof prov_provision_steps[0];
 
+char *prov_image_ref(const char *image, char *digest, size_t digestlen)
+{
+    char name[384], detail[320];
+    if (image == NULL || plan_image_check(image, name, sizeof name, digest, digestlen, detail,
+                                          sizeof detail) != PLAN_STACK_OK)
+        return NULL;
+    /* repository without tag, @digest: what docker pulls and reports in RepoDigests */
+    char *slash = strrchr(name, '/');
+    char *colon = strrchr(slash ? slash : name, ':');
+    if (colon != NULL)
+        *colon = '\0';
+    char ref[480];
+    snprintf(ref, sizeof ref, "%s@%s", name, digest);
+    return strdup(ref);
+}
+
 int prov_provision_init(struct prov_provision *p, const json_t *stack, const char *durable,
                         const char *scratch, char *err, size_t errlen)
 {
@@ -373,9 +389,9 @@ int prov_provision_init(struct prov_provision *p, const json_t *stack, const cha
     const char *image = json_string_value(json_object_get(stack, "image"));
     const char *driver = json_string_value(json_object_get(stack, "driver_version"));
     p->stack_id = json_string_value(json_object_get(stack, "id"));
-    char name[384], digest[80], detail[320];
-    if (image == NULL || plan_image_check(image, name, sizeof name, digest, sizeof digest,
-                                          detail, sizeof detail) != PLAN_STACK_OK) {
+    char digest[80];
+    p->image_ref = prov_image_ref(image, digest, sizeof digest);
+    if (p->image_ref == NULL) {
         snprintf(err, errlen, "the stack image does not pass validation");
         return -1;
     }
@@ -388,16 +404,6 @@ int prov_provision_init(struct prov_provision *p, const json_t *stack, const cha
         snprintf(err, errlen, "the pool's durable/scratch paths do not pass validation");
         return -1;
     }
-    /* repository without tag, @digest: what docker pulls and reports in RepoDigests */
-    char repo[384];
-    snprintf(repo, sizeof repo, "%s", name);
-    char *slash = strrchr(repo, '/');
-    char *colon = strrchr(slash ? slash : repo, ':');
-    if (colon != NULL)
-        *colon = '\0';
-    char ref[480];
-    snprintf(ref, sizeof ref, "%s@%s", repo, digest);
-    p->image_ref = strdup(ref);
     p->image_digest = strdup(digest);
     p->driver_version = driver;
     p->durable_path = durable;

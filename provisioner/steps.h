@@ -50,6 +50,10 @@ struct prov_step_def {
 extern const struct prov_step_def prov_provision_steps[];
 extern const int prov_provision_nsteps;
 
+/* "repository@sha256:…" (the tag dropped) for a pinned image reference, or NULL when it
+ * does not pass validation; digest receives "sha256:…". Caller frees. */
+char *prov_image_ref(const char *image, char *digest, size_t digestlen);
+
 /* Prepares p from a stack document (JSON text from the stacks table) and pool paths.
  * Returns 0, or -1 with a reason when a value does not pass validation. */
 int prov_provision_init(struct prov_provision *p, const json_t *stack, const char *durable,

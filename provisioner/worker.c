@@ -383,9 +383,6 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
 struct load_arg {
     struct task *t;
     char *stack_doc;
-    struct crypt_secret key;
-    int decrypt_failed;
-    char err[256];
 };
 
 static enum db_status load_fn(struct db_conn *c, void *arg)
@@ -398,14 +395,60 @@ static enum db_status load_fn(struct db_conn *c, void *arg)
     s = db_stack_get(c, t->job.stack_id, &a->stack_doc);
     if (s <= 0)
         return s;
-    s = db_credential_load(c, t->host.credential_id, &a->key, &a->decrypt_failed, a->err,
-                           sizeof a->err);
-    if (s <= 0)
-        return s;
     char reason[160];
     snprintf(reason, sizeof reason, "provisioning (job attempt %d)", t->job.attempt);
     s = db_host_set_state(c, t->job.host_id, "provisioning", reason, t->job.id, actor(t));
     return s < 0 ? s : DB_ONE_RESULT; /* unchanged state (a retry) is fine */
+}
+
+/* Checks the address policy, decrypts the credential and opens the SSH session; cb runs
+ * once the host key is verified and the login succeeded (or failed). Every job kind
+ * connects through here. */
+static void task_connect(struct task *t, prov_ssh_conn_cb cb)
+{
+    struct worker *w = t->w;
+    if (prov_ssh_address_forbidden(t->host.address) ||
+        prov_ssh_cidr_match(t->host.address, w->cfg->allow_cidrs ? w->cfg->allow_cidrs : "") != 1) {
+        task_fail(t, "address_not_allowed",
+                  "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS (or is link-local or a "
+                  "metadata address)",
+                  0);
+        return;
+    }
+    struct crypt_secret key = {NULL, 0};
+    int decrypt_failed = 0;
+    char err[256] = "";
+    enum db_status s;
+    struct db_conn *c = db_acquire(&s);
+    if (c != NULL) {
+        s = db_credential_load(c, t->host.credential_id, &key, &decrypt_failed, err, sizeof err);
+        db_release(c);
+    }
+    if (s <= 0) {
+        crypt_secret_free(&key);
+        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
+                  decrypt_failed         ? err
+                  : s == DB_NO_RESULTS ? "the host's credential no longer exists"
+                                       : "could not load the credential",
+                  s == DB_UNAVAILABLE);
+        return;
+    }
+    struct prov_ssh_target target = {
+        .address = t->host.address,
+        .port = t->host.port,
+        .user = t->host.user,
+        .private_key = (const char *)key.data,
+        .private_key_len = key.len,
+        .pinned_host_key_sha256 = t->host.host_key_sha256,
+        .connect_timeout_ms = w->cfg->connect_timeout_s * 1000,
+        .handshake_timeout_ms = w->cfg->connect_timeout_s * 2000,
+        .auth_timeout_ms = w->cfg->connect_timeout_s * 2000,
+    };
+    t->connect_started_us = util_mono_us();
+    t->conn = prov_ssh_connect(w->loop, &target, cb, t);
+    crypt_secret_free(&key); /* the engine keeps its own copy, wiped on close */
+    if (t->conn == NULL)
+        task_fail(t, "disconnected", "out of memory opening the SSH session", 1);
 }
 
 static void gate_start(struct task *t);
@@ -435,15 +478,13 @@ static void task_start(struct worker *w, const struct db_job_claim *cl)
         task_fail(t, "step_failed", "this worker does not run this kind of job", 0);
         return;
     }
-    struct load_arg a = {t, NULL, {NULL, 0}, 0, ""};
+    struct load_arg a = {t, NULL};
     enum db_status s = db_run_tx(load_fn, &a);
     if (s <= 0) {
         free(a.stack_doc);
-        crypt_secret_free(&a.key);
         task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  a.decrypt_failed        ? a.err
-                  : s == DB_NO_RESULTS ? "the host, stack or credential no longer exists"
-                                       : "could not load the host, stack or credential",
+                  s == DB_NO_RESULTS ? "the host or stack no longer exists"
+                                     : "could not load the host or stack",
                   s == DB_UNAVAILABLE);
         return;
     }
@@ -452,38 +493,13 @@ static void task_start(struct worker *w, const struct db_job_claim *cl)
     char err[256];
     int bad = stack == NULL || prov_provision_init(&t->prov, stack, t->host.durable_path,
                                                    t->host.scratch_path, err, sizeof err) != 0;
-    /* prov keeps pointers into stack; keep it alive as the facts' owner is separate */
     if (bad) {
         json_decref(stack);
-        crypt_secret_free(&a.key);
         task_fail(t, "step_failed", stack ? err : "the stack document is unreadable", 0);
         return;
     }
-    t->prov.stack_json = stack;
-    if (prov_ssh_address_forbidden(t->host.address) ||
-        prov_ssh_cidr_match(t->host.address, w->cfg->allow_cidrs ? w->cfg->allow_cidrs : "") != 1) {
-        crypt_secret_free(&a.key);
-        task_fail(t, "address_not_allowed",
-                  "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS (or is link-local or a "
-                  "metadata address)",
-                  0);
-        return;
-    }
-    struct prov_ssh_target target = {
-        .address = t->host.address,
-        .port = t->host.port,
-        .user = t->host.user,
-        .private_key = (const char *)a.key.data,
-        .private_key_len = a.key.len,
-        .pinned_host_key_sha256 = t->host.host_key_sha256,
-        .connect_timeout_ms = w->cfg->connect_timeout_s * 1000,
-        .handshake_timeout_ms = w->cfg->connect_timeout_s * 2000,
-        .auth_timeout_ms = w->cfg->connect_timeout_s * 2000,
-    };
-    t->conn = prov_ssh_connect(w->loop, &target, on_connect, t);
-    crypt_secret_free(&a.key); /* the engine keeps its own copy, wiped on close */
-    if (t->conn == NULL)
-        task_fail(t, "disconnected", "out of memory opening the SSH session", 1);
+    t->prov.stack_json = stack; /* prov points into it */
+    task_connect(t, on_connect);
 }
 
 static void gate_free(struct task *t);
@@ -952,7 +968,6 @@ static unsigned checks_mask(const json_t *arr)
 
 static void gate_start(struct task *t)
 {
-    struct worker *w = t->w;
     t->is_gate = 1;
     t->is_diag = strcmp(t->job.kind, "diagnostics") == 0;
     t->checks = json_array();
@@ -969,21 +984,13 @@ static void gate_start(struct task *t)
     }
     t->pool = json_loads(t->gctx.pool_spec ? t->gctx.pool_spec : "{}", 0, NULL);
     t->stack = json_loads(t->gctx.stack_doc, 0, NULL);
-    const char *image = json_string_value(json_object_get(t->stack, "image"));
-    char name[384], digest[80], detail[320];
-    if (t->pool == NULL || image == NULL ||
-        plan_image_check(image, name, sizeof name, digest, sizeof digest, detail,
-                         sizeof detail) != PLAN_STACK_OK) {
+    char digest[80];
+    t->image_ref = prov_image_ref(json_string_value(json_object_get(t->stack, "image")), digest,
+                                  sizeof digest);
+    if (t->pool == NULL || t->image_ref == NULL) {
         task_fail(t, "step_failed", "the pool or stack document does not pass validation", 0);
         return;
     }
-    char *slash = strrchr(name, '/');
-    char *colon = strrchr(slash ? slash : name, ':');
-    if (colon)
-        *colon = '\0';
-    char ref[480];
-    snprintf(ref, sizeof ref, "%s@%s", name, digest);
-    t->image_ref = strdup(ref);
     const json_t *gate = json_object_get(t->pool, "gate");
     const json_t *wl = json_object_get(gate, "workload");
     t->gate = (struct prov_gate){
@@ -1004,40 +1011,7 @@ static void gate_start(struct task *t)
         .checks = checks_mask(json_object_get(gate, "checks")),
         .diag_level = t->gctx.diag_level >= 1 && t->gctx.diag_level <= 3 ? t->gctx.diag_level : 1,
     };
-    if (prov_ssh_address_forbidden(t->host.address) ||
-        prov_ssh_cidr_match(t->host.address, w->cfg->allow_cidrs ? w->cfg->allow_cidrs : "") != 1) {
-        task_fail(t, "address_not_allowed", "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS", 0);
-        return;
-    }
-    struct load_arg a = {t, NULL, {NULL, 0}, 0, ""};
-    struct db_conn *c = db_acquire(&s);
-    if (c != NULL) {
-        s = db_credential_load(c, t->host.credential_id, &a.key, &a.decrypt_failed, a.err,
-                               sizeof a.err);
-        db_release(c);
-    }
-    if (s <= 0) {
-        crypt_secret_free(&a.key);
-        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  a.decrypt_failed ? a.err : "could not load the credential", s == DB_UNAVAILABLE);
-        return;
-    }
-    struct prov_ssh_target target = {
-        .address = t->host.address,
-        .port = t->host.port,
-        .user = t->host.user,
-        .private_key = (const char *)a.key.data,
-        .private_key_len = a.key.len,
-        .pinned_host_key_sha256 = t->host.host_key_sha256,
-        .connect_timeout_ms = w->cfg->connect_timeout_s * 1000,
-        .handshake_timeout_ms = w->cfg->connect_timeout_s * 2000,
-        .auth_timeout_ms = w->cfg->connect_timeout_s * 2000,
-    };
-    t->connect_started_us = util_mono_us();
-    t->conn = prov_ssh_connect(w->loop, &target, gate_on_connect, t);
-    crypt_secret_free(&a.key);
-    if (t->conn == NULL)
-        task_fail(t, "disconnected", "out of memory opening the SSH session", 1);
+    task_connect(t, gate_on_connect);
 }
 
 /* ---- stop jobs ----
@@ -1177,7 +1151,6 @@ static void stop_on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_
 
 static void stop_start(struct task *t)
 {
-    struct worker *w = t->w;
     t->is_stop = 1;
     enum db_status s = db_run_tx(stop_load_fn, t);
     if (s <= 0) {
@@ -1189,37 +1162,5 @@ static void stop_start(struct task *t)
         task_fail(t, "step_failed", "the stop command is missing or does not pass validation", 0);
         return;
     }
-    if (prov_ssh_address_forbidden(t->host.address) ||
-        prov_ssh_cidr_match(t->host.address, w->cfg->allow_cidrs ? w->cfg->allow_cidrs : "") != 1) {
-        task_fail(t, "address_not_allowed", "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS", 0);
-        return;
-    }
-    struct load_arg a = {t, NULL, {NULL, 0}, 0, ""};
-    struct db_conn *c = db_acquire(&s);
-    if (c != NULL) {
-        s = db_credential_load(c, t->host.credential_id, &a.key, &a.decrypt_failed, a.err,
-                               sizeof a.err);
-        db_release(c);
-    }
-    if (s <= 0) {
-        crypt_secret_free(&a.key);
-        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  a.decrypt_failed ? a.err : "could not load the credential", s == DB_UNAVAILABLE);
-        return;
-    }
-    struct prov_ssh_target target = {
-        .address = t->host.address,
-        .port = t->host.port,
-        .user = t->host.user,
-        .private_key = (const char *)a.key.data,
-        .private_key_len = a.key.len,
-        .pinned_host_key_sha256 = t->host.host_key_sha256,
-        .connect_timeout_ms = w->cfg->connect_timeout_s * 1000,
-        .handshake_timeout_ms = w->cfg->connect_timeout_s * 2000,
-        .auth_timeout_ms = w->cfg->connect_timeout_s * 2000,
-    };
-    t->conn = prov_ssh_connect(w->loop, &target, stop_on_connect, t);
-    crypt_secret_free(&a.key);
-    if (t->conn == NULL)
-        task_fail(t, "disconnected", "out of memory opening the SSH session", 1);
+    task_connect(t, stop_on_connect);
 }
