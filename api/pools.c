@@ -146,6 +146,13 @@ static const struct spec_field gate_spec[] = {
     {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL},
     END,
 };
+static const struct spec_field thresholds_spec[] = {
+    NUM("scale_up_utilization", SPEC_EXCLUSIVE_MIN, 0, 1),
+    NUM("scale_down_utilization", 0, 0, 1),
+    NUM("investigate_failed_share", SPEC_EXCLUSIVE_MIN, 0, 1),
+    NUM("investigate_cost_increase", SPEC_EXCLUSIVE_MIN, 0, 100),
+    END,
+};
 static const struct spec_field pool_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
     {"gpu_model", SPEC_STRING, SPEC_REQUIRED, 2, 64, valid_gpu_model,
@@ -158,6 +165,7 @@ static const struct spec_field pool_spec[] = {
     NUM("overhead_pct", 0, 0, 100),
     INT("idle_stop_after_seconds", 0, 60, 2592000),
     {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"recommendation_thresholds", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, thresholds_spec},
     {"stop_command", SPEC_STRING, 0, 1, 512, api_pool_valid_stop_command,
      "letters, digits, spaces and ._/=:- only, starting with a letter, digit or / "
      "(e.g. sudo /usr/sbin/poweroff)",
@@ -211,6 +219,17 @@ static json_t *pool_check(struct api_req *r)
                           "auto_stop needs a stop_command to run on the host");
         return NULL;
     }
+    const json_t *th = json_object_get(body, "recommendation_thresholds");
+    const json_t *up = json_object_get(th, "scale_up_utilization");
+    const json_t *down = json_object_get(th, "scale_down_utilization");
+    double upv = up ? json_number_value(up) : 0.85, downv = down ? json_number_value(down) : 0.30;
+    if ((up != NULL || down != NULL) && downv >= upv) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD,
+                          down ? "recommendation_thresholds.scale_down_utilization"
+                               : "recommendation_thresholds.scale_up_utilization",
+                          "scale_down_utilization must be below scale_up_utilization");
+        return NULL;
+    }
     json_t *doc = json_deep_copy(body);
     if (doc == NULL) {
         api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
@@ -222,6 +241,12 @@ static json_t *pool_check(struct api_req *r)
     set_default(doc, "overhead_pct", json_integer(0));
     set_default(doc, "idle_stop_after_seconds", json_integer(1800));
     set_default(doc, "auto_stop", json_false());
+    set_default(doc, "recommendation_thresholds", json_object());
+    json_t *tdoc = json_object_get(doc, "recommendation_thresholds");
+    set_default(tdoc, "scale_up_utilization", json_real(0.85));
+    set_default(tdoc, "scale_down_utilization", json_real(0.30));
+    set_default(tdoc, "investigate_failed_share", json_real(0.05));
+    set_default(tdoc, "investigate_cost_increase", json_real(0.25));
     set_default(doc, "gate", json_object());
     json_t *gate = json_object_get(doc, "gate");
     set_default(gate, "storage_min_mbps", json_integer(200));

@@ -292,7 +292,11 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
         h->state = str(R, i, 2);
         h->accepted = PQgetvalue(R, i, 3)[0] == 't';
         h->active_job = PQgetvalue(R, i, 4)[0] == 't';
-        h->idle_stop_after_s = num(R, i, 5);
+        h->th.idle_stop_after_s = num(R, i, 5);
+        h->th.scale_up_utilization = num(R, i, 14);
+        h->th.scale_down_utilization = num(R, i, 15);
+        h->th.failed_share = num(R, i, 16);
+        h->th.cost_increase = num(R, i, 17);
         h->price_per_hour = num(R, i, 6);
         h->gpu = find_gpu(a->cat, PQgetvalue(R, i, 7));
         h->gpu_count = atol(PQgetvalue(R, i, 8));

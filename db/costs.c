@@ -4,8 +4,47 @@
 #include "db/costs.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "common/util.h"
 
 #define EPOCH(e) "extract(epoch FROM " e ")::float8"
+
+/* A window [f, t) in parts: whole UTC days [fd, td), whole UTC hours [fh, th) outside
+ * them, and the rest [f, fh) and [th, t) (when f and t fall in one hour, [f, t)).
+ * Reports belong to the part holding their window_start: days and hours are read from
+ * the rollups (migrations/0010), the rest from the reports themselves. */
+/* The parts' bounds are parameters computed in C (window_parts): $1 f, $2 t, $3 fh, $4 th,
+ * $5 fd, $6 td. */
+#define B_F "$1::timestamptz"
+#define B_T "$2::timestamptz"
+#define B_FH "$3::timestamptz"
+#define B_TH "$4::timestamptz"
+#define B_FD "$5::timestamptz"
+#define B_TD "$6::timestamptz"
+#define ROLLUP_PART(table, cond)                                                          \
+    "SELECT d.host_id, d.brief_id, d.unit, d.reports, d.completed, d.failed, d.retried,"  \
+    " d.busy_seconds, d.covered_seconds, d.storage_gb_seconds, d.storage_seconds,"       \
+    " d.bytes_moved FROM " table " d WHERE " cond
+#define SECS EPOCH("r.window_end - r.window_start")
+#define RAW_PART(cond)                                                                    \
+    "SELECT r.host_id, r.brief_id, r.unit, 1, r.completed::float8, r.failed::float8,"     \
+    " r.retried::float8, r.busy_seconds, " SECS ", coalesce(r.storage_gb * " SECS ", 0),"  \
+    " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " SECS " END,"                            \
+    " coalesce(r.bytes_moved, 0)::float8 FROM work_reports r WHERE " cond
+
+/* Each part is one index range: the hours before the first whole day and after the
+ * last, and the seconds before the first whole hour and after the last. */
+#define WINDOW_SOURCES                                                                    \
+    ROLLUP_PART("work_report_days", "d.bucket >= " B_FD " AND d.bucket < " B_TD)          \
+    " UNION ALL " ROLLUP_PART("work_report_hours", "d.bucket >= " B_FH                     \
+                              " AND d.bucket < least(" B_FD ", " B_TH ")")                 \
+    " UNION ALL " ROLLUP_PART("work_report_hours", "d.bucket >= greatest(" B_TD            \
+                              ", least(" B_FD ", " B_TH ")) AND d.bucket < " B_TH)         \
+    " UNION ALL " RAW_PART("r.window_start >= " B_F " AND r.window_start < least(" B_FH    \
+                           ", " B_T ")")                                                   \
+    " UNION ALL " RAW_PART("r.window_start >= greatest(" B_TH ", " B_FH ")"                \
+                           " AND r.window_start < " B_T)
 
 const struct db_stmt db_cost_stmts[] = {
     {"cost_hosts",
@@ -17,29 +56,25 @@ const struct db_stmt db_cost_stmts[] = {
      "        AS held_s"
      "       FROM c, w WHERE w.t > w.f AND c.to_state <> 'stopped'"
      "        AND (c.next_at IS NULL OR c.next_at > w.f) GROUP BY c.host_id),"
-     " rep AS (SELECT DISTINCT host_id FROM work_reports"
-     "       WHERE window_start >= $1::timestamptz AND window_start < $2::timestamptz)"
+     " p AS MATERIALIZED (SELECT id, name, (spec->>'price_per_hour')::float8 AS hour,"
+     "  coalesce((spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"
+     "  coalesce((spec->>'egress_price_per_gb')::float8, 0) AS egress,"
+     "  coalesce((spec->>'overhead_pct')::float8, 0) AS overhead FROM pools)"
      " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name,"
-     "  (p.spec->>'price_per_hour')::float8,"
-     "  coalesce((p.spec->>'storage_price_per_gb_month')::float8, 0),"
-     "  coalesce((p.spec->>'egress_price_per_gb')::float8, 0),"
-     "  coalesce((p.spec->>'overhead_pct')::float8, 0),"
-     "  coalesce(held.held_s, 0)"
-     " FROM hosts h JOIN pools p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"
-     " WHERE held.host_id IS NOT NULL OR h.id IN (SELECT host_id FROM rep)"
+     "  p.hour, p.storage, p.egress, p.overhead, coalesce(held.held_s, 0)"
+     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"
      " ORDER BY h.id"},
     {"cost_reports",
-     "SELECT r.host_id::text, r.brief_id::text, b.name, r.unit, count(*)::int,"
-     "  sum(r.completed)::float8, sum(r.failed)::float8, sum(r.retried)::float8,"
-     "  sum(r.busy_seconds)::float8, sum(" EPOCH("r.window_end - r.window_start") "),"
-     "  coalesce(sum(r.storage_gb * " EPOCH("r.window_end - r.window_start") "), 0),"
-     "  coalesce(sum(" EPOCH("r.window_end - r.window_start") ")"
-     "   FILTER (WHERE r.storage_gb IS NOT NULL), 0),"
-     "  coalesce(sum(r.bytes_moved), 0)::float8"
-     " FROM work_reports r LEFT JOIN briefs b ON b.id = r.brief_id"
-     " WHERE r.window_start >= $1::timestamptz AND r.window_start < $2::timestamptz"
-     " GROUP BY r.host_id, r.brief_id, b.name, r.unit"
-     " ORDER BY r.host_id, r.brief_id NULLS FIRST, r.unit"},
+     "WITH src AS (" WINDOW_SOURCES "),"
+     " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"
+     "  sum(completed) AS completed, sum(failed) AS failed, sum(retried) AS retried,"
+     "  sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
+     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes"
+     "  FROM src GROUP BY host_id, brief_id, unit)"
+     " SELECT g.host_id::text, g.brief_id::text, br.name, g.unit, g.reports, g.completed,"
+     "  g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
+     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
+     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
 };
 const size_t db_cost_nstmts = sizeof db_cost_stmts / sizeof db_cost_stmts[0];
 
@@ -50,9 +85,32 @@ enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to
     return db_exec(c, "cost_hosts", 2, p, res);
 }
 
+static int64_t floor_to(int64_t us, int64_t unit)
+{
+    int64_t q = us / unit;
+    if (us % unit != 0 && us < 0)
+        q--;
+    return q * unit;
+}
+
+static int64_t ceil_to(int64_t us, int64_t unit)
+{
+    int64_t f = floor_to(us, unit);
+    return f == us ? us : f + unit;
+}
+
 enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *to,
                                PGresult **res)
 {
-    const char *p[2] = {from, to};
-    return db_exec(c, "cost_reports", 2, p, res);
+    const int64_t hour = 3600LL * 1000000, day = 24 * hour;
+    int64_t f, t;
+    if (util_parse_rfc3339(from, &f) != 0 || util_parse_rfc3339(to, &t) != 0)
+        return DB_HARD_ERROR;
+    char b[4][40];
+    util_rfc3339(ceil_to(f, hour), b[0], sizeof b[0]);
+    util_rfc3339(floor_to(t, hour), b[1], sizeof b[1]);
+    util_rfc3339(ceil_to(f, day), b[2], sizeof b[2]);
+    util_rfc3339(floor_to(t, day), b[3], sizeof b[3]);
+    const char *p[6] = {from, to, b[0], b[1], b[2], b[3]};
+    return db_exec(c, "cost_reports", 6, p, res);
 }

@@ -186,6 +186,8 @@ int plan_costs_group(const struct plan_cost_host *hosts, size_t nh,
         while (ri < nr && rows[ri].host == h)
             covered += rows[ri++].covered_seconds;
         size_t last = ri; /* rows [first, last) are this host's */
+        if (host->held_seconds <= 0 && first == last)
+            continue; /* neither held nor reporting in the window */
         struct plan_usage u;
         struct plan_cost_acc *acc;
         if (by != PLAN_BY_BRIEF || first == last) {

@@ -138,7 +138,8 @@ struct plan_cost_group {
     const char *id, *name; /* borrowed from the hosts/rows; NULL id: no brief */
     struct plan_cost_acc acc;
 };
-/* Sums hosts and rows into groups. rows must be sorted by host, and within a host by
+/* Sums hosts and rows into groups; a host neither held (held_seconds 0) nor reporting in
+ * the window is left out. rows must be sorted by host, and within a host by
  * brief (equal brief ids adjacent). Grouped by brief, a host's held time is split among
  * the briefs its reports name, in proportion to the seconds their reports cover; a host
  * without reports goes whole to the group without a brief (id NULL). *out is malloc'd

@@ -71,16 +71,24 @@ static int add(json_t *items, const char *action, const char *rule, const char *
     return json_array_append_new(items, rec);
 }
 
-static int idle_past_window(const struct plan_rec_host *h)
+void plan_rec_default_thresholds(struct plan_rec_thresholds *t)
 {
-    double win = h->idle_stop_after_s > 0 ? h->idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
-    return h->has_usage && !h->active_job && h->idle_s > win &&
-           (h->state == NULL || strcmp(h->state, "stopping") != 0);
+    t->idle_stop_after_s = PLAN_REC_IDLE_DEFAULT_S;
+    t->scale_up_utilization = PLAN_REC_UTIL_HIGH;
+    t->scale_down_utilization = PLAN_REC_UTIL_LOW;
+    t->failed_share = PLAN_REC_FAILED_SHARE;
+    t->cost_increase = PLAN_REC_COST_RISE;
 }
 
 static double win_of(const struct plan_rec_host *h)
 {
-    return h->idle_stop_after_s > 0 ? h->idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
+    return h->th.idle_stop_after_s > 0 ? h->th.idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
+}
+
+static int idle_past_window(const struct plan_rec_host *h)
+{
+    return h->has_usage && !h->active_job && h->idle_s > win_of(h) &&
+           (h->state == NULL || strcmp(h->state, "stopping") != 0);
 }
 
 static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_usage)
@@ -101,13 +109,13 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
                 h->price_per_hour) != 0)
             return -1;
     }
-    if (h->has_share && h->failed_share > PLAN_REC_FAILED_SHARE) {
+    if (h->has_share && h->failed_share > h->th.failed_share) {
         snprintf(reason, sizeof reason,
-                 "failed and retried work is %.2f%% of the last 24 h, over 5%%",
-                 h->failed_share * 100);
+                 "failed and retried work is %.2f%% of the last 24 h, over the pool's %.4g%%",
+                 h->failed_share * 100, h->th.failed_share * 100);
         if (add(items, "investigate", "failed_share", &h->id, 1, h->pool_id, h->brief_id, reason,
                 json_pack("{s:f,s:f}", "failed_retried_share", h->failed_share, "threshold",
-                          PLAN_REC_FAILED_SHARE),
+                          h->th.failed_share),
                 0) != 0)
             return -1;
     }
@@ -115,7 +123,7 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
     char units[128] = "";
     for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
         if (!h->has_cpu[k] || !h->has_prev_cpu[k] || h->prev_cpu[k] <= 0 ||
-            !(h->cpu[k] > h->prev_cpu[k] * PLAN_REC_COST_RISE))
+            !(h->cpu[k] > h->prev_cpu[k] * (1 + h->th.cost_increase)))
             continue;
         json_object_set_new(rises, plan_unit_names[k],
                             json_pack("{s:f,s:f,s:f}", "cost_per_unit", h->cpu[k],
@@ -129,10 +137,11 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
         return 0;
     }
     snprintf(reason, sizeof reason,
-             "cost per completed unit (%s) rose by more than 25%% against the previous 24 h",
-             units);
+             "cost per completed unit (%s) rose by more than the pool's %.4g%% against the "
+             "previous 24 h",
+             units, h->th.cost_increase * 100);
     return add(items, "investigate", "cost_per_unit", &h->id, 1, h->pool_id, h->brief_id, reason,
-               json_pack("{s:o}", "units", rises), 0);
+               json_pack("{s:o,s:f}", "units", rises, "threshold", h->th.cost_increase), 0);
 }
 
 /* The hosts serving brief b (indexes into hosts), and whether each has hour data. */
@@ -141,28 +150,23 @@ struct serving {
     size_t n, nhour;
     double busy, held, p95, queue;
     int has_p95, has_queue;
-    const char *pool; /* shared pool, or NULL when they differ */
+    const char *pool;
 };
 
+/* The brief's serving hosts in one pool. */
 static void gather(const struct plan_rec_host *hosts, size_t nh, const char *brief,
-                   struct serving *s)
+                   const char *pool, struct serving *s)
 {
     s->n = s->nhour = 0;
     s->busy = s->held = s->p95 = s->queue = 0;
     s->has_p95 = s->has_queue = 0;
-    s->pool = NULL;
-    int mixed = 0;
+    s->pool = pool;
     for (size_t i = 0; i < nh; i++) {
         const struct plan_rec_host *h = &hosts[i];
-        if (h->brief_id == NULL || strcmp(h->brief_id, brief) != 0)
+        if (h->brief_id == NULL || strcmp(h->brief_id, brief) != 0 ||
+            strcmp(h->pool_id, pool) != 0)
             continue;
         s->idx[s->n++] = i;
-        if (s->pool == NULL && !mixed)
-            s->pool = h->pool_id;
-        else if (s->pool && strcmp(s->pool, h->pool_id) != 0) {
-            s->pool = NULL;
-            mixed = 1;
-        }
         if (h->has_hour) {
             s->nhour++;
             s->busy += h->hour_busy_s;
@@ -187,12 +191,14 @@ static json_t *host_list(const struct plan_rec_host *hosts, const struct serving
     return a;
 }
 
-/* Scale rules for one brief; sets *up when a scale_up was recommended. */
+/* Scale rules for one brief in one pool (the pool of hosts[first], a serving host), with
+ * that pool's thresholds; sets *up when a scale_up was recommended. */
 static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct plan_rec_brief *b,
-                      struct serving *s, const char **ids, json_t *items, int *up)
+                      size_t first, struct serving *s, const char **ids, json_t *items, int *up)
 {
     *up = 0;
-    gather(hosts, nh, b->id, s);
+    const struct plan_rec_thresholds *th = &hosts[first].th;
+    gather(hosts, nh, b->id, hosts[first].pool_id, s);
     if (s->n == 0)
         return 0;
     for (size_t i = 0; i < s->n; i++)
@@ -201,8 +207,10 @@ static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct
     double util = has_util ? s->busy / s->held : 0;
     char reason[512] = "";
     json_t *ev = json_object();
-    if (has_util && util > PLAN_REC_UTIL_HIGH) {
-        snprintf(reason, sizeof reason, "utilization %.4g over 0.85", r4(util));
+    if (has_util && util > th->scale_up_utilization) {
+        snprintf(reason, sizeof reason, "utilization %.4g over the pool's %.4g", r4(util),
+                 th->scale_up_utilization);
+        json_object_set_new(ev, "threshold", json_real(th->scale_up_utilization));
         json_object_set_new(ev, "utilization", json_real(r4(util)));
     }
     double lat_target = 0;
@@ -241,7 +249,7 @@ static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct
     } else {
         json_decref(ev);
     }
-    if (!*up && s->nhour >= 2 && has_util && util < PLAN_REC_UTIL_LOW) {
+    if (!*up && s->nhour >= 2 && has_util && util < th->scale_down_utilization) {
         /* the least utilized serving host with hour data (hosts are sorted by id) */
         const struct plan_rec_host *low = NULL;
         double lu = 0;
@@ -258,12 +266,13 @@ static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct
             }
         }
         snprintf(reason, sizeof reason,
-                 "utilization %.4g across %zu hosts of the brief, under 0.30: stop the least "
-                 "utilized",
-                 r4(util), s->nhour);
+                 "utilization %.4g across %zu hosts of the brief in the pool, under the pool's "
+                 "%.4g: stop the least utilized",
+                 r4(util), s->nhour, th->scale_down_utilization);
         if (add(items, "scale_down", "scale_down", &low->id, 1, low->pool_id, b->id, reason,
-                json_pack("{s:f,s:i,s:o,s:f}", "utilization", r4(util), "hosts", (int)s->nhour,
-                          "host_utilization", per, "price_per_hour", low->price_per_hour),
+                json_pack("{s:f,s:i,s:o,s:f,s:f}", "utilization", r4(util), "hosts",
+                          (int)s->nhour, "host_utilization", per, "price_per_hour",
+                          low->price_per_hour, "threshold", th->scale_down_utilization),
                 low->price_per_hour) != 0)
             return -1;
     }
@@ -317,21 +326,38 @@ int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
     struct serving s;
     s.idx = malloc((nh + 1) * sizeof *s.idx);
     const char **ids = malloc((nh + 1) * sizeof *ids);
+    const char **pools = malloc((nh + 1) * sizeof *pools);
     int *needs = calloc(nb + 1, sizeof *needs), *served = calloc(nb + 1, sizeof *served);
     int rc = -1;
-    if (s.idx == NULL || ids == NULL || needs == NULL || served == NULL)
+    if (s.idx == NULL || ids == NULL || pools == NULL || needs == NULL || served == NULL)
         goto out;
     for (size_t j = 0; j < nb; j++) {
-        int up;
-        if (brief_recs(hosts, nh, &briefs[j], &s, ids, items, &up) != 0)
-            goto out;
-        served[j] = s.n > 0;
-        needs[j] = up || s.n == 0;
+        /* once per pool among the brief's serving hosts, in host order */
+        size_t npools = 0;
+        for (size_t i = 0; i < nh; i++) {
+            const struct plan_rec_host *h = &hosts[i];
+            if (h->brief_id == NULL || strcmp(h->brief_id, briefs[j].id) != 0)
+                continue;
+            size_t k = 0;
+            while (k < npools && strcmp(pools[k], h->pool_id) != 0)
+                k++;
+            if (k < npools)
+                continue;
+            pools[npools++] = h->pool_id;
+            int up;
+            if (brief_recs(hosts, nh, &briefs[j], i, &s, ids, items, &up) != 0)
+                goto out;
+            served[j] = 1;
+            needs[j] |= up;
+        }
+        if (!served[j])
+            needs[j] = 1;
     }
     rc = reuse_recs(hosts, nh, briefs, nb, needs, served, opts, items);
 out:
     free(s.idx);
     free(ids);
+    free(pools);
     free(needs);
     free(served);
     return rc;

@@ -9,7 +9,8 @@
  *     with the previous day [at − 48 h, at − 24 h);
  *   - idleness looks back over the reports ending within the last 24 h (the lookback).
  *
- * Rules (defaults; a pool's idle_stop_after_seconds overrides the idle window):
+ * Rules. Every threshold is the host's pool's (struct plan_rec_thresholds: the pool's
+ * idle_stop_after_seconds and recommendation_thresholds); the defaults are given here:
  *   stop        a held host (any state but stopped/stopping) with usage data, idle for
  *               more than its pool's idle_stop_after_seconds (default 1800) and without a
  *               queued or running job. Idle time = at − the end of the last report with
@@ -18,12 +19,13 @@
  *               Savings: the pool's price_per_hour.
  *   no_usage_data  a held host without any report in the lookback: listed apart (the
  *               envelope's no_usage_data list), never recommended for stopping or reuse.
- *   scale_up    per brief, over the hosts serving it (a host serves the brief named by its
- *               latest report of the lookback): Σ busy ÷ Σ held of the hour > 0.85, or the
+ *   scale_up    per brief and pool, over the brief's serving hosts in the pool (a host
+ *               serves the brief named by its latest report of the lookback), with that
+ *               pool's thresholds: Σ busy ÷ Σ held of the hour > 0.85, or the
  *               highest p95_latency_ms of the hour > the brief's time_to_first_token_ms or
  *               tail_latency_ms target, or the highest queue_delay_ms > its queue_delay_s
  *               target × 1000.
- *   scale_down  per brief with at least two serving hosts having utilization: Σ busy ÷
+ *   scale_down  per brief and pool with at least two serving hosts having utilization: Σ busy ÷
  *               Σ held < 0.30. Target: the least utilized of them (ties: lowest id); savings
  *               its price_per_hour.
  *   investigate per host: failed + retried share of the day > 0.05; or, per unit, cost
@@ -53,7 +55,18 @@
 #define PLAN_REC_UTIL_HIGH      0.85
 #define PLAN_REC_UTIL_LOW       0.30
 #define PLAN_REC_FAILED_SHARE   0.05
-#define PLAN_REC_COST_RISE      1.25
+#define PLAN_REC_COST_RISE      0.25 /* +25% */
+
+/* A pool's thresholds (pool spec: idle_stop_after_seconds, recommendation_thresholds). */
+struct plan_rec_thresholds {
+    double idle_stop_after_s;     /* stop: idle longer than this */
+    double scale_up_utilization;  /* scale_up: utilization above */
+    double scale_down_utilization; /* scale_down: utilization below */
+    double failed_share;          /* investigate: failed + retried share above */
+    double cost_increase;         /* investigate: cost per unit above (1 + this) × previous */
+};
+/* The defaults above. */
+void plan_rec_default_thresholds(struct plan_rec_thresholds *t);
 
 struct plan_rec_host {
     const char *id, *pool_id;
@@ -62,7 +75,7 @@ struct plan_rec_host {
     int accepted;   /* accepted gate and state ready */
     int active_job; /* a queued or running job */
     double price_per_hour;
-    double idle_stop_after_s;
+    struct plan_rec_thresholds th; /* its pool's */
     /* lookback */
     int has_usage;
     double idle_s;

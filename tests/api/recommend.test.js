@@ -155,7 +155,7 @@ describe('recommendations', () => {
 
     const down = by['scale_down:scale_down:s1:b1'];
     assert.deepEqual(down.target, { host_ids: [H.s1.id], pool_id: P.id, brief_id: B.b1.id });
-    assert.deepEqual(down.evidence, { utilization: 0.15, hosts: 2, host_utilization: { [H.s1.id]: 0.1, [H.s2.id]: 0.2 }, price_per_hour: 4 });
+    assert.deepEqual(down.evidence, { utilization: 0.15, hosts: 2, host_utilization: { [H.s1.id]: 0.1, [H.s2.id]: 0.2 }, price_per_hour: 4, threshold: 0.3 });
     assert.equal(down.estimated_savings_per_hour, 4);
     assert.equal(down.id, stableId('scale_down', 'scale_down', [H.s1.id], P.id, B.b1.id));
 
@@ -211,6 +211,56 @@ describe('recommendations', () => {
     expectProblem(await get('?at=yesterday'), 400, 'invalid_parameter', 'at');
     expectProblem(await get('?colour=red'), 400, 'unknown_parameter');
     expectProblem(await get('?limit=5'), 400, 'unknown_parameter');
+  });
+
+  test("each pool's thresholds", async () => {
+    const admin = srv.token('admin');
+    const put = async (thresholds) => {
+      const res = await client.request('GET', `/v1/pools/${P.id}`, { token: admin });
+      const cur = expectStatus(res, 200);
+      const body = { ...cur };
+      for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by']) delete body[k];
+      if (thresholds === undefined) delete body.recommendation_thresholds;
+      else body.recommendation_thresholds = thresholds;
+      return client.request('PUT', `/v1/pools/${P.id}`, { token: admin, body, headers: { 'If-Match': res.headers.get('etag') } });
+    };
+    // Stricter where the defaults fired: s1/s2 at 0.15 are not under 0.1, the failed share
+    // 0.1 is not over 0.2, +42.86% is not over +50%; the latency rule has no threshold.
+    const strict = expectStatus(await put({ scale_down_utilization: 0.1, investigate_failed_share: 0.2, investigate_cost_increase: 0.5 }), 200);
+    assert.deepEqual(strict.recommendation_thresholds, { scale_down_utilization: 0.1, investigate_failed_share: 0.2, investigate_cost_increase: 0.5, scale_up_utilization: 0.85 });
+    assert.deepEqual((await recs()).items.map(key).sort(), ['reuse:reuse:reuse:b2', 'reuse:reuse:reuse:b3', 'scale_up:scale_up:up:b2', 'stop:idle:idle:-', 'stop:idle:reuse:-']);
+    // Looser: up at 0.5 utilization is over 0.4; s1/s2 at 0.15 are under 0.2; fail at 0.1 over 0.09.
+    expectStatus(await put({ scale_up_utilization: 0.4, scale_down_utilization: 0.2, investigate_failed_share: 0.09 }), 200);
+    const loose = await recs();
+    assert.deepEqual(loose.items.map(key).sort(), [
+      'investigate:cost_per_unit:cost:-',
+      'investigate:failed_share:fail:-',
+      'reuse:reuse:reuse:b2',
+      'reuse:reuse:reuse:b3',
+      'scale_down:scale_down:s1:b1',
+      'scale_up:scale_up:up:b2',
+      'stop:idle:idle:-',
+      'stop:idle:reuse:-',
+    ]);
+    const up = loose.items.find((r) => r.action === 'scale_up');
+    assert.equal(up.evidence.threshold, 0.4);
+    assert.equal(up.reason, "utilization 0.5 over the pool's 0.4; p95 latency 600 ms over the time_to_first_token_ms target 500");
+    assert.equal(loose.items.find((r) => r.rule === 'failed_share').evidence.threshold, 0.09);
+    // Rejections name the member; the stored pool is unchanged by them.
+    expectProblem(await put({ scale_up_utilization: 0.3, scale_down_utilization: 0.3 }), 400, 'invalid_field', 'recommendation_thresholds.scale_down_utilization');
+    expectProblem(await put({ scale_up_utilization: 0.2 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
+    expectProblem(await put({ scale_up_utilization: 0 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
+    expectProblem(await put({ scale_up_utilization: 1.5 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
+    expectProblem(await put({ investigate_failed_share: -0.1 }), 400, 'invalid_field', 'recommendation_thresholds.investigate_failed_share');
+    expectProblem(await put({ investigate_cost_increase: 0 }), 400, 'invalid_field', 'recommendation_thresholds.investigate_cost_increase');
+    expectProblem(await put({ investigate_cost_increase: '25%' }), 400, 'invalid_field', 'recommendation_thresholds.investigate_cost_increase');
+    expectProblem(await put({ idle: 5 }), 400, 'unknown_field', 'recommendation_thresholds.idle');
+    expectProblem(await put([0.5]), 400, 'invalid_field', 'recommendation_thresholds');
+    assert.equal(expectStatus(await client.request('GET', `/v1/pools/${P.id}`, { token: admin }), 200).recommendation_thresholds.scale_up_utilization, 0.4);
+    // Omitted: the defaults again.
+    const back = expectStatus(await put(undefined), 200);
+    assert.deepEqual(back.recommendation_thresholds, { scale_up_utilization: 0.85, scale_down_utilization: 0.3, investigate_failed_share: 0.05, investigate_cost_increase: 0.25 });
+    assert.equal((await recs()).items.length, 8);
   });
 
   test('the reporter role reads no recommendations', async () => {

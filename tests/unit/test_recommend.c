@@ -26,7 +26,7 @@ static struct plan_rec_host host(const char *id)
     h.pool_id = P1;
     h.state = "ready";
     h.price_per_hour = 4;
-    h.idle_stop_after_s = 1800;
+    plan_rec_default_thresholds(&h.th);
     h.has_usage = 1;
     h.idle_s = 0;
     h.gpu = &H100;
@@ -117,13 +117,13 @@ static void stop_rule(void)
     h.state = "ready";
     /* The pool's own window. */
     h.active_job = 0;
-    h.idle_stop_after_s = 7200;
+    h.th.idle_stop_after_s = 7200;
     h.idle_s = 7200;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 0);
     h.idle_s = 7200.5;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 1);
     /* No window given (0): the default 1800 s. */
-    h.idle_stop_after_s = 0;
+    h.th.idle_stop_after_s = 0;
     h.idle_s = 1801;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 1 &&
           ev(first("stop"), "idle_stop_after_seconds") == 1800);
@@ -173,10 +173,20 @@ static void scale_up_rule(void)
     CHECK(json_array_size(json_object_get(json_object_get(u, "target"), "host_ids")) == 2);
     CHECK(ev(u, "utilization") == 0.8501);
     CHECK(json_number_value(json_object_get(u, "estimated_savings_per_hour")) == 0);
-    /* Hosts of two pools: pool_id null. */
+    /* Hosts of two pools: each pool is judged apart, with its own thresholds. HA alone
+     * in P1 is at 1.0 (over 0.85); HB alone in P2 at 0.7003 is not. */
     h[1].pool_id = P2;
-    CHECK(run(h, 2, &b, 1) == 0 &&
-          json_is_null(json_object_get(json_object_get(first("scale_up"), "target"), "pool_id")));
+    CHECK(run(h, 2, &b, 1) == 0 && count("scale_up") == 1);
+    u = first("scale_up");
+    CHECK_STR(tgt(u, "pool_id"), P1);
+    CHECK(json_array_size(json_object_get(json_object_get(u, "target"), "host_ids")) == 1);
+    CHECK(ev(u, "utilization") == 1 && ev(u, "threshold") == 0.85);
+    /* P2 scales up above 0.70: 0.7003 is over it. */
+    h[1].th.scale_up_utilization = 0.70;
+    CHECK(run(h, 2, &b, 1) == 0 && count("scale_up") == 2);
+    h[1].th.scale_up_utilization = 0.7003;
+    CHECK(run(h, 2, &b, 1) == 0 && count("scale_up") == 1); /* 2521/3600 = 0.70028 */
+    h[1].th.scale_up_utilization = 0.85;
     h[1].pool_id = P1;
 
     /* Latency: p95 over the lowest latency target; equal is not over. */
@@ -235,7 +245,11 @@ static void scale_down_rule(void)
     json_t *d = first("scale_down");
     CHECK_STR(host0(d), HA); /* the least utilized */
     CHECK(json_number_value(json_object_get(d, "estimated_savings_per_hour")) == 4);
-    CHECK(ev(d, "utilization") == 0.2999 && ev(d, "hosts") == 2);
+    CHECK(ev(d, "utilization") == 0.2999 && ev(d, "hosts") == 2 && ev(d, "threshold") == 0.3);
+    /* The pool's threshold: under 0.25 only; 0.2999 is not. */
+    h[0].th.scale_down_utilization = h[1].th.scale_down_utilization = 0.25;
+    CHECK(run(h, 2, &b, 1) == 0 && count("scale_down") == 0);
+    h[0].th.scale_down_utilization = h[1].th.scale_down_utilization = 0.30;
     /* A host serving the brief without hour data does not count. */
     h[2].brief_id = B1;
     CHECK(run(h, 3, &b, 1) == 0 && count("scale_down") == 1);
@@ -262,6 +276,13 @@ static void investigate_rule(void)
     json_t *i = first("investigate");
     CHECK_STR(json_string_value(json_object_get(i, "rule")), "failed_share");
     CHECK(ev(i, "failed_retried_share") == 0.0501 && ev(i, "threshold") == 0.05);
+    /* A pool that tolerates 10%: 0.0501 is fine, 0.1001 is not. */
+    h.th.failed_share = 0.10;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
+    h.failed_share = 0.1001;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
+    CHECK(ev(first("investigate"), "threshold") == 0.1);
+    h.th.failed_share = 0.05;
     h.failed_share = 0;
     /* Cost per unit: +25% exactly is not over. */
     h.has_cpu[PLAN_UNIT_TOKENS] = h.has_prev_cpu[PLAN_UNIT_TOKENS] = 1;
@@ -275,6 +296,14 @@ static void investigate_rule(void)
     json_t *t = json_object_get(json_object_get(json_object_get(i, "evidence"), "units"), "tokens");
     CHECK(t != NULL);
     CHECK(json_number_value(json_object_get(t, "change")) == 0.2525);
+    CHECK(ev(i, "threshold") == 0.25);
+    /* A pool's +50% threshold: +25.25% is not over it, +50.25% is. */
+    h.th.cost_increase = 0.5;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
+    h.cpu[PLAN_UNIT_TOKENS] = 0.0000601;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
+    h.th.cost_increase = 0.25;
+    h.cpu[PLAN_UNIT_TOKENS] = 0.0000501;
     /* Without a previous figure, no comparison. */
     h.has_prev_cpu[PLAN_UNIT_TOKENS] = 0;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);

@@ -1,0 +1,133 @@
+-- 0010_work_report_rollups: work reports summed per host, hour and day, kept up to date by
+-- the statement that stores them, so that cost reports and recommendations over long
+-- windows read rollup rows instead of every report (issue 6, performance). Pools get
+-- their recommendation thresholds filled in.
+
+-- One row per host, bucket, brief and unit. A report belongs to the bucket that holds its
+-- window_start (as it belongs to the cost window that holds its window_start). Buckets are
+-- UTC hours and UTC days.
+CREATE TABLE work_report_hours (
+    bucket             timestamptz NOT NULL,
+    host_id            uuid NOT NULL REFERENCES hosts (id) ON DELETE CASCADE,
+    brief_id           uuid,
+    unit               text NOT NULL,
+    reports            integer NOT NULL,
+    completed          float8 NOT NULL,
+    failed             float8 NOT NULL,
+    retried            float8 NOT NULL,
+    busy_seconds       float8 NOT NULL,
+    covered_seconds    float8 NOT NULL,
+    storage_gb_seconds float8 NOT NULL,
+    storage_seconds    float8 NOT NULL,
+    bytes_moved        float8 NOT NULL,
+    min_start          timestamptz NOT NULL,
+    max_end            timestamptz NOT NULL,
+    useful_end         timestamptz,
+    p95_max            float8,
+    queue_max          float8,
+    CONSTRAINT work_report_hours_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit)
+);
+CREATE INDEX work_report_hours_host ON work_report_hours (host_id, bucket);
+
+CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+ALTER TABLE work_report_days
+    ADD CONSTRAINT work_report_days_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
+    ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
+
+COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
+COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
+COMMENT ON COLUMN work_report_hours.covered_seconds IS 'Σ report window lengths.';
+COMMENT ON COLUMN work_report_hours.storage_gb_seconds IS 'Σ storage_gb × window length over the reports that gave storage_gb.';
+COMMENT ON COLUMN work_report_hours.storage_seconds IS 'Σ window length over the reports that gave storage_gb.';
+COMMENT ON COLUMN work_report_hours.useful_end IS 'Latest window_end of a report with completed > 0 or busy_seconds > 0.';
+
+-- The rollups follow every insert into work_reports, however it is made (the API's
+-- batch insert, COPY): one statement-level trigger sums the statement's new rows per
+-- bucket and adds them in. Work reports are never updated; a host's deletion cascades.
+CREATE FUNCTION work_reports_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO work_report_hours AS o
+    SELECT date_trunc('hour', window_start, 'UTC'), host_id, brief_id, unit, count(*),
+           sum(completed), sum(failed), sum(retried), sum(busy_seconds),
+           sum(extract(epoch FROM window_end - window_start)::float8),
+           coalesce(sum(storage_gb * extract(epoch FROM window_end - window_start)::float8), 0),
+           coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
+                    FILTER (WHERE storage_gb IS NOT NULL), 0),
+           coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
+           max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
+           max(p95_latency_ms), max(queue_delay_ms)
+    FROM new_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ON CONFLICT ON CONSTRAINT work_report_hours_key DO UPDATE SET
+        reports = o.reports + excluded.reports, completed = o.completed + excluded.completed,
+        failed = o.failed + excluded.failed, retried = o.retried + excluded.retried,
+        busy_seconds = o.busy_seconds + excluded.busy_seconds,
+        covered_seconds = o.covered_seconds + excluded.covered_seconds,
+        storage_gb_seconds = o.storage_gb_seconds + excluded.storage_gb_seconds,
+        storage_seconds = o.storage_seconds + excluded.storage_seconds,
+        bytes_moved = o.bytes_moved + excluded.bytes_moved,
+        min_start = least(o.min_start, excluded.min_start),
+        max_end = greatest(o.max_end, excluded.max_end),
+        useful_end = greatest(o.useful_end, excluded.useful_end),
+        p95_max = greatest(o.p95_max, excluded.p95_max),
+        queue_max = greatest(o.queue_max, excluded.queue_max);
+    INSERT INTO work_report_days AS o
+    SELECT date_trunc('day', window_start, 'UTC'), host_id, brief_id, unit, count(*),
+           sum(completed), sum(failed), sum(retried), sum(busy_seconds),
+           sum(extract(epoch FROM window_end - window_start)::float8),
+           coalesce(sum(storage_gb * extract(epoch FROM window_end - window_start)::float8), 0),
+           coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
+                    FILTER (WHERE storage_gb IS NOT NULL), 0),
+           coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
+           max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
+           max(p95_latency_ms), max(queue_delay_ms)
+    FROM new_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ON CONFLICT ON CONSTRAINT work_report_days_key DO UPDATE SET
+        reports = o.reports + excluded.reports, completed = o.completed + excluded.completed,
+        failed = o.failed + excluded.failed, retried = o.retried + excluded.retried,
+        busy_seconds = o.busy_seconds + excluded.busy_seconds,
+        covered_seconds = o.covered_seconds + excluded.covered_seconds,
+        storage_gb_seconds = o.storage_gb_seconds + excluded.storage_gb_seconds,
+        storage_seconds = o.storage_seconds + excluded.storage_seconds,
+        bytes_moved = o.bytes_moved + excluded.bytes_moved,
+        min_start = least(o.min_start, excluded.min_start),
+        max_end = greatest(o.max_end, excluded.max_end),
+        useful_end = greatest(o.useful_end, excluded.useful_end),
+        p95_max = greatest(o.p95_max, excluded.p95_max),
+        queue_max = greatest(o.queue_max, excluded.queue_max);
+    RETURN NULL;
+END
+$$;
+
+-- Reports already stored: the rollups start from them (rows in bucket order, the order
+-- in which reports arrive and in which windows read them).
+INSERT INTO work_report_hours
+SELECT date_trunc('hour', window_start, 'UTC'), host_id, brief_id, unit, count(*), sum(completed),
+       sum(failed), sum(retried), sum(busy_seconds),
+       sum(extract(epoch FROM window_end - window_start)::float8),
+       coalesce(sum(storage_gb * extract(epoch FROM window_end - window_start)::float8), 0),
+       coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
+                FILTER (WHERE storage_gb IS NOT NULL), 0),
+       coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
+       max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0), max(p95_latency_ms),
+       max(queue_delay_ms)
+FROM work_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+
+INSERT INTO work_report_days
+SELECT date_trunc('day', bucket, 'UTC'), host_id, brief_id, unit, sum(reports), sum(completed),
+       sum(failed), sum(retried), sum(busy_seconds), sum(covered_seconds),
+       sum(storage_gb_seconds), sum(storage_seconds), sum(bytes_moved), min(min_start),
+       max(max_end), max(useful_end), max(p95_max), max(queue_max)
+FROM work_report_hours GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+
+CREATE TRIGGER work_reports_rollup AFTER INSERT ON work_reports
+    REFERENCING NEW TABLE AS new_reports
+    FOR EACH STATEMENT EXECUTE FUNCTION work_reports_rollup();
+
+-- Pools: the recommendation thresholds with their defaults, as api/pools.c fills them
+-- in for new pools. The spec is compact JSON text served byte for byte: the member is
+-- appended to the text, not re-rendered through jsonb.
+UPDATE pools
+SET spec = (left(rtrim(spec::text), -1) || ',"recommendation_thresholds":{"scale_up_utilization":0.85,'
+            '"scale_down_utilization":0.3,"investigate_failed_share":0.05,'
+            '"investigate_cost_increase":0.25}}')::json
+WHERE spec -> 'recommendation_thresholds' IS NULL;
