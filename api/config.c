@@ -177,7 +177,9 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
         parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, &cfg->diag_timeout_s[2],
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400,
-                      &cfg->idle_policy_interval_s, err, errlen))
+                      &cfg->idle_policy_interval_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000,
+                      &cfg->db_statement_timeout_ms, err, errlen))
         return -1;
     cfg->ssh_allow_cidrs = dup_or(get("GPUFLEET_SSH_ALLOW_CIDRS"), "");
     if (cfg->ssh_allow_cidrs[0] != '\0' &&
@@ -292,6 +294,7 @@ void config_log(const struct api_config *cfg)
         "connection_timeout_s", cfg->connection_timeout_s);
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
+    json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
     json_object_set_new(o, "worker_concurrency", json_integer(cfg->worker_concurrency));
     json_object_set_new(o, "job_lease_s", json_integer(cfg->job_lease_s));
     json_object_set_new(o, "ssh_command_timeout_s", json_integer(cfg->ssh_command_timeout_s));

@@ -13,6 +13,7 @@ struct api_config {
     int listen_port;
     int threads;
     int db_pool_size;
+    int db_statement_timeout_ms; /* a query running longer is cancelled: 503 query_timeout */
     char *jwt_secret_file;
     char *jwt_public_key_file;
     char *jwt_issuer;

@@ -130,6 +130,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     /* API threads and worker threads each need a connection now and then. */
     int pool = (workers_only ? 0 : cfg.db_pool_size) + cfg.workers +
                (cfg.idle_policy_interval_s > 0);
+    db_set_statement_timeout(cfg.db_statement_timeout_ms);
     if (db_pool_init(cfg.database_url, pool) != 0) {
         fatal(what, "cannot create the database pool");
         goto cleanup_auth;

@@ -210,6 +210,10 @@ enum MHD_Result api_reply_db(struct api_req *r, enum db_status s)
     if (s == DB_UNAVAILABLE)
         return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
                                  "the database cannot be reached; retry shortly");
+    if (s == DB_TIMEOUT)
+        return api_reply_problem(r, API_ERR_QUERY_TIMEOUT, NULL,
+                                 "the query ran past the statement timeout; retry later, or "
+                                 "ask for less (a shorter window)");
     return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL,
                              "the request failed on the server (request id %s)", r->request_id);
 }

@@ -1,6 +1,8 @@
-/* recommend.c — GET /v1/recommendations. In one read transaction: the cost inputs
- * (db/costs.c) of the last hour, the last 24 h and the 24 h before, the held hosts
- * (db/recommend.c), the briefs and the GPU catalog. The figures per host are computed by
+/* recommend.c — GET /v1/recommendations. In one read transaction (db/recommend.c): the
+ * held seconds of every host in the last hour, the last 24 h and the 24 h before; the
+ * work reports of those windows and of the lookback, summed per host, brief and unit in
+ * one pass over the hour rollup; the hosts not stopped with their pools' thresholds; the
+ * briefs and the GPU catalog. The figures per host are computed by
  * planner/costs.c, the rules applied by planner/recommend.c. Not paginated: the whole
  * list is returned with next_cursor null. */
 #include "api/recommend.h"
@@ -29,25 +31,21 @@ static const struct list_filter rec_filters[] = {
     {"at", api_valid_rfc3339, "an RFC 3339 date-time"},
 };
 
-enum { W_HOUR, W_DAY, W_PREV, W_COUNT };
+enum { W_HOUR, W_DAY, W_PREV, W_COUNT, W_LOOKBACK = W_COUNT };
 
 struct rec_arg {
-    const char *at;
-    char from[W_COUNT][40], to[W_COUNT][40];
-    PGresult *chosts[W_COUNT], *creports[W_COUNT], *hosts, *briefs;
+    int64_t at_us;
+    PGresult *held, *usage, *hosts, *briefs;
     struct api_catalog *cat;
 };
 
 static void clear(struct rec_arg *a)
 {
-    for (int w = 0; w < W_COUNT; w++) {
-        PQclear(a->chosts[w]);
-        PQclear(a->creports[w]);
-        a->chosts[w] = a->creports[w] = NULL;
-    }
+    PQclear(a->held);
+    PQclear(a->usage);
     PQclear(a->hosts);
     PQclear(a->briefs);
-    a->hosts = a->briefs = NULL;
+    a->held = a->usage = a->hosts = a->briefs = NULL;
     if (a->cat)
         api_catalog_release(a->cat);
     a->cat = NULL;
@@ -57,14 +55,11 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct rec_arg *a = arg;
     clear(a);
-    enum db_status s = DB_NO_RESULTS;
-    for (int w = 0; w < W_COUNT && s >= 0; w++) {
-        s = db_cost_hosts(c, a->from[w], a->to[w], &a->chosts[w]);
-        if (s >= 0)
-            s = db_cost_reports(c, a->from[w], a->to[w], &a->creports[w]);
-    }
+    enum db_status s = db_recommend_held(c, a->at_us, &a->held);
     if (s >= 0)
-        s = db_recommend_hosts(c, a->at, &a->hosts);
+        s = db_recommend_usage(c, a->at_us, &a->usage);
+    if (s >= 0)
+        s = db_recommend_hosts(c, &a->hosts);
     if (s >= 0)
         s = db_recommend_briefs(c, &a->briefs);
     if (s >= 0)
@@ -88,9 +83,12 @@ struct window_costs {
     struct plan_cost *costs;
 };
 
-static int window_costs(const PGresult *hr, const PGresult *rr, struct window_costs *out)
+/* Costs per host of window win: held seconds from column 8 + win of hr, reports from rows
+ * [r0, r1) of rr. */
+static int window_costs(const PGresult *hr, int win, const PGresult *rr, int r0, int r1,
+                        struct window_costs *out)
 {
-    int nh = PQntuples(hr), nr = PQntuples(rr);
+    int nh = PQntuples(hr), nr = r1 - r0;
     struct plan_cost_host *hosts = calloc((size_t)nh + 1, sizeof *hosts);
     struct plan_cost_row *rows = calloc((size_t)nr + 1, sizeof *rows);
     struct plan_cost_group *groups = NULL;
@@ -107,10 +105,10 @@ static int window_costs(const PGresult *hr, const PGresult *rr, struct window_co
         h->pool_id = str(hr, i, 2);
         h->prices =
             (struct plan_prices){num(hr, i, 4), num(hr, i, 5), num(hr, i, 6), num(hr, i, 7)};
-        h->held_seconds = num(hr, i, 8);
+        h->held_seconds = num(hr, i, 8 + win);
     }
     int h = 0, n = 0;
-    for (int i = 0; i < nr; i++) {
+    for (int i = r0; i < r1; i++) {
         const char *host_id = PQgetvalue(rr, i, 0);
         while (h < nh && strcmp(hosts[h].id, host_id) < 0)
             h++;
@@ -238,15 +236,67 @@ struct rec_calc {
 
 static void calc_setup(struct rec_calc *k, int64_t at_us)
 {
-    const int64_t H = 3600LL * 1000000;
     memset(k, 0, sizeof *k);
     util_rfc3339(at_us, k->at, sizeof k->at);
-    k->a.at = k->at;
-    const int64_t bounds[W_COUNT][2] = {
-        {at_us - H, at_us}, {at_us - 24 * H, at_us}, {at_us - 48 * H, at_us - 24 * H}};
-    for (int w = 0; w < W_COUNT; w++) {
-        util_rfc3339(bounds[w][0], k->a.from[w], sizeof k->a.from[w]);
-        util_rfc3339(bounds[w][1], k->a.to[w], sizeof k->a.to[w]);
+    k->a.at_us = at_us;
+}
+
+/* Rows [*r0, *r1) of the usage result that belong to window w (rows are sorted by w). */
+static void window_rows(const PGresult *u, int w, int *r0, int *r1)
+{
+    int n = PQntuples(u), i = 0;
+    while (i < n && atoi(PQgetvalue(u, i, 13)) < w)
+        i++;
+    *r0 = i;
+    while (i < n && atoi(PQgetvalue(u, i, 13)) == w)
+        i++;
+    *r1 = i;
+}
+
+/* The lookback of host h from the usage rows [*pos, r1) (sorted by host id; *pos
+ * advances past h's rows), and its highest p95 latency and queue delay of the hour from
+ * rows [*hpos, h1). */
+static void lookback(const PGresult *u, int *pos, int r1, int *hpos, int h1, int64_t at_us,
+                     struct plan_rec_host *h)
+{
+    while (*pos < r1 && strcmp(PQgetvalue(u, *pos, 0), h->id) < 0)
+        (*pos)++;
+    long n = 0;
+    int has_useful = 0, has_first = 0;
+    double useful = 0, first = 0, latest = 0;
+    for (; *pos < r1 && strcmp(PQgetvalue(u, *pos, 0), h->id) == 0; (*pos)++) {
+        int i = *pos;
+        n += atol(PQgetvalue(u, i, 4));
+        if (!PQgetisnull(u, i, 14) && (!has_useful || num(u, i, 14) > useful)) {
+            useful = num(u, i, 14);
+            has_useful = 1;
+        }
+        if (!has_first || num(u, i, 15) < first) {
+            first = num(u, i, 15);
+            has_first = 1;
+        }
+        if (!PQgetisnull(u, i, 1) && (h->brief_id == NULL || num(u, i, 16) > latest)) {
+            h->brief_id = PQgetvalue(u, i, 1);
+            latest = num(u, i, 16);
+        }
+    }
+    h->has_usage = n > 0;
+    if (h->has_usage) {
+        double idle = (double)at_us / 1e6 - (has_useful ? useful : first);
+        h->idle_s = idle > 0 ? idle : 0;
+    }
+    while (*hpos < h1 && strcmp(PQgetvalue(u, *hpos, 0), h->id) < 0)
+        (*hpos)++;
+    for (; *hpos < h1 && strcmp(PQgetvalue(u, *hpos, 0), h->id) == 0; (*hpos)++) {
+        int i = *hpos;
+        if (!PQgetisnull(u, i, 17) && (!h->has_p95 || num(u, i, 17) > h->p95_ms)) {
+            h->has_p95 = 1;
+            h->p95_ms = num(u, i, 17);
+        }
+        if (!PQgetisnull(u, i, 18) && (!h->has_queue || num(u, i, 18) > h->queue_delay_ms)) {
+            h->has_queue = 1;
+            h->queue_delay_ms = num(u, i, 18);
+        }
     }
 }
 
@@ -280,10 +330,16 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
     json_t **docs = k->docs = calloc((size_t)nb + 1, sizeof *docs);
     struct window_costs *wc = k->wc;
     int ok = hosts && briefs && docs;
-    for (int w = 0; ok && w < W_COUNT; w++)
-        ok = window_costs(a->chosts[w], a->creports[w], &wc[w]) == 0;
+    int r0, r1;
+    for (int w = 0; ok && w < W_COUNT; w++) {
+        window_rows(a->usage, w, &r0, &r1);
+        ok = window_costs(a->held, w, a->usage, r0, r1, &wc[w]) == 0;
+    }
     if (!ok)
         return -1;
+    int lpos, l1, hpos, h1;
+    window_rows(a->usage, W_LOOKBACK, &lpos, &l1);
+    window_rows(a->usage, W_HOUR, &hpos, &h1);
     for (int i = 0; i < nh; i++) {
         struct plan_rec_host *h = &hosts[i];
         const PGresult *R = a->hosts;
@@ -293,20 +349,14 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
         h->accepted = PQgetvalue(R, i, 3)[0] == 't';
         h->active_job = PQgetvalue(R, i, 4)[0] == 't';
         h->th.idle_stop_after_s = num(R, i, 5);
-        h->th.scale_up_utilization = num(R, i, 14);
-        h->th.scale_down_utilization = num(R, i, 15);
-        h->th.failed_share = num(R, i, 16);
-        h->th.cost_increase = num(R, i, 17);
         h->price_per_hour = num(R, i, 6);
         h->gpu = find_gpu(a->cat, PQgetvalue(R, i, 7));
         h->gpu_count = atol(PQgetvalue(R, i, 8));
-        h->has_usage = atol(PQgetvalue(R, i, 9)) > 0;
-        h->idle_s = h->has_usage ? num(R, i, 10) : 0;
-        h->brief_id = str(R, i, 11);
-        if ((h->has_p95 = !PQgetisnull(R, i, 12)))
-            h->p95_ms = num(R, i, 12);
-        if ((h->has_queue = !PQgetisnull(R, i, 13)))
-            h->queue_delay_ms = num(R, i, 13);
+        h->th.scale_up_utilization = num(R, i, 9);
+        h->th.scale_down_utilization = num(R, i, 10);
+        h->th.failed_share = num(R, i, 11);
+        h->th.cost_increase = num(R, i, 12);
+        lookback(a->usage, &lpos, l1, &hpos, h1, a->at_us, h);
         const struct plan_cost *c = find_cost(&wc[W_HOUR], h->id);
         if (c && c->has_utilization) {
             h->has_hour = 1;

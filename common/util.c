@@ -293,3 +293,17 @@ int util_parse_duration(const char *s, long *secs)
     *secs = v * mult;
     return 0;
 }
+
+int64_t util_floor_us(int64_t us, int64_t unit)
+{
+    int64_t q = us / unit;
+    if (us % unit != 0 && us < 0)
+        q--;
+    return q * unit;
+}
+
+int64_t util_ceil_us(int64_t us, int64_t unit)
+{
+    int64_t f = util_floor_us(us, unit);
+    return f == us ? us : f + unit;
+}

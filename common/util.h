@@ -14,6 +14,9 @@ int64_t util_mono_us(void); /* monotonic clock */
 void util_rfc3339(int64_t us, char *out, size_t outlen);
 /* Parses an RFC 3339 date-time (Z or ±hh:mm offset). Returns 0 on success. */
 int util_parse_rfc3339(const char *s, int64_t *us);
+/* us rounded down (floor) and up (ceil) to a multiple of unit (unit > 0). */
+int64_t util_floor_us(int64_t us, int64_t unit);
+int64_t util_ceil_us(int64_t us, int64_t unit);
 
 /* Fills buf with cryptographically secure random bytes. Returns 0 on success. */
 int util_random(void *buf, size_t len);

@@ -85,20 +85,6 @@ enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to
     return db_exec(c, "cost_hosts", 2, p, res);
 }
 
-static int64_t floor_to(int64_t us, int64_t unit)
-{
-    int64_t q = us / unit;
-    if (us % unit != 0 && us < 0)
-        q--;
-    return q * unit;
-}
-
-static int64_t ceil_to(int64_t us, int64_t unit)
-{
-    int64_t f = floor_to(us, unit);
-    return f == us ? us : f + unit;
-}
-
 enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *to,
                                PGresult **res)
 {
@@ -107,10 +93,10 @@ enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *
     if (util_parse_rfc3339(from, &f) != 0 || util_parse_rfc3339(to, &t) != 0)
         return DB_HARD_ERROR;
     char b[4][40];
-    util_rfc3339(ceil_to(f, hour), b[0], sizeof b[0]);
-    util_rfc3339(floor_to(t, hour), b[1], sizeof b[1]);
-    util_rfc3339(ceil_to(f, day), b[2], sizeof b[2]);
-    util_rfc3339(floor_to(t, day), b[3], sizeof b[3]);
+    util_rfc3339(util_ceil_us(f, hour), b[0], sizeof b[0]);
+    util_rfc3339(util_floor_us(t, hour), b[1], sizeof b[1]);
+    util_rfc3339(util_ceil_us(f, day), b[2], sizeof b[2]);
+    util_rfc3339(util_floor_us(t, day), b[3], sizeof b[3]);
     const char *p[6] = {from, to, b[0], b[1], b[2], b[3]};
     return db_exec(c, "cost_reports", 6, p, res);
 }

@@ -151,12 +151,21 @@ static const struct db_stmt *stmt_at(int idx)
     return NULL;
 }
 
+static int statement_timeout_ms = 15000;
+
+void db_set_statement_timeout(int ms)
+{
+    statement_timeout_ms = ms;
+}
+
 /* Opens a connection with a bounded connect timeout and a statement timeout. The caller
  * owns the result (PQfinish). Returns NULL on failure. */
 static PGconn *connect_url(const char *url)
 {
     const char *keys[] = {"dbname", "connect_timeout", "application_name", "options", NULL};
-    const char *vals[] = {url, "3", "gpufleetd", "-c statement_timeout=15000 -c jit=off", NULL};
+    char options[96];
+    snprintf(options, sizeof options, "-c statement_timeout=%d -c jit=off", statement_timeout_ms);
+    const char *vals[] = {url, "3", "gpufleetd", options, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
         /* The message may name the host; it never contains the password. */
@@ -281,6 +290,10 @@ static enum db_status classify(struct db_conn *c, const PGresult *r, const char 
     }
     if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return DB_SOFT_ERROR;
+    if (strcmp(state, "57014") == 0) {
+        log_msg(LOG_WARN, "statement %s ran past the statement timeout", what);
+        return DB_TIMEOUT;
+    }
     if (strcmp(state, "23505") != 0 && strcmp(state, "23503") != 0)
         log_msg(LOG_ERROR, "statement %s failed (SQLSTATE %s): %.300s", what, state,
                 PQresultErrorMessage(r));

@@ -9,6 +9,7 @@
 
 /* Result of a database call, after Taler's convention. */
 enum db_status {
+    DB_TIMEOUT = -4,     /* the statement timeout cancelled the query (57014) */
     DB_UNAVAILABLE = -3, /* cannot reach PostgreSQL (connection class 08, shutdown) */
     DB_HARD_ERROR = -2,  /* a bug or constraint the caller did not expect */
     DB_SOFT_ERROR = -1,  /* serialization failure / deadlock: retry the transaction */
@@ -46,6 +47,8 @@ struct db_pool_stats {
 /* Creates the pool. Connections open lazily; a failed connection is retried with backoff.
  * Returns 0 on success (even if PostgreSQL is down right now). */
 int db_pool_init(const char *url, int size);
+/* The statement timeout of connections opened from now on (default 15000 ms). */
+void db_set_statement_timeout(int ms);
 void db_pool_shutdown(void);
 void db_pool_stats(struct db_pool_stats *out);
 

@@ -4,20 +4,32 @@
 #ifndef GPUFLEET_DB_RECOMMEND_H
 #define GPUFLEET_DB_RECOMMEND_H
 
+#include <stdint.h>
+
 #include "db/db.h"
 
 extern const struct db_stmt db_recommend_stmts[];
 extern const size_t db_recommend_nstmts;
 
-/* Hosts not stopped, ordered by id, as of `at` (an RFC 3339 time): columns id, pool_id,
- * state, accepted (t/f: an accepted gate run and state ready), active_job (t/f: a queued
- * or running job), idle_stop_after_seconds, price_per_hour, gpu_model, gpu_count,
- * reports (in the lookback: ending after at − 24 h, starting before at), idle_seconds
- * (at − the end of the last useful report, or − the start of the earliest one; NULL
- * without reports), brief_id (of the latest report naming one; NULL if none),
- * p95_latency_ms and queue_delay_ms (highest of the reports starting in [at − 1 h, at);
- * NULL without). */
-enum db_status db_recommend_hosts(struct db_conn *c, const char *at, PGresult **res);
+/* Hosts not stopped, ordered by id: columns id, pool_id, state, accepted (t/f: an
+ * accepted gate run and state ready), active_job (t/f: a queued or running job), and its
+ * pool's idle_stop_after_seconds, price_per_hour, gpu_model, gpu_count,
+ * scale_up_utilization, scale_down_utilization, investigate_failed_share,
+ * investigate_cost_increase. */
+enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res);
+/* Every host, ordered by id: columns 0-7 as db_cost_hosts (id, name, pool_id, pool_name,
+ * prices), then its held seconds in the hour [at − 1 h, at), the day [at − 24 h, at) and
+ * the day before [at − 48 h, at − 24 h). */
+enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res);
+/* Work reports as of at, summed per window w, host, brief and unit, ordered by w, host
+ * id, brief id (nulls first), unit. Windows by window_start: 0 the hour, 1 the day, 2 the
+ * day before; 3 the lookback (reports ending after at − 24 h and starting before at,
+ * read at the grain of the hour rollup: an hour whose reports end on both sides of
+ * at − 24 h counts whole). Columns 0-12 as db_cost_reports, then 13 w, 14 the latest end
+ * of a useful report (completed > 0 or busy_seconds > 0), 15 the earliest start, 16 the
+ * latest end (epoch seconds; 14 NULL without useful reports), 17 the highest
+ * p95_latency_ms, 18 the highest queue_delay_ms (NULL when none reported). */
+enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res);
 /* Briefs ordered by id: columns id, spec (JSON text). */
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);
 

@@ -378,4 +378,27 @@ describe('costs', () => {
     assert.deepEqual(expectStatus(await post(records.slice(100, 300)), 200), { accepted: 0, duplicates: 200 });
     await check();
   });
+
+  test('a query past the statement timeout answers 503 query_timeout, and the server recovers', async () => {
+    // A second server on the same database with a 300 ms statement timeout; a psql session
+    // holds an exclusive lock on the day rollup for 3 s, so the cost query waits past it.
+    const { spawn } = require('node:child_process');
+    const slow = await startServer({ name: 'costs-timeout', databaseUrl: srv.database.url, migrate: false, secrets: srv.secrets, env: { GPUFLEET_WORKERS: '0', GPUFLEET_DB_STATEMENT_TIMEOUT_MS: '300' } });
+    const holder = spawn('psql', ['-X', '-q', '-d', srv.database.url, '-c', 'BEGIN; LOCK TABLE work_report_days IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;']);
+    const done = new Promise((resolve) => holder.on('exit', resolve));
+    try {
+      for (let i = 0; i < 100; i++) {
+        if (psql(srv.database.url, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_days' AND l.mode = 'AccessExclusiveLock' AND l.granted") === '1') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const c2 = api(slow);
+      const res = await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', { token: slow.token('viewer') });
+      expectProblem(res, 503, 'query_timeout');
+      await done;
+      expectStatus(await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', { token: slow.token('viewer') }), 200);
+    } finally {
+      holder.kill();
+      await slow.stop({ dropDatabase: false });
+    }
+  });
 });

@@ -65,6 +65,7 @@ const briefBody = (name, params, targets) => ({
 
 const get = async (q = '', token = viewer) => client.request('GET', `/v1/recommendations${q}`, { token });
 const recs = async (q = '') => expectStatus(await get(`?at=${AT}${q}`), 200);
+const post = async (records) => client.request('POST', '/v1/work-reports', { token: reporter, body: { records } });
 const key = (r) => `${r.action}:${r.rule}:${r.target.host_ids.map((id) => Object.keys(H).find((k) => H[k].id === id)).join('+')}:${Object.keys(B).find((k) => B[k].id === r.target.brief_id) || '-'}`;
 
 before(async () => {
@@ -265,5 +266,46 @@ describe('recommendations', () => {
 
   test('the reporter role reads no recommendations', async () => {
     expectProblem(await get('', reporter), 403, 'insufficient_role');
+  });
+
+  test('windows at any minute: 10-minute reports, read from the hour rollup and the reports', async () => {
+    // A host in its own pool R ($3/h) reports every 10 minutes over [AT-50h, AT). At
+    // `at` = AT - 17 min every window edge falls inside an hour, so each window is made
+    // of rollup hours and of reports read one by one. The figures are computed here
+    // from the records whose window_start lies in each window.
+    const admin = srv.token('admin');
+    const cred = expectStatus(await client.request('GET', `/v1/hosts/${H.idle.id}`, { token: viewer }), 200).credential_id;
+    const R = await fleet.createPool(client, admin, { price_per_hour: 3 });
+    const h = await fleet.createHost(client, srv.token('operator'), {
+      name: `rec-fine-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: R.id,
+    });
+    psql(srv.database.url, `UPDATE host_state_history SET at = '${T0}' WHERE host_id = '${h.id}'`);
+    const records = [];
+    for (let i = 0; i < 300; i++) {
+      const s = AT_MS - 50 * 3600e3 + i * 600e3;
+      const recent = s >= AT_MS - 90 * 60e3; // the last 90 minutes: nothing useful
+      records.push({
+        host_id: h.id, window_start: new Date(s).toISOString(), window_end: new Date(s + 600e3).toISOString(), unit: 'tokens',
+        completed: recent ? 0 : 1000 + (i % 17) * 50 - (i > 150 ? 600 : 0), failed: recent ? 0 : (i % 9 === 0 ? 400 : 3), retried: i % 4,
+        busy_seconds: recent ? 0 : 300 + (i % 5) * 10,
+      });
+    }
+    for (let k = 0; k < records.length; k += 100) expectStatus(await post(records.slice(k, k + 100)), 201);
+    const atMs = AT_MS - 17 * 60e3;
+    const inWin = (r, f, t) => Date.parse(r.window_start) >= f && Date.parse(r.window_start) < t;
+    const sum = (rs, k) => rs.reduce((a, r) => a + r[k], 0);
+    const day = records.filter((r) => inWin(r, atMs - 24 * 3600e3, atMs));
+    const prev = records.filter((r) => inWin(r, atMs - 48 * 3600e3, atMs - 24 * 3600e3));
+    const body = expectStatus(await get(`?at=${new Date(atMs).toISOString()}&pool_id=${R.id}`), 200);
+    const by = Object.fromEntries(body.items.map((r) => [`${r.action}:${r.rule}`, r]));
+    assert.deepEqual(Object.keys(by).sort(), ['investigate:cost_per_unit', 'investigate:failed_share', 'stop:idle']);
+    // Idle since the end of the last useful report (AT - 90 min) until at: 73 minutes.
+    assert.equal(by['stop:idle'].evidence.idle_seconds, 73 * 60);
+    const bad = sum(day, 'failed') + sum(day, 'retried');
+    assert.equal(by['investigate:failed_share'].evidence.failed_retried_share, Math.round((bad / (bad + sum(day, 'completed'))) * 1e4) / 1e4);
+    const t = by['investigate:cost_per_unit'].evidence.units.tokens;
+    // Held all day at $3/h in both windows: $72 over the completed tokens of each.
+    assert.ok(Math.abs(t.cost_per_unit - 72 / sum(day, 'completed')) < 1e-12);
+    assert.ok(Math.abs(t.previous_cost_per_unit - 72 / sum(prev, 'completed')) < 1e-12);
   });
 });
