@@ -207,37 +207,44 @@ static int build_batch(const json_t *records, char *text[DB_WR_COLUMNS])
 struct ingest_arg {
     struct api_req *r;
     struct db_wr_batch batch;
-    long inserted;
+    long n, inserted;
     int bad_ref_first, bad_ref_is_host, bad_ref_count;
     int ref_vanished;
     int conflict_first, conflict_count;
 };
 
+/* The insert relies on the foreign keys to find unknown hosts and briefs: only when one
+ * fails is the batch looked at again (refs_fn) to name the first bad record. Likewise
+ * the records are compared with the stored ones only when some were not inserted. */
 static enum db_status ingest_fn(struct db_conn *c, void *arg)
 {
     struct ingest_arg *a = arg;
     a->inserted = 0;
     a->ref_vanished = 0;
-    enum db_status s = db_wr_check_refs(c, &a->batch, &a->bad_ref_first, &a->bad_ref_is_host,
-                                        &a->bad_ref_count);
-    if (s < 0)
-        return s;
-    if (a->bad_ref_count > 0)
-        return DB_HARD_ERROR; /* nothing written; the handler answers 400 */
-    s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
+    a->conflict_count = 0;
+    enum db_status s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
     if (s == DB_HARD_ERROR && db_conn_fk_violation(c)) {
-        a->ref_vanished = 1; /* a host or brief was deleted meanwhile */
+        a->ref_vanished = 1;
         return s;
     }
     if (s < 0)
         return s;
-    s = db_wr_conflicts(c, &a->batch, &a->conflict_first, &a->conflict_count);
-    if (s < 0)
-        return s;
-    if (a->conflict_count > 0)
-        return DB_HARD_ERROR; /* rolls the insert back; the handler answers 409 */
+    if (a->inserted < a->n) {
+        s = db_wr_conflicts(c, &a->batch, &a->conflict_first, &a->conflict_count);
+        if (s < 0)
+            return s;
+        if (a->conflict_count > 0)
+            return DB_HARD_ERROR; /* rolls the insert back; the handler answers 409 */
+    }
     return api_audit(c, a->r, "work_report.ingest", "work_report", NULL,
                      a->inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK);
+}
+
+static enum db_status refs_fn(struct db_conn *c, void *arg)
+{
+    struct ingest_arg *a = arg;
+    return db_wr_check_refs(c, &a->batch, &a->bad_ref_first, &a->bad_ref_is_host,
+                            &a->bad_ref_count);
 }
 
 enum MHD_Result api_work_reports_create(struct api_req *r)
@@ -248,7 +255,7 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     const json_t *records = json_object_get(r->json, "records");
     size_t n = json_array_size(records);
     char *text[DB_WR_COLUMNS] = {0};
-    struct ingest_arg a = {.r = r};
+    struct ingest_arg a = {.r = r, .n = (long)n};
     enum MHD_Result ret;
     if (build_batch(records, text) != 0) {
         ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
@@ -257,6 +264,13 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     for (int c = 0; c < DB_WR_COLUMNS; c++)
         a.batch.col[c] = text[c];
     enum db_status s = db_run_tx(ingest_fn, &a);
+    if (a.ref_vanished) {
+        enum db_status rs = db_run_tx(refs_fn, &a);
+        if (rs < 0) {
+            ret = api_reply_db(r, rs);
+            goto out;
+        }
+    }
     if (a.bad_ref_count > 0) {
         int i = a.bad_ref_first;
         const char *noun = a.bad_ref_is_host ? "host" : "brief";
