@@ -31,7 +31,7 @@ static const struct list_filter rec_filters[] = {
     {"at", api_valid_rfc3339, "an RFC 3339 date-time"},
 };
 
-enum { W_HOUR, W_DAY, W_PREV, W_COUNT, W_LOOKBACK = W_COUNT };
+enum { W_HOUR, W_DAY, W_PREV, W_COUNT };
 
 struct rec_arg {
     int64_t at_us;
@@ -83,12 +83,20 @@ struct window_costs {
     struct plan_cost *costs;
 };
 
-/* Costs per host of window win: held seconds from column 8 + win of hr, reports from rows
- * [r0, r1) of rr. */
-static int window_costs(const PGresult *hr, int win, const PGresult *rr, int r0, int r1,
+/* Whether a usage row (part 0: the last hour, 1: the rest of the day, 2: the day
+ * before) counts in window win. */
+static int in_window(const PGresult *u, int row, int win)
+{
+    int part = atoi(PQgetvalue(u, row, 13));
+    return win == W_HOUR ? part == 0 : win == W_DAY ? part <= 1 : part == 2;
+}
+
+/* Costs per host of window win: held seconds from column 8 + win of hr, reports from the
+ * usage rows of rr in the window. */
+static int window_costs(const PGresult *hr, int win, const PGresult *rr,
                         struct window_costs *out)
 {
-    int nh = PQntuples(hr), nr = r1 - r0;
+    int nh = PQntuples(hr), nr = PQntuples(rr);
     struct plan_cost_host *hosts = calloc((size_t)nh + 1, sizeof *hosts);
     struct plan_cost_row *rows = calloc((size_t)nr + 1, sizeof *rows);
     struct plan_cost_group *groups = NULL;
@@ -108,7 +116,9 @@ static int window_costs(const PGresult *hr, int win, const PGresult *rr, int r0,
         h->held_seconds = num(hr, i, 8 + win);
     }
     int h = 0, n = 0;
-    for (int i = r0; i < r1; i++) {
+    for (int i = 0; i < nr; i++) {
+        if (!in_window(rr, i, win))
+            continue;
         const char *host_id = PQgetvalue(rr, i, 0);
         while (h < nh && strcmp(hosts[h].id, host_id) < 0)
             h++;
@@ -241,62 +251,49 @@ static void calc_setup(struct rec_calc *k, int64_t at_us)
     k->a.at_us = at_us;
 }
 
-/* Rows [*r0, *r1) of the usage result that belong to window w (rows are sorted by w). */
-static void window_rows(const PGresult *u, int w, int *r0, int *r1)
+/* The lookback of host h (usage rows flagged lb), and its highest p95 latency and queue
+ * delay of the hour (part 0), from the usage rows from *pos on (sorted by host id; *pos
+ * advances past h's rows). */
+static void lookback(const PGresult *u, int *pos, int64_t at_us, struct plan_rec_host *h)
 {
-    int n = PQntuples(u), i = 0;
-    while (i < n && atoi(PQgetvalue(u, i, 13)) < w)
-        i++;
-    *r0 = i;
-    while (i < n && atoi(PQgetvalue(u, i, 13)) == w)
-        i++;
-    *r1 = i;
-}
-
-/* The lookback of host h from the usage rows [*pos, r1) (sorted by host id; *pos
- * advances past h's rows), and its highest p95 latency and queue delay of the hour from
- * rows [*hpos, h1). */
-static void lookback(const PGresult *u, int *pos, int r1, int *hpos, int h1, int64_t at_us,
-                     struct plan_rec_host *h)
-{
-    while (*pos < r1 && strcmp(PQgetvalue(u, *pos, 0), h->id) < 0)
+    int n = PQntuples(u);
+    while (*pos < n && strcmp(PQgetvalue(u, *pos, 0), h->id) < 0)
         (*pos)++;
-    long n = 0;
+    long reports = 0;
     int has_useful = 0, has_first = 0;
     double useful = 0, first = 0, latest = 0;
-    for (; *pos < r1 && strcmp(PQgetvalue(u, *pos, 0), h->id) == 0; (*pos)++) {
+    for (; *pos < n && strcmp(PQgetvalue(u, *pos, 0), h->id) == 0; (*pos)++) {
         int i = *pos;
-        n += atol(PQgetvalue(u, i, 4));
-        if (!PQgetisnull(u, i, 14) && (!has_useful || num(u, i, 14) > useful)) {
-            useful = num(u, i, 14);
+        if (atoi(PQgetvalue(u, i, 13)) == 0) {
+            if (!PQgetisnull(u, i, 18) && (!h->has_p95 || num(u, i, 18) > h->p95_ms)) {
+                h->has_p95 = 1;
+                h->p95_ms = num(u, i, 18);
+            }
+            if (!PQgetisnull(u, i, 19) && (!h->has_queue || num(u, i, 19) > h->queue_delay_ms)) {
+                h->has_queue = 1;
+                h->queue_delay_ms = num(u, i, 19);
+            }
+        }
+        if (PQgetvalue(u, i, 14)[0] != 't')
+            continue;
+        reports += atol(PQgetvalue(u, i, 4));
+        if (!PQgetisnull(u, i, 15) && (!has_useful || num(u, i, 15) > useful)) {
+            useful = num(u, i, 15);
             has_useful = 1;
         }
-        if (!has_first || num(u, i, 15) < first) {
-            first = num(u, i, 15);
+        if (!has_first || num(u, i, 16) < first) {
+            first = num(u, i, 16);
             has_first = 1;
         }
-        if (!PQgetisnull(u, i, 1) && (h->brief_id == NULL || num(u, i, 16) > latest)) {
+        if (!PQgetisnull(u, i, 1) && (h->brief_id == NULL || num(u, i, 17) > latest)) {
             h->brief_id = PQgetvalue(u, i, 1);
-            latest = num(u, i, 16);
+            latest = num(u, i, 17);
         }
     }
-    h->has_usage = n > 0;
+    h->has_usage = reports > 0;
     if (h->has_usage) {
         double idle = (double)at_us / 1e6 - (has_useful ? useful : first);
         h->idle_s = idle > 0 ? idle : 0;
-    }
-    while (*hpos < h1 && strcmp(PQgetvalue(u, *hpos, 0), h->id) < 0)
-        (*hpos)++;
-    for (; *hpos < h1 && strcmp(PQgetvalue(u, *hpos, 0), h->id) == 0; (*hpos)++) {
-        int i = *hpos;
-        if (!PQgetisnull(u, i, 17) && (!h->has_p95 || num(u, i, 17) > h->p95_ms)) {
-            h->has_p95 = 1;
-            h->p95_ms = num(u, i, 17);
-        }
-        if (!PQgetisnull(u, i, 18) && (!h->has_queue || num(u, i, 18) > h->queue_delay_ms)) {
-            h->has_queue = 1;
-            h->queue_delay_ms = num(u, i, 18);
-        }
     }
 }
 
@@ -330,16 +327,11 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
     json_t **docs = k->docs = calloc((size_t)nb + 1, sizeof *docs);
     struct window_costs *wc = k->wc;
     int ok = hosts && briefs && docs;
-    int r0, r1;
-    for (int w = 0; ok && w < W_COUNT; w++) {
-        window_rows(a->usage, w, &r0, &r1);
-        ok = window_costs(a->held, w, a->usage, r0, r1, &wc[w]) == 0;
-    }
+    for (int w = 0; ok && w < W_COUNT; w++)
+        ok = window_costs(a->held, w, a->usage, &wc[w]) == 0;
     if (!ok)
         return -1;
-    int lpos, l1, hpos, h1;
-    window_rows(a->usage, W_LOOKBACK, &lpos, &l1);
-    window_rows(a->usage, W_HOUR, &hpos, &h1);
+    int upos = 0;
     for (int i = 0; i < nh; i++) {
         struct plan_rec_host *h = &hosts[i];
         const PGresult *R = a->hosts;
@@ -356,7 +348,7 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
         h->th.scale_down_utilization = num(R, i, 10);
         h->th.failed_share = num(R, i, 11);
         h->th.cost_increase = num(R, i, 12);
-        lookback(a->usage, &lpos, l1, &hpos, h1, a->at_us, h);
+        lookback(a->usage, &upos, a->at_us, h);
         const struct plan_cost *c = find_cost(&wc[W_HOUR], h->id);
         if (c && c->has_utilization) {
             h->has_hour = 1;

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/util.h"
 
@@ -34,11 +35,7 @@
 
 const struct db_stmt db_recommend_stmts[] = {
     {"recommend_hosts",
-     "SELECT h.id::text, h.pool_id::text, h.state,"
-     "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready'),"
-     "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running')),"
-     "  p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
-     " FROM hosts h JOIN (SELECT id, gpu_model,"
+     "WITH p AS MATERIALIZED (SELECT id, gpu_model,"
      "  coalesce((spec->>'idle_stop_after_seconds')::float8, 1800) AS idle,"
      "  (spec->>'price_per_hour')::float8 AS price,"
      "  coalesce((spec->>'gpu_count')::int, 1) AS gpu_count,"
@@ -48,7 +45,12 @@ const struct db_stmt db_recommend_stmts[] = {
      "  coalesce((spec #>> '{recommendation_thresholds,investigate_failed_share}')::float8, 0.05)"
      "   AS share,"
      "  coalesce((spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8, 0.25)"
-     "   AS rise FROM pools) p ON p.id = h.pool_id"
+     "   AS rise FROM pools)"
+     " SELECT h.id::text, h.pool_id::text, h.state,"
+     "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready'),"
+     "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running')),"
+     "  p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
+     " FROM hosts h JOIN p ON p.id = h.pool_id"
      " WHERE h.state <> 'stopped'"
      " ORDER BY h.id"},
     {"recommend_held",
@@ -76,22 +78,20 @@ const struct db_stmt db_recommend_stmts[] = {
      "  UNION ALL " RAW_ROWS("r.window_start >= $7::timestamptz AND r.window_start < $7::timestamptz + interval '1 hour'")
      "  UNION ALL " RAW_ROWS("r.window_start >= $8::timestamptz AND r.window_start < $8::timestamptz + interval '1 hour'")
      "  UNION ALL " RAW_ROWS("r.window_start >= $6::timestamptz AND r.window_start < $1::timestamptz") "),"
-     " tagged AS (SELECT s.*, v.w FROM src s CROSS JOIN LATERAL (VALUES"
-     "   (0, s.ws >= $2::timestamptz AND s.ws < $1::timestamptz), (1, s.ws >= $3::timestamptz AND s.ws < $1::timestamptz),"
-     "   (2, s.ws >= $4::timestamptz AND s.ws < $3::timestamptz), (3, s.max_end > $3::timestamptz)) v(w, inside) WHERE v.inside),"
-     " g AS (SELECT w, host_id, brief_id, unit, sum(reports)::int AS reports,"
-     "   sum(completed) AS completed, sum(failed) AS failed, sum(retried) AS retried,"
-     "   sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
-     "   sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"
-     "   max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end,"
-     "   max(p95) AS p95, max(queue) AS queue"
-     "  FROM tagged GROUP BY w, host_id, brief_id, unit)"
+     " g AS (SELECT host_id, brief_id, unit,"
+     "  CASE WHEN ws >= $2::timestamptz THEN 0 WHEN ws >= $3::timestamptz THEN 1 ELSE 2 END AS part, max_end > $3::timestamptz AS lb,"
+     "  sum(reports)::int AS reports, sum(completed) AS completed, sum(failed) AS failed,"
+     "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
+     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"
+     "  max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end,"
+     "  max(p95) AS p95, max(queue) AS queue"
+     "  FROM src GROUP BY 1, 2, 3, 4, 5)"
      " SELECT g.host_id::text, g.brief_id::text, br.name, g.unit, g.reports, g.completed,"
-     "  g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.w,"
+     "  g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.part, g.lb,"
      "  " EPOCH_OF("g.useful_end") ", " EPOCH_OF("g.min_start") ", " EPOCH_OF("g.max_end") ","
      "  g.p95, g.queue"
      " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
-     " ORDER BY g.w, g.host_id, g.brief_id NULLS FIRST, g.unit"},
+     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"},
     {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
     {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ")"},
     {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false)"
@@ -119,6 +119,10 @@ static void bounds(int64_t at_us, char b[8][40])
     v[7] = util_floor_us(v[1], H);
     for (int i = 0; i < 8; i++)
         util_rfc3339(v[i], b[i], sizeof b[i]);
+    if (v[5] == at_us) { /* at on the hour: no hour holds a window edge */
+        snprintf(b[6], sizeof b[6], "-infinity");
+        snprintf(b[7], sizeof b[7], "-infinity");
+    }
 }
 
 enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res)

@@ -21,14 +21,15 @@ enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res);
  * prices), then its held seconds in the hour [at − 1 h, at), the day [at − 24 h, at) and
  * the day before [at − 48 h, at − 24 h). */
 enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res);
-/* Work reports as of at, summed per window w, host, brief and unit, ordered by w, host
- * id, brief id (nulls first), unit. Windows by window_start: 0 the hour, 1 the day, 2 the
- * day before; 3 the lookback (reports ending after at − 24 h and starting before at,
- * read at the grain of the hour rollup: an hour whose reports end on both sides of
- * at − 24 h counts whole). Columns 0-12 as db_cost_reports, then 13 w, 14 the latest end
- * of a useful report (completed > 0 or busy_seconds > 0), 15 the earliest start, 16 the
- * latest end (epoch seconds; 14 NULL without useful reports), 17 the highest
- * p95_latency_ms, 18 the highest queue_delay_ms (NULL when none reported). */
+/* Work reports as of at, summed per host, brief, unit, part and lb, ordered by host id,
+ * brief id (nulls first), unit, part. Parts by window_start: 0 the hour [at − 1 h, at),
+ * 1 the rest of the day [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h).
+ * lb: in the lookback (reports ending after at − 24 h), read at the grain of the hour
+ * rollup: an hour whose reports end on both sides of at − 24 h counts whole. Columns 0-12
+ * as db_cost_reports, then 13 part, 14 lb (t/f), 15 the latest end of a useful report
+ * (completed > 0 or busy_seconds > 0), 16 the earliest start, 17 the latest end (epoch
+ * seconds; 15 NULL without useful reports), 18 the highest p95_latency_ms, 19 the highest
+ * queue_delay_ms (NULL when none reported). */
 enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res);
 /* Briefs ordered by id: columns id, spec (JSON text). */
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);
