@@ -1,4 +1,4 @@
-/* main.c — gpufleetd: serve | migrate | token | keygen | routes | version. */
+/* main.c — gpufleetd: serve | migrate | token | keygen | routes | sql | version. */
 #include <getopt.h>
 #include <libssh2.h>
 #include <signal.h>
@@ -39,6 +39,7 @@ static int usage(FILE *out)
             "                         GPUFLEET_JWT_SECRET_FILE, or ES256 with the key file)\n"
             "  keygen PATH            write a new random secret file (mode 0600)\n"
             "  routes                 print the route table (METHOD PATH)\n"
+            "  sql NAME               print the SQL of a prepared statement (for EXPLAIN)\n"
             "  version                print the version\n");
     return out == stderr ? 2 : 0;
 }
@@ -255,6 +256,15 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "version")) {
         printf("gpufleetd %s (commit %s)\n", GPUFLEET_VERSION, GPUFLEET_COMMIT);
+        return 0;
+    }
+    if (!strcmp(cmd, "sql")) {
+        const char *sql = argc > 2 ? db_statement_sql(argv[2]) : NULL;
+        if (sql == NULL) {
+            fprintf(stderr, "gpufleetd sql: no statement named %s\n", argc > 2 ? argv[2] : "(none)");
+            return 2;
+        }
+        printf("%s\n", sql);
         return 0;
     }
     if (!strcmp(cmd, "routes")) {

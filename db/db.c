@@ -141,6 +141,14 @@ static int stmt_index(const char *name)
     return -1;
 }
 
+static const struct db_stmt *stmt_at(int idx);
+
+const char *db_statement_sql(const char *name)
+{
+    int idx = stmt_index(name);
+    return idx < 0 ? NULL : stmt_at(idx)->sql;
+}
+
 static const struct db_stmt *stmt_at(int idx)
 {
     for (size_t g = 0; g < ngroups; g++) {

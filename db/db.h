@@ -47,6 +47,8 @@ struct db_pool_stats {
 /* Creates the pool. Connections open lazily; a failed connection is retried with backoff.
  * Returns 0 on success (even if PostgreSQL is down right now). */
 int db_pool_init(const char *url, int size);
+/* The SQL text of a registered statement, or NULL (gpufleetd sql, for EXPLAIN). */
+const char *db_statement_sql(const char *name);
 /* The statement timeout of connections opened from now on (default 15000 ms). */
 void db_set_statement_timeout(int ms);
 void db_pool_shutdown(void);

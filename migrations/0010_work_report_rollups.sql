@@ -5,10 +5,14 @@
 
 -- One row per host, bucket, brief and unit. A report belongs to the bucket that holds its
 -- window_start (as it belongs to the cost window that holds its window_start). Buckets are
--- UTC hours and UTC days.
+-- UTC hours and UTC days. Only the bucket-first key is indexed: a batch of reports for
+-- one hour touches one place of it, where an index led by host_id would take one random
+-- page per record. So the hour rollup has no foreign key to hosts either (its cascade
+-- would scan the table): the rows of a deleted host stay behind, and every reader joins
+-- them to hosts, which leaves them out. The day rollup is small and cascades.
 CREATE TABLE work_report_hours (
     bucket             timestamptz NOT NULL,
-    host_id            uuid NOT NULL REFERENCES hosts (id) ON DELETE CASCADE,
+    host_id            uuid NOT NULL,
     brief_id           uuid,
     unit               text NOT NULL,
     reports            integer NOT NULL,
@@ -27,7 +31,6 @@ CREATE TABLE work_report_hours (
     queue_max          float8,
     CONSTRAINT work_report_hours_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit)
 );
-CREATE INDEX work_report_hours_host ON work_report_hours (host_id, bucket);
 
 CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
 ALTER TABLE work_report_days
@@ -122,6 +125,9 @@ FROM work_report_hours GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
 CREATE TRIGGER work_reports_rollup AFTER INSERT ON work_reports
     REFERENCING NEW TABLE AS new_reports
     FOR EACH STATEMENT EXECUTE FUNCTION work_reports_rollup();
+-- ALWAYS: also under session_replication_role = replica (bulk loads that skip the
+-- foreign-key checks, logical replication), or the rollups would miss those reports.
+ALTER TABLE work_reports ENABLE ALWAYS TRIGGER work_reports_rollup;
 
 -- Pools: the recommendation thresholds with their defaults, as api/pools.c fills them
 -- in for new pools. The spec is compact JSON text served byte for byte: the member is
