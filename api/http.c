@@ -37,6 +37,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     r->start_us = util_mono_us();
     r->uri_len = strlen(uri);
     r->metric_route = -1;
+    /* MHD hands the handler an unescaped, NUL-terminated path: "/ui/index.html%00.js"
+     * would arrive as "/ui/index.html". Such a path names nothing; remember to refuse it. */
+    const char *q = strchr(uri, '?');
+    r->path_has_nul = memmem(uri, q ? (size_t)(q - uri) : r->uri_len, "%00", 3) != NULL;
     return r;
 }
 
@@ -174,6 +178,9 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
     if (r->uri_len > API_MAX_URL)
         return api_reply_problem(r, API_ERR_URI_TOO_LONG, NULL,
                                  "the request URI is longer than %d bytes", API_MAX_URL);
+    if (r->path_has_nul)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL,
+                                 "no route matches this path (it holds an encoded NUL byte)");
     enum api_match m = api_route_match(method, url, &r->route, r->params, &r->nparams, r->allow,
                                        sizeof r->allow, &r->metric_route);
     if (m == MATCH_NO_PATH)

@@ -49,6 +49,7 @@ struct api_req {
     enum api_req_state state;
     int64_t start_us;
     size_t uri_len;
+    int path_has_nul; /* the raw path holds %00 (MHD's unescaped copy is cut there) */
     const char *method; /* MHD-owned, valid for the request */
     const char *path;   /* MHD-owned, unescaped, without query string */
     int method_idx;

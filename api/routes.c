@@ -19,12 +19,16 @@
 #include "api/work_reports.h"
 #include "api/costs.h"
 #include "api/recommend.h"
+#include "api/ui.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
     {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC},
     {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC},
     {"GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC},
+    {"GET", "/ui", api_ui_redirect, 0, ROUTE_PUBLIC},
+    {"GET", "/ui/", api_ui_index, 0, ROUTE_PUBLIC},
+    {"GET", "/ui/{file}", api_ui_file, 0, ROUTE_PUBLIC},
     {"GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0},
     {"GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0},
     {"GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0},
