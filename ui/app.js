@@ -16,7 +16,7 @@ const HOST_STATES = [
 const HOST_FETCH_DELAY_MS = 150; // coalesces a burst of events about one host
 const RECS_DELAY_MS = 500;
 const COSTS_MIN_INTERVAL_MS = 5000; // at most one costs query per 5 s from events
-const COSTS_REFRESH_MS = 60000; // the 24 h window slides: refresh it now and then anyway
+const COSTS_REFRESH_MS = 300000; // the 24 h window slides: refresh it every 5 min anyway
 const SEEN_TICK_MS = 5000;
 const LIVE_TEXT = {
   off: 'offline',
