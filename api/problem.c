@@ -57,7 +57,8 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
         return MHD_NO;
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0)
+    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0 &&
+        MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
     api_cors_add_headers(r, resp);
     r->status = status;
