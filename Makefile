@@ -38,12 +38,13 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/crypt.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/costs.c db/recommend.c
+              db/work_reports.c db/costs.c db/recommend.c db/events.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/idle_policy.c api/ui.c
+              api/stop.c api/recommend.c api/idle_policy.c api/ui.c api/events.c \
+              api/events_hub.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c

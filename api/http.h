@@ -76,6 +76,10 @@ struct api_req {
     size_t reply_len;
     const char *reply_ct;
     char *reply_location;
+    /* A streaming reply (GET /v1/events): stream_done(stream, line) runs when the request
+     * ends, adds to its access-log line (NULL when not logged) and releases stream. */
+    void *stream;
+    void (*stream_done)(void *stream, json_t *line);
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);

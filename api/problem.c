@@ -66,7 +66,8 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
     MHD_add_response_header(resp, "Content-Security-Policy",
                             api_ui_path(r->path) ? API_UI_CSP : API_CSP);
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0)
+    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0 &&
+        MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
     api_cors_add_headers(r, resp);
     r->status = status;

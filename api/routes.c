@@ -20,6 +20,7 @@
 #include "api/costs.h"
 #include "api/recommend.h"
 #include "api/ui.h"
+#include "api/events.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
@@ -79,6 +80,8 @@ const struct api_route api_routes[] = {
      ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/costs", api_costs, ROLES_READ, 0},
     {"GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0},
+    {"GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET},
+    {"POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 
