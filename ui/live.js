@@ -35,6 +35,7 @@ export function startLive({ api, onEvent, onStatus, onOpen, onAuthError }) {
   let failures = 0;
   let lastId = null;
   let everOpened = false;
+  let refused = 0; // streams that failed before opening although their ticket was fine
 
   function schedule() {
     if (stopped) return;
@@ -63,13 +64,19 @@ export function startLive({ api, onEvent, onStatus, onOpen, onAuthError }) {
       return;
     }
     if (stopped) return;
+    // A server that keeps refusing the stream may no longer know that id: go on without
+    // it (each open refreshes everything anyway, so nothing is lost).
+    if (refused >= 3) lastId = null;
     let url = `/v1/events?ticket=${encodeURIComponent(ticket)}`;
     if (lastId !== null) url += `&last_event_id=${encodeURIComponent(lastId)}`;
     const src = new EventSource(url);
     source = src;
+    let opened = false;
     src.addEventListener('open', () => {
       if (source !== src) return;
+      opened = true;
       failures = 0;
+      refused = 0;
       const reconnected = everOpened;
       everOpened = true;
       onStatus('live');
@@ -77,6 +84,7 @@ export function startLive({ api, onEvent, onStatus, onOpen, onAuthError }) {
     });
     src.addEventListener('error', () => {
       if (source !== src) return;
+      if (!opened) refused++;
       src.close();
       source = null;
       onStatus('reconnecting');
