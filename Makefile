@@ -38,15 +38,19 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/crypt.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/costs.c db/recommend.c
+              db/work_reports.c db/costs.c db/recommend.c db/events.c
 API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/idle_policy.c
+              api/stop.c api/recommend.c api/idle_policy.c api/ui.c api/events.c \
+              api/events_hub.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
-GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c
+GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c
+# The status page (served under /ui/), in the order embedded.
+UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
+              ui/render.js ui/dom.js
 MAIN_SRC   := api/main.c
 include provisioner/parsers.mk
 include provisioner/ssh.mk
@@ -86,7 +90,8 @@ $(BUILD)/gen/%.o: build/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
-# Embedded assets: migrations and the OpenAPI document travel inside the binary.
+# Embedded assets: migrations, the OpenAPI document and the status page travel inside
+# the binary.
 build/gen/migrations_blob.c: scripts/embed $(MIGRATIONS) migrations
 	@mkdir -p $(dir $@)
 	scripts/embed migrations $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
@@ -94,6 +99,10 @@ build/gen/migrations_blob.c: scripts/embed $(MIGRATIONS) migrations
 build/gen/openapi_blob.c: scripts/embed openapi/openapi.yaml
 	@mkdir -p $(dir $@)
 	scripts/embed openapi openapi/openapi.yaml > $@.tmp && mv $@.tmp $@
+
+build/gen/ui_blob.c: scripts/embed $(UI_FILES)
+	@mkdir -p $(dir $@)
+	scripts/embed ui $(UI_FILES) > $@.tmp && mv $@.tmp $@
 
 bootstrap:
 	@scripts/bootstrap

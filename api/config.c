@@ -157,7 +157,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, &cfg->max_connections,
                       err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 256, 1, 65536,
+        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 2048, 1, 65536,
                       &cfg->max_connections_per_ip, err, errlen) ||
         parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600,
                       &cfg->connection_timeout_s, err, errlen) ||
@@ -179,7 +179,17 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
         parse_int_var(get, "GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400,
                       &cfg->idle_policy_interval_s, err, errlen) ||
         parse_int_var(get, "GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000,
-                      &cfg->db_statement_timeout_ms, err, errlen))
+                      &cfg->db_statement_timeout_ms, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_EVENT_TICKET_TTL_SECONDS", 60, 1, 3600,
+                      &cfg->event_ticket_ttl_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_EVENTS_HEARTBEAT_SECONDS", 15, 1, 3600,
+                      &cfg->events_heartbeat_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_EVENTS_RING", 4096, 16, 1048576, &cfg->events_ring, err,
+                      errlen) ||
+        parse_int_var(get, "GPUFLEET_EVENTS_RETENTION", 604800, 60, 315360000,
+                      &cfg->events_retention_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", 5, 0, 3600,
+                      &cfg->events_ingest_throttle_s, err, errlen))
         return -1;
     cfg->ssh_allow_cidrs = dup_or(get("GPUFLEET_SSH_ALLOW_CIDRS"), "");
     if (cfg->ssh_allow_cidrs[0] != '\0' &&
@@ -300,5 +310,11 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "ssh_command_timeout_s", json_integer(cfg->ssh_command_timeout_s));
     json_object_set_new(o, "ssh_connect_timeout_s", json_integer(cfg->ssh_connect_timeout_s));
     json_object_set_new(o, "ssh_allow_cidrs", json_string(cfg->ssh_allow_cidrs));
+    json_object_set_new(o, "event_ticket_ttl_s", json_integer(cfg->event_ticket_ttl_s));
+    json_object_set_new(o, "events_heartbeat_s", json_integer(cfg->events_heartbeat_s));
+    json_object_set_new(o, "events_ring", json_integer(cfg->events_ring));
+    json_object_set_new(o, "events_retention_s", json_integer(cfg->events_retention_s));
+    json_object_set_new(o, "events_ingest_throttle_s",
+                        json_integer(cfg->events_ingest_throttle_s));
     log_json_steal(LOG_INFO, o);
 }

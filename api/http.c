@@ -14,6 +14,8 @@
 
 #include "api/auth.h"
 #include "api/cors.h"
+#include "api/events.h"
+#include "api/events_hub.h"
 #include "api/metrics.h"
 #include "api/routes.h"
 #include "api/server.h"
@@ -37,6 +39,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     r->start_us = util_mono_us();
     r->uri_len = strlen(uri);
     r->metric_route = -1;
+    /* MHD hands the handler an unescaped, NUL-terminated path: "/ui/index.html%00.js"
+     * would arrive as "/ui/index.html". Such a path names nothing; remember to refuse it. */
+    const char *q = strchr(uri, '?');
+    r->path_has_nul = memmem(uri, q ? (size_t)(q - uri) : r->uri_len, "%00", 3) != NULL;
     return r;
 }
 
@@ -75,9 +81,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                 "error", r->error_code);
             if (line != NULL && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 json_object_set_new(line, "terminated", json_integer((json_int_t)toe));
+            if (r->stream != NULL) {
+                r->stream_done(r->stream, line);
+                r->stream = NULL;
+            }
             log_json_steal(LOG_INFO, line);
         }
     }
+    if (r->stream != NULL)
+        r->stream_done(r->stream, NULL);
     req_free(r);
     *req_cls = NULL;
 }
@@ -135,6 +147,13 @@ static enum db_status denied_fn(struct db_conn *c, void *arg)
 
 static enum MHD_Result authenticate(struct api_req *r)
 {
+    if (r->route->flags & ROUTE_TICKET) {
+        int t = api_ticket_authenticate(r);
+        if (t < 0)
+            return MHD_YES; /* replied */
+        if (t > 0)
+            goto role;
+    }
     const char *why;
     enum auth_result res = auth_verify(auth_cfg, api_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
                                        (int64_t)time(NULL), &r->principal, &why);
@@ -145,6 +164,7 @@ static enum MHD_Result authenticate(struct api_req *r)
     case AUTH_INVALID: return api_reply_problem(r, API_ERR_INVALID_TOKEN, NULL, "%s", why);
     }
     r->authenticated = 1;
+role:
     if ((r->route->roles & r->principal.role) == 0) {
         enum MHD_Result ret = api_reply_problem(
             r, API_ERR_INSUFFICIENT_ROLE, NULL, "the %s role may not %s %s",
@@ -174,6 +194,9 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
     if (r->uri_len > API_MAX_URL)
         return api_reply_problem(r, API_ERR_URI_TOO_LONG, NULL,
                                  "the request URI is longer than %d bytes", API_MAX_URL);
+    if (r->path_has_nul)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL,
+                                 "no route matches this path (it holds an encoded NUL byte)");
     enum api_match m = api_route_match(method, url, &r->route, r->params, &r->nparams, r->allow,
                                        sizeof r->allow, &r->metric_route);
     if (m == MATCH_NO_PATH)
@@ -462,6 +485,8 @@ int api_server_start(const struct api_config *cfg, const struct api_auth *auth, 
 
 void api_server_stop(void)
 {
+    /* MHD must not be stopped with suspended connections: end the event streams first. */
+    ev_hub_end_streams(2000);
     if (daemon_handle != NULL)
         MHD_stop_daemon(daemon_handle);
     daemon_handle = NULL;

@@ -49,6 +49,7 @@ struct api_req {
     enum api_req_state state;
     int64_t start_us;
     size_t uri_len;
+    int path_has_nul; /* the raw path holds %00 (MHD's unescaped copy is cut there) */
     const char *method; /* MHD-owned, valid for the request */
     const char *path;   /* MHD-owned, unescaped, without query string */
     int method_idx;
@@ -75,6 +76,10 @@ struct api_req {
     size_t reply_len;
     const char *reply_ct;
     char *reply_location;
+    /* A streaming reply (GET /v1/events): stream_done(stream, line) runs when the request
+     * ends, adds to its access-log line (NULL when not logged) and releases stream. */
+    void *stream;
+    void (*stream_done)(void *stream, json_t *line);
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);

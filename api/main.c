@@ -5,12 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "api/auth.h"
 #include "api/catalog.h"
 #include "api/config.h"
+#include "api/events.h"
+#include "api/events_hub.h"
 #include "api/hosts.h"
 #include "api/idle_policy.h"
 #include "api/routes.h"
@@ -42,6 +45,18 @@ static int usage(FILE *out)
             "  sql NAME               print the SQL of a prepared statement (for EXPLAIN)\n"
             "  version                print the version\n");
     return out == stderr ? 2 : 0;
+}
+
+/* Event streams hold a socket each: allow as many descriptors as the hard limit does. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            log_msg(LOG_WARN, "cannot raise the open-files limit to %llu",
+                    (unsigned long long)rl.rlim_max);
+    }
 }
 
 static int fatal(const char *what, const char *reason)
@@ -129,7 +144,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     signal(SIGPIPE, SIG_IGN);
 
     /* API threads and worker threads each need a connection now and then. */
-    int pool = (workers_only ? 0 : cfg.db_pool_size) + cfg.workers +
+    /* … and the event hub one (serve only). */
+    int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers +
                (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);
     if (db_pool_init(cfg.database_url, pool) != 0) {
@@ -137,9 +153,20 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         goto cleanup_auth;
     }
     api_hosts_configure(cfg.ssh_allow_cidrs);
-    if (!workers_only && api_server_start(&cfg, &auth, err, sizeof err) != 0) {
-        fatal(what, err);
-        goto cleanup_pool;
+    if (!workers_only) {
+        raise_nofile();
+        api_events_configure(cfg.event_ticket_ttl_s);
+        struct ev_hub_config hc = {cfg.database_url, cfg.events_heartbeat_s, cfg.events_ring,
+                                   cfg.events_retention_s, cfg.events_ingest_throttle_s};
+        if (ev_hub_start(&hc) != 0) {
+            fatal(what, "cannot start the event hub");
+            goto cleanup_pool;
+        }
+        if (api_server_start(&cfg, &auth, err, sizeof err) != 0) {
+            ev_hub_stop();
+            fatal(what, err);
+            goto cleanup_pool;
+        }
     }
     struct prov_worker_config wc = {cfg.database_url,         cfg.workers,
                                     cfg.worker_concurrency,   cfg.job_lease_s,
@@ -149,8 +176,10 @@ static int cmd_serve(int argc, char **argv, int workers_only)
                                      cfg.diag_timeout_s[2]}};
     if (cfg.workers > 0 && prov_workers_start(&wc) != 0) {
         fatal(what, "cannot start the job workers");
-        if (!workers_only)
+        if (!workers_only) {
             api_server_stop();
+            ev_hub_stop();
+        }
         goto cleanup_pool;
     }
     /* The auto_stop scheduler: every replica runs one; an advisory lock picks who acts. */
@@ -158,8 +187,10 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         fatal(what, "cannot start the idle policy scheduler");
         if (cfg.workers > 0)
             prov_workers_stop();
-        if (!workers_only)
+        if (!workers_only) {
             api_server_stop();
+            ev_hub_stop();
+        }
         goto cleanup_pool;
     }
     log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:i, s:s, s:s}", "msg",
@@ -171,8 +202,10 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     sigwait(&stop, &sig);
     log_msg(LOG_INFO, "signal %d: shutting down", sig);
     idle_policy_stop();
-    if (!workers_only)
+    if (!workers_only) {
         api_server_stop();
+        ev_hub_stop();
+    }
     if (cfg.workers > 0)
         prov_workers_stop();
     api_catalog_shutdown();

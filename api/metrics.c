@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/events_hub.h"
 #include "api/routes.h"
 #include "common/sbuf.h"
 #include "db/db.h"
@@ -179,6 +180,7 @@ int api_metrics_render(char **out, size_t *len)
             ps.size, ps.connected, ps.in_use, (unsigned long long)ps.acquires,
             (unsigned long long)ps.waits, (double)ps.wait_us_total / 1e6,
             (unsigned long long)ps.timeouts, (unsigned long long)ps.connect_failures);
+    ev_hub_metrics(&b);
     process_metrics(&b);
     *out = sbuf_take(&b, len);
     return *out ? 0 : -1;

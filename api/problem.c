@@ -7,6 +7,7 @@
 
 #include "api/cors.h"
 #include "api/http.h"
+#include "api/ui.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "db/audit.h"
@@ -51,13 +52,22 @@ static void remember_reply(struct api_req *r, const char *ct, const char *body, 
     r->reply_location = location ? strdup(location) : NULL;
 }
 
+/* Every answer forbids everything to a browser that would render it (JSON, YAML, metrics
+ * text have no business running script or being framed); the status page gets its own,
+ * still strict, policy. */
+#define API_CSP "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Response *resp)
 {
     if (resp == NULL)
         return MHD_NO;
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0)
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            api_ui_path(r->path) ? API_UI_CSP : API_CSP);
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0 &&
+        MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
     api_cors_add_headers(r, resp);
     r->status = status;

@@ -19,12 +19,17 @@
 #include "api/work_reports.h"
 #include "api/costs.h"
 #include "api/recommend.h"
+#include "api/ui.h"
+#include "api/events.h"
 
 const struct api_route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
     {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC},
     {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC},
     {"GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC},
+    {"GET", "/ui", api_ui_redirect, 0, ROUTE_PUBLIC},
+    {"GET", "/ui/", api_ui_index, 0, ROUTE_PUBLIC},
+    {"GET", "/ui/{file}", api_ui_file, 0, ROUTE_PUBLIC},
     {"GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0},
     {"GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0},
     {"GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0},
@@ -75,6 +80,8 @@ const struct api_route api_routes[] = {
      ROUTE_BODY | ROUTE_MUTATES},
     {"GET", "/v1/costs", api_costs, ROLES_READ, 0},
     {"GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0},
+    {"GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET},
+    {"POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0},
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

@@ -10,6 +10,7 @@ enum api_route_flags {
     ROUTE_PUBLIC = 1,   /* no token needed */
     ROUTE_BODY = 2,     /* takes a JSON object body */
     ROUTE_MUTATES = 4,  /* changes state: audited, honours Idempotency-Key on POST */
+    ROUTE_TICKET = 8,   /* also accepts ?ticket= from POST /v1/event-tickets (api/events.h) */
 };
 
 struct api_route {

@@ -26,6 +26,7 @@
 #include "db/work_reports.h"
 #include "db/costs.h"
 #include "db/recommend.h"
+#include "db/events.h"
 
 #define DB_ACQUIRE_TIMEOUT_US (5 * 1000000LL)
 #define DB_RECONNECT_BACKOFF_US (250 * 1000LL)
@@ -62,6 +63,7 @@ static const struct {
     {db_work_report_stmts, &db_work_report_nstmts},
     {db_cost_stmts, &db_cost_nstmts},
     {db_recommend_stmts, &db_recommend_nstmts},
+    {db_event_stmts, &db_event_nstmts},
 };
 static const size_t ngroups = sizeof groups / sizeof groups[0];
 

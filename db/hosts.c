@@ -6,7 +6,10 @@
 #include <string.h>
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-/* The Host document. History is the 20 most recent changes, newest first. */
+/* The Host document. History is the 20 most recent changes, newest first. last_gate is
+ * the newest run of kind gate (diagnostics apart) with the names of its checks that
+ * failed or timed out, in check order: what a status page shows without a query per host
+ * (gate_runs_host_seq serves it). */
 #define HOST_DOC(h)                                                                          \
     "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"  \
     " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"     \
@@ -17,6 +20,12 @@
     " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, 'state', j.state,"    \
     "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"          \
     " 'last_seen', " TS(h ".last_seen") ","                                                 \
+    " 'last_gate', (SELECT json_build_object('id', g.id, 'verdict', g.verdict,"             \
+    "   'failing_checks', coalesce((SELECT json_agg(c.value->>'name' ORDER BY c.ord)"       \
+    "     FROM jsonb_array_elements(g.checks) WITH ORDINALITY AS c(value, ord)"             \
+    "     WHERE c.value->>'status' IN ('fail', 'timeout')), '[]'::json),"                   \
+    "   'finished_at', " TS("g.finished_at") ") FROM gate_runs g"                          \
+    "   WHERE g.host_id = " h ".id AND g.kind = 'gate' ORDER BY g.seq DESC LIMIT 1),"      \
     " 'state_history', coalesce((SELECT json_agg(json_build_object('from', s.from_state,"   \
     "   'to', s.to_state, 'reason', s.reason, 'job_id', s.job_id, 'actor', s.actor,"        \
     "   'at', " TS("s.at") ") ORDER BY s.id DESC) FROM (SELECT * FROM host_state_history"    \

@@ -19,7 +19,7 @@ struct db_host_new {
  * DB_HARD_ERROR with the SQLSTATE kept. */
 enum db_status db_host_insert(struct db_conn *c, const struct db_host_new *h, char **doc,
                               char id[37]);
-/* The Host document (with recent state history and the last job). */
+/* The Host document (with recent state history, the last job and the last gate run). */
 enum db_status db_host_get(struct db_conn *c, const char *id, char **doc);
 
 struct db_host_filter {

@@ -83,7 +83,9 @@ describe('gate', () => {
   test('a host that was never provisioned answers 409 not_provisioned', async () => {
     const h = await register();
     expectProblem(await post(`/v1/hosts/${h.id}/gate`), 409, 'not_provisioned');
-    assert.equal((await getHost(h.id)).state, 'registered');
+    const doc = await getHost(h.id);
+    assert.equal(doc.state, 'registered');
+    assert.equal(doc.last_gate, null, 'no gate ran: last_gate is null');
     assert.equal((await auditOf('host.gate', h.id)).length, 0);
   });
 
@@ -327,6 +329,7 @@ describe('readiness', () => {
 
     const run = expectStatus(await client.request('GET', `/v1/gate-runs/${runId}`, { token: viewer }), 200);
     assert.equal(run.verdict, 'accept');
+    assert.deepEqual((await getHost(h.id)).last_gate, { id: runId, verdict: 'accept', failing_checks: [], finished_at: run.finished_at });
     assert.equal(run.job_id, null);
     assert.equal(run.diag_level, null);
     assert.equal(run.checks.length, 3);
@@ -352,5 +355,34 @@ describe('readiness', () => {
     // a gate on a ready host is accepted (its stack is current)
     const job = expectStatus(await post(`/v1/hosts/${h.id}/gate`), 202);
     assert.equal(job.kind, 'gate');
+  });
+
+  test('the host document carries the newest gate run in brief: verdict and the checks that failed or timed out, in order', async () => {
+    const h = await register();
+    const url = srv.database.url;
+    const chk = (name, status) => ({ name, status, hardware_evidence: false, message: status, evidence: '', values: null, duration_ms: 1, phases: { command_ms: 1, parse_ms: 0 } });
+    const record = (kind, verdict, checks, at) =>
+      psql(
+        url,
+        `INSERT INTO gate_runs (kind, host_id, stack_id, pool_id, gate_version, diag_level, verdict, reason, checks, started_at, finished_at)` +
+          ` VALUES ('${kind}', '${h.id}', '${stack.id}', '${pool.id}', 1, ${kind === 'diagnostics' ? 1 : 'NULL'}, '${verdict}', 'recorded by the test',` +
+          ` '${JSON.stringify(checks)}'::jsonb, '${at}', '${at}') RETURNING id;`,
+      )
+        .split('\n')
+        .find((l) => UUID_RE.test(l));
+    record('gate', 'accept', [chk('gpu_inventory', 'pass'), chk('storage', 'pass')], '2026-01-01T10:00:00Z');
+    const newest = record(
+      'gate',
+      'investigate',
+      [chk('gpu_inventory', 'pass'), chk('container_gpu', 'warn'), chk('workload', 'timeout'), chk('topology', 'skip'), chk('storage', 'fail'), chk('observability', 'skip')],
+      '2026-01-02T10:00:00Z',
+    );
+    // a later diagnostics run is not a gate: last_gate stays on the gate run
+    record('diagnostics', 'isolate', [chk('diagnostics', 'fail')], '2026-01-03T10:00:00Z');
+
+    const want = { id: newest, verdict: 'investigate', failing_checks: ['workload', 'storage'], finished_at: '2026-01-02T10:00:00.000000Z' };
+    assert.deepEqual((await getHost(h.id)).last_gate, want);
+    const page = expectStatus(await client.request('GET', `/v1/hosts?pool_id=${pool.id}&limit=500`, { token: viewer }), 200);
+    assert.deepEqual(page.items.find((x) => x.id === h.id).last_gate, want, 'the list renders the same document');
   });
 });

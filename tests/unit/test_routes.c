@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "api/routes.h"
+#include "api/ui.h"
 #include "tests/unit/unit.h"
 
 static void match(void)
@@ -59,9 +60,52 @@ static void table_is_sane(void)
     }
 }
 
+/* The status page: one path segment names a file, looked up by exact name in the
+ * embedded table; any other shape matches no route. */
+static void ui_paths(void)
+{
+    const struct api_route *r;
+    char *params[API_MAX_PARAMS];
+    int n, label;
+    char allow[128];
+    CHECK(api_route_match("GET", "/ui/", &r, params, &n, allow, sizeof allow, &label) ==
+              MATCH_OK &&
+          n == 0);
+    CHECK_STR(r->path, "/ui/");
+    CHECK(api_route_match("GET", "/ui/..", &r, params, &n, allow, sizeof allow, &label) ==
+          MATCH_OK);
+    CHECK(n == 1);
+    CHECK_STR(r->path, "/ui/{file}");
+    CHECK_STR(params[0], "..");
+    free(params[0]);
+    CHECK(api_ui_find("..") == NULL);
+    const char *none[] = {"/ui/../openapi.yaml", "/ui//etc/passwd", "/ui/a/b", "/ui/app.js/",
+                          "/uix", "/ui/./app.js"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        CHECK(api_route_match("GET", none[i], &r, params, &n, allow, sizeof allow, &label) ==
+              MATCH_NO_PATH);
+    CHECK(api_ui_find(NULL) == NULL && api_ui_find("") == NULL);
+    CHECK(api_ui_find("INDEX.HTML") == NULL && api_ui_find("index.html ") == NULL);
+    const struct api_ui_file *f = api_ui_find("index.html");
+    CHECK(f != NULL);
+    CHECK_STR(f->content_type, "text/html; charset=utf-8");
+    f = api_ui_find("app.js");
+    CHECK(f != NULL);
+    CHECK_STR(f->content_type, "text/javascript; charset=utf-8");
+    for (size_t i = 0; i < api_ui_files_count; i++) {
+        f = &api_ui_files[i];
+        CHECK(f->len > 0 && f->data[f->len] == 0 && strchr(f->name, '/') == NULL);
+        CHECK(strlen(f->etag) == 34 && f->etag[0] == '"' && f->etag[33] == '"');
+        CHECK(api_ui_find(f->name) == f);
+    }
+    CHECK(api_ui_path("/ui") && api_ui_path("/ui/") && api_ui_path("/ui/app.js"));
+    CHECK(!api_ui_path("/uix") && !api_ui_path("/v1/ui") && !api_ui_path(NULL));
+}
+
 UNIT_SUITE(routes_tests) = {
     {"routes: parameters and Allow", match},
     {"routes: 404 and 405 cases, HEAD served by GET", misses},
     {"routes: /v1 routes need roles, no duplicates", table_is_sane},
+    {"routes: /ui/ serves one embedded file by exact name, nothing else", ui_paths},
     UNIT_END,
 };

@@ -1,0 +1,167 @@
+/* events.c — see events.h. */
+#include "db/events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+/* The event's data document: the common members first, then its own (which may not
+ * override them). */
+#define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id')"
+#define EVENT_COLS                                                                                 \
+    "e.id::text, e.type, coalesce(e.pool_id::text, ''), coalesce(e.host_id::text, ''),"            \
+    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " TS(                              \
+        "e.at") ","                                                                                \
+                " 'pool_id', e.pool_id, 'host_id', e.host_id)::text, '}') || CASE WHEN " EVENT_OWN \
+                " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END"
+
+const struct db_stmt db_event_stmts[] = {
+    {"event_emit", "INSERT INTO events (type, pool_id, host_id, data)"
+                   " VALUES ($1, $2::uuid, $3::uuid, coalesce($4::jsonb, '{}'::jsonb))"},
+    {"event_max_id", "SELECT coalesce(max(id), 0)::text FROM events"},
+    {"event_after",
+     "SELECT " EVENT_COLS " FROM events e WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int"},
+    {"event_backlog",
+     "SELECT " EVENT_COLS " FROM events e WHERE e.id > $1::bigint AND e.id <= $2::bigint"
+     " AND ($3::text[] IS NULL OR e.type = ANY ($3::text[]))"
+     " AND ($4::uuid IS NULL OR e.pool_id = $4::uuid)"
+     " AND ($5::uuid IS NULL OR e.host_id = $5::uuid)"
+     " ORDER BY e.id LIMIT $6::int"},
+    {"event_prune",
+     "DELETE FROM events WHERE id IN (SELECT id FROM events"
+     " WHERE at < now() - make_interval(secs => $1::float8) ORDER BY at LIMIT $2::int)"},
+    /* SKIP LOCKED: another replica flushing the same pool right now does it instead. */
+    {"event_ingest_flush",
+     "WITH due AS (SELECT pool_id, pending_records, window_end_max FROM event_ingest_throttle"
+     "  WHERE pending_records > 0 AND (last_emitted_at IS NULL"
+     "   OR last_emitted_at <= now() - make_interval(secs => $1::float8))"
+     "  ORDER BY pool_id FOR UPDATE SKIP LOCKED),"
+     " upd AS (UPDATE event_ingest_throttle t SET pending_records = 0, window_end_max = NULL,"
+     "  last_emitted_at = now() FROM due WHERE t.pool_id = due.pool_id)"
+     " INSERT INTO events (type, pool_id, data)"
+     " SELECT 'work_reports.ingested', pool_id, jsonb_build_object('records', pending_records,"
+     "  'window_end_max', " TS("window_end_max") ") FROM due ORDER BY pool_id"},
+    {"event_ticket_insert", "INSERT INTO event_tickets (hash, sub, role, expires_at)"
+                            " VALUES ($1, $2, $3, now() + make_interval(secs => $4::int))"
+                            " RETURNING " TS("expires_at")},
+    {"event_ticket_redeem",
+     "UPDATE event_tickets SET used_at = now()"
+     " WHERE hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING sub, role"},
+    {"event_tickets_prune",
+     "DELETE FROM event_tickets WHERE expires_at < now() - interval '1 minute'"},
+};
+const size_t db_event_nstmts = sizeof db_event_stmts / sizeof db_event_stmts[0];
+
+enum db_status db_events_emit(struct db_conn *c, const char *type, const char *pool_id,
+                              const char *host_id, const char *data_json)
+{
+    const char *p[4] = {type, pool_id, host_id, data_json};
+    return db_exec_noresult(c, "event_emit", 4, p);
+}
+
+enum db_status db_events_max_id(struct db_conn *c, int64_t *max)
+{
+    PGresult *r;
+    *max = 0;
+    enum db_status s = db_exec(c, "event_max_id", 0, NULL, &r);
+    if (s == DB_ONE_RESULT)
+        *max = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_events_after(struct db_conn *c, int64_t after, int limit, PGresult **res)
+{
+    char a[24], l[16];
+    snprintf(a, sizeof a, "%lld", (long long)after);
+    snprintf(l, sizeof l, "%d", limit);
+    const char *p[2] = {a, l};
+    return db_exec(c, "event_after", 2, p, res);
+}
+
+enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
+                                 const char *pool_id, const char *host_id, int limit,
+                                 PGresult **res)
+{
+    char a[24], u[24], l[16];
+    snprintf(a, sizeof a, "%lld", (long long)after);
+    snprintf(u, sizeof u, "%lld", (long long)upto);
+    snprintf(l, sizeof l, "%d", limit);
+    const char *p[6] = {a, u, types, pool_id, host_id, l};
+    return db_exec(c, "event_backlog", 6, p, res);
+}
+
+void db_events_row(const PGresult *res, int i, struct db_event_row *out)
+{
+    out->id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+    out->type = PQgetvalue(res, i, 1);
+    out->pool_id = PQgetvalue(res, i, 2);
+    out->host_id = PQgetvalue(res, i, 3);
+    out->doc = PQgetvalue(res, i, 4);
+}
+
+/* Runs a command and reports the affected rows. */
+static enum db_status exec_count(struct db_conn *c, const char *stmt, int n, const char *const *p,
+                                 long *count)
+{
+    PGresult *r;
+    *count = 0;
+    enum db_status s = db_exec(c, stmt, n, p, &r);
+    if (s >= 0) {
+        const char *t = PQcmdTuples(r);
+        *count = (t && *t) ? atol(t) : 0;
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted)
+{
+    char ret[24], b[16];
+    snprintf(ret, sizeof ret, "%ld", retention_s);
+    snprintf(b, sizeof b, "%d", batch);
+    const char *p[2] = {ret, b};
+    return exec_count(c, "event_prune", 2, p, deleted);
+}
+
+enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *emitted)
+{
+    char t[24];
+    snprintf(t, sizeof t, "%ld", throttle_s);
+    const char *p[1] = {t};
+    return exec_count(c, "event_ingest_flush", 1, p, emitted);
+}
+
+enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, const char *sub,
+                                      const char *role, int ttl_s, char *expires_at, size_t len)
+{
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", ttl_s);
+    const char *p[4] = {hash_hex, sub, role, ttl};
+    PGresult *r;
+    enum db_status s = db_exec(c, "event_ticket_insert", 4, p, &r);
+    if (s == DB_ONE_RESULT)
+        snprintf(expires_at, len, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, char *sub,
+                                      size_t sublen, char *role, size_t rolelen)
+{
+    const char *p[1] = {hash_hex};
+    PGresult *r;
+    enum db_status s = db_exec(c, "event_ticket_redeem", 1, p, &r);
+    if (s == DB_ONE_RESULT) {
+        snprintf(sub, sublen, "%s", PQgetvalue(r, 0, 0));
+        snprintf(role, rolelen, "%s", PQgetvalue(r, 0, 1));
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_event_tickets_prune(struct db_conn *c, long *deleted)
+{
+    return exec_count(c, "event_tickets_prune", 0, NULL, deleted);
+}

@@ -1,0 +1,59 @@
+/* events.h — the event log behind GET /v1/events, and the tickets that open a stream.
+ * Most events are written by triggers (migrations/0009_events.sql); db_events_emit is
+ * for events computed in C (recommendations). */
+#ifndef GPUFLEET_DB_EVENTS_H
+#define GPUFLEET_DB_EVENTS_H
+
+#include <stdint.h>
+
+#include "db/db.h"
+
+extern const struct db_stmt db_event_stmts[];
+extern const size_t db_event_nstmts;
+
+/* Appends one event inside the caller's transaction; it is delivered once that commits.
+ * type: e.g. "recommendation.opened" (lowercase words joined by dots); pool_id, host_id:
+ * UUIDs or NULL; data_json: a JSON object's text (NULL for {}) whose members are merged
+ * into the event's data (id, type, at, pool_id and host_id always come from the event).
+ * Returns DB_ONE_RESULT, or DB_HARD_ERROR for a bad type, id or non-object data. */
+enum db_status db_events_emit(struct db_conn *c, const char *type, const char *pool_id,
+                              const char *host_id, const char *data_json);
+
+/* The highest event id, 0 when there is none. */
+enum db_status db_events_max_id(struct db_conn *c, int64_t *max);
+
+/* One event as read back: the full data document (one line of JSON). Pointers borrow
+ * from the result; pool_id and host_id are "" when null. */
+struct db_event_row {
+    int64_t id;
+    const char *type, *pool_id, *host_id, *doc;
+};
+/* Events with id > after, in id order, at most limit rows. Caller PQclear()s *res. */
+enum db_status db_events_after(struct db_conn *c, int64_t after, int limit, PGresult **res);
+/* Events with after < id <= upto matching the filters (types: a text[] literal such as
+ * "{host.state,job.state}", or NULL for all; pool_id, host_id: NULL for any), in id
+ * order, at most limit rows. Caller PQclear()s *res. */
+enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
+                                 const char *pool_id, const char *host_id, int limit,
+                                 PGresult **res);
+/* Row i of a result of the two calls above. */
+void db_events_row(const PGresult *res, int i, struct db_event_row *out);
+
+/* Deletes up to batch events older than retention_s seconds; *deleted receives how many. */
+enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted);
+/* Turns the per-pool counts of stored work reports into work_reports.ingested events, for
+ * each pool whose last event is at least throttle_s seconds old. *emitted: events written. */
+enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *emitted);
+
+/* Stores a ticket's hash for sub and role (viewer, operator or admin), valid ttl_s
+ * seconds. expires_at receives the RFC 3339 expiry (at least 40 bytes). */
+enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, const char *sub,
+                                      const char *role, int ttl_s, char *expires_at, size_t len);
+/* Redeems a ticket at most once, atomically: DB_ONE_RESULT with its sub and role, or
+ * DB_NO_RESULTS when it is unknown, expired or already used. */
+enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, char *sub,
+                                      size_t sublen, char *role, size_t rolelen);
+/* Deletes tickets that expired more than a minute ago. */
+enum db_status db_event_tickets_prune(struct db_conn *c, long *deleted);
+
+#endif

@@ -1,0 +1,336 @@
+'use strict';
+// The status page (/ui/) in headless Chromium against a real gpufleetd, a real
+// PostgreSQL and the simulated sshd fleet (needs root). Three simulated hosts are
+// registered, provisioned and gated through the API (an 8x H100 that is accepted, an L4
+// in a pool whose name is an HTML payload, an H100 with a missing GPU that is isolated),
+// plus one host that is only registered and carries an HTML payload as a label. Then:
+// sign-in keeps the token in sessionStorage only; the table shows what the API says;
+// payloads stay text; filters; costs and recommendations; no CSP violation, no dialog,
+// no page error; a screenshot for the README. Live updates: tests/ui/live.test.js.
+
+const { describe, test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { startServer, psql, ROOT, ARTIFACTS } = require('../api/lib/server');
+const { api } = require('../api/lib/openapi');
+const { expectStatus } = require('../api/lib/assert');
+const fleet = require('../api/lib/fleet');
+const { launch } = require('./lib/browser');
+const view = require('./lib/view');
+
+const XSS = '<img src=x onerror=alert(1)>';
+const UI_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const SHOT = path.join(ARTIFACTS, 'ui', 'status-page.png');
+const DOC_SHOT = path.join(ROOT, 'docs', 'img', 'status-page.png');
+const WORKER_ENV = {
+  GPUFLEET_WORKERS: '2',
+  GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8',
+  GPUFLEET_SSH_COMMAND_TIMEOUT: '10',
+  GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
+  GPUFLEET_JOB_LEASE_SECONDS: '9',
+  GPUFLEET_IDLE_POLICY_INTERVAL: '0',
+};
+
+let sim;
+let srv;
+let client;
+let admin;
+let operator;
+let viewer;
+let b; // the browser
+let page;
+const hosts = {}; // role → API host: h100, l4, missing, spare
+const pools = {}; // h100, xss
+let stack;
+
+const ago = (ms) => new Date(Date.now() - ms).toISOString();
+
+async function apiHost(id) {
+  return expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
+}
+
+const rowOf = (id) => view.rowOf(page, id);
+const visibleHostIds = () => view.visibleHostIds(page);
+const waitRow = (id, pred, what, timeout) => view.waitRow(page, id, pred, what, timeout);
+const signIn = (token) => view.signIn(page, token);
+
+before(async () => {
+  sim = fleet.simfleet.up({
+    count: 3,
+    profile: ['h100x8', 'l4x1', 'gpu_missing'],
+    net: 225,
+    user: 'gpufleet-utest',
+    delay: 0,
+    dir: fs.mkdtempSync('/tmp/gft-ui-fleet-'),
+  });
+  srv = await startServer({ name: 'ui-status', env: WORKER_ENV });
+  client = api(srv);
+  admin = srv.token('admin');
+  operator = srv.token('operator');
+  viewer = srv.token('viewer', { sub: 'ui-viewer' });
+
+  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
+  stack = await fleet.createStack(client, operator, { name: 'vllm-0.6.3-cu124' });
+  const gate = { storage_min_mbps: 20, workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 } };
+  const common = { price_per_hour: 12, durable_path: sim.env.SIMFLEET_DURABLE_PATH, scratch_path: sim.env.SIMFLEET_SCRATCH_PATH, gate };
+  pools.h100 = await fleet.createPool(client, admin, { ...common, name: 'h100-nvlink', gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink', price_per_hour: 32 });
+  pools.xss = await fleet.createPool(client, admin, { ...common, name: XSS, gpu_model: 'l4', gpu_count: 1 });
+
+  const sims = { h100: sim.ofProfile('h100x8')[0], l4: sim.ofProfile('l4x1')[0], missing: sim.ofProfile('gpu_missing')[0] };
+  const names = { h100: 'ui-h100-a', l4: 'ui-l4-b', missing: 'ui-h100-c' };
+  for (const role of ['h100', 'l4', 'missing']) {
+    const h = sims[role];
+    hosts[role] = await fleet.createHost(client, operator, {
+      name: names[role],
+      address: h.address,
+      port: h.port,
+      user: h.user,
+      credential_id: cred.id,
+      pool_id: role === 'l4' ? pools.xss.id : pools.h100.id,
+      labels: { rack: `r${role.length}` },
+    });
+  }
+  // Registered only (nothing listens there): never provisioned, never gated.
+  hosts.spare = await fleet.createHost(client, operator, {
+    name: 'ui-spare-d',
+    address: '127.0.225.200',
+    port: 2222,
+    user: 'gpufleet',
+    credential_id: cred.id,
+    pool_id: pools.h100.id,
+    labels: { note: XSS },
+  });
+
+  const gated = ['h100', 'l4', 'missing'];
+  await Promise.all(
+    gated.map(async (role) => {
+      const p = await fleet.provision(client, operator, hosts[role].id, stack.id);
+      const pj = await fleet.waitJob(client, viewer, p.id, { timeoutMs: 90_000, intervalMs: 300 });
+      assert.equal(pj.state, 'succeeded', `provisioning ${role}: ${pj.error_class} ${pj.error}`);
+      const g = expectStatus(await client.request('POST', `/v1/hosts/${hosts[role].id}/gate`, { token: operator }), 202);
+      const gj = await fleet.waitJob(client, viewer, g.id, { timeoutMs: 90_000, intervalMs: 300 });
+      assert.equal(gj.state, 'succeeded', `gate ${role}: ${gj.error_class} ${gj.error}`);
+    }),
+  );
+  for (const role of Object.keys(hosts)) hosts[role] = await apiHost(hosts[role].id);
+
+  // As if the fleet had been registered four hours ago (held time comes from the state
+  // history), so the work reports below fall inside the time the hosts were held.
+  const ids = Object.values(hosts).map((h) => `'${h.id}'`).join(', ');
+  psql(srv.database.url, `UPDATE host_state_history SET at = at - interval '4 hours' WHERE host_id IN (${ids})`);
+
+  // Work reports: the L4 did work in the last hours, the H100 sat idle (a stop recommendation).
+  const reporter = srv.token('reporter');
+  const records = [
+    { host_id: hosts.l4.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 120000, failed: 6000, retried: 0, busy_seconds: 2880 },
+    { host_id: hosts.h100.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },
+  ];
+  expectStatus(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records } }), 201);
+
+  b = await launch({ viewport: { width: 1440, height: 720 } });
+  page = await b.page();
+});
+
+after(async () => {
+  if (b) await b.close().catch(() => {});
+  if (srv) await srv.stop();
+  if (sim) {
+    sim.down();
+    fs.rmSync(sim.dir, { recursive: true, force: true });
+  }
+});
+
+describe('the status page', () => {
+  test('the fleet is what the page will show: a real verdict and GPU facts', () => {
+    assert.equal(hosts.h100.state, 'ready');
+    assert.equal(hosts.h100.last_gate.verdict, 'accept');
+    assert.equal(hosts.l4.last_gate.verdict, 'accept');
+    assert.equal(hosts.missing.state, 'quarantined');
+    assert.equal(hosts.missing.last_gate.verdict, 'isolate');
+    assert.ok(hosts.missing.last_gate.failing_checks.includes('gpu_inventory'), JSON.stringify(hosts.missing.last_gate));
+    assert.equal(hosts.spare.last_gate, null);
+    assert.equal(hosts.h100.facts.gpus.length, 8);
+  });
+
+  test('the page loads without a token, under its strict policy, and asks for one', async () => {
+    const res = await page.goto(`${srv.url}/ui`);
+    assert.equal(page.url(), `${srv.url}/ui/`, '/ui redirects to /ui/');
+    const h = res.headers();
+    assert.equal(h['content-security-policy'], UI_CSP);
+    assert.equal(h['x-content-type-options'], 'nosniff');
+    assert.equal(h['referrer-policy'], 'no-referrer');
+    assert.equal(h['content-type'], 'text/html; charset=utf-8');
+    await page.waitForSelector('#signin:not([hidden])');
+    assert.equal(await page.isVisible('#dashboard'), false);
+  });
+
+  test('a malformed token, a refused one (401) and a role that may not read (403) are shown plainly', async () => {
+    await signIn('not a token');
+    await page.waitForSelector('#signin-error:not([hidden])');
+    assert.match(await page.textContent('#signin-error'), /not a token/);
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+
+    const tampered = viewer.slice(0, -4) + (viewer.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    await signIn(tampered);
+    await page.waitForFunction(() => /token was refused/.test(document.getElementById('signin-error').textContent));
+    assert.equal(await page.isVisible('#signin'), true, '401: back at sign-in');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('gpufleet.token')), null, '401: the token is forgotten');
+
+    await signIn(srv.token('reporter'));
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error'), /Not allowed with this token: .*reporter/);
+    await page.click('#signout');
+    await page.waitForSelector('#signin:not([hidden])');
+  });
+
+  test('sign-in keeps the token in sessionStorage only: not in localStorage, a cookie or a URL', async () => {
+    const from = b.requests.length;
+    await signIn(viewer);
+    await page.waitForFunction((n) => document.querySelectorAll('#hosts tbody tr').length === n, 4);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('gpufleet.token')), viewer);
+    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    assert.deepEqual(await page.context().cookies(), []);
+    assert.equal(page.url(), `${srv.url}/ui/`);
+    for (const u of b.requests) assert.ok(!u.url.includes(viewer) && !u.url.includes(viewer.split('.')[2]), `a request URL carries the token: ${u.url}`);
+    const dataCalls = b.requests.slice(from).filter((r) => new URL(r.url).pathname.startsWith('/v1/hosts'));
+    assert.ok(dataCalls.length > 0);
+    for (const r of dataCalls) assert.equal(r.headers.authorization, `Bearer ${viewer}`);
+  });
+
+  test('every host is listed with its state, pool, GPU model × count, stack, verdict and failing checks', async () => {
+    const want = {
+      h100: { gpus: '8 × NVIDIA H100 80GB HBM3', pool: 'h100-nvlink' },
+      l4: { gpus: '1 × NVIDIA L4', pool: XSS },
+      missing: { gpus: '7 × NVIDIA H100 80GB HBM3', pool: 'h100-nvlink' },
+      spare: { gpus: '—', pool: 'h100-nvlink' },
+    };
+    for (const [role, h] of Object.entries(hosts)) {
+      const row = await waitRow(h.id, (r) => r && (!h.current_stack_id || r.stack === stack.name), `${role}: stack name`, 10_000);
+      assert.equal(row.name, h.name, role);
+      assert.equal(row.state, h.state, role);
+      assert.equal(row.pool, want[role].pool, role);
+      assert.equal(row.gpus, want[role].gpus, role);
+      if (h.last_gate) {
+        assert.equal(row.verdict, h.last_gate.verdict, role);
+        assert.equal(row.failing, h.last_gate.failing_checks.join(', '), role);
+      } else {
+        assert.equal(row.verdict, null, role);
+        assert.equal(row.gate, 'never gated', role);
+        assert.equal(row.stack, '—', role);
+      }
+      assert.match(row.seen, h.last_seen ? /^(just now|\d+ s ago|\d+ min ago)$/ : /^never$/, role);
+    }
+    assert.match((await rowOf(hosts.missing.id)).failing, /gpu_inventory/);
+    assert.equal(await page.textContent('#host-count'), '(4)');
+  });
+
+  test('host-supplied text is shown literally: no element, no dialog', async () => {
+    assert.deepEqual((await rowOf(hosts.spare.id)).labels, [`note=${XSS}`]);
+    assert.equal((await rowOf(hosts.l4.id)).pool, XSS);
+    assert.equal(await page.locator('#hosts img').count(), 0, 'no <img> in the table');
+    assert.equal(await page.locator('img').count(), 0, 'no <img> anywhere');
+    const options = await page.$$eval('#filter-pool option', (os) => os.map((o) => o.textContent));
+    assert.ok(options.includes(XSS), `pool filter options: ${options}`);
+    await fleet.sleep(500); // an onerror would have fired by now
+    assert.deepEqual(b.dialogs, [], 'alert(1) never ran');
+  });
+
+  test('"last seen" is re-labelled client-side every few seconds', async () => {
+    const id = hosts.h100.id;
+    const first = (await rowOf(id)).seen;
+    const before = b.requests.length;
+    const row = await waitRow(id, (r) => r.seen !== first, 'a new last-seen label', 12_000);
+    assert.match(row.seen, /^(\d+ s ago|\d+ min ago)$/);
+    const fetched = b.requests.slice(before).filter((r) => new URL(r.url).pathname.startsWith('/v1/hosts'));
+    assert.deepEqual(fetched.map((r) => r.url), [], 'the label changed without fetching the host');
+  });
+
+  test('filters by state and by pool', async () => {
+    const byState = (s) => Object.values(hosts).filter((h) => h.state === s).map((h) => h.id).sort();
+    await page.selectOption('#filter-state', 'ready');
+    assert.deepEqual((await visibleHostIds()).sort(), byState('ready'));
+    assert.equal(byState('ready').length, 2);
+    assert.equal(await page.textContent('#host-count'), '(2 of 4)');
+    await page.selectOption('#filter-state', 'quarantined');
+    assert.deepEqual(await visibleHostIds(), [hosts.missing.id]);
+    await page.selectOption('#filter-state', 'stopped');
+    assert.deepEqual(await visibleHostIds(), []);
+    assert.equal(await page.isVisible('#hosts-empty'), true);
+
+    await page.selectOption('#filter-state', '');
+    await page.selectOption('#filter-pool', pools.xss.id);
+    assert.deepEqual(await visibleHostIds(), [hosts.l4.id]);
+    await page.selectOption('#filter-pool', pools.h100.id);
+    assert.deepEqual((await visibleHostIds()).sort(), [hosts.h100.id, hosts.missing.id, hosts.spare.id].sort());
+    await page.selectOption('#filter-state', 'ready');
+    assert.deepEqual(await visibleHostIds(), [hosts.h100.id], 'both filters together');
+    await page.selectOption('#filter-state', '');
+    await page.selectOption('#filter-pool', '');
+    assert.equal((await visibleHostIds()).length, 4);
+  });
+
+  test('cost per completed unit per pool over the last 24 h', async () => {
+    const rows = await page.$$eval('#costs tbody tr', (trs) =>
+      trs.map((tr) => ({ pool: tr.getAttribute('data-pool-id'), cells: [...tr.cells].map((c) => c.textContent) })),
+    );
+    const l4 = rows.find((r) => r.pool === pools.xss.id);
+    assert.ok(l4, `a row for the L4 pool: ${JSON.stringify(rows)}`);
+    assert.equal(l4.cells[0], XSS);
+    assert.match(l4.cells[2], /^[0-9.,]+ per 1,000 tokens$/);
+    assert.equal(l4.cells[3], '4.8 %', 'failed/retried share: 6,000 of 126,000');
+    const h100 = rows.find((r) => r.pool === pools.h100.id);
+    assert.ok(h100, 'a row for the H100 pool');
+    assert.equal(h100.cells[2], 'no tokens completed');
+    // The same figures as the API for the page's window.
+    const rep = expectStatus(await client.request('GET', `/v1/costs?group_by=pool`, { token: viewer }), 200);
+    const api4 = rep.items.find((g) => g.id === pools.xss.id);
+    assert.ok(api4.cost_per_completed_unit.tokens.per_1000 > 0);
+  });
+
+  test('open recommendations are listed, with the host names', async () => {
+    const list = expectStatus(await client.request('GET', '/v1/recommendations', { token: viewer }), 200);
+    const stop = list.items.find((r) => r.action === 'stop' && r.target.host_ids.includes(hosts.h100.id));
+    assert.ok(stop, `the idle H100 gets a stop recommendation: ${JSON.stringify(list.items)}`);
+    await page.waitForSelector(`#recs li[data-rec-id="${stop.id}"]`);
+    const shown = await page.$$eval('#recs li', (lis) => lis.map((li) => li.getAttribute('data-rec-id')));
+    assert.deepEqual(shown.sort(), list.items.map((r) => r.id).sort());
+    const text = await page.textContent(`#recs li[data-rec-id="${stop.id}"]`);
+    assert.match(text, /stop/);
+    assert.ok(text.includes(hosts.h100.name), text);
+    const digitless = (x) => x.replace(/\d+/g, 'N'); // "idle for 10804 s" grows by the second
+    assert.ok(digitless(text).includes(digitless(stop.reason)), `${text} / ${stop.reason}`);
+  });
+
+  test('a screenshot for the README', async () => {
+    await page.selectOption('#filter-state', '');
+    await page.selectOption('#filter-pool', '');
+    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT, fullPage: true });
+    assert.ok(fs.statSync(SHOT).size > 10_000);
+    fs.mkdirSync(path.dirname(DOC_SHOT), { recursive: true });
+    fs.copyFileSync(SHOT, DOC_SHOT);
+  });
+
+  test('no CSP violation, console CSP report, page error or dialog the whole time', async () => {
+    assert.deepEqual(await b.cspViolations(page), []);
+    assert.deepEqual(
+      b.consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m)),
+      [],
+    );
+    assert.deepEqual(b.pageErrors, []);
+    assert.deepEqual(b.dialogs, []);
+  });
+
+  test('sign-out forgets the token and the data', async () => {
+    await page.click('#signout');
+    await page.waitForSelector('#signin:not([hidden])');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('gpufleet.token')), null);
+    assert.equal(await page.locator('#hosts tbody tr').count(), 0);
+    assert.equal(await page.textContent('#live'), 'offline');
+  });
+});

@@ -1,0 +1,400 @@
+// app.js — the fleet status page: sign-in, the host table with its filters, costs per
+// pool, open recommendations, and live updates from the event stream.
+//
+// The token lives in sessionStorage only (this tab, until it closes or the user signs
+// out): never in local storage, a cookie or a URL.
+import { describeError, makeClient } from './api.js';
+import { el, setText, shortId } from './dom.js';
+import { startLive } from './live.js';
+import { costRow, hostRow, recItem, tickSeen } from './render.js';
+
+const TOKEN_KEY = 'gpufleet.token';
+const HOST_STATES = [
+  'registered', 'provisioning', 'provisioned', 'gating', 'ready', 'investigating', 'quarantined',
+  'draining', 'drained', 'diagnosing', 'stopping', 'stopped', 'failed',
+];
+const HOST_FETCH_DELAY_MS = 150; // coalesces a burst of events about one host
+const RECS_DELAY_MS = 500;
+const COSTS_MIN_INTERVAL_MS = 5000; // at most one costs query per 5 s from events
+const COSTS_REFRESH_MS = 300000; // the 24 h window slides: refresh it every 5 min anyway
+const SEEN_TICK_MS = 5000;
+const LIVE_TEXT = {
+  off: 'offline',
+  connecting: 'connecting…',
+  live: 'live',
+  reconnecting: 'reconnecting…',
+  unavailable: 'no live updates',
+  forbidden: 'no live updates (forbidden)',
+};
+
+const $ = (id) => document.getElementById(id);
+const api = makeClient(() => sessionStorage.getItem(TOKEN_KEY));
+
+const st = {
+  generation: 0, // bumped on sign-out: answers to older requests are dropped
+  hosts: new Map(), // id → Host document
+  rows: new Map(), // id → <tr>
+  deleted: new Set(), // ids removed by host.deleted (a late answer must not bring them back)
+  pools: new Map(), // id → Pool document
+  stacks: new Map(), // id → name, or null while unknown
+  live: null,
+  timers: [],
+  hostQueue: { pending: new Set(), inflight: new Set(), timer: null },
+  recsTimer: null,
+  costs: { last: 0, timer: null },
+};
+
+const ctx = {
+  poolName: (id) => (st.pools.get(id) ? st.pools.get(id).name : shortId(id)),
+  stackName: (id) => st.stacks.get(id) || shortId(id),
+  hostName: (id) => (st.hosts.get(id) ? st.hosts.get(id).name : shortId(id)),
+};
+
+// ---- messages ----
+
+function showError(msg) {
+  setText($('error'), msg);
+  $('error').hidden = !msg;
+}
+
+function setLive(state) {
+  const node = $('live');
+  node.className = `live live-${state}`;
+  setText(node, LIVE_TEXT[state] || state);
+}
+
+/** 401 anywhere: back to sign-in with the reason. Anything else: the banner. */
+function fail(err, gen) {
+  if (gen !== undefined && gen !== st.generation) return;
+  if (err && err.status === 401) signOut(describeError(err));
+  else showError(describeError(err));
+}
+
+// ---- hosts ----
+
+function matchesFilters(row) {
+  const state = $('filter-state').value;
+  const pool = $('filter-pool').value;
+  return (!state || row.getAttribute('data-state') === state) && (!pool || row.getAttribute('data-pool-id') === pool);
+}
+
+function applyFilters() {
+  let shown = 0;
+  for (const row of st.rows.values()) {
+    row.hidden = !matchesFilters(row);
+    if (!row.hidden) shown++;
+  }
+  const total = st.rows.size;
+  setText($('host-count'), shown === total ? `(${total})` : `(${shown} of ${total})`);
+  $('hosts-empty').hidden = shown > 0;
+}
+
+function sortRows() {
+  const ids = [...st.hosts.keys()].sort((a, b) => {
+    const x = st.hosts.get(a).name;
+    const y = st.hosts.get(b).name;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  $('hosts').tBodies[0].append(...ids.map((id) => st.rows.get(id)));
+}
+
+function renderHost(h) {
+  const row = hostRow(h, ctx);
+  const old = st.rows.get(h.id);
+  st.rows.set(h.id, row);
+  if (old) old.replaceWith(row);
+  row.hidden = !matchesFilters(row);
+  return !old;
+}
+
+function upsertHost(h) {
+  if (st.deleted.has(h.id)) return;
+  const before = st.hosts.get(h.id);
+  st.hosts.set(h.id, h);
+  wantStack(h.current_stack_id);
+  if (!st.pools.has(h.pool_id)) loadPools(st.generation);
+  if (renderHost(h) || (before && before.name !== h.name)) sortRows();
+  applyFilters();
+}
+
+function removeHost(id) {
+  const row = st.rows.get(id);
+  if (row) row.remove();
+  st.rows.delete(id);
+  st.hosts.delete(id);
+  applyFilters();
+}
+
+function replaceHosts(list) {
+  st.hosts.clear();
+  st.rows.clear();
+  for (const h of list) {
+    if (st.deleted.has(h.id)) continue;
+    st.hosts.set(h.id, h);
+    wantStack(h.current_stack_id);
+    renderHost(h);
+  }
+  $('hosts').tBodies[0].replaceChildren();
+  sortRows();
+  applyFilters();
+}
+
+function rerenderHosts() {
+  for (const h of st.hosts.values()) renderHost(h);
+  applyFilters();
+}
+
+/** Stack names, fetched once per distinct stack (hosts share a few stacks). */
+function wantStack(id) {
+  if (!id || st.stacks.has(id)) return;
+  st.stacks.set(id, null);
+  const gen = st.generation;
+  api.get(`/v1/stacks/${encodeURIComponent(id)}`).then(
+    (s) => {
+      if (gen !== st.generation) return;
+      st.stacks.set(id, s.name);
+      rerenderHosts();
+    },
+    (err) => {
+      if (gen !== st.generation) return;
+      if (err.status !== 404) st.stacks.delete(id); // try again with the next update
+      if (err.status === 401) fail(err, gen);
+    },
+  );
+}
+
+/** Host events: re-fetch that host, once per burst, never two fetches of one host at once. */
+function queueHost(id) {
+  const q = st.hostQueue;
+  q.pending.add(id);
+  if (!q.timer) q.timer = setTimeout(flushHosts, HOST_FETCH_DELAY_MS);
+}
+
+function flushHosts() {
+  const q = st.hostQueue;
+  q.timer = null;
+  const gen = st.generation;
+  for (const id of [...q.pending]) {
+    if (q.inflight.has(id)) continue; // fetched again when the current answer is in
+    q.pending.delete(id);
+    q.inflight.add(id);
+    api
+      .get(`/v1/hosts/${encodeURIComponent(id)}`)
+      .then(
+        (h) => gen === st.generation && upsertHost(h),
+        (err) => {
+          if (gen !== st.generation) return;
+          if (err.status === 404) removeHost(id);
+          else fail(err, gen);
+        },
+      )
+      .finally(() => {
+        q.inflight.delete(id);
+        if (q.pending.has(id) && !q.timer) q.timer = setTimeout(flushHosts, HOST_FETCH_DELAY_MS);
+      });
+  }
+}
+
+// ---- pools (names and the pool filter) ----
+
+function renderPoolFilter() {
+  const sel = $('filter-pool');
+  const keep = sel.value;
+  const pools = [...st.pools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  sel.replaceChildren(el('option', { value: '', text: 'all pools' }), ...pools.map((p) => el('option', { value: p.id, text: p.name })));
+  sel.value = st.pools.has(keep) ? keep : '';
+}
+
+async function loadPools(gen) {
+  try {
+    const pools = await api.getAll('/v1/pools?limit=500');
+    if (gen !== st.generation) return;
+    st.pools = new Map(pools.map((p) => [p.id, p]));
+    renderPoolFilter();
+    rerenderHosts();
+  } catch (err) {
+    fail(err, gen);
+  }
+}
+
+// ---- costs and recommendations ----
+
+function isoSeconds(ms) {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+async function loadCosts(gen) {
+  const to = Date.now();
+  const from = to - 24 * 3600 * 1000;
+  const q = `/v1/costs?group_by=pool&from=${encodeURIComponent(isoSeconds(from))}&to=${encodeURIComponent(isoSeconds(to))}`;
+  try {
+    const rep = await api.get(q);
+    if (gen !== st.generation) return;
+    const items = rep.items.filter((g) => g.held_hours > 0 || !g.no_usage_data);
+    $('costs').tBodies[0].replaceChildren(...items.map(costRow));
+    $('costs-empty').hidden = items.length > 0;
+    setText($('costs-window'), `last 24 h, to ${new Date(Date.parse(rep.to)).toLocaleTimeString()}`);
+  } catch (err) {
+    fail(err, gen);
+  }
+}
+
+/** At most one costs query per COSTS_MIN_INTERVAL_MS; a request inside it runs at its end. */
+function costsSoon() {
+  const c = st.costs;
+  if (c.timer) return;
+  const wait = Math.max(0, c.last + COSTS_MIN_INTERVAL_MS - Date.now());
+  const gen = st.generation;
+  c.timer = setTimeout(async () => {
+    c.last = Date.now();
+    await loadCosts(gen);
+    c.timer = null;
+  }, wait);
+}
+
+async function loadRecs(gen) {
+  try {
+    const list = await api.get('/v1/recommendations');
+    if (gen !== st.generation) return;
+    $('recs').replaceChildren(...list.items.map((r) => recItem(r, ctx)));
+    setText($('rec-count'), `(${list.items.length})`);
+    $('recs-empty').hidden = list.items.length > 0;
+    const n = list.no_usage_data.length;
+    setText($('recs-nousage'), n ? `${n} host${n === 1 ? '' : 's'} sent no work report in the last 24 h: never treated as idle.` : '');
+    $('recs-nousage').hidden = n === 0;
+  } catch (err) {
+    fail(err, gen);
+  }
+}
+
+function recsSoon() {
+  if (st.recsTimer) return;
+  const gen = st.generation;
+  st.recsTimer = setTimeout(() => {
+    st.recsTimer = null;
+    loadRecs(gen);
+  }, RECS_DELAY_MS);
+}
+
+// ---- loading and live updates ----
+
+/** Everything, from scratch. */
+async function refreshAll() {
+  const gen = st.generation;
+  try {
+    const [pools, hosts] = await Promise.all([api.getAll('/v1/pools?limit=500'), api.getAll('/v1/hosts?limit=500')]);
+    if (gen !== st.generation) return false;
+    st.pools = new Map(pools.map((p) => [p.id, p]));
+    renderPoolFilter();
+    replaceHosts(hosts);
+    showError('');
+  } catch (err) {
+    fail(err, gen);
+    return;
+  }
+  st.costs.last = Date.now();
+  await Promise.all([loadCosts(gen), loadRecs(gen)]);
+}
+
+function onEvent(type, data) {
+  if (type.startsWith('recommendation.')) return recsSoon();
+  if (type.startsWith('work_reports.')) return costsSoon();
+  const id = data.host_id;
+  if (typeof id !== 'string' || !id) return;
+  if (type === 'host.deleted') {
+    st.deleted.add(id);
+    st.hostQueue.pending.delete(id);
+    removeHost(id);
+    return;
+  }
+  queueHost(id);
+}
+
+function startStream() {
+  st.live = startLive({
+    api,
+    onEvent,
+    onStatus: setLive,
+    // Whatever happened while the stream was closed, or before it first opened, is
+    // picked up by one full refresh (cheap: the lists answer 304 when unchanged).
+    onOpen: () => refreshAll(),
+    onAuthError: (err) => signOut(describeError(err)),
+  });
+}
+
+// ---- sign-in / sign-out ----
+
+function showSignedIn(yes) {
+  $('signin').hidden = yes;
+  $('dashboard').hidden = !yes;
+  $('signout').hidden = !yes;
+  $('refresh').hidden = !yes;
+}
+
+async function start() {
+  showSignedIn(true);
+  showError('');
+  const gen = st.generation;
+  // A 401 signs out (a new generation); a 403 or a network failure stays on the banner,
+  // and the stream's first open retries the load.
+  await refreshAll();
+  if (gen !== st.generation) return;
+  startStream();
+  st.timers.push(setInterval(() => tickSeen($('hosts')), SEEN_TICK_MS));
+  st.timers.push(setInterval(costsSoon, COSTS_REFRESH_MS));
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  st.generation++;
+  if (st.live) st.live.stop();
+  st.live = null;
+  for (const t of st.timers) clearInterval(t);
+  st.timers = [];
+  clearTimeout(st.hostQueue.timer);
+  clearTimeout(st.recsTimer);
+  clearTimeout(st.costs.timer);
+  st.hostQueue = { pending: new Set(), inflight: new Set(), timer: null };
+  st.recsTimer = null;
+  st.costs = { last: 0, timer: null };
+  st.hosts.clear();
+  st.rows.clear();
+  st.pools.clear();
+  st.stacks.clear();
+  $('hosts').tBodies[0].replaceChildren();
+  $('costs').tBodies[0].replaceChildren();
+  $('recs').replaceChildren();
+  setLive('off');
+  showError('');
+  showSignedIn(false);
+  setText($('signin-error'), message || '');
+  $('signin-error').hidden = !message;
+  $('token').focus();
+}
+
+function onSignIn(ev) {
+  ev.preventDefault();
+  const raw = $('token').value.trim().replace(/^Bearer\s+/i, '');
+  $('token').value = '';
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(raw)) {
+    setText($('signin-error'), 'That is not a token: a JWT is three base64url parts separated by dots.');
+    $('signin-error').hidden = false;
+    return;
+  }
+  $('signin-error').hidden = true;
+  sessionStorage.setItem(TOKEN_KEY, raw);
+  start();
+}
+
+function init() {
+  $('filter-state').append(...HOST_STATES.map((s) => el('option', { value: s, text: s })));
+  $('filter-state').addEventListener('change', applyFilters);
+  $('filter-pool').addEventListener('change', applyFilters);
+  $('signin-form').addEventListener('submit', onSignIn);
+  $('signout').addEventListener('click', () => signOut(''));
+  $('refresh').addEventListener('click', () => refreshAll());
+  if (sessionStorage.getItem(TOKEN_KEY)) start();
+  else signOut('');
+}
+
+init();
