@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,6 +21,7 @@ static int running, stopping, interval;
 
 struct pass {
     int locked, queued;
+    long opened, withdrawn;
     json_t *done; /* [{host_id, job_id, reason}] of the committed pass, for the log */
 };
 
@@ -27,6 +29,7 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
 {
     struct pass *p = arg;
     p->locked = p->queued = 0;
+    p->opened = p->withdrawn = 0;
     json_array_clear(p->done);
     enum db_status s = db_idle_policy_lock(c, &p->locked);
     if (s < 0 || !p->locked)
@@ -38,6 +41,12 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
         return DB_HARD_ERROR;
     }
     s = api_recommend_in_tx(c, util_now_us(), all, no_usage);
+    if (s >= 0) {
+        /* The stream's recommendation.opened / .withdrawn: this pass against the last. */
+        char *text = json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        s = text ? db_recommend_sync(c, text, &p->opened, &p->withdrawn) : DB_HARD_ERROR;
+        free(text);
+    }
     size_t i;
     json_t *it;
     json_array_foreach(all, i, it)
@@ -75,7 +84,7 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
 
 int idle_policy_run_once(int *locked)
 {
-    struct pass p = {0, 0, json_array()};
+    struct pass p = {.done = json_array()};
     if (p.done == NULL)
         return -1;
     enum db_status s = db_run_tx(pass_fn, &p);
@@ -97,6 +106,9 @@ int idle_policy_run_once(int *locked)
         log_json_steal(LOG_INFO, line);
     }
     json_decref(p.done);
+    if (p.opened > 0 || p.withdrawn > 0)
+        log_msg(LOG_INFO, "idle policy: %ld recommendations opened, %ld withdrawn", p.opened,
+                p.withdrawn);
     return p.queued;
 }
 

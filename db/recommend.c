@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common/util.h"
 
@@ -93,6 +94,23 @@ const struct db_stmt db_recommend_stmts[] = {
      " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
      " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"},
     {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
+    {"recommend_sync",
+     "WITH cur AS (SELECT (e->>'id')::uuid AS id, e->>'action' AS action,"
+     "   (e #>> '{target,pool_id}')::uuid AS pool_id,"
+     "   (e #>> '{target,host_ids,0}')::uuid AS host_id, e AS doc"
+     "  FROM jsonb_array_elements($1::jsonb) e),"
+     " gone AS (DELETE FROM open_recommendations o"
+     "  WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.id = o.id)"
+     "  RETURNING o.id, o.action, o.pool_id, o.host_id),"
+     " added AS (INSERT INTO open_recommendations (id, action, pool_id, host_id, doc)"
+     "  SELECT id, action, pool_id, host_id, doc FROM cur ORDER BY id"
+     "  ON CONFLICT (id) DO NOTHING RETURNING id, pool_id, host_id, doc),"
+     " ev AS (INSERT INTO events (type, pool_id, host_id, data)"
+     "  SELECT 'recommendation.withdrawn', pool_id, host_id,"
+     "   jsonb_build_object('recommendation_id', id, 'action', action) FROM gone"
+     "  UNION ALL SELECT 'recommendation.opened', pool_id, host_id,"
+     "   jsonb_build_object('recommendation', doc) FROM added RETURNING 1)"
+     " SELECT (SELECT count(*) FROM added)::text, (SELECT count(*) FROM gone)::text"},
     {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ")"},
     {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false)"
                          " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
@@ -146,6 +164,21 @@ enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **r
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res)
 {
     return db_exec(c, "recommend_briefs", 0, NULL, res);
+}
+
+enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,
+                                 long *withdrawn)
+{
+    PGresult *r = NULL;
+    const char *p[1] = {items_json};
+    *opened = *withdrawn = 0;
+    enum db_status s = db_exec(c, "recommend_sync", 1, p, &r);
+    if (s > 0) {
+        *opened = atol(PQgetvalue(r, 0, 0));
+        *withdrawn = atol(PQgetvalue(r, 0, 1));
+    }
+    PQclear(r);
+    return s;
 }
 
 enum db_status db_idle_policy_lock(struct db_conn *c, int *got)

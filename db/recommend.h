@@ -34,6 +34,13 @@ enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **r
 /* Briefs ordered by id: columns id, spec (JSON text). */
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);
 
+/* Makes open_recommendations the recommendations of items_json (the items array of
+ * GET /v1/recommendations, as JSON text), writing recommendation.opened for each new id
+ * and recommendation.withdrawn for each that no longer holds, in the caller's
+ * transaction. */
+enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,
+                                 long *withdrawn);
+
 /* The idle policy (api/idle_policy.c). Its advisory lock key: "gpfidle" in ASCII. */
 #define DB_IDLE_POLICY_LOCK_KEY "29115507758361701"
 /* pg_try_advisory_xact_lock: *got 1 when this transaction holds it (released at its end). */

@@ -19,26 +19,13 @@ const fs = require('node:fs');
 const net = require('node:net');
 
 const { startServer, psql, sleep } = require('./lib/server');
-const { api, loadSpec, validateResponse } = require('./lib/openapi');
+const { api, validateResponse, validateEvent } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { openStream, SseParser } = require('./lib/sse');
 const fleet = require('./lib/fleet');
 
-const SPEC_ID = 'https://gpufleet.invalid/openapi.yaml';
 const TICKET_RE = /^[A-Za-z0-9_-]{43}$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-let eventSchema;
-/** Throws unless ev.json is a valid Event whose type and id match the SSE fields. */
-function validateEvent(ev) {
-  if (!eventSchema) eventSchema = loadSpec().ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/Event` });
-  if (!eventSchema(ev.json)) {
-    const errs = eventSchema.errors.slice(0, 6).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
-    throw new Error(`event ${ev.id} (${ev.event}) does not match the Event schema:\n  ${errs.join('\n  ')}\n  ${ev.data.slice(0, 400)}`);
-  }
-  if (ev.json.type !== ev.event) throw new Error(`event ${ev.id}: data.type ${ev.json.type} but event: ${ev.event}`);
-  if (String(ev.json.id) !== ev.id) throw new Error(`event ${ev.id}: data.id ${ev.json.id} differs from the id: line`);
-}
 
 let srvA; // GPUFLEET_EVENTS_HEARTBEAT_SECONDS=1, ingest throttle 1 s
 let srvB; // same database; ticket TTL 1 s

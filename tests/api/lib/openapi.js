@@ -316,4 +316,19 @@ function api(server) {
   };
 }
 
-module.exports = { api, specRoutes, specText, loadSpec, validateResponse, findOperation, ContractError, SPEC_PATH };
+let eventSchema;
+/**
+ * Throws unless a parsed SSE event (lib/sse.js: {id, event, data, json}) is a valid
+ * #/components/schemas/Event whose type and id match its `event:` and `id:` lines.
+ */
+function validateEvent(ev) {
+  if (!eventSchema) eventSchema = loadSpec().ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/Event` });
+  if (!eventSchema(ev.json)) {
+    const errs = eventSchema.errors.slice(0, 6).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+    throw new Error(`event ${ev.id} (${ev.event}) does not match the Event schema:\n  ${errs.join('\n  ')}\n  ${ev.data.slice(0, 400)}`);
+  }
+  if (ev.json.type !== ev.event) throw new Error(`event ${ev.id}: data.type ${ev.json.type} but event: ${ev.event}`);
+  if (String(ev.json.id) !== ev.id) throw new Error(`event ${ev.id}: data.id ${ev.json.id} differs from the id: line`);
+}
+
+module.exports = { api, specRoutes, specText, loadSpec, validateResponse, validateEvent, findOperation, ContractError, SPEC_PATH };
