@@ -452,26 +452,31 @@ static void wake_subs(int heartbeat)
 
 /* ---- the ring (written by the hub thread only) ---- */
 
-static int ring_append(const struct db_event_row *row)
+/* Appends one SSE frame for row to b. */
+static void render_frame(struct sbuf *b, const struct db_event_row *row)
 {
-    const char *type = row->type;
-    size_t len = strlen("id: \nevent: \ndata: \n\n") + 20 + strlen(type) + strlen(row->doc);
-    char *frame = malloc(len + 1);
-    if (frame == NULL)
-        return -1;
-    int w = snprintf(frame, len + 1, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row->id, type,
-                     row->doc);
-    if (w < 0) {
-        free(frame);
-        return -1;
-    }
-    /* One line of data: PostgreSQL escapes control characters in JSON text; a stray
-     * line break would split the frame, so it cannot stay. */
-    char *data = frame + w - 2 - strlen(row->doc);
-    for (char *p = data; p < frame + w - 2; p++)
+    size_t start = b->len;
+    sbuf_printf(b, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row->id, row->type, row->doc);
+    if (b->failed)
+        return;
+    /* One line of data: PostgreSQL escapes control characters in JSON text; a stray line
+     * break would split the frame, so it cannot stay. (The type matches a CHECK pattern.) */
+    char *data = b->p + b->len - 2 - strlen(row->doc);
+    for (char *p = data; p < b->p + b->len - 2 && p >= b->p + start; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    while (hub.count > 0 && (hub.count == hub.cap || hub.bytes + (size_t)w > RING_MAX_BYTES)) {
+}
+
+static int ring_append(const struct db_event_row *row)
+{
+    struct sbuf b;
+    sbuf_init(&b, strlen(row->doc) + 64);
+    render_frame(&b, row);
+    size_t w;
+    char *frame = sbuf_take(&b, &w);
+    if (frame == NULL)
+        return -1;
+    while (hub.count > 0 && (hub.count == hub.cap || hub.bytes + w > RING_MAX_BYTES)) {
         struct ev_ent *old = ring_at(0);
         hub.floor = old->id;
         hub.bytes -= old->len;
@@ -482,13 +487,13 @@ static int ring_append(const struct db_event_row *row)
     }
     struct ev_ent *e = ring_at(hub.count);
     e->id = row->id;
-    e->type = ev_type_index(type);
+    e->type = ev_type_index(row->type);
     snprintf(e->pool, sizeof e->pool, "%s", row->pool_id);
     snprintf(e->host, sizeof e->host, "%s", row->host_id);
     e->frame = frame;
-    e->len = (size_t)w;
+    e->len = w;
     hub.count++;
-    hub.bytes += (size_t)w;
+    hub.bytes += w;
     hub.last = row->id;
     return 0;
 }
@@ -616,8 +621,7 @@ static int serve_backlogs(void)
             rows = PQntuples(a.res);
             for (int k = 0; k < rows; k++) {
                 db_events_row(a.res, k, &row);
-                sbuf_printf(&b, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row.id, row.type,
-                            row.doc);
+                render_frame(&b, &row);
                 if (k == rows - 1 && rows == BACKLOG_LIMIT)
                     upto = row.id; /* more to come */
             }
