@@ -209,6 +209,21 @@ static struct ev_ent *ring_at(size_t i)
     return &hub.ents[(hub.head + i) % hub.cap];
 }
 
+/* Index of the first ring entry with an id greater than cursor (hub.count when none).
+ * Called with ring_lock held, or by the hub thread (the ring's only writer). */
+static size_t ring_after(int64_t cursor)
+{
+    size_t lo = 0, hi = hub.count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ring_at(mid)->id <= cursor)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Copies ring frames after s->cursor that match into buf[n..max). Called with s->mu held
  * and pend empty. Sets *want_backlog when the cursor is older than the ring. */
 static size_t copy_ring(struct ev_sub *s, char *buf, size_t max, size_t n, int *want_backlog)
@@ -222,15 +237,7 @@ static size_t copy_ring(struct ev_sub *s, char *buf, size_t max, size_t n, int *
         goto done;
     }
     s->live = 1;
-    size_t lo = 0, hi = hub.count; /* first entry with id > cursor */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ring_at(mid)->id <= s->cursor)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < hub.count && n < max; i++) {
+    for (size_t i = ring_after(s->cursor); i < hub.count && n < max; i++) {
         const struct ev_ent *e = ring_at(i);
         if (!sub_matches(s, e)) {
             s->cursor = e->id;
@@ -418,8 +425,24 @@ static void wake_subs(int heartbeat)
         pthread_mutex_lock(&s->mu);
         if (heartbeat)
             s->hb = 1;
-        if (s->live && s->cursor < hub.floor)
-            mark_cut(s);
+        /* Behind the ring: a parked stream had sent everything it had, so it keeps up and
+         * only a burst outran it: it reads the rest from the log. A stream that is not
+         * parked is still writing what it had: its client is too slow. */
+        if (s->live && s->cursor < hub.floor) {
+            if (s->suspended)
+                s->live = 0;
+            else
+                mark_cut(s);
+        }
+        /* A parked stream whose filter selects none of the new events just moves on:
+         * no wake-up, and a burst of other events never makes it a slow consumer. */
+        if (s->live && s->suspended && !s->cut && !s->need_backlog && s->cursor < hub.last) {
+            size_t k = ring_after(s->cursor);
+            while (k < hub.count && !sub_matches(s, ring_at(k)))
+                k++;
+            if (k == hub.count)
+                s->cursor = hub.last;
+        }
         if (heartbeat || s->cut || (!s->need_backlog && s->cursor < hub.last))
             resume_locked(s);
         pthread_mutex_unlock(&s->mu);
@@ -429,26 +452,31 @@ static void wake_subs(int heartbeat)
 
 /* ---- the ring (written by the hub thread only) ---- */
 
-static int ring_append(const struct db_event_row *row)
+/* Appends one SSE frame for row to b. */
+static void render_frame(struct sbuf *b, const struct db_event_row *row)
 {
-    const char *type = row->type;
-    size_t len = strlen("id: \nevent: \ndata: \n\n") + 20 + strlen(type) + strlen(row->doc);
-    char *frame = malloc(len + 1);
-    if (frame == NULL)
-        return -1;
-    int w = snprintf(frame, len + 1, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row->id, type,
-                     row->doc);
-    if (w < 0) {
-        free(frame);
-        return -1;
-    }
-    /* One line of data: PostgreSQL escapes control characters in JSON text; a stray
-     * line break would split the frame, so it cannot stay. */
-    char *data = frame + w - 2 - strlen(row->doc);
-    for (char *p = data; p < frame + w - 2; p++)
+    size_t start = b->len;
+    sbuf_printf(b, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row->id, row->type, row->doc);
+    if (b->failed)
+        return;
+    /* One line of data: PostgreSQL escapes control characters in JSON text; a stray line
+     * break would split the frame, so it cannot stay. (The type matches a CHECK pattern.) */
+    char *data = b->p + b->len - 2 - strlen(row->doc);
+    for (char *p = data; p < b->p + b->len - 2 && p >= b->p + start; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    while (hub.count > 0 && (hub.count == hub.cap || hub.bytes + (size_t)w > RING_MAX_BYTES)) {
+}
+
+static int ring_append(const struct db_event_row *row)
+{
+    struct sbuf b;
+    sbuf_init(&b, strlen(row->doc) + 64);
+    render_frame(&b, row);
+    size_t w;
+    char *frame = sbuf_take(&b, &w);
+    if (frame == NULL)
+        return -1;
+    while (hub.count > 0 && (hub.count == hub.cap || hub.bytes + w > RING_MAX_BYTES)) {
         struct ev_ent *old = ring_at(0);
         hub.floor = old->id;
         hub.bytes -= old->len;
@@ -459,13 +487,13 @@ static int ring_append(const struct db_event_row *row)
     }
     struct ev_ent *e = ring_at(hub.count);
     e->id = row->id;
-    e->type = ev_type_index(type);
+    e->type = ev_type_index(row->type);
     snprintf(e->pool, sizeof e->pool, "%s", row->pool_id);
     snprintf(e->host, sizeof e->host, "%s", row->host_id);
     e->frame = frame;
-    e->len = (size_t)w;
+    e->len = w;
     hub.count++;
-    hub.bytes += (size_t)w;
+    hub.bytes += w;
     hub.last = row->id;
     return 0;
 }
@@ -475,10 +503,18 @@ struct fetch_arg {
     PGresult *res;
 };
 
+/* Events read per query: FETCH_LIMIT, and never more than half the ring, so that one read
+ * cannot outrun the streams by itself. */
+static int fetch_limit(void)
+{
+    size_t half = hub.cap / 2;
+    return half < FETCH_LIMIT ? (int)(half > 0 ? half : 1) : FETCH_LIMIT;
+}
+
 static enum db_status fetch_fn(struct db_conn *c, void *arg)
 {
     struct fetch_arg *a = arg;
-    return db_events_after(c, a->after, FETCH_LIMIT, &a->res);
+    return db_events_after(c, a->after, fetch_limit(), &a->res);
 }
 
 /* Reads up to FETCH_LIMIT new events into the ring, in id order, holding back past a
@@ -516,7 +552,7 @@ static int fetch_new(int *more)
     }
     pthread_rwlock_unlock(&hub.ring_lock);
     PQclear(a.res);
-    *more = !held && rows == FETCH_LIMIT;
+    *more = !held && rows == fetch_limit();
     return taken;
 }
 
@@ -585,8 +621,7 @@ static int serve_backlogs(void)
             rows = PQntuples(a.res);
             for (int k = 0; k < rows; k++) {
                 db_events_row(a.res, k, &row);
-                sbuf_printf(&b, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row.id, row.type,
-                            row.doc);
+                render_frame(&b, &row);
                 if (k == rows - 1 && rows == BACKLOG_LIMIT)
                     upto = row.id; /* more to come */
             }

@@ -4,8 +4,10 @@
  * are subscribers: each keeps a cursor into the ring and pulls frames from its MHD
  * content-reader callback; with nothing to send it suspends its connection, so an idle
  * stream holds no MHD thread. A subscriber resuming from an id older than the ring gets
- * the backlog from the database first (loaded by the hub, in bounded chunks); a
- * subscriber whose cursor the ring overwrote is cut off (slow consumer).
+ * the backlog from the database first (loaded by the hub, in bounded chunks). When the
+ * ring overtakes a subscriber's cursor, a parked one (it had sent everything) reads the
+ * rest from the database the same way; one that is still writing is cut off: its client
+ * does not keep up (slow consumer).
  *
  * Delivery is in id order without gaps: ids are taken from a sequence and may commit
  * out of order, so the hub waits up to EV_GAP_WAIT_US for a missing id before it skips

@@ -440,7 +440,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     char buf[512];
     vsnprintf(buf, sizeof buf, fmt, ap);
     buf[strcspn(buf, "\n")] = '\0';
-    log_msg(LOG_WARN, "httpd: %s", buf);
+    /* A client that goes away (a closed event stream, typically) is no server problem;
+     * the access log records the request as terminated. */
+    int gone = strstr(buf, "no longer available for sending") != NULL ||
+               strstr(buf, "closed by remote peer") != NULL;
+    log_msg(gone ? LOG_DEBUG : LOG_WARN, "httpd: %s", buf);
 }
 
 int api_server_start(const struct api_config *cfg, const struct api_auth *auth, char *err,

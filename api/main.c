@@ -143,8 +143,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* API threads and worker threads each need a connection now and then. */
-    /* … and the event hub one (serve only). */
+    /* API threads, worker threads and (serve) the event hub each need a connection now
+     * and then. */
     int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers +
                (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);

@@ -751,6 +751,31 @@ describe('load, slow consumers, retention and shutdown', () => {
     assert.ok(fs.readFileSync(srvC.logPath, 'utf8').includes('slow consumer'), 'the cut is logged');
   });
 
+  test('a burst of 1,000 events in one transaction: a waiting stream is not cut off; it gets every event, in order', async () => {
+    const pool = crypto.randomUUID();
+    const filtered = await stream(srvC, { token: viewer, query: `?pool_id=${pool}` });
+    const all = await stream(srvC, { token: viewer, query: '?types=recommendation.withdrawn' });
+    await all.waitFor((ev, st) => st.comments.length > 0, 5000, 'a heartbeat');
+    const before = dbIds('true').pop();
+    await psqlAsync(
+      srvA.database.url,
+      `INSERT INTO events (type, data) SELECT 'recommendation.withdrawn', jsonb_build_object('recommendation_id', gen_random_uuid(), 'action', 'scale_down') FROM generate_series(1, 1000);` +
+        ` INSERT INTO events (type, pool_id, data) VALUES ('work_reports.ingested', '${pool}', '{"records": 1, "window_end_max": "2026-01-01T00:00:00.000000Z"}')`,
+    );
+    const want = dbIds(`id > ${before} AND type = 'recommendation.withdrawn'`);
+    assert.equal(want.length, 1000);
+    await filtered.waitFor((ev) => ev.length >= 1, 20000, 'the event of its pool');
+    await all.waitFor((ev) => ev.filter((e) => Number(e.id) > before).length >= 1000, 30000, '1000 events');
+    await sleep(300);
+    assert.deepEqual(filtered.events.map((e) => e.event), ['work_reports.ingested']);
+    assert.deepEqual(all.events.map((e) => Number(e.id)).filter((id) => id > before), want);
+    for (const s of [filtered, all]) {
+      assert.ok(!s.events.some((e) => e.event === 'error'), 'cut off');
+      assert.ok(!s.endedFlag);
+      s.close();
+    }
+  });
+
   test('stopping a server ends its streams cleanly; no ticket or token is in any log', async () => {
     const s = await stream(srvB, { token: viewer });
     const s2 = await stream(srvB, { token: viewer, query: '?types=job.state' });

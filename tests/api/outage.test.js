@@ -1,7 +1,8 @@
 'use strict';
 // A database outage: the server keeps running, answers 503
 // database_unavailable (never 500) while PostgreSQL is down, stays live on
-// /healthz, and recovers by itself when PostgreSQL is back.
+// /healthz, and recovers by itself when PostgreSQL is back; an event stream opened
+// before the outage stays open through it and carries events written after it.
 // Uses its own PostgreSQL cluster (scripts/local-pg with a private var dir).
 
 const { test, before, after } = require('node:test');
@@ -11,7 +12,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { startServer, ROOT, sleep } = require('./lib/server');
+const { startServer, ROOT, sleep, psql } = require('./lib/server');
+const { openStream } = require('./lib/sse');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 
@@ -20,6 +22,7 @@ let pgUrl;
 let srv;
 let client;
 let viewer;
+let stream;
 
 function localPg(cmd) {
   const r = spawnSync(path.join(ROOT, 'scripts', 'local-pg'), [cmd], {
@@ -34,12 +37,13 @@ function localPg(cmd) {
 before(async () => {
   varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gft-outage-'));
   pgUrl = localPg('start');
-  srv = await startServer({ name: 'outage', databaseUrl: pgUrl });
+  srv = await startServer({ name: 'outage', databaseUrl: pgUrl, env: { GPUFLEET_EVENTS_HEARTBEAT_SECONDS: '1' } });
   client = api(srv);
   viewer = srv.token('viewer', { sub: 'outage-viewer' });
 });
 
 after(async () => {
+  if (stream && !stream.endedFlag) stream.close();
   if (srv) await srv.stop();
   if (varDir) {
     try {
@@ -56,6 +60,8 @@ const GET = () => client.request('GET', '/v1/gpu-models?limit=2', { token: viewe
 test('before the outage: 200', async () => {
   expectStatus(await GET(), 200);
   expectStatus(await client.request('GET', '/readyz'), 200);
+  stream = await openStream(srv.url, { token: viewer });
+  assert.equal(stream.status, 200);
 });
 
 test('PostgreSQL down: 503 database_unavailable, /healthz 200, process alive', async () => {
@@ -89,4 +95,16 @@ test('PostgreSQL back: 200 again within 15 s, same process', async () => {
   expectStatus(await client.request('GET', '/readyz'), 200);
   assert.ok(srv.alive());
   assert.equal(srv.process.pid, pid);
+});
+
+test('the event stream stayed open through the outage and carries an event written after it', async () => {
+  assert.ok(!stream.endedFlag, 'the stream ended during the outage');
+  const beats = stream.comments.length;
+  await stream.waitFor((ev, st) => st.comments.length > beats, 5000, 'a heartbeat');
+  psql(pgUrl, `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b","action":"stop"}')`);
+  await stream.waitFor((ev) => ev.some((e) => e.json && e.json.recommendation_id === '9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b'), 15000, 'the event');
+  const e = stream.events.find((x) => x.json && x.json.recommendation_id);
+  assert.equal(e.event, 'recommendation.withdrawn');
+  assert.equal(e.json.type, 'recommendation.withdrawn');
+  stream.close();
 });

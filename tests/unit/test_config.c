@@ -32,7 +32,39 @@ static void defaults(void)
     CHECK_STR(cfg.jwt_issuer, "gpufleet");
     CHECK_STR(cfg.jwt_audience, "gpufleet");
     CHECK(cfg.log_level == LOG_INFO && cfg.ncors == 0);
+    /* 1000 event streams from one address fit, with room for other traffic. */
+    CHECK(cfg.max_connections == 4096 && cfg.max_connections_per_ip == 2048);
+    CHECK(cfg.event_ticket_ttl_s == 60 && cfg.events_heartbeat_s == 15);
+    CHECK(cfg.events_ring == 4096 && cfg.events_retention_s == 604800);
+    CHECK(cfg.events_ingest_throttle_s == 5);
     config_free(&cfg);
+}
+
+static void event_settings(void)
+{
+    struct api_config cfg;
+    char err[512];
+    static const char *const t[] = {"GPUFLEET_EVENT_TICKET_TTL_SECONDS", "1",
+                                    "GPUFLEET_EVENTS_HEARTBEAT_SECONDS", "2",
+                                    "GPUFLEET_EVENTS_RING", "16",
+                                    "GPUFLEET_EVENTS_RETENTION", "3600",
+                                    "GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", "0", NULL};
+    CHECK(load(t, 0, &cfg, err) == 0);
+    CHECK(cfg.event_ticket_ttl_s == 1 && cfg.events_heartbeat_s == 2 && cfg.events_ring == 16);
+    CHECK(cfg.events_retention_s == 3600 && cfg.events_ingest_throttle_s == 0);
+    config_free(&cfg);
+    static const char *const bad[][3] = {
+        {"GPUFLEET_EVENT_TICKET_TTL_SECONDS", "0", NULL},
+        {"GPUFLEET_EVENT_TICKET_TTL_SECONDS", "3601", NULL},
+        {"GPUFLEET_EVENTS_HEARTBEAT_SECONDS", "0", NULL},
+        {"GPUFLEET_EVENTS_RING", "15", NULL},
+        {"GPUFLEET_EVENTS_RETENTION", "59", NULL},
+        {"GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", "-1", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(load(bad[i], 0, &cfg, err) != 0 && strstr(err, bad[i][0]) != NULL);
+        config_free(&cfg);
+    }
 }
 
 static void refusals(void)
@@ -101,6 +133,7 @@ UNIT_SUITE(config_tests) = {
     {"config: defaults", defaults},
     {"config: refuses bad settings with the variable named", refusals},
     {"config: CORS origins and IPv6 listen", origins_and_v6},
+    {"config: event stream settings and their ranges", event_settings},
     {"config: database password never printed", redaction},
     UNIT_END,
 };
