@@ -31,17 +31,29 @@ const struct db_stmt db_event_stmts[] = {
     {"event_prune",
      "DELETE FROM events WHERE id IN (SELECT id FROM events"
      " WHERE at < now() - make_interval(secs => $1::float8) ORDER BY at LIMIT $2::int)"},
-    /* SKIP LOCKED: another replica flushing the same pool right now does it instead. */
+    /* Pools with pending counts get their throttle row; counts of pools gone are dropped. */
+    {"event_ingest_pools",
+     "WITH gone AS (DELETE FROM event_ingest_pending p"
+     "  WHERE NOT EXISTS (SELECT 1 FROM pools WHERE id = p.pool_id))"
+     " INSERT INTO event_ingest_throttle (pool_id)"
+     " SELECT DISTINCT p.pool_id FROM event_ingest_pending p JOIN pools ON pools.id = p.pool_id"
+     " ORDER BY 1 ON CONFLICT (pool_id) DO NOTHING"},
+    /* SKIP LOCKED: another replica flushing the same pool right now does it instead. The
+     * counts are taken as this statement sees them; later ones wait for the next flush. */
     {"event_ingest_flush",
-     "WITH due AS (SELECT pool_id, pending_records, window_end_max FROM event_ingest_throttle"
-     "  WHERE pending_records > 0 AND (last_emitted_at IS NULL"
-     "   OR last_emitted_at <= now() - make_interval(secs => $1::float8))"
-     "  ORDER BY pool_id FOR UPDATE SKIP LOCKED),"
-     " upd AS (UPDATE event_ingest_throttle t SET pending_records = 0, window_end_max = NULL,"
-     "  last_emitted_at = now() FROM due WHERE t.pool_id = due.pool_id)"
+     "WITH due AS (SELECT t.pool_id FROM event_ingest_throttle t"
+     "  WHERE (t.last_emitted_at IS NULL"
+     "   OR t.last_emitted_at <= now() - make_interval(secs => $1::float8))"
+     "   AND EXISTS (SELECT 1 FROM event_ingest_pending p WHERE p.pool_id = t.pool_id)"
+     "  ORDER BY t.pool_id FOR UPDATE SKIP LOCKED),"
+     " taken AS (DELETE FROM event_ingest_pending p USING due WHERE p.pool_id = due.pool_id"
+     "  RETURNING p.pool_id, p.records, p.window_end_max),"
+     " upd AS (UPDATE event_ingest_throttle t SET last_emitted_at = now() FROM due"
+     "  WHERE t.pool_id = due.pool_id)"
      " INSERT INTO events (type, pool_id, data)"
-     " SELECT 'work_reports.ingested', pool_id, jsonb_build_object('records', pending_records,"
-     "  'window_end_max', " TS("window_end_max") ") FROM due ORDER BY pool_id"},
+     " SELECT 'work_reports.ingested', pool_id, jsonb_build_object('records', sum(records),"
+     "  'window_end_max', " TS("max(window_end_max)") ") FROM taken"
+     " GROUP BY pool_id ORDER BY pool_id"},
     {"event_ticket_insert", "INSERT INTO event_tickets (hash, sub, role, expires_at)"
                             " VALUES ($1, $2, $3, now() + make_interval(secs => $4::int))"
                             " RETURNING " TS("expires_at")},
@@ -130,6 +142,9 @@ enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *
     char t[24];
     snprintf(t, sizeof t, "%ld", throttle_s);
     const char *p[1] = {t};
+    enum db_status s = db_exec_noresult(c, "event_ingest_pools", 0, NULL);
+    if (s < 0)
+        return s;
     return exec_count(c, "event_ingest_flush", 1, p, emitted);
 }
 

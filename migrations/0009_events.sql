@@ -161,30 +161,33 @@ CREATE TRIGGER events_gate_runs AFTER INSERT ON gate_runs
 COMMENT ON FUNCTION events_gate_runs() IS 'Events gate.verdict and diagnostics.verdict.';
 
 -- Work reports: counted per pool, once per INSERT statement (a batch is one statement),
--- into a small throttle table. The event hubs turn the counts into at most one
--- work_reports.ingested event per pool per GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS.
+-- into an append-only table: concurrent batches never wait on one another for it. The
+-- event hubs turn the counts into at most one work_reports.ingested event per pool per
+-- GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS (event_ingest_throttle, written by hubs only).
+CREATE TABLE event_ingest_pending (
+    pool_id        uuid NOT NULL,
+    records        bigint NOT NULL CHECK (records > 0),
+    window_end_max timestamptz NOT NULL
+);
+COMMENT ON TABLE event_ingest_pending IS 'Work reports stored per pool and INSERT statement, not yet announced by a work_reports.ingested event.';
+COMMENT ON COLUMN event_ingest_pending.pool_id IS 'The pool of the reporting hosts.';
+COMMENT ON COLUMN event_ingest_pending.records IS 'Reports the statement stored for hosts of the pool.';
+COMMENT ON COLUMN event_ingest_pending.window_end_max IS 'Latest window_end among them.';
+
 CREATE TABLE event_ingest_throttle (
     pool_id         uuid PRIMARY KEY REFERENCES pools (id) ON DELETE CASCADE,
-    pending_records bigint NOT NULL DEFAULT 0 CHECK (pending_records >= 0),
-    window_end_max  timestamptz,
     last_emitted_at timestamptz
 );
-COMMENT ON TABLE event_ingest_throttle IS 'Work reports accepted per pool since its last work_reports.ingested event.';
-COMMENT ON COLUMN event_ingest_throttle.pool_id IS 'The pool of the reporting hosts.';
-COMMENT ON COLUMN event_ingest_throttle.pending_records IS 'Reports stored since the last event.';
-COMMENT ON COLUMN event_ingest_throttle.window_end_max IS 'Latest window_end among those reports.';
+COMMENT ON TABLE event_ingest_throttle IS 'When each pool last had a work_reports.ingested event.';
+COMMENT ON COLUMN event_ingest_throttle.pool_id IS 'The pool.';
 COMMENT ON COLUMN event_ingest_throttle.last_emitted_at IS 'When the last event for this pool was written.';
 
 CREATE FUNCTION events_work_reports() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    -- Rows in pool order, so that concurrent batches lock throttle rows in one order.
-    INSERT INTO event_ingest_throttle AS t (pool_id, pending_records, window_end_max)
+    INSERT INTO event_ingest_pending (pool_id, records, window_end_max)
     SELECT h.pool_id, count(*), max(n.window_end)
         FROM new_reports n JOIN hosts h ON h.id = n.host_id
-        GROUP BY h.pool_id ORDER BY h.pool_id
-    ON CONFLICT (pool_id) DO UPDATE
-        SET pending_records = t.pending_records + excluded.pending_records,
-            window_end_max = greatest(t.window_end_max, excluded.window_end_max);
+        GROUP BY h.pool_id;
     IF FOUND THEN
         PERFORM pg_notify('gpufleet_events', 'ingest');
     END IF;
