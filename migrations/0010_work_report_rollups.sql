@@ -30,12 +30,19 @@ CREATE TABLE work_report_hours (
     p95_max            float8,
     queue_max          float8,
     CONSTRAINT work_report_hours_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit)
-);
+) WITH (fillfactor = 90);
 
-CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+    WITH (fillfactor = 90);
 ALTER TABLE work_report_days
     ADD CONSTRAINT work_report_days_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
     ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
+
+-- Fill factors: with pages filled to the brim, VACUUM records the last few free bytes of
+-- every page, and each new row of a batch then lands on a different old page (one read
+-- and one full-page WAL image per row). Keeping 10% (rollups: room for HOT updates of a
+-- bucket's row too) or 5% (reports, never updated) aside makes inserts append instead.
+ALTER TABLE work_reports SET (fillfactor = 95);
 
 COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
 COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
@@ -48,55 +55,40 @@ COMMENT ON COLUMN work_report_hours.useful_end IS 'Latest window_end of a report
 -- batch insert, COPY): one statement-level trigger sums the statement's new rows per
 -- bucket and adds them in. Work reports are never updated; a host's deletion cascades.
 CREATE FUNCTION work_reports_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    grain text;
 BEGIN
-    INSERT INTO work_report_hours AS o
-    SELECT date_trunc('hour', window_start, 'UTC'), host_id, brief_id, unit, count(*),
-           sum(completed), sum(failed), sum(retried), sum(busy_seconds),
-           sum(extract(epoch FROM window_end - window_start)::float8),
-           coalesce(sum(storage_gb * extract(epoch FROM window_end - window_start)::float8), 0),
-           coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
-                    FILTER (WHERE storage_gb IS NOT NULL), 0),
-           coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
-           max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
-           max(p95_latency_ms), max(queue_delay_ms)
-    FROM new_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-    ON CONFLICT ON CONSTRAINT work_report_hours_key DO UPDATE SET
-        reports = o.reports + excluded.reports, completed = o.completed + excluded.completed,
-        failed = o.failed + excluded.failed, retried = o.retried + excluded.retried,
-        busy_seconds = o.busy_seconds + excluded.busy_seconds,
-        covered_seconds = o.covered_seconds + excluded.covered_seconds,
-        storage_gb_seconds = o.storage_gb_seconds + excluded.storage_gb_seconds,
-        storage_seconds = o.storage_seconds + excluded.storage_seconds,
-        bytes_moved = o.bytes_moved + excluded.bytes_moved,
-        min_start = least(o.min_start, excluded.min_start),
-        max_end = greatest(o.max_end, excluded.max_end),
-        useful_end = greatest(o.useful_end, excluded.useful_end),
-        p95_max = greatest(o.p95_max, excluded.p95_max),
-        queue_max = greatest(o.queue_max, excluded.queue_max);
-    INSERT INTO work_report_days AS o
-    SELECT date_trunc('day', window_start, 'UTC'), host_id, brief_id, unit, count(*),
-           sum(completed), sum(failed), sum(retried), sum(busy_seconds),
-           sum(extract(epoch FROM window_end - window_start)::float8),
-           coalesce(sum(storage_gb * extract(epoch FROM window_end - window_start)::float8), 0),
-           coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
-                    FILTER (WHERE storage_gb IS NOT NULL), 0),
-           coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
-           max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
-           max(p95_latency_ms), max(queue_delay_ms)
-    FROM new_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-    ON CONFLICT ON CONSTRAINT work_report_days_key DO UPDATE SET
-        reports = o.reports + excluded.reports, completed = o.completed + excluded.completed,
-        failed = o.failed + excluded.failed, retried = o.retried + excluded.retried,
-        busy_seconds = o.busy_seconds + excluded.busy_seconds,
-        covered_seconds = o.covered_seconds + excluded.covered_seconds,
-        storage_gb_seconds = o.storage_gb_seconds + excluded.storage_gb_seconds,
-        storage_seconds = o.storage_seconds + excluded.storage_seconds,
-        bytes_moved = o.bytes_moved + excluded.bytes_moved,
-        min_start = least(o.min_start, excluded.min_start),
-        max_end = greatest(o.max_end, excluded.max_end),
-        useful_end = greatest(o.useful_end, excluded.useful_end),
-        p95_max = greatest(o.p95_max, excluded.p95_max),
-        queue_max = greatest(o.queue_max, excluded.queue_max);
+    -- The same statement for both rollups; EXECUTE sees the transition table too.
+    FOREACH grain IN ARRAY ARRAY['hour', 'day'] LOOP
+        EXECUTE format($sql$
+            INSERT INTO %1$I AS o
+            SELECT date_trunc(%2$L, window_start, 'UTC'), host_id, brief_id, unit, count(*),
+                   sum(completed), sum(failed), sum(retried), sum(busy_seconds),
+                   sum(extract(epoch FROM window_end - window_start)::float8),
+                   coalesce(sum(storage_gb
+                                * extract(epoch FROM window_end - window_start)::float8), 0),
+                   coalesce(sum(extract(epoch FROM window_end - window_start)::float8)
+                            FILTER (WHERE storage_gb IS NOT NULL), 0),
+                   coalesce(sum(bytes_moved), 0), min(window_start), max(window_end),
+                   max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
+                   max(p95_latency_ms), max(queue_delay_ms)
+            FROM new_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+            ON CONFLICT ON CONSTRAINT %3$I DO UPDATE SET
+                reports = o.reports + excluded.reports,
+                completed = o.completed + excluded.completed,
+                failed = o.failed + excluded.failed, retried = o.retried + excluded.retried,
+                busy_seconds = o.busy_seconds + excluded.busy_seconds,
+                covered_seconds = o.covered_seconds + excluded.covered_seconds,
+                storage_gb_seconds = o.storage_gb_seconds + excluded.storage_gb_seconds,
+                storage_seconds = o.storage_seconds + excluded.storage_seconds,
+                bytes_moved = o.bytes_moved + excluded.bytes_moved,
+                min_start = least(o.min_start, excluded.min_start),
+                max_end = greatest(o.max_end, excluded.max_end),
+                useful_end = greatest(o.useful_end, excluded.useful_end),
+                p95_max = greatest(o.p95_max, excluded.p95_max),
+                queue_max = greatest(o.queue_max, excluded.queue_max)
+            $sql$, 'work_report_' || grain || 's', grain, 'work_report_' || grain || 's_key');
+    END LOOP;
     RETURN NULL;
 END
 $$;
