@@ -5,7 +5,7 @@
 
 -- One row per host, bucket, brief and unit. A report belongs to the bucket that holds its
 -- window_start (as it belongs to the cost window that holds its window_start). Buckets are
--- UTC hours and UTC days. Only the bucket-first key is indexed: a batch of reports for
+-- UTC hours, UTC days and ISO weeks (from Monday). Only the bucket-first key is indexed: a batch of reports for
 -- one hour touches one place of it, where an index led by host_id would take one random
 -- page per record. So the hour rollup has no foreign key to hosts either (its cascade
 -- would scan the table): the rows of a deleted host stay behind, and every reader joins
@@ -37,6 +37,11 @@ CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDI
 ALTER TABLE work_report_days
     ADD CONSTRAINT work_report_days_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
     ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
+CREATE TABLE work_report_weeks (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+    WITH (fillfactor = 90);
+ALTER TABLE work_report_weeks
+    ADD CONSTRAINT work_report_weeks_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
+    ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
 
 -- Fill factors: with pages filled to the brim, VACUUM records the last few free bytes of
 -- every page, and each new row of a batch then lands on a different old page (one read
@@ -46,6 +51,7 @@ ALTER TABLE work_reports SET (fillfactor = 95);
 
 COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
 COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
+COMMENT ON TABLE work_report_weeks IS 'Work reports summed per ISO week (from Monday 00:00 UTC) of window_start, host, brief and unit; maintained by the work-report insert.';
 COMMENT ON COLUMN work_report_hours.covered_seconds IS 'Σ report window lengths.';
 COMMENT ON COLUMN work_report_hours.storage_gb_seconds IS 'Σ storage_gb × window length over the reports that gave storage_gb.';
 COMMENT ON COLUMN work_report_hours.storage_seconds IS 'Σ window length over the reports that gave storage_gb.';
@@ -59,7 +65,7 @@ DECLARE
     grain text;
 BEGIN
     -- The same statement for both rollups; EXECUTE sees the transition table too.
-    FOREACH grain IN ARRAY ARRAY['hour', 'day'] LOOP
+    FOREACH grain IN ARRAY ARRAY['hour', 'day', 'week'] LOOP
         EXECUTE format($sql$
             INSERT INTO %1$I AS o
             SELECT date_trunc(%2$L, window_start, 'UTC'), host_id, brief_id, unit, count(*),
@@ -113,6 +119,13 @@ SELECT date_trunc('day', bucket, 'UTC'), host_id, brief_id, unit, sum(reports), 
        sum(storage_gb_seconds), sum(storage_seconds), sum(bytes_moved), min(min_start),
        max(max_end), max(useful_end), max(p95_max), max(queue_max)
 FROM work_report_hours GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+
+INSERT INTO work_report_weeks
+SELECT date_trunc('week', bucket, 'UTC'), host_id, brief_id, unit, sum(reports), sum(completed),
+       sum(failed), sum(retried), sum(busy_seconds), sum(covered_seconds),
+       sum(storage_gb_seconds), sum(storage_seconds), sum(bytes_moved), min(min_start),
+       max(max_end), max(useful_end), max(p95_max), max(queue_max)
+FROM work_report_days GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
 
 CREATE TRIGGER work_reports_rollup AFTER INSERT ON work_reports
     REFERENCING NEW TABLE AS new_reports

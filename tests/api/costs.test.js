@@ -326,9 +326,10 @@ describe('costs', () => {
 
   test('windows read from the day and hour rollups agree with the reports', async () => {
     // A host that reports every 10 minutes for three days of February 2025 (432 reports),
+    // then hourly for 18 days,
     // figures varying per report. Each window's sums are computed here from the records
     // whose window_start lies in it, and must equal the report's, whether the window is
-    // made of whole days, whole hours, minutes, or all three.
+    // made of whole weeks, days, hours, minutes, or all of them.
     const cred = expectStatus(await client.request('GET', `/v1/hosts/${hostA.id}`, { token: viewer }), 200).credential_id;
     const d = await fleet.createHost(client, operator, {
       name: `cost-roll-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: pool.id,
@@ -344,8 +345,15 @@ describe('costs', () => {
         ...(i % 4 === 1 ? { storage_gb: 100 + i } : {}),
       });
     }
-    expectStatus(await post(records.slice(0, 200)), 201);
-    expectStatus(await post(records.slice(200)), 201);
+    // Then hourly reports from Feb 4 to Feb 22 (432 more): windows of whole ISO weeks.
+    for (let i = 0; i < 432; i++) {
+      const s = Date.parse('2025-02-04T00:00:00Z') + i * 3600e3;
+      records.push({
+        host_id: d.id, window_start: iso(s), window_end: iso(s + 3600e3), unit: 'tokens',
+        completed: 5000 + i * 3, failed: i % 7, retried: i % 2, busy_seconds: 1000 + (i % 50) * 20, bytes_moved: i * 3e6,
+      });
+    }
+    for (let k = 0; k < records.length; k += 300) expectStatus(await post(records.slice(k, k + 300)), 201);
     const windows = [
       ['2025-02-01T00:00:00Z', '2025-02-04T00:00:00Z'],
       ['2025-02-01T05:17:00Z', '2025-02-03T19:43:00Z'],
@@ -355,6 +363,11 @@ describe('costs', () => {
       ['2025-01-31T12:00:00Z', '2025-02-02T00:00:00Z'],
       ['2025-02-02T00:00:00Z', '2025-02-02T01:00:00Z'],
       ['2025-02-03T22:00:00Z', '2025-02-05T00:00:00Z'],
+      ['2025-02-03T00:00:00Z', '2025-02-17T00:00:00Z'], // two whole weeks (Monday to Monday)
+      ['2025-02-01T05:17:00Z', '2025-02-19T13:43:00Z'], // weeks, days, hours and minutes
+      ['2025-02-02T23:30:00Z', '2025-02-10T00:10:00Z'], // one week and the edges
+      ['2025-02-05T10:00:00Z', '2025-02-08T10:00:00Z'], // within one week
+      ['2025-01-27T00:00:00Z', '2025-02-24T00:00:00Z'], // weeks only, partly empty
     ];
     const check = async () => {
       for (const [f, t] of windows) {
@@ -376,6 +389,7 @@ describe('costs', () => {
     await check();
     // An identical re-send is counted once, in the rollups too.
     assert.deepEqual(expectStatus(await post(records.slice(100, 300)), 200), { accepted: 0, duplicates: 200 });
+    assert.deepEqual(expectStatus(await post(records.slice(500, 700)), 200), { accepted: 0, duplicates: 200 });
     await check();
   });
 
