@@ -11,11 +11,12 @@
 #define EPOCH(e) "extract(epoch FROM " e ")::float8"
 
 /* A window [f, t) in parts: whole ISO weeks [fw, tw), whole UTC days [fd, td) outside
- * them, whole UTC hours [fh, th) outside those, and the rest [f, fh) and [th, t) (when f
- * and t fall in one hour, [f, t)). Reports belong to the part holding their
- * window_start: weeks, days and hours are read from the rollups (migrations/0010), the
- * rest from the reports themselves. The bounds are parameters computed in C
- * (db_cost_reports): $1 f, $2 t, $3 fh, $4 th, $5 fd, $6 td, $7 fw, $8 tw. */
+ * them, whole 6-hour quarters [fq, tq) outside those, whole UTC hours [fh, th) outside
+ * those, and the rest [f, fh) and [th, t) (when f and t fall in one hour, [f, t)).
+ * Reports belong to the part holding their window_start: weeks, days, quarters and hours
+ * are read from the rollups (migrations/0010), the rest from the reports themselves. The
+ * bounds are parameters computed in C (db_cost_reports): $1 f, $2 t, $3 fh, $4 th,
+ * $5 fd, $6 td, $7 fw, $8 tw, $9 fq, $10 tq. */
 #define B_F "$1::timestamptz"
 #define B_T "$2::timestamptz"
 #define B_FH "$3::timestamptz"
@@ -24,6 +25,8 @@
 #define B_TD "$6::timestamptz"
 #define B_FW "$7::timestamptz"
 #define B_TW "$8::timestamptz"
+#define B_FQ "$9::timestamptz"
+#define B_TQ "$10::timestamptz"
 #define ROLLUP_PART(table, cond)                                                          \
     "SELECT d.host_id, d.brief_id, d.unit, d.reports, d.completed, d.failed, d.retried,"  \
     " d.busy_seconds, d.covered_seconds, d.storage_gb_seconds, d.storage_seconds,"       \
@@ -45,7 +48,8 @@
 #define WINDOW_SOURCES                                                                    \
     ROLLUP_PART("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)         \
     " UNION ALL " EDGES("work_report_days", B_FD, B_TD, B_FW, B_TW)                        \
-    " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FD, B_TD)                       \
+    " UNION ALL " EDGES("work_report_quarters", B_FQ, B_TQ, B_FD, B_TD)                    \
+    " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FQ, B_TQ)                       \
     " UNION ALL " RAW_PART("r.window_start >= " B_F " AND r.window_start < least(" B_FH    \
                            ", " B_T ")")                                                   \
     " UNION ALL " RAW_PART("r.window_start >= greatest(" B_TH ", " B_FH ")"                \
@@ -93,18 +97,20 @@ enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to
 enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *to,
                                PGresult **res)
 {
-    const int64_t hour = 3600LL * 1000000, day = 24 * hour, week = 7 * day;
+    const int64_t hour = 3600LL * 1000000, quarter = 6 * hour, day = 24 * hour, week = 7 * day;
     const int64_t monday = 4 * day; /* 1970-01-05, the first Monday after the epoch */
     int64_t f, t;
     if (util_parse_rfc3339(from, &f) != 0 || util_parse_rfc3339(to, &t) != 0)
         return DB_HARD_ERROR;
-    char b[6][40];
+    char b[8][40];
     util_rfc3339(util_ceil_us(f, hour), b[0], sizeof b[0]);
     util_rfc3339(util_floor_us(t, hour), b[1], sizeof b[1]);
     util_rfc3339(util_ceil_us(f, day), b[2], sizeof b[2]);
     util_rfc3339(util_floor_us(t, day), b[3], sizeof b[3]);
     util_rfc3339(util_ceil_us(f - monday, week) + monday, b[4], sizeof b[4]);
     util_rfc3339(util_floor_us(t - monday, week) + monday, b[5], sizeof b[5]);
-    const char *p[8] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5]};
-    return db_exec(c, "cost_reports", 8, p, res);
+    util_rfc3339(util_ceil_us(f, quarter), b[6], sizeof b[6]);
+    util_rfc3339(util_floor_us(t, quarter), b[7], sizeof b[7]);
+    const char *p[10] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]};
+    return db_exec(c, "cost_reports", 10, p, res);
 }

@@ -16,7 +16,7 @@ extern const size_t db_cost_nstmts;
 enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to,
                              PGresult **res);
 /* Reports whose window_start lies in [from, to), summed per host, brief and unit (from the
- * week, day and hour rollups for the whole weeks, days and hours of the window), ordered
+ * week, day, quarter and hour rollups for the whole ones in the window), ordered
  * by host id then brief id: columns host_id, brief_id, brief_name, unit, reports,
  * completed, failed, retried, busy_seconds, covered_seconds, storage_gb_seconds,
  * storage_seconds, bytes_moved. */

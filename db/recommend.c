@@ -12,20 +12,22 @@
 /* Seconds of the held interval [a, b) of i inside [f, t). */
 #define HELD(f, t) EPOCH_OF("greatest(least(i.b, " t ") - greatest(i.a, " f "), interval '0')")
 
-/* Usage parameters (db_recommend_usage): $1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h,
- * $5 the first whole hour from $4, $6 the hour of $1, $7 the hour of $3, $8 the hour of
- * $2. Whole hours in [$5, $6) are read from the hour rollup, except the two that hold a
- * window edge ($7, $8): those and the partial hours at both ends are read from the
- * reports, so that every report falls in the windows of its own window_start. */
-#define HOUR_ROWS                                                                         \
-    "SELECT d.host_id, d.brief_id, d.unit, d.bucket AS ws, d.reports, d.completed,"       \
+/* Usage (db_recommend_usage): the 48 h before at in three segments, each tagged with its
+ * part: 0 [at − 1 h, at), 1 [at − 24 h, at − 1 h), 2 [at − 48 h, at − 24 h). A segment
+ * [x, y) is read as whole 6-hour quarters [cq, fq) from their rollup, whole hours
+ * outside them from the hour rollup, and the partial hours [x, ch) and [fh, y) from the
+ * reports: every report falls in the part of its own window_start, and no bucket
+ * straddles a segment edge. Parameters: $1 at − 24 h (the lookback's start), then per
+ * segment k = 0, 1, 2 from $(2 + 6k): x, y, ch, fh, cq, fq (computed in C, bounds()). */
+#define T(n) "$" #n "::timestamptz"
+#define ROLL(table, part, cond)                                                           \
+    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, d.reports, d.completed,"     \
     " d.failed, d.retried, d.busy_seconds, d.covered_seconds, d.storage_gb_seconds,"     \
     " d.storage_seconds, d.bytes_moved, d.useful_end, d.min_start, d.max_end,"           \
-    " d.p95_max AS p95, d.queue_max AS queue FROM work_report_hours d"                    \
-    " WHERE d.bucket >= $5::timestamptz AND d.bucket < $6::timestamptz AND d.bucket <> $7::timestamptz AND d.bucket <> $8::timestamptz"
+    " d.p95_max AS p95, d.queue_max AS queue FROM " table " d WHERE " cond
 #define RAW_SECS EPOCH_OF("r.window_end - r.window_start")
-#define RAW_ROWS(cond)                                                                    \
-    "SELECT r.host_id, r.brief_id, r.unit, r.window_start, 1, r.completed::float8,"       \
+#define RAW(part, cond)                                                                   \
+    "SELECT r.host_id, r.brief_id, r.unit, " part ", 1, r.completed::float8,"            \
     " r.failed::float8, r.retried::float8, r.busy_seconds, " RAW_SECS ","                 \
     " coalesce(r.storage_gb * " RAW_SECS ", 0),"                                          \
     " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " RAW_SECS " END,"                       \
@@ -33,6 +35,16 @@
     " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END,"             \
     " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"                    \
     " FROM work_reports r WHERE " cond
+#define SEGMENT(part, x, y, ch, fh, cq, fq)                                               \
+    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)           \
+    " UNION ALL " ROLL("work_report_hours", part,                                         \
+                       "d.bucket >= " ch " AND d.bucket < least(" cq ", " fh ")")         \
+    " UNION ALL " ROLL("work_report_hours", part, "d.bucket >= greatest(" fq ", least("  \
+                       cq ", " fh ")) AND d.bucket < " fh)                                 \
+    " UNION ALL " RAW(part, "r.window_start >= " x " AND r.window_start < least(" ch ", " \
+                      y ")")                                                               \
+    " UNION ALL " RAW(part, "r.window_start >= greatest(" fh ", " ch ")"                  \
+                      " AND r.window_start < " y)
 
 const struct db_stmt db_recommend_stmts[] = {
     {"recommend_hosts",
@@ -75,12 +87,10 @@ const struct db_stmt db_recommend_stmts[] = {
      " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"
      " ORDER BY h.id"},
     {"recommend_usage",
-     "WITH src AS (" HOUR_ROWS " UNION ALL " RAW_ROWS("r.window_start >= $4::timestamptz AND r.window_start < $5::timestamptz")
-     "  UNION ALL " RAW_ROWS("r.window_start >= $7::timestamptz AND r.window_start < $7::timestamptz + interval '1 hour'")
-     "  UNION ALL " RAW_ROWS("r.window_start >= $8::timestamptz AND r.window_start < $8::timestamptz + interval '1 hour'")
-     "  UNION ALL " RAW_ROWS("r.window_start >= $6::timestamptz AND r.window_start < $1::timestamptz") "),"
-     " g AS (SELECT host_id, brief_id, unit,"
-     "  CASE WHEN ws >= $2::timestamptz THEN 0 WHEN ws >= $3::timestamptz THEN 1 ELSE 2 END AS part, max_end > $3::timestamptz AS lb,"
+     "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7))
+     "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13))
+     "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19)) "),"
+     " g AS (SELECT host_id, brief_id, unit, part, max_end > $1::timestamptz AS lb,"
      "  sum(reports)::int AS reports, sum(completed) AS completed, sum(failed) AS failed,"
      "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
      "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"
@@ -122,43 +132,45 @@ enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res)
     return db_exec(c, "recommend_hosts", 0, NULL, res);
 }
 
-/* The four windows' bounds, as db_recommend_usage's parameters $1..$8 (see above). */
-static void bounds(int64_t at_us, char b[8][40])
+/* The windows' bounds: held time ($1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h) and
+ * usage (see SEGMENT: 19 values). */
+struct rec_bounds {
+    char held[4][40];
+    char usage[19][40];
+};
+
+static void bounds(int64_t at_us, struct rec_bounds *b)
 {
-    const int64_t H = 3600LL * 1000000;
-    int64_t v[8];
-    v[0] = at_us;
-    v[1] = at_us - H;
-    v[2] = at_us - 24 * H;
-    v[3] = at_us - 48 * H;
-    v[4] = util_ceil_us(v[3], H);
-    v[5] = util_floor_us(v[0], H);
-    v[6] = util_floor_us(v[2], H);
-    v[7] = util_floor_us(v[1], H);
-    for (int i = 0; i < 8; i++)
-        util_rfc3339(v[i], b[i], sizeof b[i]);
-    if (v[5] == at_us) { /* at on the hour: no hour holds a window edge */
-        snprintf(b[6], sizeof b[6], "-infinity");
-        snprintf(b[7], sizeof b[7], "-infinity");
+    const int64_t H = 3600LL * 1000000, Q = 6 * H;
+    const int64_t edge[4] = {at_us, at_us - H, at_us - 24 * H, at_us - 48 * H};
+    for (int i = 0; i < 4; i++)
+        util_rfc3339(edge[i], b->held[i], sizeof b->held[i]);
+    util_rfc3339(edge[2], b->usage[0], sizeof b->usage[0]);
+    for (int k = 0; k < 3; k++) { /* segment k: [edge[k + 1], edge[k]) */
+        int64_t x = edge[k + 1], y = edge[k];
+        const int64_t v[6] = {x, y, util_ceil_us(x, H), util_floor_us(y, H), util_ceil_us(x, Q),
+                              util_floor_us(y, Q)};
+        for (int j = 0; j < 6; j++)
+            util_rfc3339(v[j], b->usage[1 + 6 * k + j], sizeof b->usage[0]);
     }
 }
 
 enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res)
 {
-    char b[8][40];
-    bounds(at_us, b);
-    const char *p[4] = {b[0], b[1], b[2], b[3]};
+    struct rec_bounds b;
+    bounds(at_us, &b);
+    const char *p[4] = {b.held[0], b.held[1], b.held[2], b.held[3]};
     return db_exec(c, "recommend_held", 4, p, res);
 }
 
 enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res)
 {
-    char b[8][40];
-    bounds(at_us, b);
-    const char *p[8];
-    for (int i = 0; i < 8; i++)
-        p[i] = b[i];
-    return db_exec(c, "recommend_usage", 8, p, res);
+    struct rec_bounds b;
+    bounds(at_us, &b);
+    const char *p[19];
+    for (int i = 0; i < 19; i++)
+        p[i] = b.usage[i];
+    return db_exec(c, "recommend_usage", 19, p, res);
 }
 
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res)

@@ -24,12 +24,12 @@ enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **re
 /* Work reports as of at, summed per host, brief, unit, part and lb, ordered by host id,
  * brief id (nulls first), unit, part. Parts by window_start: 0 the hour [at − 1 h, at),
  * 1 the rest of the day [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h).
- * lb: in the lookback (reports ending after at − 24 h), read at the grain of the hour
- * rollup: an hour whose reports end on both sides of at − 24 h counts whole. Columns 0-12
- * as db_cost_reports, then 13 part, 14 lb (t/f), 15 the latest end of a useful report
- * (completed > 0 or busy_seconds > 0), 16 the earliest start, 17 the latest end (epoch
- * seconds; 15 NULL without useful reports), 18 the highest p95_latency_ms, 19 the highest
- * queue_delay_ms (NULL when none reported). */
+ * lb: in the lookback (reports ending after at − 24 h), read at the grain of the rollups:
+ * an hour (or, in part 2, a 6-hour quarter) whose reports end on both sides of
+ * at − 24 h counts whole. Columns 0-12 as db_cost_reports, then 13 part, 14 lb (t/f), 15
+ * the latest end of a useful report (completed > 0 or busy_seconds > 0), 16 the earliest
+ * start, 17 the latest end (epoch seconds; 15 NULL without useful reports), 18 the
+ * highest p95_latency_ms, 19 the highest queue_delay_ms (NULL when none reported). */
 enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res);
 /* Briefs ordered by id: columns id, spec (JSON text). */
 enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);

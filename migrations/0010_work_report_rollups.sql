@@ -1,15 +1,16 @@
--- 0010_work_report_rollups: work reports summed per host, hour and day, kept up to date by
--- the statement that stores them, so that cost reports and recommendations over long
+-- 0010_work_report_rollups: work reports summed per host and hour, quarter, day and week,
+-- kept up to date by the statement that stores them, so that cost reports and recommendations over long
 -- windows read rollup rows instead of every report (issue 6, performance). Pools get
 -- their recommendation thresholds filled in.
 
 -- One row per host, bucket, brief and unit. A report belongs to the bucket that holds its
 -- window_start (as it belongs to the cost window that holds its window_start). Buckets are
--- UTC hours, UTC days and ISO weeks (from Monday). Only the bucket-first key is indexed: a batch of reports for
--- one hour touches one place of it, where an index led by host_id would take one random
--- page per record. So the hour rollup has no foreign key to hosts either (its cascade
--- would scan the table): the rows of a deleted host stay behind, and every reader joins
--- them to hosts, which leaves them out. The day rollup is small and cascades.
+-- UTC hours, 6-hour quarters, UTC days and ISO weeks (from Monday). Only the bucket-first
+-- key is indexed: a batch of reports for one hour touches one place of it, where an index
+-- led by host_id would take one random page per record. So the hour rollup has no
+-- foreign key to hosts either (its cascade would scan the table): the rows of a deleted
+-- host stay behind, and every reader joins them to hosts, which leaves them out. The
+-- coarser rollups are small and cascade.
 CREATE TABLE work_report_hours (
     bucket             timestamptz NOT NULL,
     host_id            uuid NOT NULL,
@@ -37,6 +38,13 @@ CREATE TABLE work_report_days (LIKE work_report_hours INCLUDING DEFAULTS INCLUDI
 ALTER TABLE work_report_days
     ADD CONSTRAINT work_report_days_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
     ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
+-- Quarters: 6-hour buckets from 00:00 UTC (00, 06, 12, 18), for windows that are not
+-- whole days (the last 24 h of the recommendations).
+CREATE TABLE work_report_quarters (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+    WITH (fillfactor = 90);
+ALTER TABLE work_report_quarters
+    ADD CONSTRAINT work_report_quarters_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
+    ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
 CREATE TABLE work_report_weeks (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 90);
 ALTER TABLE work_report_weeks
@@ -49,9 +57,10 @@ ALTER TABLE work_report_weeks
 -- bucket's row too) or 5% (reports, never updated) aside makes inserts append instead.
 ALTER TABLE work_reports SET (fillfactor = 95);
 
-COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
-COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; maintained by the work-report insert (db/work_reports.c).';
-COMMENT ON TABLE work_report_weeks IS 'Work reports summed per ISO week (from Monday 00:00 UTC) of window_start, host, brief and unit; maintained by the work-report insert.';
+COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; maintained by the trigger work_reports_rollup.';
+COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; maintained by the trigger work_reports_rollup.';
+COMMENT ON TABLE work_report_quarters IS 'Work reports summed per 6 hours (from 00:00 UTC) of window_start, host, brief and unit; maintained by the trigger work_reports_rollup.';
+COMMENT ON TABLE work_report_weeks IS 'Work reports summed per ISO week (from Monday 00:00 UTC) of window_start, host, brief and unit; maintained by the trigger work_reports_rollup.';
 COMMENT ON COLUMN work_report_hours.covered_seconds IS 'Σ report window lengths.';
 COMMENT ON COLUMN work_report_hours.storage_gb_seconds IS 'Σ storage_gb × window length over the reports that gave storage_gb.';
 COMMENT ON COLUMN work_report_hours.storage_seconds IS 'Σ window length over the reports that gave storage_gb.';
@@ -64,11 +73,11 @@ CREATE FUNCTION work_reports_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     grain text;
 BEGIN
-    -- The same statement for both rollups; EXECUTE sees the transition table too.
-    FOREACH grain IN ARRAY ARRAY['hour', 'day', 'week'] LOOP
+    -- The same statement for every rollup; EXECUTE sees the transition table too.
+    FOREACH grain IN ARRAY ARRAY['hour', 'quarter', 'day', 'week'] LOOP
         EXECUTE format($sql$
             INSERT INTO %1$I AS o
-            SELECT date_trunc(%2$L, window_start, 'UTC'), host_id, brief_id, unit, count(*),
+            SELECT %2$s, host_id, brief_id, unit, count(*),
                    sum(completed), sum(failed), sum(retried), sum(busy_seconds),
                    sum(extract(epoch FROM window_end - window_start)::float8),
                    coalesce(sum(storage_gb
@@ -93,7 +102,11 @@ BEGIN
                 useful_end = greatest(o.useful_end, excluded.useful_end),
                 p95_max = greatest(o.p95_max, excluded.p95_max),
                 queue_max = greatest(o.queue_max, excluded.queue_max)
-            $sql$, 'work_report_' || grain || 's', grain, 'work_report_' || grain || 's_key');
+            $sql$, 'work_report_' || grain || 's',
+            CASE grain WHEN 'quarter'
+                THEN $b$date_bin('6 hours', window_start, timestamptz '2000-01-01 00:00Z')$b$
+                ELSE format('date_trunc(%L, window_start, %L)', grain, 'UTC') END,
+            'work_report_' || grain || 's_key');
     END LOOP;
     RETURN NULL;
 END
@@ -112,6 +125,13 @@ SELECT date_trunc('hour', window_start, 'UTC'), host_id, brief_id, unit, count(*
        max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0), max(p95_latency_ms),
        max(queue_delay_ms)
 FROM work_reports GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
+
+INSERT INTO work_report_quarters
+SELECT date_bin('6 hours', bucket, timestamptz '2000-01-01 00:00Z'), host_id, brief_id, unit,
+       sum(reports), sum(completed), sum(failed), sum(retried), sum(busy_seconds),
+       sum(covered_seconds), sum(storage_gb_seconds), sum(storage_seconds), sum(bytes_moved),
+       min(min_start), max(max_end), max(useful_end), max(p95_max), max(queue_max)
+FROM work_report_hours GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
 
 INSERT INTO work_report_days
 SELECT date_trunc('day', bucket, 'UTC'), host_id, brief_id, unit, sum(reports), sum(completed),
