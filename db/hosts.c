@@ -56,7 +56,16 @@ const struct db_stmt db_host_stmts[] = {
     {"host_patch",
      "UPDATE hosts h SET labels = coalesce($2::jsonb, labels), pool_id = coalesce($3::uuid,"
      " pool_id), updated_at = now() WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
-    {"host_delete", "DELETE FROM hosts WHERE id = $1::uuid"},
+    /* The hour and quarter rollups have no foreign key (migrations/0010): their rows go
+     * with the host, found by the buckets of its reports (index led by host_id). */
+    {"host_delete",
+     "WITH b AS (SELECT DISTINCT date_trunc('hour', window_start, 'UTC') AS h FROM work_reports"
+     "  WHERE host_id = $1::uuid),"
+     " dh AS (DELETE FROM work_report_hours d USING b WHERE d.bucket = b.h"
+     "  AND d.host_id = $1::uuid),"
+     " dq AS (DELETE FROM work_report_quarters d WHERE d.host_id = $1::uuid AND d.bucket IN"
+     "  (SELECT date_bin('6 hours', h, timestamptz '2000-01-01 00:00Z') FROM b))"
+     " DELETE FROM hosts WHERE id = $1::uuid"},
     /* A host being drained stays draining while its job runs and ends drained (unless
      * the job quarantines it). Stopping and stopped override a drain. */
     {"host_set_state",

@@ -7,10 +7,10 @@
 -- window_start (as it belongs to the cost window that holds its window_start). Buckets are
 -- UTC hours, 6-hour quarters, UTC days and ISO weeks (from Monday). Only the bucket-first
 -- key is indexed: a batch of reports for one hour touches one place of it, where an index
--- led by host_id would take one random page per record. So the hour rollup has no
--- foreign key to hosts either (its cascade would scan the table): the rows of a deleted
--- host stay behind, and every reader joins them to hosts, which leaves them out. The
--- coarser rollups are small and cascade.
+-- led by host_id would take one random page per record. So the hour and quarter rollups
+-- have no foreign key to hosts either (a cascade would scan them): deleting a host deletes
+-- their rows by the buckets of its reports (db/hosts.c), and every reader joins rollup
+-- rows to hosts anyway. The day and week rollups are small and cascade.
 CREATE TABLE work_report_hours (
     bucket             timestamptz NOT NULL,
     host_id            uuid NOT NULL,
@@ -43,8 +43,7 @@ ALTER TABLE work_report_days
 CREATE TABLE work_report_quarters (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 90);
 ALTER TABLE work_report_quarters
-    ADD CONSTRAINT work_report_quarters_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit),
-    ADD FOREIGN KEY (host_id) REFERENCES hosts (id) ON DELETE CASCADE;
+    ADD CONSTRAINT work_report_quarters_key UNIQUE NULLS NOT DISTINCT (bucket, host_id, brief_id, unit);
 CREATE TABLE work_report_weeks (LIKE work_report_hours INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 90);
 ALTER TABLE work_report_weeks

@@ -391,6 +391,18 @@ describe('costs', () => {
     assert.deepEqual(expectStatus(await post(records.slice(100, 300)), 200), { accepted: 0, duplicates: 200 });
     assert.deepEqual(expectStatus(await post(records.slice(500, 700)), 200), { accepted: 0, duplicates: 200 });
     await check();
+    // Deleting the host takes its reports and every rollup row with it.
+    const left = () =>
+      psql(srv.database.url, `SELECT (SELECT count(*) FROM work_reports WHERE host_id = '${d.id}') || ',' ||
+        (SELECT count(*) FROM work_report_hours WHERE host_id = '${d.id}') || ',' ||
+        (SELECT count(*) FROM work_report_quarters WHERE host_id = '${d.id}') || ',' ||
+        (SELECT count(*) FROM work_report_days WHERE host_id = '${d.id}') || ',' ||
+        (SELECT count(*) FROM work_report_weeks WHERE host_id = '${d.id}')`);
+    // Rows per (bucket, unit): 10-minute hours mostly hold both units; quarters 12 × 2 + 72,
+    // days 3 × 2 + 18, weeks 6.
+    assert.equal(left(), '864,566,96,24,6');
+    assert.equal((await client.request('DELETE', `/v1/hosts/${d.id}`, { token: admin })).status, 204);
+    assert.equal(left(), '0,0,0,0,0');
   });
 
   test('a query past the statement timeout answers 503 query_timeout, and the server recovers', async () => {
