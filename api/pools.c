@@ -14,6 +14,7 @@
 #include "api/list.h"
 #include "api/resource.h"
 #include "db/pools.h"
+#include "planner/recommend.h"
 
 /* ---- patterns ---- */
 
@@ -222,7 +223,8 @@ static json_t *pool_check(struct api_req *r)
     const json_t *th = json_object_get(body, "recommendation_thresholds");
     const json_t *up = json_object_get(th, "scale_up_utilization");
     const json_t *down = json_object_get(th, "scale_down_utilization");
-    double upv = up ? json_number_value(up) : 0.85, downv = down ? json_number_value(down) : 0.30;
+    double upv = up ? json_number_value(up) : PLAN_REC_UTIL_HIGH;
+    double downv = down ? json_number_value(down) : PLAN_REC_UTIL_LOW;
     if ((up != NULL || down != NULL) && downv >= upv) {
         api_reply_problem(r, API_ERR_INVALID_FIELD,
                           down ? "recommendation_thresholds.scale_down_utilization"
@@ -239,14 +241,14 @@ static json_t *pool_check(struct api_req *r)
     set_default(doc, "storage_price_per_gb_month", json_integer(0));
     set_default(doc, "egress_price_per_gb", json_integer(0));
     set_default(doc, "overhead_pct", json_integer(0));
-    set_default(doc, "idle_stop_after_seconds", json_integer(1800));
+    set_default(doc, "idle_stop_after_seconds", json_integer((json_int_t)PLAN_REC_IDLE_DEFAULT_S));
     set_default(doc, "auto_stop", json_false());
     set_default(doc, "recommendation_thresholds", json_object());
     json_t *tdoc = json_object_get(doc, "recommendation_thresholds");
-    set_default(tdoc, "scale_up_utilization", json_real(0.85));
-    set_default(tdoc, "scale_down_utilization", json_real(0.30));
-    set_default(tdoc, "investigate_failed_share", json_real(0.05));
-    set_default(tdoc, "investigate_cost_increase", json_real(0.25));
+    set_default(tdoc, "scale_up_utilization", json_real(PLAN_REC_UTIL_HIGH));
+    set_default(tdoc, "scale_down_utilization", json_real(PLAN_REC_UTIL_LOW));
+    set_default(tdoc, "investigate_failed_share", json_real(PLAN_REC_FAILED_SHARE));
+    set_default(tdoc, "investigate_cost_increase", json_real(PLAN_REC_COST_RISE));
     set_default(doc, "gate", json_object());
     json_t *gate = json_object_get(doc, "gate");
     set_default(gate, "storage_min_mbps", json_integer(200));

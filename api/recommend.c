@@ -71,6 +71,12 @@ static double num(const PGresult *r, int row, int col)
 {
     return atof(PQgetvalue(r, row, col));
 }
+/* Sets *out to the number at (row, col) unless it is NULL (then *out keeps its default). */
+static void opt_num(const PGresult *r, int row, int col, double *out)
+{
+    if (!PQgetisnull(r, row, col))
+        *out = num(r, row, col);
+}
 static const char *str(const PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
@@ -340,14 +346,15 @@ static int calc_run(struct rec_calc *k, json_t *all, json_t *no_usage)
         h->state = str(R, i, 2);
         h->accepted = PQgetvalue(R, i, 3)[0] == 't';
         h->active_job = PQgetvalue(R, i, 4)[0] == 't';
-        h->th.idle_stop_after_s = num(R, i, 5);
+        plan_rec_default_thresholds(&h->th);
+        opt_num(R, i, 5, &h->th.idle_stop_after_s);
         h->price_per_hour = num(R, i, 6);
         h->gpu = find_gpu(a->cat, PQgetvalue(R, i, 7));
         h->gpu_count = atol(PQgetvalue(R, i, 8));
-        h->th.scale_up_utilization = num(R, i, 9);
-        h->th.scale_down_utilization = num(R, i, 10);
-        h->th.failed_share = num(R, i, 11);
-        h->th.cost_increase = num(R, i, 12);
+        opt_num(R, i, 9, &h->th.scale_up_utilization);
+        opt_num(R, i, 10, &h->th.scale_down_utilization);
+        opt_num(R, i, 11, &h->th.failed_share);
+        opt_num(R, i, 12, &h->th.cost_increase);
         lookback(a->usage, &upos, a->at_us, h);
         const struct plan_cost *c = find_cost(&wc[W_HOUR], h->id);
         if (c && c->has_utilization) {

@@ -7,8 +7,9 @@
 #include <stdint.h>
 
 #include "common/util.h"
+#include "db/usage_sql.h"
 
-#define EPOCH(e) "extract(epoch FROM " e ")::float8"
+#define EPOCH(e) USAGE_EPOCH(e)
 
 /* A window [f, t) in parts: whole ISO weeks [fw, tw), whole UTC days [fd, td) outside
  * them, whole 6-hour quarters [fq, tq) outside those, whole UTC hours [fh, th) outside
@@ -28,32 +29,22 @@
 #define B_FQ "$9::timestamptz"
 #define B_TQ "$10::timestamptz"
 #define ROLLUP_PART(table, cond)                                                          \
-    "SELECT d.host_id, d.brief_id, d.unit, d.reports, d.completed, d.failed, d.retried,"  \
-    " d.busy_seconds, d.covered_seconds, d.storage_gb_seconds, d.storage_seconds,"       \
-    " d.bytes_moved FROM " table " d WHERE " cond
-#define SECS EPOCH("r.window_end - r.window_start")
+    "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS " FROM " table " d WHERE " cond
 #define RAW_PART(cond)                                                                    \
-    "SELECT r.host_id, r.brief_id, r.unit, 1, r.completed::float8, r.failed::float8,"     \
-    " r.retried::float8, r.busy_seconds, " SECS ", coalesce(r.storage_gb * " SECS ", 0),"  \
-    " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " SECS " END,"                            \
-    " coalesce(r.bytes_moved, 0)::float8 FROM work_reports r WHERE " cond
+    "SELECT r.host_id, r.brief_id, r.unit, " USAGE_RAW_SUMS " FROM work_reports r WHERE " cond
 
-/* Each part is one index range: at each grain, the stretch before the first whole
- * bucket of the coarser grain and the stretch after its last (least/greatest make the
- * second stretch empty when the coarser grain has no whole bucket). */
+/* Each part is one index range: at each grain, the stretch before the first whole bucket
+ * of the coarser grain and the stretch after its last (usage_sql.h). */
 #define EDGES(table, lo, hi, clo, chi)                                                    \
-    ROLLUP_PART(table, "d.bucket >= " lo " AND d.bucket < least(" clo ", " hi ")")        \
-    " UNION ALL " ROLLUP_PART(table, "d.bucket >= greatest(" chi ", least(" clo ", " hi   \
-                                     ")) AND d.bucket < " hi)
+    ROLLUP_PART(table, USAGE_BEFORE("d.bucket", lo, hi, clo))                              \
+    " UNION ALL " ROLLUP_PART(table, USAGE_AFTER("d.bucket", hi, clo, chi))
 #define WINDOW_SOURCES                                                                    \
     ROLLUP_PART("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)         \
     " UNION ALL " EDGES("work_report_days", B_FD, B_TD, B_FW, B_TW)                        \
     " UNION ALL " EDGES("work_report_quarters", B_FQ, B_TQ, B_FD, B_TD)                    \
     " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FQ, B_TQ)                       \
-    " UNION ALL " RAW_PART("r.window_start >= " B_F " AND r.window_start < least(" B_FH    \
-                           ", " B_T ")")                                                   \
-    " UNION ALL " RAW_PART("r.window_start >= greatest(" B_TH ", " B_FH ")"                \
-                           " AND r.window_start < " B_T)
+    " UNION ALL " RAW_PART(USAGE_BEFORE("r.window_start", B_F, B_T, B_FH))                  \
+    " UNION ALL " RAW_PART(USAGE_AFTER("r.window_start", B_T, B_FH, B_TH))
 
 const struct db_stmt db_cost_stmts[] = {
     {"cost_hosts",
@@ -65,10 +56,7 @@ const struct db_stmt db_cost_stmts[] = {
      "        AS held_s"
      "       FROM c, w WHERE w.t > w.f AND c.to_state <> 'stopped'"
      "        AND (c.next_at IS NULL OR c.next_at > w.f) GROUP BY c.host_id),"
-     " p AS MATERIALIZED (SELECT id, name, (spec->>'price_per_hour')::float8 AS hour,"
-     "  coalesce((spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"
-     "  coalesce((spec->>'egress_price_per_gb')::float8, 0) AS egress,"
-     "  coalesce((spec->>'overhead_pct')::float8, 0) AS overhead FROM pools)"
+     " " USAGE_POOL_PRICES
      " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name,"
      "  p.hour, p.storage, p.egress, p.overhead, coalesce(held.held_s, 0)"
      " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"

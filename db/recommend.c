@@ -7,8 +7,9 @@
 #include <stdlib.h>
 
 #include "common/util.h"
+#include "db/usage_sql.h"
 
-#define EPOCH_OF(x) "extract(epoch FROM " x ")::float8"
+#define EPOCH_OF(x) USAGE_EPOCH(x)
 /* Seconds of the held interval [a, b) of i inside [f, t). */
 #define HELD(f, t) EPOCH_OF("greatest(least(i.b, " t ") - greatest(i.a, " f "), interval '0')")
 
@@ -21,44 +22,32 @@
  * segment k = 0, 1, 2 from $(2 + 6k): x, y, ch, fh, cq, fq (computed in C, bounds()). */
 #define T(n) "$" #n "::timestamptz"
 #define ROLL(table, part, cond)                                                           \
-    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, d.reports, d.completed,"     \
-    " d.failed, d.retried, d.busy_seconds, d.covered_seconds, d.storage_gb_seconds,"     \
-    " d.storage_seconds, d.bytes_moved, d.useful_end, d.min_start, d.max_end,"           \
-    " d.p95_max AS p95, d.queue_max AS queue FROM " table " d WHERE " cond
-#define RAW_SECS EPOCH_OF("r.window_end - r.window_start")
+    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS ","        \
+    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue"       \
+    " FROM " table " d WHERE " cond
 #define RAW(part, cond)                                                                   \
-    "SELECT r.host_id, r.brief_id, r.unit, " part ", 1, r.completed::float8,"            \
-    " r.failed::float8, r.retried::float8, r.busy_seconds, " RAW_SECS ","                 \
-    " coalesce(r.storage_gb * " RAW_SECS ", 0),"                                          \
-    " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " RAW_SECS " END,"                       \
-    " coalesce(r.bytes_moved, 0)::float8,"                                                \
+    "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","                  \
     " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END,"             \
     " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"                    \
     " FROM work_reports r WHERE " cond
 #define SEGMENT(part, x, y, ch, fh, cq, fq)                                               \
     ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)           \
-    " UNION ALL " ROLL("work_report_hours", part,                                         \
-                       "d.bucket >= " ch " AND d.bucket < least(" cq ", " fh ")")         \
-    " UNION ALL " ROLL("work_report_hours", part, "d.bucket >= greatest(" fq ", least("  \
-                       cq ", " fh ")) AND d.bucket < " fh)                                 \
-    " UNION ALL " RAW(part, "r.window_start >= " x " AND r.window_start < least(" ch ", " \
-                      y ")")                                                               \
-    " UNION ALL " RAW(part, "r.window_start >= greatest(" fh ", " ch ")"                  \
-                      " AND r.window_start < " y)
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_BEFORE("d.bucket", ch, fh, cq))   \
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_AFTER("d.bucket", fh, cq, fq))    \
+    " UNION ALL " RAW(part, USAGE_BEFORE("r.window_start", x, y, ch))                     \
+    " UNION ALL " RAW(part, USAGE_AFTER("r.window_start", y, ch, fh))
 
 const struct db_stmt db_recommend_stmts[] = {
     {"recommend_hosts",
      "WITH p AS MATERIALIZED (SELECT id, gpu_model,"
-     "  coalesce((spec->>'idle_stop_after_seconds')::float8, 1800) AS idle,"
+     "  (spec->>'idle_stop_after_seconds')::float8 AS idle,"
      "  (spec->>'price_per_hour')::float8 AS price,"
      "  coalesce((spec->>'gpu_count')::int, 1) AS gpu_count,"
-     "  coalesce((spec #>> '{recommendation_thresholds,scale_up_utilization}')::float8, 0.85) AS up,"
-     "  coalesce((spec #>> '{recommendation_thresholds,scale_down_utilization}')::float8, 0.30)"
-     "   AS down,"
-     "  coalesce((spec #>> '{recommendation_thresholds,investigate_failed_share}')::float8, 0.05)"
-     "   AS share,"
-     "  coalesce((spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8, 0.25)"
-     "   AS rise FROM pools)"
+     "  (spec #>> '{recommendation_thresholds,scale_up_utilization}')::float8 AS up,"
+     "  (spec #>> '{recommendation_thresholds,scale_down_utilization}')::float8 AS down,"
+     "  (spec #>> '{recommendation_thresholds,investigate_failed_share}')::float8 AS share,"
+     "  (spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8 AS rise"
+     "  FROM pools)"
      " SELECT h.id::text, h.pool_id::text, h.state,"
      "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready'),"
      "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running')),"
@@ -78,10 +67,7 @@ const struct db_stmt db_recommend_stmts[] = {
      "   sum(" HELD("$3::timestamptz", "$1::timestamptz") ") AS day,"
      "   sum(" HELD("$4::timestamptz", "$3::timestamptz") ") AS prev"
      "  FROM i GROUP BY host_id),"
-     " p AS MATERIALIZED (SELECT id, name, (spec->>'price_per_hour')::float8 AS hour,"
-     "  coalesce((spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"
-     "  coalesce((spec->>'egress_price_per_gb')::float8, 0) AS egress,"
-     "  coalesce((spec->>'overhead_pct')::float8, 0) AS overhead FROM pools)"
+     " " USAGE_POOL_PRICES
      " SELECT h.id::text, h.name, p.id::text, p.name, p.hour, p.storage, p.egress, p.overhead,"
      "  coalesce(held.hour, 0), coalesce(held.day, 0), coalesce(held.prev, 0)"
      " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"

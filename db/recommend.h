@@ -15,7 +15,8 @@ extern const size_t db_recommend_nstmts;
  * accepted gate run and state ready), active_job (t/f: a queued or running job), and its
  * pool's idle_stop_after_seconds, price_per_hour, gpu_model, gpu_count,
  * scale_up_utilization, scale_down_utilization, investigate_failed_share,
- * investigate_cost_increase. */
+ * investigate_cost_increase (a setting is NULL when the pool lacks it: the caller takes
+ * the planner's default). */
 enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res);
 /* Every host, ordered by id: columns 0-7 as db_cost_hosts (id, name, pool_id, pool_name,
  * prices), then its held seconds in the hour [at − 1 h, at), the day [at − 24 h, at) and
