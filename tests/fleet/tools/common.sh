@@ -1,5 +1,6 @@
 # common.sh - sourced by the simulated tools (bash). Kept cheap: no external
-# programs except `cat`, `sleep` and (for --query-gpu) one `awk`.
+# programs except `cat`, `sleep` and (for --query-gpu) one `awk`; a hanging
+# nvidia-smi (smi_hang) is `timeout` + `tail`.
 # The sshd of each simulated host sets GPUFLEET_SIM_DIR and GPUFLEET_SIM_HOST
 # (sshd_config SetEnv); they select this host's files.
 export LC_ALL=C
@@ -10,7 +11,7 @@ fi
 SIM_H=$GPUFLEET_SIM_DIR/$GPUFLEET_SIM_HOST
 # shellcheck disable=SC1091
 . "$SIM_H/env"            # SIM_PROFILE SIM_P SIM_DELAY SIM_WORKLOAD SIM_SLOW SIM_HANG
-. "$SIM_P/profile.env"    # SIM_NVSMI SIM_DOCKER SIM_DCGM SIM_NGPU SIM_MODEL SIM_DRIVER
+. "$SIM_P/profile.env"    # SIM_NVSMI SIM_DOCKER SIM_DCGM SIM_NGPU SIM_MODEL SIM_DRIVER SIM_DIGESTS
 
 # sim_json_str STR -> sets REPLY to the JSON string literal of STR
 sim_json_str() {
@@ -41,6 +42,12 @@ sim_sleep() { [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] || sleep 
 
 # every tool of a `hang` host blocks far longer than any sane timeout
 sim_hang_check() { [[ $SIM_PROFILE == hang ]] && exec sleep "$SIM_HANG"; return 0; }
+
+# a tool that hangs until --hang runs out OR its SSH channel is closed: GNU
+# `tail -f` polls its stdout (once a second) and exits when the reader of
+# that pipe (sshd's end of the channel) is gone; `timeout` ends it after
+# SIM_HANG seconds. Prints nothing.
+sim_hang_until_closed() { exec timeout "$SIM_HANG" tail -f /dev/null; }
 
 sim_unsupported() {
   echo "simfleet: unsupported $SIM_TOOL invocation:$(printf ' %q' "$@") (see tests/fleet/README.md)" >&2
