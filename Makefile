@@ -35,7 +35,7 @@ endif
 
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
-              common/crypt.c provisioner/sshkey.c
+              common/crypt.c common/utf8.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/costs.c db/recommend.c db/events.c
@@ -46,6 +46,7 @@ API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/
               api/stop.c api/recommend.c api/idle_policy.c api/ui.c api/events.c \
               api/events_hub.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
+              planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c
 # The status page (served under /ui/), in the order embedded.
@@ -63,7 +64,8 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_config.c tests/unit/test_planner.c \
               tests/unit/test_crypt.c tests/unit/test_sshkey.c \
               tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c \
-              tests/unit/test_recommend.c
+              tests/unit/test_recommend.c tests/unit/test_gate_property.c \
+              tests/unit/test_host_state.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

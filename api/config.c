@@ -166,8 +166,24 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                       &cfg->worker_concurrency, err, errlen) ||
         parse_int_var(get, "GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, &cfg->job_lease_s, err,
                       errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_COMMAND_TIMEOUT", 600, 1, 86400,
+        parse_int_var(get, "GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400,
                       &cfg->ssh_command_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_QUERY_TIMEOUT", 30, 1, 3600, &cfg->ssh_query_timeout_s,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_PULL_TIMEOUT", 1800, 1, 86400, &cfg->ssh_pull_timeout_s,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_STOP_TIMEOUT", 120, 1, 3600, &cfg->ssh_stop_timeout_s,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_CONTAINER_TIMEOUT", 120, 1, 3600,
+                      &cfg->ssh_container_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_IDLE", 10, 1, 3600,
+                      &cfg->db_keepalives_idle_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_INTERVAL", 5, 1, 600,
+                      &cfg->db_keepalives_interval_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_COUNT", 3, 1, 100, &cfg->db_keepalives_count,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_TCP_USER_TIMEOUT_MS", 20000, 0, 3600000,
+                      &cfg->db_tcp_user_timeout_ms, err, errlen) ||
         parse_int_var(get, "GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300,
                       &cfg->ssh_connect_timeout_s, err, errlen) ||
         parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, &cfg->diag_timeout_s[0],
@@ -308,6 +324,15 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "worker_concurrency", json_integer(cfg->worker_concurrency));
     json_object_set_new(o, "job_lease_s", json_integer(cfg->job_lease_s));
     json_object_set_new(o, "ssh_command_timeout_s", json_integer(cfg->ssh_command_timeout_s));
+    json_object_set_new(o, "ssh_query_timeout_s", json_integer(cfg->ssh_query_timeout_s));
+    json_object_set_new(o, "ssh_pull_timeout_s", json_integer(cfg->ssh_pull_timeout_s));
+    json_object_set_new(o, "ssh_stop_timeout_s", json_integer(cfg->ssh_stop_timeout_s));
+    json_object_set_new(o, "ssh_container_timeout_s", json_integer(cfg->ssh_container_timeout_s));
+    json_object_set_new(o, "db_keepalives",
+                        json_pack("{s:i, s:i, s:i, s:i}", "idle_s", cfg->db_keepalives_idle_s,
+                                  "interval_s", cfg->db_keepalives_interval_s, "count",
+                                  cfg->db_keepalives_count, "tcp_user_timeout_ms",
+                                  cfg->db_tcp_user_timeout_ms));
     json_object_set_new(o, "ssh_connect_timeout_s", json_integer(cfg->ssh_connect_timeout_s));
     json_object_set_new(o, "ssh_allow_cidrs", json_string(cfg->ssh_allow_cidrs));
     json_object_set_new(o, "event_ticket_ttl_s", json_integer(cfg->event_ticket_ttl_s));

@@ -2,6 +2,7 @@
  * current stack has an accepted gate; the gate and diagnostics run as durable jobs. */
 #include "api/gates.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "db/gates.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
+#include "planner/host_state.h"
 #include "planner/readiness.h"
 
 static const char *host_id(struct api_req *r)
@@ -23,7 +25,19 @@ static const char *host_id(struct api_req *r)
     return id;
 }
 
-enum refusal { OK = 0, NO_HOST, BUSY, NOT_PROVISIONED, DRAINING, NOT_DRAINED, NO_GATE };
+enum refusal {
+    OK = 0,
+    NO_HOST,
+    BUSY,
+    NOT_PROVISIONED,
+    DRAINING,
+    NOT_DRAINED,
+    NO_GATE,
+    QUARANTINED,
+    STOPPED,
+    NOT_QUARANTINED,
+    CONFLICT,
+};
 
 struct action_arg {
     struct api_req *r;
@@ -34,7 +48,43 @@ struct action_arg {
     char job_id[37];
     enum refusal refused;
     char state[32];
+    int held; /* the quarantine hold is set */
 };
+
+/* Asks the state machine whether ev may happen now; on a refusal sets a->refused (the
+ * not-allowed case as the event's own refusal) and returns -1. */
+static int allowed(struct action_arg *a, enum plan_host_event ev, enum refusal not_allowed)
+{
+    enum plan_host_state to;
+    unsigned fx;
+    enum plan_host_answer ans = plan_host_next((enum plan_host_state)plan_host_state_parse(a->state),
+                                               a->held, ev, -1,
+                                               a->r->principal.role == ROLE_ADMIN
+                                                   ? PLAN_ACTOR_ADMIN
+                                                   : PLAN_ACTOR_OPERATOR,
+                                               &to, &fx);
+    if (ans == PLAN_HOST_OK)
+        return 0;
+    int stopped = !strcmp(a->state, "stopped") || !strcmp(a->state, "stopping");
+    a->refused = ans == PLAN_HOST_QUARANTINED ? QUARANTINED
+                 : stopped                     ? STOPPED
+                                               : not_allowed;
+    return -1;
+}
+
+/* Applies ev through the database's state machine; a refusal there (the state changed
+ * since it was read) becomes a 409. */
+static enum db_status apply(struct db_conn *c, struct action_arg *a, enum plan_host_event ev,
+                            const char *hint, const char *reason)
+{
+    struct db_host_event e = {a->id, plan_host_events[ev].name, hint, reason, NULL,
+                              a->r->principal.sub, NULL};
+    enum db_host_refusal refused;
+    enum db_status s = db_host_event(c, &e, NULL, &refused);
+    if (refused != DB_HOST_OK)
+        a->refused = refused == DB_HOST_QUARANTINED ? QUARANTINED : CONFLICT;
+    return s;
+}
 
 /* Reads the host's state and whether its accepted gate still covers the current stack. */
 static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *gate_valid,
@@ -47,6 +97,7 @@ static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *g
         return s;
     }
     snprintf(a->state, sizeof a->state, "%s", g.state);
+    a->held = g.held;
     *has_stack = g.current_stack_id != NULL;
     db_gate_context_free(&g);
     char *doc = NULL;
@@ -72,14 +123,14 @@ static enum db_status job_fn(struct db_conn *c, void *arg)
     if (s <= 0)
         return s;
     int diag = !strcmp(a->kind, "diagnostics");
-    if (diag && strcmp(a->state, "drained") != 0)
-        a->refused = NOT_DRAINED;
-    else if (!diag && !has_stack)
-        a->refused = NOT_PROVISIONED;
-    else if (!diag && (!strcmp(a->state, "draining") || !strcmp(a->state, "drained")))
-        a->refused = DRAINING;
-    if (a->refused)
+    int draining = !strcmp(a->state, "draining") || !strcmp(a->state, "drained");
+    if (allowed(a, diag ? HE_DIAGNOSTICS_REQUESTED : HE_GATE_REQUESTED,
+                diag ? NOT_DRAINED : draining ? DRAINING : BUSY) != 0)
         return DB_NO_RESULTS;
+    if (!diag && !has_stack) {
+        a->refused = NOT_PROVISIONED;
+        return DB_NO_RESULTS;
+    }
     s = db_job_create(c, a->kind, a->id, NULL, a->params, a->r->principal.sub, &a->doc,
                       a->job_id);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
@@ -114,6 +165,22 @@ static enum MHD_Result refusal_reply(struct api_req *r, const struct action_arg 
         return api_reply_problem(r, API_ERR_GATE_REQUIRED, NULL,
                                  "the host has no accepted gate for its current stack; run the "
                                  "gate (POST /v1/hosts/{id}/gate)");
+    case QUARANTINED:
+        return api_reply_problem(r, API_ERR_HOST_QUARANTINED, NULL,
+                                 "the host is quarantined (host key mismatch or hardware "
+                                 "evidence); an admin must release it first "
+                                 "(POST /v1/hosts/{id}/release)");
+    case STOPPED:
+        return api_reply_problem(r, API_ERR_HOST_STOPPED, NULL,
+                                 "the host is %s; provision it again to bring it back", a->state);
+    case NOT_QUARANTINED:
+        return api_reply_problem(r, API_ERR_HOST_NOT_QUARANTINED, NULL,
+                                 "the host is not quarantined (it is %s): nothing to release",
+                                 a->state);
+    case CONFLICT:
+        return api_reply_problem(r, API_ERR_HOST_STATE_CONFLICT, NULL,
+                                 "the host's state changed while the request ran; read it and "
+                                 "retry");
     default: return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "unexpected refusal");
     }
 }
@@ -163,10 +230,12 @@ static enum db_status drain_fn(struct db_conn *c, void *arg)
     enum db_status s = host_state(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
+    if (allowed(a, HE_DRAIN, CONFLICT) != 0)
+        return DB_NO_RESULTS;
     if (strcmp(a->state, "draining") != 0 && strcmp(a->state, "drained") != 0) {
         char reason[200];
         snprintf(reason, sizeof reason, "drain requested by %s", a->r->principal.sub);
-        s = db_host_set_state(c, a->id, "draining", reason, NULL, a->r->principal.sub);
+        s = apply(c, a, HE_DRAIN, NULL, reason);
         if (s < 0)
             return s;
         s = db_host_drained_if_idle(c, a->id, a->r->principal.sub);
@@ -185,8 +254,10 @@ enum MHD_Result api_hosts_drain(struct api_req *r)
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run_tx(drain_fn, &a);
-    if (a.refused)
+    if (a.refused) {
+        free(a.doc);
         return refusal_reply(r, &a);
+    }
     if (s < 0)
         return api_reply_db(r, s);
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
@@ -201,10 +272,8 @@ static enum db_status resume_fn(struct db_conn *c, void *arg)
     enum db_status s = host_state(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
-    if (strcmp(a->state, "drained") != 0 && strcmp(a->state, "ready") != 0) {
-        a->refused = NOT_DRAINED;
+    if (allowed(a, HE_RESUME, NOT_DRAINED) != 0)
         return DB_NO_RESULTS;
-    }
     if (!valid) {
         a->refused = NO_GATE;
         return DB_NO_RESULTS;
@@ -212,7 +281,7 @@ static enum db_status resume_fn(struct db_conn *c, void *arg)
     char reason[200];
     snprintf(reason, sizeof reason, "resumed by %s with an accepted gate for its stack",
              a->r->principal.sub);
-    s = db_host_set_state(c, a->id, "ready", reason, NULL, a->r->principal.sub);
+    s = apply(c, a, HE_RESUME, NULL, reason);
     if (s < 0)
         return s;
     s = api_audit(c, a->r, "host.resume", "host", a->id, MHD_HTTP_OK);
@@ -233,6 +302,87 @@ enum MHD_Result api_hosts_resume(struct api_req *r)
             return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                                      "only a drained host can be resumed (this one is %s)",
                                      a.state);
+        return refusal_reply(r, &a);
+    }
+    if (s < 0)
+        return api_reply_db(r, s);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+}
+
+/* ---- release from quarantine (admin) ----
+ * {"reason": "...", "host_key_sha256": "SHA256:..."} or {"reason": "...", "repin": true}:
+ * the quarantine hold is cleared (audited with the reason), the pin replaced or cleared
+ * (recorded again on the next contact, with its own audit event), and the host goes to
+ * provisioned (registered when it never had a stack): it must pass a gate again. */
+
+static const struct spec_field release_spec[] = {
+    {"reason", SPEC_STRING, SPEC_REQUIRED, 1, 500, NULL, NULL, NULL, NULL},
+    {"host_key_sha256", SPEC_STRING, 0, 50, 51, NULL, NULL, NULL, NULL},
+    {"repin", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+static int valid_fingerprint(const char *v)
+{
+    if (v == NULL || strncmp(v, "SHA256:", 7) != 0 || strlen(v) != 50)
+        return 0;
+    for (const char *p = v + 7; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '+' || *p == '/'))
+            return 0;
+    return 1;
+}
+
+static enum db_status release_fn(struct db_conn *c, void *arg)
+{
+    struct action_arg *a = arg;
+    free(a->doc);
+    a->doc = NULL;
+    a->refused = OK;
+    int valid, has_stack;
+    enum db_status s = host_state(c, a, &valid, &has_stack);
+    if (s <= 0)
+        return s;
+    if (!a->held) {
+        a->refused = NOT_QUARANTINED;
+        return DB_NO_RESULTS;
+    }
+    const char *key = json_string_value(json_object_get(a->r->json, "host_key_sha256"));
+    const char *why = json_string_value(json_object_get(a->r->json, "reason"));
+    char reason[700];
+    snprintf(reason, sizeof reason, "released from quarantine by %s (%s): %s",
+             a->r->principal.sub, key ? "new host key pinned" : "host key recorded on next contact",
+             why);
+    s = apply(c, a, HE_RELEASE, has_stack ? "provisioned" : "registered", reason);
+    if (s < 0)
+        return s;
+    s = db_host_repin(c, a->id, key);
+    if (s < 0)
+        return s;
+    s = api_audit_reason(c, a->r, "host.release", "host", a->id, MHD_HTTP_OK, why);
+    if (s < 0)
+        return s;
+    return db_host_get(c, a->id, &a->doc);
+}
+
+enum MHD_Result api_hosts_release(struct api_req *r)
+{
+    struct action_arg a = {.r = r, .id = host_id(r)};
+    if (a.id == NULL || api_spec_check(r, r->json, release_spec) != 0)
+        return MHD_YES;
+    const char *key = json_string_value(json_object_get(r->json, "host_key_sha256"));
+    int repin = json_is_true(json_object_get(r->json, "repin"));
+    if (key != NULL && !valid_fingerprint(key))
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "host_key_sha256",
+                                 "host_key_sha256 must be SHA256: followed by 43 base64 "
+                                 "characters, as ssh-keygen -l prints it");
+    if ((key != NULL) == repin)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, key ? "repin" : "host_key_sha256",
+                                 "give either host_key_sha256 (the host's new key) or "
+                                 "\"repin\": true (record the key on the next contact), not "
+                                 "both");
+    enum db_status s = db_run_tx(release_fn, &a);
+    if (a.refused) {
+        free(a.doc);
         return refusal_reply(r, &a);
     }
     if (s < 0)

@@ -7,6 +7,7 @@
 enum MHD_Result api_hosts_gate(struct api_req *r);
 enum MHD_Result api_hosts_drain(struct api_req *r);
 enum MHD_Result api_hosts_resume(struct api_req *r);
+enum MHD_Result api_hosts_release(struct api_req *r);
 enum MHD_Result api_hosts_diagnostics(struct api_req *r);
 enum MHD_Result api_hosts_gate_runs(struct api_req *r);
 enum MHD_Result api_hosts_readiness(struct api_req *r);

@@ -13,6 +13,7 @@
 #include "api/list.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
+#include "planner/host_state.h"
 #include "provisioner/ssh.h"
 
 static const char *allow_cidrs = "";
@@ -199,17 +200,7 @@ enum MHD_Result api_hosts_get(struct api_req *r)
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
 
-static int valid_state(const char *v)
-{
-    static const char *const states[] = {"registered", "provisioning", "provisioned", "gating",
-                                         "ready", "investigating", "quarantined", "draining",
-                                         "drained", "diagnosing", "stopping", "stopped",
-                                         "failed", NULL};
-    for (const char *const *s = states; *s; s++)
-        if (strcmp(*s, v) == 0)
-            return 1;
-    return 0;
-}
+static int valid_state(const char *v) { return plan_host_state_parse(v) >= 0; }
 static int valid_label_filter(const char *v)
 {
     const char *eq = strchr(v, '=');
@@ -319,6 +310,17 @@ static enum db_status delete_fn(struct db_conn *c, void *arg)
     free(doc);
     if (a->busy)
         return DB_NO_RESULTS;
+    struct db_host_target t;
+    s = db_host_target(c, a->id, &t);
+    if (s <= 0)
+        return s;
+    enum plan_host_state to;
+    unsigned fx;
+    a->busy = plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
+                             HE_DELETED, -1, PLAN_ACTOR_ADMIN, &to, &fx) != PLAN_HOST_OK;
+    db_host_target_free(&t);
+    if (a->busy)
+        return DB_NO_RESULTS;
     s = db_host_delete(c, a->id);
     if (s <= 0)
         return s;
@@ -362,9 +364,15 @@ static enum db_status provision_fn(struct db_conn *c, void *arg)
         a->missing_host = s == DB_NO_RESULTS;
         return s;
     }
-    a->quarantined = strcmp(t.state, "quarantined") == 0;
+    enum plan_host_state to;
+    unsigned fx;
+    enum plan_host_answer ans =
+        plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
+                       HE_PROVISION_REQUESTED, -1, PLAN_ACTOR_OPERATOR, &to, &fx);
     db_host_target_free(&t);
-    if (a->quarantined)
+    a->quarantined = ans == PLAN_HOST_QUARANTINED;
+    a->busy = ans != PLAN_HOST_OK && !a->quarantined; /* a job's state: it runs one now */
+    if (ans != PLAN_HOST_OK)
         return DB_NO_RESULTS;
     s = db_job_create(c, "provision", a->id,
                       json_string_value(json_object_get(a->r->json, "stack_id")), NULL,

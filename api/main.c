@@ -17,6 +17,7 @@
 #include "api/hosts.h"
 #include "api/idle_policy.h"
 #include "api/routes.h"
+#include "planner/host_state.h"
 #include "api/server.h"
 #include "common/crypt.h"
 #include "common/log.h"
@@ -43,6 +44,8 @@ static int usage(FILE *out)
             "  keygen PATH            write a new random secret file (mode 0600)\n"
             "  routes                 print the route table (METHOD PATH)\n"
             "  sql NAME               print the SQL of a prepared statement (for EXPLAIN)\n"
+            "  state-machine [--sql]  print the host state machine (Markdown, or the SQL rows\n"
+            "                         that migrations/0012 loads)\n"
             "  version                print the version\n");
     return out == stderr ? 2 : 0;
 }
@@ -148,6 +151,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers +
                (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);
+    db_set_keepalives(cfg.db_keepalives_idle_s, cfg.db_keepalives_interval_s,
+                      cfg.db_keepalives_count, cfg.db_tcp_user_timeout_ms);
     if (db_pool_init(cfg.database_url, pool) != 0) {
         fatal(what, "cannot create the database pool");
         goto cleanup_auth;
@@ -168,12 +173,20 @@ static int cmd_serve(int argc, char **argv, int workers_only)
             goto cleanup_pool;
         }
     }
-    struct prov_worker_config wc = {cfg.database_url,         cfg.workers,
-                                    cfg.worker_concurrency,   cfg.job_lease_s,
-                                    cfg.ssh_command_timeout_s, cfg.ssh_connect_timeout_s,
-                                    cfg.ssh_allow_cidrs,
-                                    {cfg.diag_timeout_s[0], cfg.diag_timeout_s[1],
-                                     cfg.diag_timeout_s[2]}};
+    struct prov_worker_config wc = {
+        .database_url = cfg.database_url,
+        .threads = cfg.workers,
+        .concurrency = cfg.worker_concurrency,
+        .lease_s = cfg.job_lease_s,
+        .command_timeout_s = cfg.ssh_command_timeout_s,
+        .query_timeout_s = cfg.ssh_query_timeout_s,
+        .pull_timeout_s = cfg.ssh_pull_timeout_s,
+        .stop_timeout_s = cfg.ssh_stop_timeout_s,
+        .container_timeout_s = cfg.ssh_container_timeout_s,
+        .connect_timeout_s = cfg.ssh_connect_timeout_s,
+        .allow_cidrs = cfg.ssh_allow_cidrs,
+        .diag_timeout_s = {cfg.diag_timeout_s[0], cfg.diag_timeout_s[1], cfg.diag_timeout_s[2]},
+    };
     if (cfg.workers > 0 && prov_workers_start(&wc) != 0) {
         fatal(what, "cannot start the job workers");
         if (!workers_only) {
@@ -289,6 +302,15 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "version")) {
         printf("gpufleetd %s (commit %s)\n", GPUFLEET_VERSION, GPUFLEET_COMMIT);
+        return 0;
+    }
+    if (!strcmp(cmd, "state-machine")) {
+        int sql = argc > 2 && !strcmp(argv[2], "--sql");
+        char *text = sql ? plan_host_sql() : plan_host_markdown();
+        if (text == NULL)
+            return 1;
+        fputs(text, stdout);
+        free(text);
         return 0;
     }
     if (!strcmp(cmd, "sql")) {

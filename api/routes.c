@@ -65,6 +65,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/hosts/{id}/gate", api_hosts_gate, ROLES_WRITE, ROUTE_MUTATES},
     {"POST", "/v1/hosts/{id}/drain", api_hosts_drain, ROLES_WRITE, ROUTE_MUTATES},
     {"POST", "/v1/hosts/{id}/resume", api_hosts_resume, ROLES_WRITE, ROUTE_MUTATES},
+    {"POST", "/v1/hosts/{id}/release", api_hosts_release, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
     {"POST", "/v1/hosts/{id}/diagnostics", api_hosts_diagnostics, ROLES_WRITE,
      ROUTE_BODY | ROUTE_MUTATES},
     {"POST", "/v1/hosts/{id}/stop", api_hosts_stop, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},

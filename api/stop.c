@@ -24,6 +24,7 @@
 #include "db/audit.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
+#include "planner/host_state.h"
 #include "provisioner/shell.h"
 
 static int valid_reason(const char *s)
@@ -95,8 +96,15 @@ static enum db_status stop_queue(struct db_conn *c, struct stop_arg *a)
     }
     if (t.stop_command == NULL || !prov_valid_stop_command(t.stop_command))
         a->refused = STOP_NO_COMMAND;
-    else if (!strcmp(t.state, "stopped"))
-        a->refused = STOP_STOPPED;
+    else {
+        enum plan_host_state to;
+        unsigned fx;
+        enum plan_host_answer ans =
+            plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
+                           HE_STOP_REQUESTED, -1, PLAN_ACTOR_OPERATOR, &to, &fx);
+        if (ans != PLAN_HOST_OK)
+            a->refused = !strcmp(t.state, "stopped") ? STOP_STOPPED : STOP_BUSY;
+    }
     if (!a->refused) {
         s = active_job(c, a);
         if (s < 0) {

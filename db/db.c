@@ -162,20 +162,35 @@ static const struct db_stmt *stmt_at(int idx)
 }
 
 static int statement_timeout_ms = 15000;
+static char ka_idle[16] = "10", ka_interval[16] = "5", ka_count[16] = "3", tcp_user_timeout[16] = "20000";
 
 void db_set_statement_timeout(int ms)
 {
     statement_timeout_ms = ms;
 }
 
+void db_set_keepalives(int idle_s, int interval_s, int count, int tcp_user_timeout_ms)
+{
+    snprintf(ka_idle, sizeof ka_idle, "%d", idle_s);
+    snprintf(ka_interval, sizeof ka_interval, "%d", interval_s);
+    snprintf(ka_count, sizeof ka_count, "%d", count);
+    snprintf(tcp_user_timeout, sizeof tcp_user_timeout, "%d", tcp_user_timeout_ms);
+}
+
 /* Opens a connection with a bounded connect timeout and a statement timeout. The caller
  * owns the result (PQfinish). Returns NULL on failure. */
 static PGconn *connect_url(const char *url)
 {
-    const char *keys[] = {"dbname", "connect_timeout", "application_name", "options", NULL};
+    /* TCP keepalives and tcp_user_timeout: a partitioned server is noticed within seconds,
+     * not when the kernel gives up (minutes), so a worker cannot keep acting on a lease it
+     * can no longer renew. (Ignored on Unix-domain sockets.) */
+    const char *keys[] = {"dbname",   "connect_timeout",     "application_name", "options",
+                          "keepalives", "keepalives_idle",   "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout", NULL};
     char options[96];
     snprintf(options, sizeof options, "-c statement_timeout=%d -c jit=off", statement_timeout_ms);
-    const char *vals[] = {url, "3", "gpufleetd", options, NULL};
+    const char *vals[] = {url, "3", "gpufleetd", options, "1", ka_idle, ka_interval, ka_count,
+                          tcp_user_timeout, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
         /* The message may name the host; it never contains the password. */

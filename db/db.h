@@ -51,6 +51,8 @@ int db_pool_init(const char *url, int size);
 const char *db_statement_sql(const char *name);
 /* The statement timeout of connections opened from now on (default 15000 ms). */
 void db_set_statement_timeout(int ms);
+/* TCP keepalives and tcp_user_timeout of connections opened from now on. */
+void db_set_keepalives(int idle_s, int interval_s, int count, int tcp_user_timeout_ms);
 void db_pool_shutdown(void);
 void db_pool_stats(struct db_pool_stats *out);
 

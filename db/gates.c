@@ -21,7 +21,8 @@ const struct db_stmt db_gate_stmts[] = {
      "   WHERE s.id = coalesce(h.current_stack_id, h.desired_stack_id)),"
      " p.id::text, p.spec::text, m.nvidia_smi_name, coalesce(m.nvidia_smi_memory_total_mib, 0),"
      " p.gate_version, coalesce((SELECT (j.params->>'level')::int FROM jobs j"
-     "   WHERE j.id = $2::uuid), 0)"
+     "   WHERE j.id = $2::uuid), 0), h.current_stack_id IS NOT NULL, h.quarantined_at IS NOT NULL,"
+     " array_to_string(coalesce(m.nvidia_smi_na_fields, '{}'), ',')"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id"
      " LEFT JOIN gpu_models m ON m.key = p.gpu_model WHERE h.id = $1::uuid"},
     {"gate_run_insert",
@@ -36,29 +37,10 @@ const struct db_stmt db_gate_stmts[] = {
      "   AND ($3::text IS NULL OR g.kind = $3) AND g.seq < coalesce($4::bigint,"
      "   9223372036854775807)"
      " ORDER BY g.seq DESC LIMIT $5::int"},
-    {"host_gate_result",
-     "WITH old AS (SELECT id, state FROM hosts WHERE id = $1::uuid FOR UPDATE),"
-     " target AS (SELECT id, state AS from_state, CASE"
-     "   WHEN $3 = 'isolate' THEN 'quarantined'"
-     "   WHEN state = 'draining' THEN 'drained'"
-     "   WHEN $2 = 'diagnostics' THEN 'drained'"
-     "   WHEN $3 = 'accept' AND (SELECT g.stack_id FROM gate_runs g WHERE g.id = $4::uuid)"
-     "     IS NOT DISTINCT FROM (SELECT current_stack_id FROM hosts WHERE id = $1::uuid)"
-     "     THEN 'ready'"
-     "   ELSE 'investigating' END AS to_state FROM old),"
-     " upd AS (UPDATE hosts h SET state = t.to_state, updated_at = now(), last_seen = now(),"
-     "   accepted_gate_run_id = CASE WHEN $2 = 'gate' AND $3 = 'accept'"
-     "       AND t.to_state IN ('ready', 'drained') THEN $4::uuid"
-     "     WHEN $2 = 'gate' THEN NULL ELSE h.accepted_gate_run_id END"
-     "   FROM target t WHERE h.id = t.id RETURNING h.id, t.from_state, t.to_state)"
-     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, job_id, actor)"
-     " SELECT id, from_state, to_state, $6, $5::uuid, $7 FROM upd WHERE from_state <> to_state"},
     {"host_drained_if_idle",
-     "WITH upd AS (UPDATE hosts h SET state = 'drained', updated_at = now()"
-     "  WHERE h.id = $1::uuid AND h.state = 'draining' AND NOT EXISTS (SELECT 1 FROM jobs j"
-     "  WHERE j.host_id = h.id AND j.state IN ('queued', 'running')) RETURNING h.id)"
-     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, actor)"
-     " SELECT id, 'draining', 'drained', 'no job runs any more', $2 FROM upd"},
+     "SELECT host_transition(h.id, 'drained_when_idle', NULL, 'no job runs any more', NULL, $2,"
+     " NULL) FROM hosts h WHERE h.id = $1::uuid AND h.state = 'draining' AND NOT EXISTS"
+     " (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running'))"},
     {"host_readiness",
      "SELECT json_build_object("
      " 'host', json_build_object('id', h.id, 'state', h.state, 'host_key_sha256',"
@@ -109,7 +91,18 @@ enum db_status db_gate_context(struct db_conn *c, const char *host_id, const cha
     g->gpu_memory_mib = atol(PQgetvalue(r, 0, 6));
     g->gate_version = atoi(PQgetvalue(r, 0, 7));
     g->diag_level = atoi(PQgetvalue(r, 0, 8));
+    g->has_current_stack = strcmp(PQgetvalue(r, 0, 9), "t") == 0;
+    g->held = strcmp(PQgetvalue(r, 0, 10), "t") == 0;
+    g->na_fields = col(r, 11);
+    int oom = (g->state == NULL) || (!PQgetisnull(r, 0, 1) && g->current_stack_id == NULL) ||
+              (!PQgetisnull(r, 0, 2) && g->stack_doc == NULL) || g->pool_id == NULL ||
+              (!PQgetisnull(r, 0, 4) && g->pool_spec == NULL) ||
+              (!PQgetisnull(r, 0, 5) && g->gpu_name == NULL) || g->na_fields == NULL;
     PQclear(r);
+    if (oom) {
+        db_gate_context_free(g);
+        return DB_HARD_ERROR;
+    }
     return s;
 }
 
@@ -121,6 +114,7 @@ void db_gate_context_free(struct db_gate_context *g)
     free(g->pool_id);
     free(g->pool_spec);
     free(g->gpu_name);
+    free(g->na_fields);
     memset(g, 0, sizeof *g);
 }
 
@@ -156,14 +150,6 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
     snprintf(limit, sizeof limit, "%ld", f->limit);
     const char *p[5] = {f->host_id, f->verdict, f->kind, f->after_seq, limit};
     return db_exec_page(c, "gate_run_list", 5, p, page);
-}
-
-enum db_status db_host_gate_result(struct db_conn *c, const char *host_id, const char *kind,
-                                   const char *verdict, const char *run_id, const char *job_id,
-                                   const char *reason, const char *actor)
-{
-    const char *p[7] = {host_id, kind, verdict, run_id, job_id, reason, actor};
-    return db_exec_noresult(c, "host_gate_result", 7, p);
 }
 
 enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor)

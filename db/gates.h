@@ -16,6 +16,9 @@ struct db_gate_context {
     long gpu_memory_mib;
     int gate_version;
     int diag_level; /* from the job's params */
+    int has_current_stack; /* 0: current_stack_id is the desired stack */
+    int held;              /* the quarantine hold is set */
+    char *na_fields;       /* catalog: query fields the model reports [N/A] legitimately */
 };
 enum db_status db_gate_context(struct db_conn *c, const char *host_id, const char *job_id,
                                struct db_gate_context *g);
@@ -37,12 +40,6 @@ struct db_gate_filter {
 enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
                                 struct db_page *page);
 
-/* Records the verdict on the host: accept → ready (and the run becomes the accepted one),
- * isolate → quarantined, investigate → investigating; a host being drained ends drained.
- * Diagnostics: isolate → quarantined, otherwise back to drained. */
-enum db_status db_host_gate_result(struct db_conn *c, const char *host_id, const char *kind,
-                                   const char *verdict, const char *run_id, const char *job_id,
-                                   const char *reason, const char *actor);
 /* Moves a host that is draining to drained once no job runs on it. */
 enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor);
 /* The readiness evidence of a host as one JSON document (see api/readiness.c). */

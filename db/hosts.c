@@ -17,6 +17,8 @@
     " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                  \
     " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," \
     " 'accepted_gate_run_id', " h ".accepted_gate_run_id,"                                 \
+    " 'quarantine', CASE WHEN " h ".quarantined_at IS NULL THEN NULL ELSE json_build_object("  \
+    "   'since', " TS(h ".quarantined_at") ", 'reason', " h ".quarantine_reason) END,"            \
     " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, 'state', j.state,"    \
     "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"          \
     " 'last_seen', " TS(h ".last_seen") ","                                                 \
@@ -66,29 +68,27 @@ const struct db_stmt db_host_stmts[] = {
      " dq AS (DELETE FROM work_report_quarters d WHERE d.host_id = $1::uuid AND d.bucket IN"
      "  (SELECT date_bin('6 hours', h, timestamptz '2000-01-01 00:00Z') FROM b))"
      " DELETE FROM hosts WHERE id = $1::uuid"},
-    /* A host being drained stays draining while its job runs and ends drained (unless
-     * the job quarantines it). Stopping and stopped override a drain. */
-    {"host_set_state",
-     "WITH old AS (SELECT id, state FROM hosts WHERE id = $1::uuid FOR UPDATE),"
-     " target AS (SELECT id, state AS from_state, CASE"
-     "   WHEN $2 IN ('stopping', 'stopped') THEN $2"
-     "   WHEN state = 'draining' AND $2 IN ('provisioning', 'gating') THEN 'draining'"
-     "   WHEN state = 'draining' AND $2 <> 'quarantined' THEN 'drained'"
-     "   ELSE $2 END AS to_state FROM old),"
-     " upd AS (UPDATE hosts h SET state = t.to_state, updated_at = now() FROM target t"
-     "  WHERE h.id = t.id AND t.from_state <> t.to_state RETURNING h.id, t.from_state,"
-     "  t.to_state)"
-     " INSERT INTO host_state_history (host_id, from_state, to_state, reason, job_id, actor)"
-     " SELECT id, from_state, to_state, $3, $4::uuid, $5 FROM upd"},
+    /* Every state change goes through host_transition() (migrations/0012): the event's
+     * row of the state machine, its effects, the history row. */
+    {"host_event", "SELECT host_transition($1::uuid, $2, $3, $4, $5::uuid, $6, $7::uuid)"},
     {"host_target",
      "SELECT h.id::text, h.name, host(h.address), h.ssh_user, h.credential_id::text,"
      " h.pool_id::text, h.host_key_sha256, h.state, h.port, p.spec->>'durable_path',"
      " p.spec->>'scratch_path', p.spec->>'stop_command', p.gpu_model,"
-     " coalesce((p.spec->>'gpu_count')::int, 0)"
+     " coalesce((p.spec->>'gpu_count')::int, 0), h.quarantined_at IS NOT NULL"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
-    {"host_pin_key",
-     "UPDATE hosts SET host_key_sha256 = $2, updated_at = now()"
-     " WHERE id = $1::uuid AND host_key_sha256 IS NULL"},
+    /* Contact by a job attempt: records the key on first contact and last_seen, only
+     * while that attempt still holds the job (the job row is share-locked, so a claim by
+     * another worker either waits for this or fences it out). */
+    {"host_contact",
+     "WITH f AS (SELECT id FROM jobs WHERE id = $3::uuid AND attempt = $4::int"
+     "  AND state = 'running' FOR SHARE),"
+     " pin AS (UPDATE hosts h SET host_key_sha256 = $2, updated_at = now(), last_seen = now()"
+     "  FROM f"
+     "  WHERE h.id = $1::uuid AND h.host_key_sha256 IS NULL RETURNING h.id),"
+     " seen AS (UPDATE hosts h SET last_seen = now() FROM f WHERE h.id = $1::uuid"
+     "  AND NOT EXISTS (SELECT 1 FROM pin) RETURNING h.id)"
+     " SELECT (SELECT count(*) FROM f)::int AS live, (SELECT count(*) FROM pin)::int AS pinned"},
     {"host_provisioned",
      "UPDATE hosts SET accepted_gate_run_id = CASE"
      "   WHEN current_stack_id IS DISTINCT FROM $3::uuid THEN NULL"
@@ -97,6 +97,9 @@ const struct db_stmt db_host_stmts[] = {
      " facts = $2::jsonb, current_stack_id = $3::uuid, last_seen = now(),"
      " updated_at = now() WHERE id = $1::uuid"},
     {"host_seen", "UPDATE hosts SET last_seen = now() WHERE id = $1::uuid"},
+    /* Release from quarantine: the new pin (NULL: record the key on next contact). */
+    {"host_repin",
+     "UPDATE hosts SET host_key_sha256 = $2, updated_at = now() WHERE id = $1::uuid"},
 };
 const size_t db_host_nstmts = sizeof db_host_stmts / sizeof db_host_stmts[0];
 
@@ -146,16 +149,41 @@ enum db_status db_host_delete(struct db_conn *c, const char *id)
     return db_exec_noresult(c, "host_delete", 1, p);
 }
 
-enum db_status db_host_set_state(struct db_conn *c, const char *id, const char *state,
-                                 const char *reason, const char *job_id, const char *actor)
+enum db_status db_host_event(struct db_conn *c, const struct db_host_event *e, char to[24],
+                             enum db_host_refusal *refused)
 {
-    const char *p[5] = {id, state, reason, job_id, actor};
-    return db_exec_noresult(c, "host_set_state", 5, p);
+    const char *p[7] = {e->host_id, e->event, e->to_hint, e->reason,
+                        e->job_id,  e->actor, e->gate_run_id};
+    PGresult *r;
+    *refused = DB_HOST_OK;
+    if (to != NULL)
+        to[0] = '\0';
+    enum db_status s = db_exec(c, "host_event", 7, p, &r);
+    if (s < 0) {
+        const char *st = db_conn_sqlstate(c);
+        if (!strcmp(st, "GF001"))
+            *refused = DB_HOST_NOT_ALLOWED;
+        else if (!strcmp(st, "GF002"))
+            *refused = DB_HOST_QUARANTINED;
+        return s;
+    }
+    int missing = PQntuples(r) != 1 || PQgetisnull(r, 0, 0);
+    if (!missing && to != NULL)
+        snprintf(to, 24, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return missing ? DB_NO_RESULTS : DB_ONE_RESULT;
 }
 
-static char *dup_col(const PGresult *r, int col)
+/* A column's text (caller frees), NULL for SQL NULL; *oom is set when a copy fails, so
+ * that out of memory never reads as NULL (a NULL pin means first contact). */
+static char *dup_col(const PGresult *r, int col, int *oom)
 {
-    return PQgetisnull(r, 0, col) ? NULL : strdup(PQgetvalue(r, 0, col));
+    if (PQgetisnull(r, 0, col))
+        return NULL;
+    char *v = strdup(PQgetvalue(r, 0, col));
+    if (v == NULL)
+        *oom = 1;
+    return v;
 }
 
 enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t)
@@ -169,21 +197,27 @@ enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_
             PQclear(r);
         return s;
     }
-    t->id = dup_col(r, 0);
-    t->name = dup_col(r, 1);
-    t->address = dup_col(r, 2);
-    t->user = dup_col(r, 3);
-    t->credential_id = dup_col(r, 4);
-    t->pool_id = dup_col(r, 5);
-    t->host_key_sha256 = dup_col(r, 6);
-    t->state = dup_col(r, 7);
+    int oom = 0;
+    t->id = dup_col(r, 0, &oom);
+    t->name = dup_col(r, 1, &oom);
+    t->address = dup_col(r, 2, &oom);
+    t->user = dup_col(r, 3, &oom);
+    t->credential_id = dup_col(r, 4, &oom);
+    t->pool_id = dup_col(r, 5, &oom);
+    t->host_key_sha256 = dup_col(r, 6, &oom);
+    t->state = dup_col(r, 7, &oom);
     t->port = atoi(PQgetvalue(r, 0, 8));
-    t->durable_path = dup_col(r, 9);
-    t->scratch_path = dup_col(r, 10);
-    t->stop_command = dup_col(r, 11);
-    t->pool_gpu_model = dup_col(r, 12);
+    t->durable_path = dup_col(r, 9, &oom);
+    t->scratch_path = dup_col(r, 10, &oom);
+    t->stop_command = dup_col(r, 11, &oom);
+    t->pool_gpu_model = dup_col(r, 12, &oom);
     t->pool_gpu_count = atoi(PQgetvalue(r, 0, 13));
+    t->held = strcmp(PQgetvalue(r, 0, 14), "t") == 0;
     PQclear(r);
+    if (oom) {
+        db_host_target_free(t);
+        return DB_HARD_ERROR;
+    }
     return s;
 }
 
@@ -204,10 +238,27 @@ void db_host_target_free(struct db_host_target *t)
     memset(t, 0, sizeof *t);
 }
 
-enum db_status db_host_pin_key(struct db_conn *c, const char *id, const char *sha256)
+enum db_status db_host_contact(struct db_conn *c, const char *id, const char *sha256,
+                               const char *job_id, int attempt, int *pinned)
+{
+    char at[16];
+    snprintf(at, sizeof at, "%d", attempt);
+    const char *p[4] = {id, sha256, job_id, at};
+    PGresult *r;
+    *pinned = 0;
+    enum db_status s = db_exec(c, "host_contact", 4, p, &r);
+    if (s < 0)
+        return s;
+    int live = PQntuples(r) == 1 && atoi(PQgetvalue(r, 0, 0)) == 1;
+    *pinned = PQntuples(r) == 1 && atoi(PQgetvalue(r, 0, 1)) == 1;
+    PQclear(r);
+    return live ? DB_ONE_RESULT : DB_NO_RESULTS;
+}
+
+enum db_status db_host_repin(struct db_conn *c, const char *id, const char *sha256)
 {
     const char *p[2] = {id, sha256};
-    return db_exec_noresult(c, "host_pin_key", 2, p);
+    return db_exec_noresult(c, "host_repin", 2, p);
 }
 
 enum db_status db_host_provisioned(struct db_conn *c, const char *id, const char *facts_json,

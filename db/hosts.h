@@ -33,9 +33,23 @@ enum db_status db_host_patch(struct db_conn *c, const char *id, const char *labe
                              const char *pool_id, char **doc);
 enum db_status db_host_delete(struct db_conn *c, const char *id);
 
-/* Sets the state and records the change (reason, job, actor). No-op when unchanged. */
-enum db_status db_host_set_state(struct db_conn *c, const char *id, const char *state,
-                                 const char *reason, const char *job_id, const char *actor);
+/* Applies one event of the host state machine (planner/host_state.h) through the SQL
+ * function host_transition(): the row for (current state, event) — the one going to
+ * to_hint when given and present —, its effects on the accepted gate and the quarantine
+ * hold, and the history row. to receives the new state (may be NULL). DB_NO_RESULTS: no
+ * such host. DB_HARD_ERROR with *refused set when the table refuses it (NOT_ALLOWED) or
+ * the quarantine hold does (QUARANTINED); the transaction is then aborted. */
+enum db_host_refusal { DB_HOST_OK, DB_HOST_NOT_ALLOWED, DB_HOST_QUARANTINED };
+struct db_host_event {
+    const char *host_id, *event;
+    const char *to_hint;     /* or NULL */
+    const char *reason;
+    const char *job_id;      /* or NULL */
+    const char *actor;
+    const char *gate_run_id; /* the accepted run, for gate_accepted; else NULL */
+};
+enum db_status db_host_event(struct db_conn *c, const struct db_host_event *e, char to[24],
+                             enum db_host_refusal *refused);
 
 /* What a worker needs to act on a host. Strings are owned by the row (free with
  * db_host_target_free). */
@@ -45,11 +59,19 @@ struct db_host_target {
     char *durable_path, *scratch_path, *stop_command; /* from the pool */
     char *pool_gpu_model;
     int pool_gpu_count;
+    int held; /* the quarantine hold is set */
 };
 enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t);
 void db_host_target_free(struct db_host_target *t);
-/* Pins the host key seen on first contact (only when none is pinned yet). */
-enum db_status db_host_pin_key(struct db_conn *c, const char *id, const char *sha256);
+/* A job attempt reached the host: pins the key seen on first contact (only when none is
+ * pinned yet; *pinned = 1 then) and records last_seen — only while attempt still holds
+ * the job. DB_ONE_RESULT when it does, DB_NO_RESULTS when the job moved on (nothing was
+ * written). A failed copy of the stored pin is an error (DB_HARD_ERROR from
+ * db_host_target), never "no pin". */
+enum db_status db_host_contact(struct db_conn *c, const char *id, const char *sha256,
+                               const char *job_id, int attempt, int *pinned);
+/* Replaces the pin (NULL: record the key on the next contact). */
+enum db_status db_host_repin(struct db_conn *c, const char *id, const char *sha256);
 /* Records facts, last_seen, and the current stack after a successful provisioning. */
 enum db_status db_host_provisioned(struct db_conn *c, const char *id, const char *facts_json,
                                    const char *stack_id);

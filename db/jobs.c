@@ -21,7 +21,7 @@
     " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"         \
     " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"     \
     " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', "    \
-    TS("s.finished_at") ") ORDER BY s.attempt, s.idx, (s.phase = 'apply')) FROM job_steps s"            \
+    TS("s.finished_at") ") ORDER BY s.attempt, s.idx, array_position(ARRAY['check', 'apply', 'verify'], s.phase)) FROM job_steps s"            \
     " WHERE s.job_id = " j ".id), '[]'::json)"
 
 const struct db_stmt db_job_stmts[] = {
@@ -45,11 +45,20 @@ const struct db_stmt db_job_stmts[] = {
      "  finished_at = CASE WHEN j.state = 'queued' THEN now() ELSE j.finished_at END"
      " WHERE j.id = $1::uuid AND j.state IN ('queued', 'running')"
      " RETURNING " JOB_DOC("j", JOB_STEPS("j")) " AS doc"},
+    /* A job whose lease lapsed with no attempt left fails, and its host moves through the
+     * state machine (job_expired) in the same statement, with history and event. A stop
+     * that expired may or may not have stopped the host: failed (quarantined if held). */
     {"job_expire",
-     "UPDATE jobs SET state = 'failed', error_class = 'lease_lost', finished_at = now(),"
+     "WITH e AS (UPDATE jobs SET state = 'failed', error_class = 'lease_lost', finished_at = now(),"
      " error = 'the worker stopped renewing its lease and the retry budget is spent',"
      " lease_owner = NULL, lease_expires_at = NULL"
-     " WHERE state = 'running' AND lease_expires_at < now() AND attempt >= max_attempts"},
+     " WHERE state = 'running' AND lease_expires_at < now() AND attempt >= max_attempts"
+     " RETURNING id, host_id, kind)"
+     " SELECT host_transition(e.host_id, 'job_expired', CASE WHEN e.kind = 'stop' THEN"
+     "   CASE WHEN h.quarantined_at IS NOT NULL THEN 'quarantined' ELSE 'failed' END END,"
+     "   format('%s job %s expired: its worker stopped renewing the lease and no attempt is"
+     " left', e.kind, e.id), e.id, 'system:job-expiry', NULL)"
+     " FROM e JOIN hosts h ON h.id = e.host_id"},
     {"job_claim",
      "UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease_owner = $1,"
      " lease_expires_at = now() + make_interval(secs => $2::int), heartbeat_at = now(),"

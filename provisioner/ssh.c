@@ -109,6 +109,7 @@ struct exec {
     void *ctx;
     int cb_fired;
     int abandoned; /* timed out/failed before its open completed, or freeing too long */
+    int exec_sent; /* the server accepted the exec request */
     enum exec_state st;
     LIBSSH2_CHANNEL *ch;
     int64_t start_us, deadline_us, free_deadline_us;
@@ -367,6 +368,7 @@ static void exec_fire(struct prov_ssh_conn *c, struct exec *e, enum prov_ssh_err
     memset(&r, 0, offsetof(struct prov_ssh_exec_result, out_tail));
     r.err = err;
     r.timed_out = timed_out;
+    r.exec_sent = e->exec_sent;
     r.exit_status = -1;
     r.exit_signal = NULL;
     if (err == PROV_SSH_OK && e->ch && c->sess) {
@@ -672,6 +674,7 @@ static enum exstep ex_exec(struct prov_ssh_conn *c, struct exec *e)
         return EXS_AGAIN;
     if (rc)
         return exec_err(c, e, rc, "exec request");
+    e->exec_sent = 1; /* libssh2 waited for the server's CHANNEL_SUCCESS */
     e->st = EX_EOF;
     return EXS_OK;
 }

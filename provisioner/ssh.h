@@ -76,6 +76,11 @@ struct prov_ssh_exec_result {
     int exit_status;       /* -1 when none (killed by a signal, timed out, failed) */
     char *exit_signal;     /* e.g. "KILL", or NULL; owned by the engine, valid during the cb */
     int timed_out;         /* command exceeded its timeout: channel closed, err = PROV_SSH_TIMEOUT */
+    int exec_sent;         /* 1 once the server accepted the exec request for this command
+                              (libssh2_channel_exec succeeded: the command was started), even
+                              when the session failed or the command timed out afterwards;
+                              0 when it never got that far (queued, channel open failed,
+                              connection lost or closed before the request was answered) */
     char out_tail[8193];   /* last ≤ 8 KiB of stdout, NUL-terminated (may contain NULs) */
     size_t out_total;      /* total stdout bytes seen; tail length = min(total, 8192) */
     char err_tail[8193];

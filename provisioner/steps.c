@@ -1,20 +1,22 @@
 /* steps.c — see steps.h. */
 #include "provisioner/steps.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 #include "planner/stack.h"
 #include "provisioner/parse.h"
 #include "provisioner/shell.h"
 
-#define CONFIG_DIR "/.gpufleet"
+#define CONFIG_DIR  "/.gpufleet"
 #define CONFIG_FILE "/.gpufleet/stack.json"
 
-static const char *const gpu_fields[] = {"index", "name", "uuid", "memory.total",
-                                         "driver_version", "pci.bus_id"};
+static const char *const gpu_fields[] = {"index",        "name",           "uuid",
+                                         "memory.total", "driver_version", "pci.bus_id"};
 #define NGPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 
 static void say(char *msg, size_t n, const char *fmt, const char *a, const char *b)
@@ -22,14 +24,10 @@ static void say(char *msg, size_t n, const char *fmt, const char *a, const char 
     snprintf(msg, n, fmt, a ? a : "", b ? b : "");
 }
 
-static const char *first_line(const char *s, char *buf, size_t n)
+/* What a failed command said: its stderr, or its stdout when stderr is empty. */
+static const char *said(const struct prov_cmd_result *r)
 {
-    size_t len = strcspn(s ? s : "", "\n");
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, s ? s : "", len);
-    buf[len] = '\0';
-    return buf;
+    return r->err && *r->err ? r->err : r->out ? r->out : "";
 }
 
 /* ---- facts ---- */
@@ -83,11 +81,23 @@ static json_t *os_release(const char *text)
             snprintf(key, sizeof key, "%s", line);
             for (char *k = key; *k; k++)
                 *k = (char)(*k >= 'A' && *k <= 'Z' ? *k + 32 : *k);
-            json_object_set_new(o, key, json_string(v));
+            json_object_set_new(o, key, utf8_json(v, strlen(v)));
         }
     }
     free(copy);
     return o;
+}
+
+/* A whole number the host reported, or null (not read, or out of range). */
+static json_t *whole_json(prov_num_t n)
+{
+    return n.st == PROV_V_OK && fabs(n.v) < 1e15 ? json_integer((json_int_t)n.v) : json_null();
+}
+
+/* Host text as a JSON string, whatever its bytes. */
+static json_t *text_json(const char *s)
+{
+    return utf8_json(s, strlen(s));
 }
 
 static json_t *trimmed(const char *text)
@@ -97,7 +107,7 @@ static json_t *trimmed(const char *text)
     size_t n = strlen(text);
     while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
         n--;
-    return json_stringn(text, n);
+    return utf8_json(text, n);
 }
 
 static enum prov_verdict facts_eval(struct prov_provision *p, const struct prov_cmd_result *r,
@@ -105,7 +115,8 @@ static enum prov_verdict facts_eval(struct prov_provision *p, const struct prov_
 {
     if (!r->ran || r->out == NULL || strstr(r->out, "@@end") == NULL) {
         char line[128];
-        say(msg, n, "could not gather facts: %s%s", first_line(r->err, line, sizeof line), NULL);
+        say(msg, n, "could not gather facts: %s%s", utf8_first_line(r->err, line, sizeof line),
+            NULL);
         return PROV_FAIL;
     }
     json_decref(p->facts);
@@ -132,13 +143,13 @@ static enum prov_verdict facts_eval(struct prov_provision *p, const struct prov_
         for (size_t i = 0; i < q.nrows; i++) {
             const prov_qgpu_row_t *row = &q.rows[i];
             json_array_append_new(
-                gpu_list, json_pack("{s:I, s:s, s:s, s:I, s:s}", "index",
-                                    (json_int_t)row->index.v, "name", row->name, "uuid",
-                                    row->uuid, "memory_mib", (json_int_t)row->mem_total_mib.v,
-                                    "pci_bus_id", row->bus_id));
+                gpu_list,
+                json_pack("{s:o, s:o, s:o, s:o, s:o}", "index", whole_json(row->index), "name",
+                          text_json(row->name), "uuid", text_json(row->uuid), "memory_mib",
+                          whole_json(row->mem_total_mib), "pci_bus_id", text_json(row->bus_id)));
         }
         if (q.nrows > 0)
-            json_object_set_new(p->facts, "driver_version", json_string(q.rows[0].driver_version));
+            json_object_set_new(p->facts, "driver_version", text_json(q.rows[0].driver_version));
         driver = q.nrows > 0 ? "" : NULL;
         prov_qgpu_free(&q);
     } else {
@@ -166,10 +177,10 @@ static enum prov_verdict driver_eval(struct prov_provision *p, const struct prov
     char line[128];
     if (!r->ran || r->exit_status != 0) {
         prov_nvsmi_error_t e;
-        const char *text = r->err && *r->err ? r->err : r->out ? r->out : "";
+        const char *text = said(r);
         prov_nvsmi_error_classify(text, strlen(text), r->ran ? r->exit_status : -1, &e);
         snprintf(msg, n, "nvidia-smi failed (%s): %s", prov_nvsmi_reason_name(e.reason),
-                 first_line(text, line, sizeof line));
+                 utf8_first_line(text, line, sizeof line));
         return PROV_FAIL;
     }
     /* every GPU must report the pinned driver */
@@ -183,8 +194,12 @@ static enum prov_verdict driver_eval(struct prov_provision *p, const struct prov
             continue;
         lines++;
         if (strcmp(l, p->driver_version) != 0) {
-            snprintf(msg, n, "driver %.40s on the host, the stack pins %s (installing drivers is "
-                     "out of scope)", l, p->driver_version);
+            char found[41];
+            utf8_clean(l, strlen(l), found, sizeof found);
+            snprintf(msg, n,
+                     "driver %s on the host, the stack pins %s (installing drivers is "
+                     "out of scope)",
+                     found, p->driver_version);
             v = PROV_FAIL;
             break;
         }
@@ -214,58 +229,161 @@ static enum prov_verdict runtime_eval(struct prov_provision *p, const struct pro
     char line[160];
     if (!r->ran || r->exit_status != 0) {
         prov_ctr_error_t d;
-        const char *text = r->err && *r->err ? r->err : r->out ? r->out : "";
+        const char *text = said(r);
         prov_ctr_classify(text, strlen(text), r->ran ? r->exit_status : -1, &d);
         snprintf(msg, n, "no usable container runtime (%s): %s", prov_ctr_reason_name(d.reason),
-                 first_line(text, line, sizeof line));
+                 utf8_first_line(text, line, sizeof line));
         return PROV_FAIL;
     }
-    snprintf(msg, n, "docker %s", first_line(r->out, line, sizeof line));
+    snprintf(msg, n, "docker %s", utf8_first_line(r->out, line, sizeof line));
     return PROV_OK;
 }
 
-/* ---- image ---- */
+/* ---- image ----
+ * check:  docker image inspect --format '{{json .RepoDigests}}' REF — the pinned digest among
+ *         the local image's RepoDigests → OK; absent, unreadable or other digests → APPLY
+ * apply:  docker pull REF — exit 0 → OK (its own output proves nothing about the digest)
+ * verify: the same inspect — the pinned digest among RepoDigests → OK, else FAIL */
 
-static char *image_check_cmd(const struct prov_provision *p)
+static char *image_inspect_cmd(const struct prov_provision *p)
 {
     const char *args[1] = {p->image_ref};
-    return prov_sh_template("docker image inspect --format '{{index .RepoDigests 0}}' %s", 1, args);
+    return prov_sh_template("docker image inspect --format '{{json .RepoDigests}}' %s", 1, args);
 }
 
-static char *image_apply_cmd(const struct prov_provision *p)
+static char *image_pull_cmd(const struct prov_provision *p)
 {
-    const char *args[2] = {p->image_ref, p->image_ref};
-    return prov_sh_template(
-        "docker pull %s && docker image inspect --format '{{index .RepoDigests 0}}' %s", 2, args);
+    const char *args[1] = {p->image_ref};
+    return prov_sh_template("docker pull %s", 1, args);
 }
 
-static enum prov_verdict image_verify(struct prov_provision *p, const struct prov_cmd_result *r,
-                                      char *msg, size_t n, enum prov_verdict missing)
+/* Length of the repository part of ref[0..n), after the prefixes docker may add or drop
+ * for Docker Hub ("docker.io/", then "library/"); *start receives where it begins. */
+static size_t repo_normalised(const char *ref, size_t n, const char **start)
 {
-    char line[160];
-    if (r->ran && r->exit_status == 0 && r->out && strstr(r->out, p->image_digest) != NULL) {
-        snprintf(msg, n, "%s present with digest %s", p->image_ref, p->image_digest);
+    static const char *const prefixes[] = {"docker.io/", "library/"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t k = strlen(prefixes[i]);
+        if (n > k && strncmp(ref, prefixes[i], k) == 0) {
+            ref += k;
+            n -= k;
+        }
+    }
+    *start = ref;
+    return n;
+}
+
+/* Whether a RepoDigests entry ("repository@sha256:…") names the pinned image. */
+static int digest_is_pinned(const struct prov_provision *p, const char *entry)
+{
+    const char *at = strrchr(entry, '@'), *pin_at = strrchr(p->image_ref, '@');
+    if (at == NULL || pin_at == NULL || strcmp(at + 1, p->image_digest) != 0)
+        return 0;
+    const char *a, *b;
+    size_t na = repo_normalised(entry, (size_t)(at - entry), &a);
+    size_t nb = repo_normalised(p->image_ref, (size_t)(pin_at - p->image_ref), &b);
+    return na == nb && strncmp(a, b, na) == 0;
+}
+
+/* The digest of a RepoDigests entry ("repository@sha256:…"), cleaned, cut to fit buf. */
+static void entry_digest(const char *entry, char *buf, size_t n)
+{
+    const char *at = strrchr(entry, '@');
+    const char *d = at ? at + 1 : entry;
+    utf8_clean(d, strlen(d), buf, n);
+}
+
+enum image_state { IMAGE_PINNED, IMAGE_OTHER, IMAGE_ABSENT, IMAGE_UNREADABLE };
+
+/* Judges `docker image inspect --format '{{json .RepoDigests}}'`; found receives the
+ * digests seen (cleaned, ", "-separated, "…" for those that did not fit; "no RepoDigests"
+ * for an empty list) or what went wrong. */
+static enum image_state image_inspect(const struct prov_provision *p,
+                                      const struct prov_cmd_result *r, char *found, size_t n)
+{
+    char line[200];
+    if (!r->ran || r->exit_status != 0) {
+        snprintf(found, n, "%s", utf8_first_line(said(r), line, sizeof line));
+        return IMAGE_ABSENT;
+    }
+    const char *out = r->out ? r->out : "";
+    json_t *a = json_loads(out, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_array(a)) {
+        json_decref(a);
+        snprintf(found, n, "no readable RepoDigests (%s)", utf8_first_line(out, line, 80));
+        return IMAGE_UNREADABLE;
+    }
+    enum image_state st = IMAGE_OTHER;
+    size_t i, used = 0;
+    int more = 0;
+    json_t *e;
+    found[0] = '\0';
+    json_array_foreach(a, i, e)
+    {
+        const char *s = json_string_value(e);
+        if (s == NULL)
+            continue;
+        if (digest_is_pinned(p, s))
+            st = IMAGE_PINNED;
+        char d[80];
+        entry_digest(s, d, sizeof d);
+        if (used + strlen(d) + sizeof ", , …" <= n)
+            used += (size_t)snprintf(found + used, n - used, "%s%s", used ? ", " : "", d);
+        else if (!more++)
+            used += (size_t)snprintf(found + used, n - used, ", …");
+    }
+    json_decref(a);
+    if (found[0] == '\0')
+        snprintf(found, n, "no RepoDigests");
+    return st;
+}
+
+/* check (verify 0): OK with the pinned digest, else APPLY (pull it); verify (after the
+ * pull): OK with the pinned digest, else FAIL naming the digests the image reports. */
+static enum prov_verdict image_digest_eval(struct prov_provision *p,
+                                           const struct prov_cmd_result *r, char *msg, size_t n,
+                                           int verify)
+{
+    char found[300];
+    const char *ref = p->image_ref; /* validated: repository@sha256:… */
+    enum image_state st = image_inspect(p, r, found, sizeof found);
+    const char *what =
+        st == IMAGE_ABSENT ? "docker image inspect failed:" : "the local image reports";
+    if (st == IMAGE_PINNED) {
+        snprintf(msg, n, "%s present with the pinned digest", ref);
         return PROV_OK;
     }
-    if (missing == PROV_APPLY) {
-        snprintf(msg, n, "%s is not present; pulling it", p->image_ref);
-        return PROV_APPLY;
+    if (verify) {
+        snprintf(msg, n, "pulled %s; %s %s", ref, what, found);
+        return PROV_FAIL;
     }
-    snprintf(msg, n, "pulling %s failed or the local digest differs: %s", p->image_ref,
-             first_line(r->err && *r->err ? r->err : r->out, line, sizeof line));
+    snprintf(msg, n, "%s: %s %s; pulling it", ref, what, found);
+    return PROV_APPLY;
+}
+
+static enum prov_verdict image_check_eval(struct prov_provision *p, const struct prov_cmd_result *r,
+                                          char *msg, size_t n)
+{
+    return image_digest_eval(p, r, msg, n, 0);
+}
+
+static enum prov_verdict image_verify_eval(struct prov_provision *p,
+                                           const struct prov_cmd_result *r, char *msg, size_t n)
+{
+    return image_digest_eval(p, r, msg, n, 1);
+}
+
+static enum prov_verdict image_pull_eval(struct prov_provision *p, const struct prov_cmd_result *r,
+                                         char *msg, size_t n)
+{
+    char line[200];
+    const char *ref = p->image_ref;
+    if (r->ran && r->exit_status == 0) {
+        snprintf(msg, n, "pulled %s; verifying its digest", ref);
+        return PROV_OK;
+    }
+    snprintf(msg, n, "docker pull %s failed: %s", ref, utf8_first_line(said(r), line, sizeof line));
     return PROV_FAIL;
-}
-
-static enum prov_verdict image_check_eval(struct prov_provision *p,
-                                          const struct prov_cmd_result *r, char *msg, size_t n)
-{
-    return image_verify(p, r, msg, n, PROV_APPLY);
-}
-
-static enum prov_verdict image_apply_eval(struct prov_provision *p,
-                                          const struct prov_cmd_result *r, char *msg, size_t n)
-{
-    return image_verify(p, r, msg, n, PROV_FAIL);
 }
 
 /* ---- paths ---- */
@@ -285,8 +403,8 @@ static char *paths_apply_cmd(const struct prov_provision *p)
     return prov_sh_template("mkdir -p -- %s %s && touch -- %s %s && rm -f -- %s %s", 6, args);
 }
 
-static enum prov_verdict paths_check_eval(struct prov_provision *p,
-                                          const struct prov_cmd_result *r, char *msg, size_t n)
+static enum prov_verdict paths_check_eval(struct prov_provision *p, const struct prov_cmd_result *r,
+                                          char *msg, size_t n)
 {
     if (r->ran && r->exit_status == 0) {
         say(msg, n, "%s and %s exist and are writable", p->durable_path, p->scratch_path);
@@ -296,8 +414,8 @@ static enum prov_verdict paths_check_eval(struct prov_provision *p,
     return PROV_APPLY;
 }
 
-static enum prov_verdict paths_apply_eval(struct prov_provision *p,
-                                          const struct prov_cmd_result *r, char *msg, size_t n)
+static enum prov_verdict paths_apply_eval(struct prov_provision *p, const struct prov_cmd_result *r,
+                                          char *msg, size_t n)
 {
     char line[200];
     if (r->ran && r->exit_status == 0) {
@@ -305,7 +423,7 @@ static enum prov_verdict paths_apply_eval(struct prov_provision *p,
         return PROV_OK;
     }
     snprintf(msg, n, "cannot create or write the durable and scratch paths: %s",
-             first_line(r->err && *r->err ? r->err : r->out, line, sizeof line));
+             utf8_first_line(said(r), line, sizeof line));
     return PROV_FAIL;
 }
 
@@ -352,19 +470,47 @@ static enum prov_verdict config_apply_eval(struct prov_provision *p,
         return PROV_OK;
     }
     snprintf(msg, n, "cannot write the start-up config: %s",
-             first_line(r->err && *r->err ? r->err : r->out, line, sizeof line));
+             utf8_first_line(said(r), line, sizeof line));
     return PROV_FAIL;
 }
 
+/* Every command here is a query except the pull (zero = PROV_CMD_QUERY). */
 const struct prov_step_def prov_provision_steps[] = {
-    {"facts", facts_cmd, facts_eval, NULL, NULL},
-    {"driver", driver_cmd, driver_eval, NULL, NULL},
-    {"container_runtime", runtime_cmd, runtime_eval, NULL, NULL},
-    {"image", image_check_cmd, image_check_eval, image_apply_cmd, image_apply_eval},
-    {"paths", paths_check_cmd, paths_check_eval, paths_apply_cmd, paths_apply_eval},
-    {"config", config_check_cmd, config_check_eval, config_apply_cmd, config_apply_eval},
+    {.name = "facts", .check_cmd = facts_cmd, .check_eval = facts_eval},
+    {.name = "driver", .check_cmd = driver_cmd, .check_eval = driver_eval},
+    {.name = "container_runtime", .check_cmd = runtime_cmd, .check_eval = runtime_eval},
+    {.name = "image",
+     .check_cmd = image_inspect_cmd,
+     .check_eval = image_check_eval,
+     .apply_cmd = image_pull_cmd,
+     .apply_eval = image_pull_eval,
+     .apply_class = PROV_CMD_PULL,
+     .verify_cmd = image_inspect_cmd,
+     .verify_eval = image_verify_eval},
+    {.name = "paths",
+     .check_cmd = paths_check_cmd,
+     .check_eval = paths_check_eval,
+     .apply_cmd = paths_apply_cmd,
+     .apply_eval = paths_apply_eval},
+    {.name = "config",
+     .check_cmd = config_check_cmd,
+     .check_eval = config_check_eval,
+     .apply_cmd = config_apply_cmd,
+     .apply_eval = config_apply_eval},
 };
 const int prov_provision_nsteps = sizeof prov_provision_steps / sizeof prov_provision_steps[0];
+
+const char *prov_cmd_class_name(enum prov_cmd_class c)
+{
+    switch (c) {
+    case PROV_CMD_QUERY: return "query";
+    case PROV_CMD_PULL: return "pull";
+    case PROV_CMD_WORKLOAD: return "workload";
+    case PROV_CMD_DIAG: return "diag";
+    case PROV_CMD_STOP: return "stop";
+    }
+    return "unknown";
+}
 
 char *prov_image_ref(const char *image, char *digest, size_t digestlen)
 {

@@ -36,6 +36,21 @@ enum prov_verdict {
     PROV_FAIL,  /* the step failed; msg says why */
 };
 
+/* What kind of remote command it is: the worker picks its timeout (and the message when
+ * it does not answer) by class. */
+enum prov_cmd_class {
+    PROV_CMD_QUERY,    /* a short read: nvidia-smi, docker inspect/version, test, sha256sum … */
+    PROV_CMD_PULL,     /* docker pull: network-bound, may take minutes */
+    PROV_CMD_WORKLOAD, /* starts a container of the pinned image (docker run) */
+    PROV_CMD_DIAG,     /* dcgmi diag */
+    PROV_CMD_STOP,     /* the pool's stop command */
+};
+/* "query", "pull", "workload", "diag", "stop"; "unknown" for anything else. Static. */
+const char *prov_cmd_class_name(enum prov_cmd_class c);
+
+/* A step runs check → [apply → verify]: the apply only when check_eval says PROV_APPLY,
+ * the verify (when the step has one) only after the apply succeeded; verify_eval's
+ * verdict is the step's (PROV_OK or PROV_FAIL). */
 struct prov_step_def {
     const char *name;
     /* Returns the command (caller frees), or NULL when a value failed validation. */
@@ -45,6 +60,10 @@ struct prov_step_def {
     char *(*apply_cmd)(const struct prov_provision *p); /* NULL when the step has no apply */
     enum prov_verdict (*apply_eval)(struct prov_provision *p, const struct prov_cmd_result *r,
                                     char *msg, size_t msglen);
+    enum prov_cmd_class check_class, apply_class, verify_class;
+    char *(*verify_cmd)(const struct prov_provision *p); /* NULL when the step has no verify */
+    enum prov_verdict (*verify_eval)(struct prov_provision *p, const struct prov_cmd_result *r,
+                                     char *msg, size_t msglen);
 };
 
 extern const struct prov_step_def prov_provision_steps[];

@@ -1,8 +1,17 @@
 /* worker.c — see worker.h. Per job, a small state machine:
  *   start → (load host, stack, credential; check address) → connect → host key pinned or
- *   recorded → step 1 check [→ apply] → … → step n → finish (fenced transaction).
- * Every command's result is recorded before the next one runs. A lost lease (the
- * heartbeat finds a newer attempt) stops the job here without another write. */
+ *   recorded → step 1 check [→ apply → verify] → … → step n → finish (fenced transaction).
+ * Every command's result is recorded before the next one runs. Every host state change
+ * is an event of the host state machine (planner/host_state.h).
+ *
+ * Leases: each task keeps a local lease deadline (claim or last successful heartbeat +
+ * lease); no remote command starts after it, a failed heartbeat does not extend it, and
+ * contact, step and finish writes are fenced by the attempt. A task whose lease lapsed
+ * stops without another write; another worker takes the job over.
+ *
+ * Timeouts: every command has the timeout of its class (query, pull, workload, diag,
+ * stop). A query that times out is retried once; a second timeout fails the job
+ * timed_out, naming the command and the seconds. */
 #include "provisioner/worker.h"
 
 #include <poll.h>
@@ -17,6 +26,7 @@
 #include <openssl/crypto.h>
 
 #include "common/crypt.h"
+#include "common/utf8.h"
 #include "common/log.h"
 #include "common/sbuf.h"
 #include "common/util.h"
@@ -32,6 +42,7 @@
 #include "provisioner/steps.h"
 #include "db/gates.h"
 #include "planner/gate.h"
+#include "planner/host_state.h"
 #include "planner/stack.h"
 
 #define MAX_WORKERS 64
@@ -46,9 +57,14 @@ struct task {
     struct prov_provision prov;
     struct prov_ssh_conn *conn;
     int step;  /* index into prov_provision_steps */
-    int phase; /* 0 check, 1 apply */
+    int phase; /* 0 check, 1 apply, 2 verify */
     char *cmd; /* the command running now (recorded with its result) */
+    enum prov_cmd_class cmd_class; /* of cmd */
+    int cmd_timeout_s;             /* of cmd */
+    int cmd_retried;               /* cmd is the retry of a query that timed out */
+    int64_t first_try_us;          /* how long the timed-out first try ran */
     int64_t next_heartbeat_us;
+    int64_t lease_deadline_us;     /* no remote command starts after this */
     int finished; /* no more writes: done, failed, lost or cancelled */
     struct task *next;
     /* gate and diagnostics jobs */
@@ -67,11 +83,15 @@ struct task {
     int64_t check_started_us, connect_started_us;
     double connect_ms;
     int check_timed_out;
-    json_t *checks;        /* results so far */
+    json_t *checks;        /* recorded entries so far */
+    struct plan_check_outcome outs[PROV_CHECK__COUNT]; /* the outcomes, in memory */
+    int nouts;
+    char timed_out_msg[320]; /* a query timed out twice: the gate stops here */
     char started_at[40];
     /* stop jobs */
     int is_stop;
     json_t *stop_params;   /* the job's params: reason, requested_by, command, previous_state */
+    int stop_maybe_sent;   /* an earlier attempt may have sent the stop command */
 };
 
 struct worker {
@@ -95,12 +115,58 @@ static atomic_int stopping;
 struct step_arg {
     struct task *t;
     struct db_job_step s;
+    int total; /* steps the job has (progress) */
 };
+
+/* What a host printed is untrusted bytes: cut anywhere, NULs, invalid UTF-8. Steps keep a
+ * cleaned copy of each tail (at most 8 KiB) and of the message (PostgreSQL, JSON and the
+ * logs take valid UTF-8 only). The tails may hold NULs: their lengths come from the
+ * engine's totals. Returns -1 when out of memory. */
+struct clean_step {
+    char *out, *err, *msg;
+};
+static size_t tail_len(size_t total) { return total < 8192 ? total : 8192; }
+static int clean_step(struct db_job_step *st, const struct prov_ssh_exec_result *r,
+                      struct clean_step *k)
+{
+    size_t ol = r ? tail_len(r->out_total) : strlen(st->stdout_tail ? st->stdout_tail : "");
+    size_t el = r ? tail_len(r->err_total) : strlen(st->stderr_tail ? st->stderr_tail : "");
+    k->out = utf8_dup_tail(st->stdout_tail ? st->stdout_tail : "", st->stdout_tail ? ol : 0, 8192);
+    k->err = utf8_dup_tail(st->stderr_tail ? st->stderr_tail : "", st->stderr_tail ? el : 0, 8192);
+    k->msg = utf8_dup(st->message ? st->message : "", strlen(st->message ? st->message : ""), 1024);
+    if (k->out == NULL || k->err == NULL || k->msg == NULL)
+        return -1;
+    st->stdout_tail = k->out;
+    st->stderr_tail = k->err;
+    st->message = k->msg;
+    return 0;
+}
+static void clean_step_free(struct clean_step *k)
+{
+    free(k->out);
+    free(k->err);
+    free(k->msg);
+}
 
 static enum db_status step_fn(struct db_conn *c, void *arg)
 {
     struct step_arg *a = arg;
-    return db_job_step(c, a->t->job.id, a->t->job.attempt, &a->s, prov_provision_nsteps);
+    return db_job_step(c, a->t->job.id, a->t->job.attempt, &a->s, a->total);
+}
+
+/* Records a step (cleaned) in its own transaction. r: the command's result, or NULL. */
+static enum db_status record_step(struct task *t, struct db_job_step st,
+                                  const struct prov_ssh_exec_result *r, int total)
+{
+    struct clean_step k = {NULL, NULL, NULL};
+    if (clean_step(&st, r, &k) != 0) {
+        clean_step_free(&k);
+        return DB_HARD_ERROR;
+    }
+    struct step_arg a = {t, st, total};
+    enum db_status s = db_run_tx(step_fn, &a);
+    clean_step_free(&k);
+    return s;
 }
 
 struct finish_arg {
@@ -129,23 +195,48 @@ static const char *stop_str(const struct task *t, const char *key)
     return v ? v : "";
 }
 
-/* Where a host goes when its stop fails or is cancelled: back to the state it had when
- * the stop was requested, if that was a resting state; from a state that belonged to a
- * job a forced stop cut short (provisioning, gating, diagnosing, draining) to failed. */
-static const char *stop_back_state(const struct task *t)
-{
-    static const char *const rest[] = {"registered",    "provisioned", "ready", "investigating",
-                                       "quarantined",   "drained",     "failed"};
-    const char *prev = stop_str(t, "previous_state");
-    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
-        if (!strcmp(prev, rest[i]))
-            return rest[i];
-    return "failed";
-}
-
 static const char *job_what(const struct task *t)
 {
     return t->is_stop ? "stop" : t->is_gate ? t->job.kind : "provisioning";
+}
+
+/* Applies a host state machine event for this job (fenced by the caller's write). */
+static enum db_status host_event(struct db_conn *c, const struct task *t, enum plan_host_event ev,
+                                 int hint, const char *reason, const char *gate_run_id)
+{
+    struct db_host_event e = {t->job.host_id,
+                              plan_host_events[ev].name,
+                              hint >= 0 ? plan_host_state_names[hint] : NULL,
+                              reason,
+                              t->job.id,
+                              actor(t),
+                              gate_run_id};
+    enum db_host_refusal refused;
+    enum db_status s = db_host_event(c, &e, NULL, &refused);
+    if (refused != DB_HOST_OK)
+        log_msg(LOG_ERROR, "job %s: the host state machine refused %s (%s)", t->job.id,
+                plan_host_events[ev].name,
+                refused == DB_HOST_QUARANTINED ? "quarantined" : "not allowed");
+    if (s >= 0 && plan_host_events[ev].audit_action != NULL &&
+        !strcmp(plan_host_events[ev].audit_action, "host.quarantine"))
+        s = audit_system(c, t, "host.quarantine", 409);
+    return s == DB_NO_RESULTS ? DB_ONE_RESULT : s; /* a deleted host: nothing to move */
+}
+
+/* The event a job that ends without its own outcome (failure, cancellation) applies, and
+ * its hint: a stop goes back where it was; the others per kind. */
+static enum plan_host_event end_event(const struct task *t, int cancelled, int *hint)
+{
+    *hint = -1;
+    if (t->is_stop) {
+        *hint = (int)plan_host_stop_back(stop_str(t, "previous_state"), t->host.held);
+        return cancelled ? HE_JOB_CANCELLED : HE_STOP_FAILED;
+    }
+    if (cancelled)
+        return HE_JOB_CANCELLED;
+    return !t->is_gate ? HE_PROVISION_FAILED
+           : t->is_diag ? HE_DIAGNOSTICS_FINISHED
+                        : HE_GATE_INVESTIGATE;
 }
 
 static enum db_status succeed_fn(struct db_conn *c, void *arg)
@@ -160,13 +251,14 @@ static enum db_status succeed_fn(struct db_conn *c, void *arg)
     if (s < 0)
         return s;
     char *facts = t->prov.facts ? json_dumps(t->prov.facts, JSON_COMPACT) : NULL;
+    if (t->prov.facts != NULL && facts == NULL)
+        return DB_HARD_ERROR; /* out of memory: the job is not recorded as succeeded */
     s = db_host_provisioned(c, t->job.host_id, facts ? facts : "{}", t->job.stack_id);
     free(facts);
     if (s < 0)
         return s;
-    return db_host_set_state(c, t->job.host_id, "provisioned",
-                             "provisioning succeeded; the host needs the acceptance gate",
-                             t->job.id, actor(t));
+    return host_event(c, t, HE_PROVISION_SUCCEEDED, -1,
+                      "provisioning succeeded; the host needs the acceptance gate", NULL);
 }
 
 static enum db_status fail_fn(struct db_conn *c, void *arg)
@@ -187,18 +279,18 @@ static enum db_status fail_fn(struct db_conn *c, void *arg)
     }
     if (s < 0 || retry)
         return s;
-    int quarantine = strcmp(a->error_class, "host_key_mismatch") == 0;
     char reason[512];
     snprintf(reason, sizeof reason, "%s failed (%s): %s", job_what(t), a->error_class, a->error);
-    const char *to = quarantine    ? "quarantined"
-                     : t->is_stop  ? stop_back_state(t)
-                     : !t->is_gate ? "failed"
-                     : t->is_diag  ? "drained"
-                                   : "investigating";
-    s = db_host_set_state(c, t->job.host_id, to, reason, t->job.id, actor(t));
-    if (s >= 0 && quarantine)
-        s = audit_system(c, t, "host.quarantine", 409);
-    return s;
+    if (!strcmp(a->error_class, "host_key_mismatch"))
+        return host_event(c, t, HE_KEY_MISMATCH, -1, reason, NULL);
+    if (!strcmp(a->error_class, "host_quarantined"))
+        return s; /* the state machine refused to start: the host stays as it is */
+    if (!strcmp(a->error_class, "stop_unconfirmed"))
+        return host_event(c, t, HE_STOP_FAILED, t->host.held ? HS_QUARANTINED : HS_FAILED,
+                          reason, NULL);
+    int hint;
+    enum plan_host_event ev = end_event(t, 0, &hint);
+    return host_event(c, t, ev, hint, reason, NULL);
 }
 
 static enum db_status cancelled_fn(struct db_conn *c, void *arg)
@@ -208,13 +300,11 @@ static enum db_status cancelled_fn(struct db_conn *c, void *arg)
     enum db_status s = db_job_cancelled(c, t->job.id, t->job.attempt);
     if (s <= 0)
         return s;
-    const char *to = t->is_stop    ? stop_back_state(t)
-                     : !t->is_gate ? "failed"
-                     : t->is_diag  ? "drained"
-                                   : "investigating";
     char reason[64];
     snprintf(reason, sizeof reason, "%s cancelled", job_what(t));
-    return db_host_set_state(c, t->job.host_id, to, reason, t->job.id, actor(t));
+    int hint;
+    enum plan_host_event ev = end_event(t, 1, &hint);
+    return host_event(c, t, ev, hint, reason, NULL);
 }
 
 /* ---- task lifecycle ---- */
@@ -229,10 +319,32 @@ static void task_close(struct task *t)
     }
 }
 
-static void task_fail(struct task *t, const char *error_class, const char *error, int transient)
+/* The lease is ours until the local deadline, less a margin for the write that records
+ * what a command did. */
+#define LEASE_MARGIN_US 2000000
+static int lease_live(const struct task *t)
+{
+    return util_mono_us() + LEASE_MARGIN_US < t->lease_deadline_us;
+}
+
+/* The lease lapsed (or a newer attempt owns the job): stop without another write. */
+static void task_lost(struct task *t, const char *why)
 {
     if (t->finished)
         return;
+    log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:i, s:s}", "msg", "lease lost; stopping",
+                                       "job_id", t->job.id, "host_id", t->job.host_id, "attempt",
+                                       t->job.attempt, "why", why));
+    task_close(t);
+}
+
+static void task_fail(struct task *t, const char *error_class, const char *error_raw,
+                      int transient)
+{
+    if (t->finished)
+        return;
+    char error[1024]; /* may quote what the host printed: stored and logged only cleaned */
+    utf8_clean(error_raw ? error_raw : "", strlen(error_raw ? error_raw : ""), error, sizeof error);
     struct finish_arg a = {t, error_class, error, transient, 0};
     enum db_status s = db_run_tx(fail_fn, &a);
     log_json_steal(LOG_WARN,
@@ -259,7 +371,109 @@ static void task_succeed(struct task *t)
     task_close(t);
 }
 
+/* Seconds a command of class k may run: the class's setting, at most
+ * GPUFLEET_SSH_COMMAND_TIMEOUT; the pool's workload timeout and the diagnostics level's
+ * are their own. */
+static int class_timeout(const struct task *t, enum prov_cmd_class k, int own_s)
+{
+    const struct prov_worker_config *cfg = t->w->cfg;
+    int s;
+    switch (k) {
+    case PROV_CMD_PULL: s = cfg->pull_timeout_s; break;
+    case PROV_CMD_WORKLOAD: s = own_s > 0 ? own_s : cfg->container_timeout_s; break;
+    case PROV_CMD_DIAG: s = own_s; break;
+    case PROV_CMD_STOP: s = cfg->stop_timeout_s; break;
+    case PROV_CMD_QUERY:
+    default: s = cfg->query_timeout_s; break;
+    }
+    if (s <= 0)
+        s = cfg->query_timeout_s;
+    /* the cap bounds the classes set here, not the pool's workload or a diagnostics level */
+    int own = own_s > 0 && (k == PROV_CMD_WORKLOAD || k == PROV_CMD_DIAG);
+    if (!own && cfg->command_timeout_s > 0 && s > cfg->command_timeout_s)
+        s = cfg->command_timeout_s;
+    return s;
+}
+
+/* Starts t->cmd (owned by the task) with the timeout of its class. Refuses once the lease
+ * is no longer ours. Returns 0, or -1 after failing or dropping the task. */
+static int task_exec(struct task *t, enum prov_cmd_class k, int own_s, prov_ssh_exec_cb cb)
+{
+    if (!lease_live(t)) {
+        free(t->cmd);
+        t->cmd = NULL;
+        task_lost(t, "the lease deadline passed before the next command");
+        return -1;
+    }
+    t->cmd_class = k;
+    t->cmd_timeout_s = class_timeout(t, k, own_s);
+    if (t->conn == NULL || prov_ssh_exec(t->conn, t->cmd, t->cmd_timeout_s * 1000, cb, t) != 0) {
+        free(t->cmd);
+        t->cmd = NULL;
+        task_fail(t, "disconnected", "the SSH session closed", 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int exec_timed_out(const struct prov_ssh_exec_result *r)
+{
+    return r->timed_out || r->err == PROV_SSH_TIMEOUT;
+}
+
+/* A query that timed out for the first time runs once more (not recorded twice: the
+ * retry's record says so). Returns 1 when it was restarted. */
+static int retry_query(struct task *t, const struct prov_ssh_exec_result *r, prov_ssh_exec_cb cb)
+{
+    if (!exec_timed_out(r) || t->cmd_class != PROV_CMD_QUERY || t->cmd_retried)
+        return 0;
+    t->cmd_retried = 1;
+    t->first_try_us = r->duration_us;
+    log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:i}", "msg",
+                                       "a query timed out; running it once more", "job_id",
+                                       t->job.id, "host_id", t->job.host_id, "timeout_s",
+                                       t->cmd_timeout_s));
+    task_exec(t, t->cmd_class, t->cmd_timeout_s, cb);
+    return 1;
+}
+
+/* The part of a command that hung. A sectioned script (printf '@@name\n'; tool …; as the
+ * facts are gathered) prints each marker before its part runs, so the last marker in the
+ * output names the part that never finished; otherwise the whole command. */
+static const char *hung_part(const char *cmd, const char *out, size_t outlen)
+{
+    const char *last = NULL;
+    for (const char *p = out; (p = memmem(p, outlen - (size_t)(p - out), "@@", 2)) != NULL; p += 2)
+        last = p;
+    if (last == NULL)
+        return cmd;
+    size_t len = strcspn(last + 2, "\n");
+    char marker[64];
+    if (len == 0 || len > 32)
+        return cmd;
+    snprintf(marker, sizeof marker, "@@%.*s\\n'", (int)len, last + 2);
+    const char *at = strstr(cmd, marker);
+    if (at == NULL)
+        return cmd;
+    at += strlen(marker);
+    return at + strspn(at, "; ");
+}
+
+/* The message for a command that timed out (twice, for a query). */
+static void timeout_message(const struct task *t, const struct prov_ssh_exec_result *r,
+                            char *buf, size_t n)
+{
+    char m[200];
+    const char *cmd = t->cmd ? t->cmd : "";
+    if (r != NULL)
+        cmd = hung_part(cmd, r->out_tail, tail_len(r->out_total));
+    prov_timeout_message(m, sizeof m, cmd, t->cmd_timeout_s);
+    snprintf(buf, n, "%s%s", m, t->cmd_retried ? " (tried twice)" : "");
+}
+
 static void run_current(struct task *t);
+
+static const char *const phase_names[] = {"check", "apply", "verify"};
 
 static enum prov_verdict evaluate(struct task *t, const struct prov_ssh_exec_result *r,
                                   char *msg, size_t n)
@@ -267,8 +481,9 @@ static enum prov_verdict evaluate(struct task *t, const struct prov_ssh_exec_res
     const struct prov_step_def *d = &prov_provision_steps[t->step];
     struct prov_cmd_result cr = {r->err == PROV_SSH_OK && r->exit_status >= 0, r->exit_status,
                                  r->out_tail, r->err_tail};
-    return t->phase == 0 ? d->check_eval(&t->prov, &cr, msg, n)
-                         : d->apply_eval(&t->prov, &cr, msg, n);
+    return t->phase == 0   ? d->check_eval(&t->prov, &cr, msg, n)
+           : t->phase == 1 ? d->apply_eval(&t->prov, &cr, msg, n)
+                           : d->verify_eval(&t->prov, &cr, msg, n);
 }
 
 static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
@@ -280,12 +495,17 @@ static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *
         t->cmd = NULL;
         return;
     }
+    if (retry_query(t, r, on_exec))
+        return;
     const struct prov_step_def *d = &prov_provision_steps[t->step];
     char msg[512] = "";
     enum prov_verdict v = PROV_FAIL;
     int ran = r->err == PROV_SSH_OK;
+    int timed_out = exec_timed_out(r);
     if (ran)
         v = evaluate(t, r, msg, sizeof msg);
+    else if (timed_out)
+        timeout_message(t, r, msg, sizeof msg);
     else
         snprintf(msg, sizeof msg, "%s: %s", prov_ssh_err_name(r->err), r->message);
     const char *outcome = !ran                ? "error"
@@ -293,18 +513,34 @@ static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *
                           : t->phase == 1     ? "changed"
                           : v == PROV_APPLY   ? "needs_apply"
                                               : "ok";
-    struct step_arg a = {t,
-                         {t->step + 1, t->phase ? "apply" : "check", d->name, t->cmd, outcome,
-                          r->out_tail, r->err_tail, msg, r->exit_status >= 0, r->exit_status,
-                          (double)r->duration_us / 1000.0}};
-    enum db_status s = db_run_tx(step_fn, &a);
-    free(t->cmd);
-    t->cmd = NULL;
+    int64_t took = r->duration_us + (t->cmd_retried ? t->first_try_us : 0);
+    enum db_status s = record_step(
+        t,
+        (struct db_job_step){t->step + 1, phase_names[t->phase], d->name, t->cmd, outcome,
+                             r->out_tail, r->err_tail, msg, r->exit_status >= 0, r->exit_status,
+                             (double)took / 1000.0},
+        r, prov_provision_nsteps);
     if (s == DB_NO_RESULTS) { /* a newer attempt owns the job */
-        log_msg(LOG_WARN, "job %s attempt %d: lease lost; stopping", t->job.id, t->job.attempt);
-        task_close(t);
+        free(t->cmd);
+        t->cmd = NULL;
+        task_lost(t, "recording a step found a newer attempt");
         return;
     }
+    if (s < 0) { /* not recorded: nothing may follow a command whose result is unknown */
+        free(t->cmd);
+        t->cmd = NULL;
+        task_fail(t, "disconnected", "could not record a step's result", 1);
+        return;
+    }
+    if (timed_out) {
+        free(t->cmd);
+        t->cmd = NULL;
+        task_fail(t, "timed_out", msg, 0);
+        return;
+    }
+    free(t->cmd);
+    t->cmd = NULL;
+    t->cmd_retried = 0;
     if (!ran) {
         task_fail(t, prov_ssh_err_name(r->err), msg, prov_ssh_err_transient(r->err));
         return;
@@ -317,6 +553,8 @@ static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *
     }
     if (v == PROV_APPLY && t->phase == 0 && d->apply_cmd != NULL) {
         t->phase = 1;
+    } else if (t->phase == 1 && d->verify_cmd != NULL) {
+        t->phase = 2;
     } else {
         t->step++;
         t->phase = 0;
@@ -331,74 +569,142 @@ static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *
 static void run_current(struct task *t)
 {
     const struct prov_step_def *d = &prov_provision_steps[t->step];
-    t->cmd = t->phase == 0 ? d->check_cmd(&t->prov) : d->apply_cmd(&t->prov);
+    t->cmd = t->phase == 0   ? d->check_cmd(&t->prov)
+             : t->phase == 1 ? d->apply_cmd(&t->prov)
+                             : d->verify_cmd(&t->prov);
     if (t->cmd == NULL) {
         task_fail(t, "step_failed", "a value failed validation while building the command", 0);
         return;
     }
-    if (t->conn == NULL ||
-        prov_ssh_exec(t->conn, t->cmd, t->w->cfg->command_timeout_s * 1000, on_exec, t) != 0) {
-        free(t->cmd);
-        t->cmd = NULL;
-        task_fail(t, "disconnected", "the SSH session closed", 1);
-    }
+    enum prov_cmd_class k = t->phase == 0   ? d->check_class
+                            : t->phase == 1 ? d->apply_class
+                                            : d->verify_class;
+    task_exec(t, k, 0, on_exec);
 }
 
-struct pin_arg {
+struct contact_arg {
     struct task *t;
     const char *sha256;
+    int live;
 };
 
-static enum db_status pin_fn(struct db_conn *c, void *arg)
+static enum db_status contact_fn(struct db_conn *c, void *arg)
 {
-    struct pin_arg *a = arg;
-    enum db_status s = db_host_pin_key(c, a->t->job.host_id, a->sha256);
-    if (s == DB_ONE_RESULT)
+    struct contact_arg *a = arg;
+    int pinned = 0;
+    enum db_status s = db_host_contact(c, a->t->job.host_id, a->sha256, a->t->job.id,
+                                       a->t->job.attempt, &pinned);
+    a->live = s == DB_ONE_RESULT;
+    if (s == DB_ONE_RESULT && pinned)
         s = audit_system(c, a->t, "host.key_recorded", 200);
-    if (s >= 0)
-        s = db_host_seen(c, a->t->job.host_id);
     return s;
+}
+
+/* Common to every job kind once the session is up: the connect outcome, then the
+ * contact record (first-contact pin, last_seen), fenced by the attempt. Returns 0 when
+ * the job may run commands. */
+static int connected(struct task *t, const struct prov_ssh_conn_status *st)
+{
+    if (t->finished)
+        return -1;
+    t->connect_ms = (double)(util_mono_us() - t->connect_started_us) / 1000.0;
+    if (st->err != PROV_SSH_OK) {
+        task_fail(t, prov_ssh_err_name(st->err), st->message, prov_ssh_err_transient(st->err));
+        return -1;
+    }
+    if (!lease_live(t)) {
+        task_lost(t, "the lease deadline passed while connecting");
+        return -1;
+    }
+    /* First contact without a pin: record the key (with an audit event); otherwise the
+     * engine has already compared it with the pin. */
+    struct contact_arg a = {t, st->host_key_sha256, 0};
+    enum db_status s = db_run_tx(contact_fn, &a);
+    if (s < 0) {
+        task_fail(t, "disconnected", "could not record contact with the host", 1);
+        return -1;
+    }
+    if (!a.live) {
+        task_lost(t, "recording contact found a newer attempt");
+        return -1;
+    }
+    return 0;
 }
 
 static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_status *st, void *ctx)
 {
     (void)c;
     struct task *t = ctx;
-    if (t->finished)
-        return;
-    if (st->err != PROV_SSH_OK) {
-        task_fail(t, prov_ssh_err_name(st->err), st->message, prov_ssh_err_transient(st->err));
-        return;
+    if (connected(t, st) == 0)
+        run_current(t);
+}
+
+/* Applies a "started" event; a quarantined host refuses it (the job then fails
+ * host_quarantined and the host stays as it is). */
+struct start_arg {
+    struct task *t;
+    enum plan_host_event ev;
+    const char *reason;
+    int quarantined;
+    char buf[720]; /* a reason built once the job is loaded */
+};
+
+static enum db_status start_event(struct db_conn *c, struct start_arg *a)
+{
+    struct task *t = a->t;
+    struct db_host_event e = {t->job.host_id, plan_host_events[a->ev].name, NULL, a->reason,
+                              t->job.id,      actor(t),                     NULL};
+    enum db_host_refusal refused;
+    enum db_status s = db_host_event(c, &e, NULL, &refused);
+    if (refused != DB_HOST_OK) {
+        a->quarantined = refused == DB_HOST_QUARANTINED;
+        if (!a->quarantined)
+            log_msg(LOG_ERROR, "job %s: the host state machine refused %s", t->job.id,
+                    plan_host_events[a->ev].name);
     }
-    /* First contact without a pin: record the key (with an audit event); otherwise the
-     * engine has already compared it with the pin. */
-    struct pin_arg a = {t, st->host_key_sha256};
-    if (db_run_tx(pin_fn, &a) < 0) {
-        task_fail(t, "disconnected", "could not record contact with the host", 1);
-        return;
-    }
-    run_current(t);
+    return s;
 }
 
 struct load_arg {
-    struct task *t;
+    struct start_arg st;
     char *stack_doc;
 };
 
 static enum db_status load_fn(struct db_conn *c, void *arg)
 {
     struct load_arg *a = arg;
-    struct task *t = a->t;
+    struct task *t = a->st.t;
+    free(a->stack_doc);
+    a->stack_doc = NULL;
+    db_host_target_free(&t->host);
     enum db_status s = db_host_target(c, t->job.host_id, &t->host);
     if (s <= 0)
         return s;
     s = db_stack_get(c, t->job.stack_id, &a->stack_doc);
     if (s <= 0)
         return s;
-    char reason[160];
-    snprintf(reason, sizeof reason, "provisioning (job attempt %d)", t->job.attempt);
-    s = db_host_set_state(c, t->job.host_id, "provisioning", reason, t->job.id, actor(t));
-    return s < 0 ? s : DB_ONE_RESULT; /* unchanged state (a retry) is fine */
+    s = start_event(c, &a->st);
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
+/* A start transaction's outcome: 0 to go on; otherwise the task has failed. */
+static int started(struct task *t, enum db_status s, const struct start_arg *st,
+                   const char *what)
+{
+    if (st->quarantined) {
+        task_fail(t, "host_quarantined",
+                  "the host is quarantined; an admin must release it first", 0);
+        return -1;
+    }
+    if (s <= 0) {
+        char err[200];
+        snprintf(err, sizeof err, "%s %s", s == DB_NO_RESULTS ? "no longer exists:" : "could not load",
+                 what);
+        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed", err,
+                  s == DB_UNAVAILABLE);
+        return -1;
+    }
+    return 0;
 }
 
 /* Checks the address policy, decrypts the credential and opens the SSH session; cb runs
@@ -413,6 +719,10 @@ static void task_connect(struct task *t, prov_ssh_conn_cb cb)
                   "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS (or is link-local or a "
                   "metadata address)",
                   0);
+        return;
+    }
+    if (!lease_live(t)) {
+        task_lost(t, "the lease deadline passed before connecting");
         return;
     }
     struct crypt_secret key = {NULL, 0};
@@ -454,7 +764,7 @@ static void task_connect(struct task *t, prov_ssh_conn_cb cb)
 static void gate_start(struct task *t);
 static void stop_start(struct task *t);
 
-static void task_start(struct worker *w, const struct db_job_claim *cl)
+static void task_start(struct worker *w, const struct db_job_claim *cl, int64_t claimed_us)
 {
     struct task *t = calloc(1, sizeof *t);
     if (t == NULL)
@@ -465,6 +775,7 @@ static void task_start(struct worker *w, const struct db_job_claim *cl)
     w->tasks = t;
     w->active++;
     t->next_heartbeat_us = util_mono_us() + (int64_t)w->cfg->lease_s * 1000000 / 3;
+    t->lease_deadline_us = claimed_us + (int64_t)w->cfg->lease_s * 1000000;
 
     if (!strcmp(cl->kind, "gate") || !strcmp(cl->kind, "diagnostics")) {
         gate_start(t);
@@ -478,14 +789,12 @@ static void task_start(struct worker *w, const struct db_job_claim *cl)
         task_fail(t, "step_failed", "this worker does not run this kind of job", 0);
         return;
     }
-    struct load_arg a = {t, NULL};
+    char reason[160];
+    snprintf(reason, sizeof reason, "provisioning (job attempt %d)", t->job.attempt);
+    struct load_arg a = {{t, HE_PROVISION_STARTED, reason, 0, ""}, NULL};
     enum db_status s = db_run_tx(load_fn, &a);
-    if (s <= 0) {
+    if (started(t, s, &a.st, "the host or the stack") != 0) {
         free(a.stack_doc);
-        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  s == DB_NO_RESULTS ? "the host or stack no longer exists"
-                                     : "could not load the host or stack",
-                  s == DB_UNAVAILABLE);
         return;
     }
     json_t *stack = json_loads(a.stack_doc, 0, NULL);
@@ -515,7 +824,9 @@ static void task_free(struct task *t)
     free(t);
 }
 
-/* Heartbeats and cancellation; reaps finished tasks. */
+/* Heartbeats and cancellation; reaps finished tasks. A heartbeat that succeeds moves the
+ * local lease deadline to (its start + lease); one that fails does not, and is retried
+ * every second; once the deadline has passed the task stops without another write. */
 static void tend(struct worker *w)
 {
     int64_t now = util_mono_us();
@@ -526,21 +837,33 @@ static void tend(struct worker *w)
             int cancel = 0;
             struct db_conn *c;
             enum db_status s;
+            int64_t sent = util_mono_us();
             c = db_acquire(&s);
             if (c != NULL) {
                 s = db_job_heartbeat(c, t->job.id, t->job.attempt, w->cfg->lease_s, &cancel);
                 db_release(c);
             }
-            t->next_heartbeat_us = now + (int64_t)w->cfg->lease_s * 1000000 / 3;
+            if (s == DB_ONE_RESULT) {
+                t->lease_deadline_us = sent + (int64_t)w->cfg->lease_s * 1000000;
+                t->next_heartbeat_us = now + (int64_t)w->cfg->lease_s * 1000000 / 3;
+            } else {
+                t->next_heartbeat_us = now + 1000000;
+            }
             if (s == DB_NO_RESULTS) {
-                log_msg(LOG_WARN, "job %s attempt %d: lease lost", t->job.id, t->job.attempt);
-                task_close(t);
+                task_lost(t, "the heartbeat found a newer attempt");
+            } else if (s < 0 && !lease_live(t)) {
+                task_lost(t, "heartbeats failed until the lease deadline passed");
+            } else if (s < 0) {
+                log_msg(LOG_WARN, "job %s attempt %d: heartbeat failed; retrying", t->job.id,
+                        t->job.attempt);
             } else if (cancel) {
                 struct finish_arg a = {t, NULL, NULL, 0, 0};
                 db_run_tx(cancelled_fn, &a);
                 task_close(t);
             }
         }
+        if (!t->finished && !lease_live(t) && t->lease_deadline_us <= now)
+            task_lost(t, "the lease deadline passed");
         if (t->finished && t->conn == NULL && t->cmd == NULL) {
             *pp = t->next;
             w->active--;
@@ -563,6 +886,7 @@ static int claim_batch(struct worker *w)
     int n = 0;
     struct db_conn *c;
     enum db_status s;
+    int64_t claimed_us = util_mono_us(); /* the lease runs from before the claim */
     c = db_acquire(&s);
     if (c == NULL)
         return 0;
@@ -572,7 +896,7 @@ static int claim_batch(struct worker *w)
         log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:s, s:i}", "msg", "job claimed", "job_id",
                                            claims[i].id, "worker", w->owner, "attempt",
                                            claims[i].attempt));
-        task_start(w, &claims[i]);
+        task_start(w, &claims[i], claimed_us);
     }
     return n;
 }
@@ -642,7 +966,11 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         }
         nworkers++;
     }
-    return nworkers == config.threads ? 0 : -1;
+    if (nworkers != config.threads) {
+        prov_workers_stop(); /* the started threads stop before anything is torn down */
+        return -1;
+    }
+    return 0;
 }
 
 void prov_workers_stop(void)
@@ -673,19 +1001,17 @@ static void gate_free(struct task *t)
 
 static enum db_status gate_load_fn(struct db_conn *c, void *arg)
 {
-    struct task *t = arg;
+    struct start_arg *a = arg;
+    struct task *t = a->t;
     db_gate_context_free(&t->gctx);
+    db_host_target_free(&t->host);
     enum db_status s = db_host_target(c, t->job.host_id, &t->host);
     if (s <= 0)
         return s;
     s = db_gate_context(c, t->job.host_id, t->job.id, &t->gctx);
     if (s <= 0)
         return s;
-    char reason[160];
-    snprintf(reason, sizeof reason, "%s (job attempt %d)",
-             t->is_diag ? "active diagnostics" : "acceptance gate", t->job.attempt);
-    s = db_host_set_state(c, t->job.host_id, t->is_diag ? "diagnosing" : "gating", reason,
-                          t->job.id, actor(t));
+    s = start_event(c, a);
     return s < 0 ? s : DB_ONE_RESULT;
 }
 
@@ -702,48 +1028,38 @@ static int gate_check_at(const struct task *t, int i)
     return t->is_diag ? PROV_CHECK_DIAGNOSTICS : gate_order[i];
 }
 
-/* Evidence: the check's command outputs, capped at GATE_EVIDENCE_MAX. */
-static json_t *evidence(const struct task *t, int n)
-{
-    struct sbuf b;
-    sbuf_init(&b, 1024);
-    for (int i = 0; i < n; i++) {
-        if (t->res_out[i] && *t->res_out[i])
-            sbuf_adds(&b, t->res_out[i]);
-        if (t->res_err[i] && *t->res_err[i]) {
-            sbuf_adds(&b, "[stderr] ");
-            sbuf_adds(&b, t->res_err[i]);
-        }
-    }
-    size_t len = 0;
-    char *text = sbuf_take(&b, &len);
-    json_t *e;
-    if (text == NULL)
-        return json_string("");
-    if (len > GATE_EVIDENCE_MAX) /* keep the tail, at a UTF-8 boundary */ {
-        const char *p = text + len - GATE_EVIDENCE_MAX;
-        while ((*p & 0xC0) == 0x80)
-            p++;
-        e = json_string(p);
-    } else {
-        e = json_string(text);
-    }
-    free(text);
-    return e ? e : json_string("(evidence is not valid UTF-8)");
-}
-
+/* Records one check: the outcome in memory (what the verdict is computed from) and its
+ * JSON entry (what is stored). An entry that cannot be built or kept leaves the outcome
+ * marked unrecorded, and the verdict names it (investigate). */
 static void gate_record_check(struct task *t, int check, const struct prov_check_out *o,
                               int ncmds, double parse_ms)
 {
-    double command_ms = t->check_command_ms;
-    json_t *entry = json_pack(
-        "{s:s, s:s, s:b, s:s, s:o, s:o, s:f, s:{s:f, s:f}}", "name", prov_check_names[check],
-        "status", plan_check_status_names[o->status], "hardware_evidence", o->hardware_evidence,
-        "message", o->message, "evidence", evidence(t, ncmds), "values",
-        o->values ? json_incref(o->values) : json_null(), "duration_ms",
-        command_ms + parse_ms, "phases", "command_ms", command_ms, "parse_ms", parse_ms);
-    if (entry != NULL)
-        json_array_append_new(t->checks, entry);
+    if (t->nouts < PROV_CHECK__COUNT) {
+        struct plan_check_outcome *out = &t->outs[t->nouts++];
+        out->name = prov_check_names[check];
+        out->status = o->status;
+        out->hardware_evidence = o->hardware_evidence;
+        out->recorded = 0;
+        struct sbuf b;
+        sbuf_init(&b, 1024);
+        for (int i = 0; i < ncmds; i++) {
+            if (t->res_out[i] && *t->res_out[i])
+                sbuf_adds(&b, t->res_out[i]);
+            if (t->res_err[i] && *t->res_err[i]) {
+                sbuf_adds(&b, "[stderr] ");
+                sbuf_adds(&b, t->res_err[i]);
+            }
+        }
+        size_t len = 0;
+        char *text = sbuf_take(&b, &len);
+        json_t *entry = prov_check_entry(prov_check_names[check], o, text ? text : "",
+                                         text ? len : 0, t->check_command_ms, parse_ms);
+        free(text);
+        out->recorded = entry != NULL && json_array_append_new(t->checks, entry) == 0;
+        if (!out->recorded)
+            log_msg(LOG_ERROR, "job %s: check %s ran but could not be recorded", t->job.id,
+                    prov_check_names[check]);
+    }
 }
 
 struct gate_finish_arg {
@@ -757,7 +1073,9 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
 {
     struct gate_finish_arg *a = arg;
     struct task *t = a->t;
-    enum db_status s = db_job_succeed(c, t->job.id, t->job.attempt);
+    enum db_status s = t->timed_out_msg[0]
+                           ? db_job_fail(c, t->job.id, t->job.attempt, "timed_out", t->timed_out_msg)
+                           : db_job_succeed(c, t->job.id, t->job.attempt);
     if (s == DB_NO_RESULTS) {
         a->fenced_out = 1;
         return s;
@@ -765,6 +1083,8 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
     if (s < 0)
         return s;
     char *checks = json_dumps(t->checks, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    if (checks == NULL)
+        return DB_HARD_ERROR; /* not recorded: the lease expires and the gate runs again */
     struct db_gate_run_new run = {t->is_diag ? "diagnostics" : "gate",
                                   t->job.host_id,
                                   t->job.id,
@@ -772,7 +1092,7 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
                                   t->gctx.pool_id,
                                   a->verdict,
                                   a->reason,
-                                  checks ? checks : "[]",
+                                  checks,
                                   NULL,
                                   t->started_at,
                                   t->is_diag ? 0 : t->gctx.gate_version,
@@ -786,34 +1106,25 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
     char reason[600];
     snprintf(reason, sizeof reason, "%s verdict %s: %s", t->is_diag ? "diagnostics" : "gate",
              a->verdict, a->reason);
-    s = db_host_gate_result(c, t->job.host_id, t->is_diag ? "diagnostics" : "gate", a->verdict,
-                            run_id, t->job.id, reason, actor(t));
-    if (s >= 0 && strcmp(a->verdict, "isolate") == 0)
-        s = audit_system(c, t, "host.quarantine", 200);
-    return s;
+    enum plan_host_event ev = plan_host_verdict_event(t->is_diag, a->verdict);
+    if (ev == HE_GATE_ACCEPTED && !t->gctx.has_current_stack) {
+        ev = HE_GATE_INVESTIGATE; /* gated against the desired stack: evidence only */
+        snprintf(reason, sizeof reason,
+                 "gate verdict accept on the desired stack, but provisioning has not succeeded: "
+                 "provision the host, then gate it again");
+    }
+    s = host_event(c, t, ev, -1, reason, ev == HE_GATE_ACCEPTED ? run_id : NULL);
+    if (s < 0)
+        return s;
+    return db_host_seen(c, t->job.host_id);
 }
 
 static void gate_finish(struct task *t)
 {
-    struct plan_check_outcome outs[PROV_CHECK__COUNT];
-    int n = 0;
-    size_t i;
-    json_t *e;
-    json_array_foreach(t->checks, i, e)
-    {
-        if (n == PROV_CHECK__COUNT)
-            break;
-        const char *st = json_string_value(json_object_get(e, "status"));
-        outs[n].name = json_string_value(json_object_get(e, "name"));
-        outs[n].status = PLAN_CHECK_PASS;
-        for (int k = 0; k < 5; k++)
-            if (st && !strcmp(st, plan_check_status_names[k]))
-                outs[n].status = (enum plan_check_status)k;
-        outs[n].hardware_evidence = json_is_true(json_object_get(e, "hardware_evidence"));
-        n++;
-    }
     char reason[400];
-    enum plan_verdict v = plan_gate_verdict(outs, n, reason, sizeof reason);
+    enum plan_verdict v = plan_gate_verdict(t->outs, t->nouts, reason, sizeof reason);
+    if (t->timed_out_msg[0] && v == PLAN_ACCEPT)
+        v = PLAN_INVESTIGATE; /* cannot happen (a timed-out check fails); fail closed anyway */
     struct gate_finish_arg a = {t, plan_verdict_names[v], reason, 0};
     enum db_status s = db_run_tx(gate_finish_fn, &a);
     if (s < 0)
@@ -825,6 +1136,12 @@ static void gate_finish(struct task *t)
     task_close(t);
 }
 
+static char *keep_output(const char *s)
+{
+    char *copy = strdup(s ? s : "");
+    return copy;
+}
+
 static void gate_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
 {
     (void)c;
@@ -834,36 +1151,56 @@ static void gate_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_res
         t->cmd = NULL;
         return;
     }
+    if (retry_query(t, r, gate_on_exec))
+        return;
     int check = gate_check_at(t, t->check);
     int ran = r->err == PROV_SSH_OK;
     int i = t->cmd_i;
     free(t->res_out[i]);
     free(t->res_err[i]);
-    t->res_out[i] = strdup(r->out_tail);
-    t->res_err[i] = strdup(ran ? r->err_tail : r->message);
-    t->res[i] = (struct prov_cmd_result){ran && r->exit_status >= 0, r->exit_status, t->res_out[i],
-                                         t->res_err[i]};
-    t->check_command_ms += (double)r->duration_us / 1000.0;
-    if (r->timed_out || r->err == PROV_SSH_TIMEOUT)
+    t->res_out[i] = keep_output(r->out_tail);
+    t->res_err[i] = keep_output(ran ? r->err_tail : r->message);
+    int kept = t->res_out[i] != NULL && t->res_err[i] != NULL;
+    t->res[i] = (struct prov_cmd_result){kept && ran && r->exit_status >= 0, r->exit_status,
+                                         t->res_out[i] ? t->res_out[i] : "",
+                                         t->res_err[i] ? t->res_err[i] : "out of memory"};
+    t->check_command_ms += (double)(r->duration_us + (t->cmd_retried ? t->first_try_us : 0)) / 1000.0;
+    int timed_out = exec_timed_out(r);
+    if (timed_out)
         t->check_timed_out = 1;
     /* the command, for the job's step list */
     char msg[300];
-    snprintf(msg, sizeof msg, "%s command %d: %s", prov_check_names[check], i + 1,
-             ran ? "ran" : prov_ssh_err_name(r->err));
-    struct step_arg sa = {t,
-                          {++t->cmd_no, "check", prov_check_names[check], t->cmd,
-                           ran ? "ok" : "error", r->out_tail, r->err_tail, msg,
-                           r->exit_status >= 0, r->exit_status, (double)r->duration_us / 1000.0}};
-    enum db_status s = db_run_tx(step_fn, &sa);
+    if (timed_out)
+        timeout_message(t, r, msg, sizeof msg);
+    else
+        snprintf(msg, sizeof msg, "%s command %d: %s", prov_check_names[check], i + 1,
+                 ran ? "ran" : prov_ssh_err_name(r->err));
+    int64_t took = r->duration_us + (t->cmd_retried ? t->first_try_us : 0);
+    enum db_status s = record_step(
+        t,
+        (struct db_job_step){++t->cmd_no, "check", prov_check_names[check], t->cmd,
+                             ran ? "ok" : "error", r->out_tail, r->err_tail, msg,
+                             r->exit_status >= 0, r->exit_status, (double)took / 1000.0},
+        r, prov_provision_nsteps);
+    int was_query = t->cmd_class == PROV_CMD_QUERY;
     free(t->cmd);
     t->cmd = NULL;
+    t->cmd_retried = 0;
     if (s == DB_NO_RESULTS) {
-        log_msg(LOG_WARN, "job %s attempt %d: lease lost; stopping", t->job.id, t->job.attempt);
-        task_close(t);
+        task_lost(t, "recording a step found a newer attempt");
+        return;
+    }
+    if (s < 0) {
+        task_fail(t, "disconnected", "could not record a command's result", 1);
         return;
     }
     int ncmds = prov_check_ncmds(&t->gate, (enum prov_check)check);
-    if (!ran && !t->check_timed_out && r->err != PROV_SSH_OK) {
+    if (timed_out && was_query) {
+        /* A query that timed out twice: the host does not answer. Record this check as
+         * timed out and the rest as not run, then end with the evidence. */
+        snprintf(t->timed_out_msg, sizeof t->timed_out_msg, "%s", msg);
+        t->cmd_i = ncmds;
+    } else if (!ran && !timed_out) {
         /* the session is gone: the remaining commands of this check cannot run */
         for (int k = i + 1; k < ncmds; k++)
             t->res[k] = (struct prov_cmd_result){0, -1, "", "not run"};
@@ -880,7 +1217,15 @@ static void gate_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_res
     if (t->check_timed_out) {
         memset(&o, 0, sizeof o);
         o.status = PLAN_CHECK_TIMEOUT;
-        snprintf(o.message, sizeof o.message, "a command exceeded its timeout");
+        if (t->timed_out_msg[0])
+            snprintf(o.message, sizeof o.message, "%s", t->timed_out_msg);
+        else
+            snprintf(o.message, sizeof o.message, "a command exceeded its timeout (%d s)",
+                     t->cmd_timeout_s);
+    } else if (!kept) {
+        memset(&o, 0, sizeof o);
+        o.status = PLAN_CHECK_FAIL;
+        snprintf(o.message, sizeof o.message, "out of memory keeping the command output");
     } else {
         prov_check_eval(&t->gate, (enum prov_check)check, t->res, ncmds, &o);
     }
@@ -899,9 +1244,18 @@ static void gate_run_current(struct task *t)
         if (t->cmd_i == 0) {
             t->check_command_ms = 0;
             t->check_timed_out = 0;
-            if (!prov_check_applies(&t->gate, (enum prov_check)check, why, sizeof why)) {
+            for (int k = 0; k < GATE_MAX_CMDS; k++) {
+                free(t->res_out[k]);
+                free(t->res_err[k]);
+                t->res_out[k] = t->res_err[k] = NULL;
+            }
+            int applies = prov_check_applies(&t->gate, (enum prov_check)check, why, sizeof why);
+            if (!applies || t->timed_out_msg[0]) {
                 struct prov_check_out o = {PLAN_CHECK_SKIP, 0, "", NULL};
-                snprintf(o.message, sizeof o.message, "%s", why);
+                if (applies)
+                    snprintf(o.message, sizeof o.message, "not run: an earlier query did not answer");
+                else
+                    snprintf(o.message, sizeof o.message, "%s", why);
                 gate_record_check(t, check, &o, 0, 0);
                 t->check++;
                 continue;
@@ -917,16 +1271,11 @@ static void gate_run_current(struct task *t)
             t->cmd_i = 0;
             continue;
         }
-        int timeout = prov_check_timeout(&t->gate, (enum prov_check)check, t->cmd_i);
-        if (check == PROV_CHECK_DIAGNOSTICS)
-            timeout = t->w->cfg->diag_timeout_s[t->gate.diag_level - 1];
-        if (timeout <= 0)
-            timeout = t->w->cfg->command_timeout_s;
-        if (t->conn == NULL || prov_ssh_exec(t->conn, t->cmd, timeout * 1000, gate_on_exec, t) != 0) {
-            free(t->cmd);
-            t->cmd = NULL;
-            task_fail(t, "disconnected", "the SSH session closed", 1);
-        }
+        enum prov_cmd_class k = prov_check_cmd_class(&t->gate, (enum prov_check)check, t->cmd_i);
+        int own = check == PROV_CHECK_DIAGNOSTICS
+                      ? t->w->cfg->diag_timeout_s[t->gate.diag_level - 1]
+                      : prov_check_timeout(&t->gate, (enum prov_check)check, t->cmd_i);
+        task_exec(t, k, own, gate_on_exec);
         return;
     }
     gate_finish(t);
@@ -937,19 +1286,8 @@ static void gate_on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_
 {
     (void)c;
     struct task *t = ctx;
-    if (t->finished)
-        return;
-    t->connect_ms = (double)(util_mono_us() - t->connect_started_us) / 1000.0;
-    if (st->err != PROV_SSH_OK) {
-        task_fail(t, prov_ssh_err_name(st->err), st->message, prov_ssh_err_transient(st->err));
-        return;
-    }
-    struct pin_arg a = {t, st->host_key_sha256};
-    if (db_run_tx(pin_fn, &a) < 0) {
-        task_fail(t, "disconnected", "could not record contact with the host", 1);
-        return;
-    }
-    gate_run_current(t);
+    if (connected(t, st) == 0)
+        gate_run_current(t);
 }
 
 static unsigned checks_mask(const json_t *arr)
@@ -971,13 +1309,18 @@ static void gate_start(struct task *t)
     t->is_gate = 1;
     t->is_diag = strcmp(t->job.kind, "diagnostics") == 0;
     t->checks = json_array();
-    util_rfc3339(util_now_us(), t->started_at, sizeof t->started_at);
-    enum db_status s = db_run_tx(gate_load_fn, t);
-    if (s <= 0) {
-        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  "could not load the host, its pool or its stack", s == DB_UNAVAILABLE);
+    if (t->checks == NULL) {
+        task_fail(t, "step_failed", "out of memory", 1);
         return;
     }
+    util_rfc3339(util_now_us(), t->started_at, sizeof t->started_at);
+    char reason[160];
+    snprintf(reason, sizeof reason, "%s (job attempt %d)",
+             t->is_diag ? "active diagnostics" : "acceptance gate", t->job.attempt);
+    struct start_arg a = {t, t->is_diag ? HE_DIAGNOSTICS_STARTED : HE_GATE_STARTED, reason, 0, ""};
+    enum db_status s = db_run_tx(gate_load_fn, &a);
+    if (started(t, s, &a, "the host, its pool or its stack") != 0)
+        return;
     if (t->gctx.current_stack_id == NULL || t->gctx.stack_doc == NULL) {
         task_fail(t, "step_failed", "the host has no current stack: provision it first", 0);
         return;
@@ -999,6 +1342,7 @@ static void gate_start(struct task *t)
         .expected_gpus = (int)json_integer_value(json_object_get(t->pool, "gpu_count")),
         .expected_gpu_name = t->gctx.gpu_name,
         .expected_memory_mib = t->gctx.gpu_memory_mib,
+        .na_fields = t->gctx.na_fields,
         .link_class = json_string_value(json_object_get(gate, "link_class")),
         .storage_min_mbps = json_number_value(json_object_get(gate, "storage_min_mbps")),
         .durable_path = t->host.durable_path,
@@ -1017,15 +1361,21 @@ static void gate_start(struct task *t)
 /* ---- stop jobs ----
  * One remote command: the pool's stop_command as requested (kept in the job's params),
  * validated again here to [A-Za-z0-9 ._/=:-] and run as is — it is an operator-given
- * command line with its own arguments, not one value, so it is not quoted as one. It is
- * recorded as step 1 (name stop, phase apply). Exit 0 → the host is stopped; so is a
- * session that drops while the command runs (a host powering off closes it). A non-zero
- * exit fails the job (step_failed); connection errors retry as usual; a job that finally
- * fails or is cancelled returns the host to stop_back_state(). */
+ * command line with its own arguments, not one value, so it is not quoted as one.
+ * Before it is sent, step 1 (check) records the intent, so a later attempt knows the
+ * command may have gone out; its result is step 1 (apply). The host is stopped when the
+ * command exits 0, or when the session drops after the server accepted the exec request
+ * (a host powering off closes it). A session that drops before that was no stop: the job
+ * is retried. A retried stop whose earlier attempt may have sent the command checks first:
+ * if the host still answers, it sends the command again; if it does not, the stop is
+ * unconfirmed (the job fails stop_unconfirmed, the host becomes failed: still billed,
+ * for a person to confirm). A non-zero exit fails the job (step_failed); a job that
+ * finally fails or is cancelled returns the host to the state it had. */
 
 static enum db_status stop_load_fn(struct db_conn *c, void *arg)
 {
-    struct task *t = arg;
+    struct start_arg *a = arg;
+    struct task *t = a->t;
     db_host_target_free(&t->host);
     enum db_status s = db_host_target(c, t->job.host_id, &t->host);
     if (s <= 0)
@@ -1036,13 +1386,30 @@ static enum db_status stop_load_fn(struct db_conn *c, void *arg)
         return s;
     json_t *job = json_loads(doc, 0, NULL);
     free(doc);
+    if (job == NULL)
+        return DB_HARD_ERROR;
     json_decref(t->stop_params);
     t->stop_params = json_incref(json_object_get(job, "params"));
+    /* An earlier attempt that recorded its intent but no result may have sent it. */
+    int intent = 0, result = 0;
+    size_t i;
+    json_t *st;
+    json_array_foreach(json_object_get(job, "steps"), i, st)
+    {
+        const char *phase = json_string_value(json_object_get(st, "phase"));
+        if (json_integer_value(json_object_get(st, "attempt")) >= t->job.attempt || phase == NULL)
+            continue;
+        if (!strcmp(phase, "check"))
+            intent = 1;
+        else
+            result = 1;
+    }
+    t->stop_maybe_sent = intent && !result;
     json_decref(job);
-    char reason[700];
-    snprintf(reason, sizeof reason, "stop requested by %s: %s (job attempt %d)",
+    snprintf(a->buf, sizeof a->buf, "stop requested by %s: %s (job attempt %d)",
              stop_str(t, "requested_by"), stop_str(t, "reason"), t->job.attempt);
-    s = db_host_set_state(c, t->job.host_id, "stopping", reason, t->job.id, actor(t));
+    a->reason = a->buf;
+    s = start_event(c, a);
     return s < 0 ? s : DB_ONE_RESULT;
 }
 
@@ -1060,13 +1427,7 @@ static enum db_status stop_succeed_fn(struct db_conn *c, void *arg)
     char reason[700];
     snprintf(reason, sizeof reason, "stopped by %s: %s", stop_str(t, "requested_by"),
              stop_str(t, "reason"));
-    return db_host_set_state(c, t->job.host_id, "stopped", reason, t->job.id, actor(t));
-}
-
-static enum db_status stop_step_fn(struct db_conn *c, void *arg)
-{
-    struct step_arg *a = arg;
-    return db_job_step(c, a->t->job.id, a->t->job.attempt, &a->s, 1);
+    return host_event(c, t, HE_STOP_DONE, -1, reason, NULL);
 }
 
 static void stop_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
@@ -1080,27 +1441,37 @@ static void stop_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_res
     }
     int ran = r->err == PROV_SSH_OK;
     int dropped = r->err == PROV_SSH_RESET || r->err == PROV_SSH_DISCONNECT;
-    int ok = (ran && r->exit_status == 0) || dropped;
+    int ok = (ran && r->exit_status == 0) || (dropped && r->exec_sent);
     char msg[512];
     if (ran)
         snprintf(msg, sizeof msg, "the stop command exited %d", r->exit_status);
+    else if (dropped && r->exec_sent)
+        snprintf(msg, sizeof msg,
+                 "the session dropped after the host accepted the stop command (%s: %s), as it "
+                 "does when the host powers off",
+                 prov_ssh_err_name(r->err), r->message);
     else if (dropped)
         snprintf(msg, sizeof msg,
-                 "the session dropped while the stop command ran (%s: %s), as it does when the "
-                 "host powers off",
+                 "the session dropped before the stop command was sent (%s: %s); not stopped",
                  prov_ssh_err_name(r->err), r->message);
+    else if (exec_timed_out(r))
+        timeout_message(t, r, msg, sizeof msg);
     else
         snprintf(msg, sizeof msg, "%s: %s", prov_ssh_err_name(r->err), r->message);
-    struct step_arg a = {t,
-                         {1, "apply", "stop", t->cmd, ok ? "changed" : ran ? "failed" : "error",
-                          r->out_tail, r->err_tail, msg, r->exit_status >= 0, r->exit_status,
-                          (double)r->duration_us / 1000.0}};
-    enum db_status s = db_run_tx(stop_step_fn, &a);
+    enum db_status s = record_step(
+        t,
+        (struct db_job_step){1, "apply", "stop", t->cmd, ok ? "changed" : ran ? "failed" : "error",
+                             r->out_tail, r->err_tail, msg, r->exit_status >= 0, r->exit_status,
+                             (double)r->duration_us / 1000.0},
+        r, 1);
     free(t->cmd);
     t->cmd = NULL;
     if (s == DB_NO_RESULTS) {
-        log_msg(LOG_WARN, "job %s attempt %d: lease lost; stopping", t->job.id, t->job.attempt);
-        task_close(t);
+        task_lost(t, "recording the stop found a newer attempt");
+        return;
+    }
+    if (s < 0) {
+        task_fail(t, "disconnected", "could not record the stop command's result", 1);
         return;
     }
     if (!ok) {
@@ -1108,6 +1479,8 @@ static void stop_on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_res
             char err[600];
             snprintf(err, sizeof err, "step stop: %s", msg);
             task_fail(t, "step_failed", err, 0);
+        } else if (dropped) {
+            task_fail(t, "disconnected", msg, 1);
         } else {
             task_fail(t, prov_ssh_err_name(r->err), msg, prov_ssh_err_transient(r->err));
         }
@@ -1131,33 +1504,53 @@ static void stop_on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_
     struct task *t = ctx;
     if (t->finished)
         return;
-    if (st->err != PROV_SSH_OK) {
-        task_fail(t, prov_ssh_err_name(st->err), st->message, prov_ssh_err_transient(st->err));
+    if (st->err != PROV_SSH_OK && t->stop_maybe_sent &&
+        (st->err == PROV_SSH_REFUSED || st->err == PROV_SSH_TIMEOUT ||
+         st->err == PROV_SSH_RESET || st->err == PROV_SSH_DISCONNECT)) {
+        char err[600];
+        snprintf(err, sizeof err,
+                 "an earlier attempt may have sent the stop command and the host no longer "
+                 "answers (%s: %.250s); whether it stopped is unconfirmed: check it with the "
+                 "provider",
+                 prov_ssh_err_name(st->err), st->message);
+        task_fail(t, "stop_unconfirmed", err, 0);
         return;
     }
-    struct pin_arg a = {t, st->host_key_sha256};
-    if (db_run_tx(pin_fn, &a) < 0) {
-        task_fail(t, "disconnected", "could not record contact with the host", 1);
+    if (connected(t, st) != 0)
+        return;
+    /* The intent first: a later attempt must know the command may have gone out. */
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s",
+             t->stop_maybe_sent ? "the host still answers after an earlier attempt; sending "
+                                  "the stop command again"
+                                : "sending the stop command");
+    const char *cmd = stop_str(t, "command");
+    enum db_status s =
+        record_step(t, (struct db_job_step){1, "check", "stop", cmd, "ok", "", "", msg, 0, 0, 0.0},
+                    NULL, 1);
+    if (s == DB_NO_RESULTS) {
+        task_lost(t, "recording the stop intent found a newer attempt");
         return;
     }
-    t->cmd = strdup(stop_str(t, "command"));
-    if (t->cmd == NULL || t->conn == NULL ||
-        prov_ssh_exec(t->conn, t->cmd, t->w->cfg->command_timeout_s * 1000, stop_on_exec, t) != 0) {
-        free(t->cmd);
-        t->cmd = NULL;
-        task_fail(t, "disconnected", "the SSH session closed", 1);
+    if (s < 0) {
+        task_fail(t, "disconnected", "could not record the stop intent", 1);
+        return;
     }
+    t->cmd = strdup(cmd);
+    if (t->cmd == NULL) {
+        task_fail(t, "disconnected", "out of memory", 1);
+        return;
+    }
+    task_exec(t, PROV_CMD_STOP, 0, stop_on_exec);
 }
 
 static void stop_start(struct task *t)
 {
     t->is_stop = 1;
-    enum db_status s = db_run_tx(stop_load_fn, t);
-    if (s <= 0) {
-        task_fail(t, s == DB_UNAVAILABLE ? "disconnected" : "step_failed",
-                  "could not load the host, its pool or the job", s == DB_UNAVAILABLE);
+    struct start_arg a = {t, HE_STOP_STARTED, "stop", 0, ""};
+    enum db_status s = db_run_tx(stop_load_fn, &a);
+    if (started(t, s, &a, "the host, its pool or the job") != 0)
         return;
-    }
     if (!prov_valid_stop_command(stop_str(t, "command"))) {
         task_fail(t, "step_failed", "the stop command is missing or does not pass validation", 0);
         return;

@@ -9,7 +9,11 @@ struct prov_worker_config {
     int threads;              /* worker threads (GPUFLEET_WORKERS) */
     int concurrency;          /* jobs held at once per thread */
     int lease_s;              /* lease length; renewed every lease_s / 3 */
-    int command_timeout_s;    /* per remote command */
+    int command_timeout_s;    /* upper bound on every remote command */
+    int query_timeout_s;      /* class query: nvidia-smi, docker version/inspect, files */
+    int pull_timeout_s;       /* class pull: docker pull */
+    int stop_timeout_s;       /* the pool's stop command */
+    int container_timeout_s;  /* docker run of the pinned image (container_gpu) */
     int connect_timeout_s;
     const char *allow_cidrs;  /* GPUFLEET_SSH_ALLOW_CIDRS */
     int diag_timeout_s[3];    /* dcgmi diag -r 1, 2, 3 */

@@ -10,7 +10,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlUnguarded } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const fleet = require('./lib/fleet');
@@ -307,7 +307,7 @@ describe('readiness', () => {
       { name: 'workload', status: 'pass', hardware_evidence: false, message: 'ok', evidence: 'tokens_per_second=2400', values: { metric: 'tokens_per_second', value: 2400, min: 1000 }, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } },
       { name: 'topology', status: 'pass', hardware_evidence: false, message: 'ok', evidence: '', values: null, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } },
     ]).replace(/'/g, "''");
-    const runId = psql(
+    const runId = psqlUnguarded(
       url,
       `UPDATE hosts SET current_stack_id = '${stack.id}', desired_stack_id = '${stack.id}', state = 'drained' WHERE id = '${h.id}';` +
         ` INSERT INTO gate_runs (kind, host_id, stack_id, pool_id, gate_version, verdict, reason, checks, connect_ms, started_at)` +
@@ -315,7 +315,7 @@ describe('readiness', () => {
     )
       .split('\n')
       .find((l) => UUID_RE.test(l));
-    psql(url, `UPDATE hosts SET accepted_gate_run_id = '${runId}' WHERE id = '${h.id}'`);
+    psqlUnguarded(url, `UPDATE hosts SET accepted_gate_run_id = '${runId}' WHERE id = '${h.id}'`);
 
     const r = await readiness(h.id);
     assert.equal(r.byId.topology.answer, 'yes');

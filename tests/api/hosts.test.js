@@ -565,7 +565,7 @@ describe('provision and jobs (no worker)', () => {
 
   test('a quarantined host answers 409 host_quarantined', async () => {
     const { host } = await register();
-    psql(srv.database.url, `UPDATE hosts SET state = 'quarantined' WHERE id = '${host.id}'`);
+    psql(srv.database.url, `SELECT host_transition('${host.id}', 'key_mismatch', NULL, 'test', NULL, 'worker:test', NULL)`);
     expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_quarantined');
     assert.equal(expectStatus(await client.request('GET', `/v1/jobs?host_id=${host.id}`, { token: viewer }), 200).items.length, 0);
   });
@@ -584,6 +584,101 @@ describe('provision and jobs (no worker)', () => {
     psql(srv.database.url, `UPDATE jobs SET state = 'cancelled', finished_at = now() WHERE id = '${j.id}'`);
     expectStatus(await client.request('DELETE', `/v1/hosts/${host.id}`, { token: admin }), 204);
     expectProblem(await client.request('GET', `/v1/jobs/${j.id}`, { token: viewer }), 404, 'not_found');
+  });
+});
+
+describe('the host state machine and quarantine (no worker: events applied as a worker would)', () => {
+  const ev = (id, event, hint = null) =>
+    psql(srv.database.url, `SELECT host_transition('${id}', '${event}', ${hint ? `'${hint}'` : 'NULL'}, 'test: ${event}', NULL, 'worker:test', NULL)`);
+
+  test('a quarantined host refuses drain, resume, provision and gate (409 host_quarantined)', async () => {
+    const { host } = await register();
+    ev(host.id, 'key_mismatch');
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'quarantined');
+    assert.match(h.quarantine.reason, /key_mismatch/);
+    for (const [path, body] of [
+      ['drain', undefined],
+      ['resume', undefined],
+      ['gate', undefined],
+      ['provision', { stack_id: stack.id }],
+    ]) {
+      expectProblem(await client.request('POST', `/v1/hosts/${host.id}/${path}`, { token: operator, body }), 409, 'host_quarantined');
+    }
+    // stopped while quarantined: still held
+    ev(host.id, 'stop_started');
+    ev(host.id, 'stop_done');
+    const stopped = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(stopped.state, 'stopped');
+    assert.ok(stopped.quarantine);
+    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_quarantined');
+    // a stopped host is neither drained nor gated (it would be billed again)
+    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/drain`, { token: operator }), 409, 'host_quarantined');
+    const rel = expectStatus(
+      await client.request('POST', `/v1/hosts/${host.id}/release`, { token: admin, body: { reason: 'checked', repin: true } }),
+      200,
+    );
+    assert.equal(rel.state, 'stopped');
+    assert.equal(rel.quarantine, null);
+    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/drain`, { token: operator }), 409, 'host_stopped');
+    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 409, 'host_stopped');
+  });
+
+  test('release: 404, 403, 400 for each malformed body, 409 host_not_quarantined, then 200 audited', async () => {
+    const { host } = await register();
+    const url = `/v1/hosts/${host.id}/release`;
+    expectProblem(await client.request('POST', `/v1/hosts/${NIL}/release`, { token: admin, body: { reason: 'x', repin: true } }), 404, 'not_found');
+    expectProblem(await client.request('POST', url, { token: operator, body: { reason: 'x', repin: true } }), 403, 'insufficient_role');
+    expectProblem(await client.request('POST', url, { token: admin, body: { reason: 'x', repin: true } }), 409, 'host_not_quarantined');
+    ev(host.id, 'key_mismatch');
+    for (const body of [
+      {},
+      { repin: true },
+      { reason: '', repin: true },
+      { reason: 'x' },
+      { reason: 'x', repin: false },
+      { reason: 'x', repin: 'yes' },
+      { reason: 'x', repin: true, host_key_sha256: FP },
+      { reason: 'x', host_key_sha256: 'SHA256:short' },
+      { reason: 'x', host_key_sha256: `${FP.slice(0, -1)}!` },
+      { reason: 'x', host_key_sha256: "'; DROP TABLE hosts; --" },
+      { reason: 'x'.repeat(501), repin: true },
+      { reason: 'x', repin: true, extra: 1 },
+    ]) {
+      expectProblem(await client.request('POST', url, { token: admin, body }), 400, ['invalid_field', 'missing_field', 'unknown_field', 'string_too_long', 'invalid_type']);
+    }
+    const before = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(before.state, 'quarantined', 'a refused release changes nothing');
+    const rel = expectStatus(await client.request('POST', url, { token: admin, body: { reason: 'reinstalled', host_key_sha256: FP } }), 200);
+    assert.equal(rel.state, 'registered', 'never provisioned: back to registered');
+    assert.equal(rel.host_key_sha256, FP);
+    assert.equal(rel.quarantine, null);
+    assert.deepEqual([rel.state_history[0].from, rel.state_history[0].to], ['quarantined', 'registered']);
+    const audit = await auditOf('host.release', host.id);
+    assert.equal(audit.length, 1);
+    assert.equal(audit[0].reason, 'reinstalled');
+    expectProblem(await client.request('POST', url, { token: admin, body: { reason: 'again', repin: true } }), 409, 'host_not_quarantined');
+  });
+
+  test('PostgreSQL refuses a state change outside the state machine', async () => {
+    const { host } = await register();
+    for (const q of [
+      `UPDATE hosts SET state = 'ready' WHERE id = '${host.id}'`,
+      `UPDATE hosts SET quarantined_at = now() WHERE id = '${host.id}'`,
+      `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', NULL)`,
+      `SELECT host_transition('${host.id}', 'no_such_event', NULL, 'x', NULL, 'x', NULL)`,
+      `INSERT INTO hosts (name, address, ssh_user, credential_id, pool_id, created_by, state) VALUES ('${name()}', '127.0.0.1', 'u', '${cred.id}', '${poolA.id}', 'x', 'ready')`,
+    ]) {
+      assert.throws(() => psql(srv.database.url, q), /state machine|not allowed|unknown host event|starts registered|hosts_quarantine_hold/, q);
+    }
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'registered');
+    assert.equal(h.state_history.length, 1);
+  });
+
+  test('the state filter takes exactly the state machine\'s states', async () => {
+    expectStatus(await client.request('GET', '/v1/hosts?state=quarantined', { token: viewer }), 200);
+    expectProblem(await client.request('GET', '/v1/hosts?state=unreachable', { token: viewer }), 400, 'invalid_parameter');
   });
 });
 

@@ -23,7 +23,7 @@ const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlUnguarded } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const fleet = require('./lib/fleet');
@@ -107,7 +107,7 @@ before(async () => {
     .split('\n')
     .find((l) => UUID_RE.test(l.trim()))
     .trim();
-  psql(db, `UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`);
+  psqlUnguarded(db, `UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`);
   const records = [
     rec(H.idle, -2, -1),
     rec(H.idleq, -2, -1),

@@ -194,7 +194,8 @@ describe('stop', () => {
 
   test('a stopped host answers 409 host_stopped', async () => {
     const h = await register();
-    psql(srv.database.url, `UPDATE hosts SET state = 'stopped' WHERE id = '${h.id}'`);
+    for (const ev of ['stop_started', 'stop_done'])
+      psql(srv.database.url, `SELECT host_transition('${h.id}', '${ev}', NULL, 'test', NULL, 'worker:test', NULL)`);
     expectProblem(await stop(h.id, { reason: 'idle' }), 409, 'host_stopped');
   });
 

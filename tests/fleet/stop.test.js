@@ -100,14 +100,17 @@ describe('stop over SSH', () => {
     assert.equal(job.state, 'succeeded', `${job.error_class} ${job.error}`);
     assert.equal(job.kind, 'stop');
     assert.deepEqual(job.progress, { step: 1, of: 1 });
-    const steps = fleet.finalSteps(job);
-    assert.equal(steps.length, 1);
-    assert.equal(steps[0].name, 'stop');
-    assert.equal(steps[0].phase, 'apply');
-    assert.equal(steps[0].command, 'poweroff --no-wall');
-    assert.equal(steps[0].exit_status, 0);
-    assert.equal(steps[0].outcome, 'changed');
-    assert.match(steps[0].stdout_tail, /going down/);
+    // the intent is recorded before the command is sent (check), then its result (apply)
+    const [intent, done] = fleet.finalSteps(job);
+    assert.equal(fleet.finalSteps(job).length, 2);
+    assert.deepEqual([intent.name, intent.phase, intent.outcome, intent.message], ['stop', 'check', 'ok', 'sending the stop command']);
+    assert.equal(intent.exit_status, null);
+    assert.equal(done.name, 'stop');
+    assert.equal(done.phase, 'apply');
+    assert.equal(done.command, 'poweroff --no-wall');
+    assert.equal(done.exit_status, 0);
+    assert.equal(done.outcome, 'changed');
+    assert.match(done.stdout_tail, /going down/);
 
     // the simulated host saw exactly that command, argv split by the remote shell
     const calls = sim.argv(sh.name).filter((a) => a[0] === 'poweroff');
@@ -145,7 +148,10 @@ describe('stop over SSH', () => {
     const steps = fleet.finalSteps(job);
     assert.deepEqual(
       steps.map((s) => [s.name, s.phase, s.command, s.exit_status, s.outcome]),
-      [['stop', 'apply', 'false', 1, 'failed']],
+      [
+        ['stop', 'check', 'false', null, 'ok'],
+        ['stop', 'apply', 'false', 1, 'failed'],
+      ],
     );
     const host = await getHost(h.id);
     assert.equal(host.state, 'provisioned');

@@ -181,7 +181,7 @@ static void on_conn(struct prov_ssh_conn *c, const struct prov_ssh_conn_status *
 struct xres {
     int fired;
     enum prov_ssh_err err;
-    int exit_status, timed_out;
+    int exit_status, timed_out, exec_sent;
     char sig[32];
     char *out, *errs; /* tails */
     size_t out_total, err_total, out_len, err_len;
@@ -196,6 +196,7 @@ static void on_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *
     x->err = r->err;
     x->exit_status = r->exit_status;
     x->timed_out = r->timed_out;
+    x->exec_sent = r->exec_sent;
     snprintf(x->sig, sizeof x->sig, "%s", r->exit_signal ? r->exit_signal : "");
     x->out_total = r->out_total;
     x->err_total = r->err_total;
@@ -326,6 +327,7 @@ static void test_healthy(void)
     run_until(l, &x[0].fired, 1, 15000);
     CHECK(x[0].fired == 1 && x[0].err == PROV_SSH_OK && x[0].exit_status == 0,
           "nvidia-smi -L: %s exit %d", prov_ssh_err_name(x[0].err), x[0].exit_status);
+    CHECK(x[0].exec_sent == 1, "a command that ran was sent");
     CHECK(count_lines_prefix(x[0].out, "GPU ") == 8, "8 GPU lines: %s", x[0].out ? x[0].out : "");
     CHECK(x[0].out && strstr(x[0].out, "NVIDIA H100 80GB HBM3"), "H100 name");
 
@@ -450,6 +452,7 @@ static void test_hang(void)
     run_until(l, &x.fired, 1, 10000);
     CHECK(x.fired == 1 && x.err == PROV_SSH_TIMEOUT && x.timed_out == 1 && x.exit_status == -1,
           "hang times out: %s timed_out=%d", prov_ssh_err_name(x.err), x.timed_out);
+    CHECK(x.exec_sent == 1, "the hung command had been started (exec_sent)");
     CHECK(x.duration_us >= 1400000 && x.duration_us < 3000000, "timeout after ~1.5 s: %lld ms",
           (long long)(x.duration_us / 1000));
     int during = 0;
@@ -486,6 +489,7 @@ static void expect_conn_fail(const char *what, struct prov_ssh_target *t, enum p
     CHECK(cr.fired == 1 && cr.st.err == want, "%s: want %s got %s (%s)", what,
           prov_ssh_err_name(want), prov_ssh_err_name(cr.st.err), cr.st.message);
     CHECK(q == 0 && x.fired == 1 && x.err == want, "%s: queued exec failed with it too", what);
+    CHECK(x.exec_sent == 0, "%s: the queued command was never sent", what);
     CHECK(prov_ssh_exec(c, "true", 1000, on_exec, &x) == -1, "%s: exec after failure refused",
           what);
     if (out)
@@ -566,6 +570,49 @@ static void test_failures(void)
     t3.private_key = bogus;
     t3.private_key_len = sizeof bogus - 1;
     expect_conn_fail("garbage key", &t3, PROV_SSH_AUTH_FAILED, &cr, 15000);
+}
+
+/* exec_sent: 1 once the server accepted the exec request, whatever happens afterwards;
+ * 0 for a command that never got that far. */
+static void test_exec_sent(void)
+{
+    struct host *h = host_nth("h100x8", 3);
+    struct prov_ssh_loop *l = prov_ssh_loop_new();
+    struct cres cr = {0};
+    struct xres queued = {0}, ran = {0}, dropped = {0}, after = {0};
+    struct prov_ssh_target t = target_for(h, 1);
+    /* queued on a session closed before it ever ran */
+    struct prov_ssh_conn *c = prov_ssh_connect(l, &t, on_conn, &cr);
+    CHECK(prov_ssh_exec(c, "true", 5000, on_exec, &queued) == 0, "exec queued");
+    prov_ssh_close(c);
+    CHECK(queued.fired == 1 && queued.err == PROV_SSH_DISCONNECT && queued.exec_sent == 0,
+          "closed before it ran: %s exec_sent=%d", prov_ssh_err_name(queued.err), queued.exec_sent);
+    /* a non-zero exit was still sent */
+    memset(&cr, 0, sizeof cr);
+    c = prov_ssh_connect(l, &t, on_conn, &cr);
+    prov_ssh_exec(c, "exit 4", 5000, on_exec, &ran);
+    run_until(l, &ran.fired, 1, 15000);
+    CHECK(ran.err == PROV_SSH_OK && ran.exit_status == 4 && ran.exec_sent == 1,
+          "exit 4: %s %d exec_sent=%d", prov_ssh_err_name(ran.err), ran.exit_status, ran.exec_sent);
+    /* the session dies under the running command (its sshd is killed, as when a host
+     * powers off): the command was sent, the result is an error */
+    prov_ssh_exec(c, "sleep 0.2; kill -KILL $PPID; sleep 5", 10000, on_exec, &dropped);
+    run_until(l, &dropped.fired, 1, 15000);
+    CHECK(dropped.fired == 1 && dropped.err != PROV_SSH_OK && dropped.exec_sent == 1,
+          "dropped session: %s exec_sent=%d (%s)", prov_ssh_err_name(dropped.err),
+          dropped.exec_sent, dropped.out ? dropped.out : "");
+    /* and nothing can be sent on it any more */
+    int q = prov_ssh_exec(c, "true", 1000, on_exec, &after);
+    if (q == 0)
+        run_until(l, &after.fired, 1, 5000);
+    CHECK(q == -1 || (after.err != PROV_SSH_OK && after.exec_sent == 0),
+          "after the drop: refused or never sent");
+    prov_ssh_close(c);
+    prov_ssh_loop_free(l);
+    xres_free(&queued);
+    xres_free(&ran);
+    xres_free(&dropped);
+    xres_free(&after);
 }
 
 /* no pin: first contact reports the fingerprint */
@@ -817,6 +864,7 @@ int main(int argc, char **argv)
             test_hang();
             test_failures();
             test_first_contact();
+            test_exec_sent();
             test_many();
             if (argc > 2)
                 test_key_types(argv[2]);

@@ -310,8 +310,24 @@ async function startServer(options = {}) {
   return server;
 }
 
+/**
+ * Runs fixture SQL that sets host states, gates or holds directly, with the state
+ * machine's guard trigger (migrations/0012) switched off for that one transaction
+ * (ALTER TABLE is transactional and locks the table, so no other session runs unguarded).
+ * Only for tests that record what a worker would have done; everything else goes through
+ * host_transition() or the API.
+ */
+function psqlUnguarded(url, sql) {
+  return psql(
+    url,
+    `BEGIN; ALTER TABLE hosts DISABLE TRIGGER hosts_guard_transition; ${sql}; ` +
+      'ALTER TABLE hosts ENABLE TRIGGER hosts_guard_transition; COMMIT;',
+  );
+}
+
 module.exports = {
   ROOT,
+  psqlUnguarded,
   BIN,
   ARTIFACTS,
   LOG_DIR,
