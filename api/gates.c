@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/hosts.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "db/gates.h"
@@ -112,14 +113,22 @@ static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *g
     return s < 0 ? s : DB_ONE_RESULT;
 }
 
-static enum db_status job_fn(struct db_conn *c, void *arg)
+/* Every action's start, in its transaction (which may be retried): no answer yet, and the
+ * host's state, hold and gate read. */
+static enum db_status begin(struct db_conn *c, struct action_arg *a, int *gate_valid,
+                            int *has_stack)
 {
-    struct action_arg *a = arg;
     free(a->doc);
     a->doc = NULL;
     a->refused = OK;
+    return host_state(c, a, gate_valid, has_stack);
+}
+
+static enum db_status job_fn(struct db_conn *c, void *arg)
+{
+    struct action_arg *a = arg;
     int valid, has_stack;
-    enum db_status s = host_state(c, a, &valid, &has_stack);
+    enum db_status s = begin(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
     int diag = !strcmp(a->kind, "diagnostics");
@@ -224,10 +233,8 @@ enum MHD_Result api_hosts_diagnostics(struct api_req *r)
 static enum db_status drain_fn(struct db_conn *c, void *arg)
 {
     struct action_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
     int valid, has_stack;
-    enum db_status s = host_state(c, a, &valid, &has_stack);
+    enum db_status s = begin(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
     if (allowed(a, HE_DRAIN, CONFLICT) != 0)
@@ -266,10 +273,8 @@ enum MHD_Result api_hosts_drain(struct api_req *r)
 static enum db_status resume_fn(struct db_conn *c, void *arg)
 {
     struct action_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
     int valid, has_stack;
-    enum db_status s = host_state(c, a, &valid, &has_stack);
+    enum db_status s = begin(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
     if (allowed(a, HE_RESUME, NOT_DRAINED) != 0)
@@ -317,29 +322,17 @@ enum MHD_Result api_hosts_resume(struct api_req *r)
 
 static const struct spec_field release_spec[] = {
     {"reason", SPEC_STRING, SPEC_REQUIRED, 1, 500, NULL, NULL, NULL, NULL},
-    {"host_key_sha256", SPEC_STRING, 0, 50, 51, NULL, NULL, NULL, NULL},
+    {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
+     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL},
     {"repin", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
     {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };
 
-static int valid_fingerprint(const char *v)
-{
-    if (v == NULL || strncmp(v, "SHA256:", 7) != 0 || strlen(v) != 50)
-        return 0;
-    for (const char *p = v + 7; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '+' || *p == '/'))
-            return 0;
-    return 1;
-}
-
 static enum db_status release_fn(struct db_conn *c, void *arg)
 {
     struct action_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
-    a->refused = OK;
     int valid, has_stack;
-    enum db_status s = host_state(c, a, &valid, &has_stack);
+    enum db_status s = begin(c, a, &valid, &has_stack);
     if (s <= 0)
         return s;
     if (!a->held) {
@@ -371,10 +364,6 @@ enum MHD_Result api_hosts_release(struct api_req *r)
         return MHD_YES;
     const char *key = json_string_value(json_object_get(r->json, "host_key_sha256"));
     int repin = json_is_true(json_object_get(r->json, "repin"));
-    if (key != NULL && !valid_fingerprint(key))
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, "host_key_sha256",
-                                 "host_key_sha256 must be SHA256: followed by 43 base64 "
-                                 "characters, as ssh-keygen -l prints it");
     if ((key != NULL) == repin)
         return api_reply_problem(r, API_ERR_INVALID_FIELD, key ? "repin" : "host_key_sha256",
                                  "give either host_key_sha256 (the host's new key) or "

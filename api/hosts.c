@@ -46,7 +46,7 @@ static int valid_user(const char *s)
             return 0;
     return 1;
 }
-static int valid_fingerprint(const char *s)
+int api_valid_host_key(const char *s)
 {
     if (strncmp(s, "SHA256:", 7) != 0 || strlen(s) != 7 + 43)
         return 0;
@@ -81,7 +81,7 @@ static const struct spec_field host_spec[] = {
     {"credential_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a credential id",
      NULL, NULL},
     {"pool_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a pool id", NULL, NULL},
-    {"host_key_sha256", SPEC_STRING, 0, 50, 50, valid_fingerprint,
+    {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
      "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL},
     {"labels", SPEC_MAP, 0, 0, 32, valid_label_key,
      "label names of letters, digits and ._-/", NULL, label_value},

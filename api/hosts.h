@@ -6,6 +6,8 @@
 
 /* GPUFLEET_SSH_ALLOW_CIDRS (borrowed for the process lifetime). */
 void api_hosts_configure(const char *allow_cidrs);
+/* A host key fingerprint as ssh-keygen -l prints it: SHA256:<43 base64 characters>. */
+int api_valid_host_key(const char *s);
 
 enum MHD_Result api_hosts_create(struct api_req *r);
 enum MHD_Result api_hosts_list(struct api_req *r);

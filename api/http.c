@@ -215,9 +215,13 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
     if (method_has_body(method) && (r->route->flags & ROUTE_BODY)) {
         const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         long len;
-        if (cl != NULL && util_parse_long(cl, 0, 1L << 40, &len) == 0 && len > API_MAX_BODY)
-            return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
-                                     "the body is %ld bytes; the limit is %d", len, API_MAX_BODY);
+        if (cl != NULL && util_parse_long(cl, 0, 1L << 40, &len) == 0 && len > API_MAX_BODY) {
+            if (len > API_DRAIN_MAX)
+                return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
+                                         "the body is %ld bytes; the limit is %d", len,
+                                         API_MAX_BODY);
+            r->too_large = 1; /* read it to the end, then answer 413 */
+        }
         if (!is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
             return api_reply_problem(r, API_ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
                                      "send the body as Content-Type: application/json");
@@ -414,14 +418,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_data_size != 0) {
-        if (append_body(r, upload_data, *upload_data_size) != 0) {
-            *upload_data_size = 0;
-            return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
-                                     "the body is larger than %d bytes", API_MAX_BODY);
-        }
+        size_t n = *upload_data_size;
         *upload_data_size = 0;
+        if (r->too_large == 0 && append_body(r, upload_data, n) != 0)
+            r->too_large = (long)r->body_len + 1; /* (never 0: it marks the state) */
+        if (r->too_large > 0) { /* discard, up to API_DRAIN_MAX */
+            r->too_large += (long)n;
+            if (r->too_large > API_DRAIN_MAX)
+                return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
+                                         "the body is larger than %d bytes", API_MAX_BODY);
+        }
         return MHD_YES;
     }
+    if (r->too_large > 0)
+        return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
+                                 "the body is larger than %d bytes", API_MAX_BODY);
     /* Whole request received: dispatch. */
     if ((r->route->flags & ROUTE_BODY) && parse_body(r) != 0)
         return MHD_YES;

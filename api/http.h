@@ -11,6 +11,11 @@
 #include "db/db.h"
 
 #define API_MAX_BODY (1024 * 1024) /* 1 MiB */
+/* A body over the limit is read and discarded up to this much before the 413 is sent, so
+ * the client can finish sending and read the answer (an answer sent mid-upload makes
+ * the server close the connection under the client's write: EPIPE, no 413 seen). Larger
+ * uploads are answered at once. */
+#define API_DRAIN_MAX (16L * 1024 * 1024)
 #define API_MAX_URL 8192
 #define API_MAX_PARAMS 4
 #define API_REQUEST_ID_MAX 128
@@ -64,6 +69,7 @@ struct api_req {
     char allow[128];         /* methods the matched path supports (Allow header on 405) */
     char *body;
     size_t body_len, body_cap;
+    long too_large; /* > 0: the body is over the limit (its size so far): discard, then 413 */
     json_t *json; /* parsed body (owned) */
     int etag_on_write;      /* a 200 to a write (PUT) carries the new ETag */
     unsigned status;

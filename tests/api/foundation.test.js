@@ -184,6 +184,29 @@ describe('request bodies', () => {
     expectProblem(await post({ rawBody: big, contentType: 'application/json' }), 413, 'payload_too_large');
   });
 
+  test('an oversized body is read to its end before the 413, so the client sees the answer (chunked too, 10 times)', async () => {
+    const http = require('node:http');
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    for (let i = 0; i < 10; i++) {
+      for (const chunked of [false, true]) {
+        const n = 40; // 2.5 MiB
+        const res = await new Promise((resolve, reject) => {
+          const headers = { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' };
+          if (!chunked) headers['Content-Length'] = String(chunk.length * n);
+          const req = http.request(`${srv.url}/v1/gpu-models`, { method: 'POST', headers }, (r) => {
+            let text = '';
+            r.on('data', (d) => (text += d)).on('end', () => resolve({ status: r.statusCode, text }));
+          });
+          req.on('error', reject);
+          for (let k = 0; k < n; k++) req.write(chunk);
+          req.end();
+        });
+        assert.equal(res.status, 413, `${chunked ? 'chunked' : 'with Content-Length'}: ${res.text}`);
+        assert.equal(JSON.parse(res.text).code, 'payload_too_large');
+      }
+    }
+  });
+
   test('a body without application/json answers 415', async () => {
     const body = JSON.stringify(validModel());
     expectProblem(await post({ rawBody: body, contentType: 'text/plain' }), 415, 'unsupported_media_type');
