@@ -7,7 +7,7 @@
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
 
 CC        ?= cc
-PKGS      := libmicrohttpd libpq jansson libjwt libssh2 libcrypto uuid
+PKGS      := libmicrohttpd libpq jansson libjwt libssh2 libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -38,13 +38,15 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/crypt.c common/utf8.c provisioner/sshkey.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/costs.c db/recommend.c db/events.c
-API_SRC    := api/config.c api/problem.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
+              db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c
+API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
-              api/stacks.c api/sizing.c api/catalog.c api/credentials.c api/pools.c \
+              api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/idle_policy.c api/ui.c api/events.c \
+              api/stop.c api/recommend.c api/ui.c api/events.c \
               api/events_hub.c
+# Background services: used by the API and by the workers; they know no HTTP.
+SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
@@ -56,8 +58,11 @@ MAIN_SRC   := api/main.c
 include provisioner/parsers.mk
 include provisioner/ssh.mk
 PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
-              provisioner/worker.c provisioner/gate_checks.c
-LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(API_SRC)
+              provisioner/gate_checks.c provisioner/gate_inventory.c provisioner/gate_judges.c \
+              provisioner/worker.c provisioner/job_writer.c \
+              provisioner/job_core.c provisioner/job_provision.c provisioner/job_gate.c \
+              provisioner/job_stop.c
+LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
               tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
@@ -65,7 +70,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_crypt.c tests/unit/test_sshkey.c \
               tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c \
               tests/unit/test_recommend.c tests/unit/test_gate_property.c \
-              tests/unit/test_host_state.c
+              tests/unit/test_host_state.c tests/unit/test_db.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -74,7 +79,7 @@ UNIT_BIN   := $(BUILD)/unit-tests
 
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all run test unit lint clean bootstrap fmt routes
+.PHONY: all run test unit lint clean bootstrap fmt fmt-check routes
 all: $(BIN)
 
 $(BIN): $(MAIN_OBJ) $(LIB_OBJ)
@@ -121,8 +126,16 @@ test: bootstrap
 lint: bootstrap
 	@scripts/lint-openapi
 
+# Every C file the project owns (generated code and fixtures aside).
+FMT_FILES   = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fixtures/')
+
 fmt:
-	clang-format -i $(COMMON_SRC) $(DB_SRC) $(API_SRC) $(MAIN_SRC) $(UNIT_SRC) */*.h
+	clang-format -i $(FMT_FILES)
+
+# Fails (and names the files) when any C file is not formatted; make test runs it.
+fmt-check:
+	@bad=$$(for f in $(FMT_FILES); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then echo "not formatted (run make fmt):"; echo "$$bad"; exit 1; fi
 
 clean:
 	rm -rf build bin

@@ -25,9 +25,12 @@ static enum db_status list_page(struct db_conn *c, const struct list_query *q, j
 }
 
 static const struct list_def audit_list = {"audit", audit_filters, NFILTERS, api_valid_seq,
-                                           "_key", list_page, NULL};
+                                           "_key",  list_page,     NULL};
 
-enum MHD_Result api_audit_list(struct api_req *r) { return api_list_serve(r, &audit_list); }
+enum MHD_Result api_audit_list(struct api_req *r)
+{
+    return api_list_serve(r, &audit_list);
+}
 
 struct get_arg {
     const char *id;

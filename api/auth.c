@@ -2,13 +2,13 @@
 #include "api/auth.h"
 
 #include <ctype.h>
-#include <openssl/crypto.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <errno.h>
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +100,8 @@ const char *auth_role_name(enum api_role r)
     }
 }
 
-int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len,
-                    const char *issuer, const char *audience)
+int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len, const char *issuer,
+                    const char *audience)
 {
     memset(a, 0, sizeof *a);
     a->alg = JWT_ALG_HS256;
@@ -231,8 +231,8 @@ static enum auth_result check_claims(const struct api_auth *a, json_t *claims, i
         }
     }
     json_t *iat = json_object_get(claims, "iat");
-    if (iat != NULL && (!json_is_integer(iat) ||
-                        (int64_t)json_integer_value(iat) - AUTH_LEEWAY_S > now)) {
+    if (iat != NULL &&
+        (!json_is_integer(iat) || (int64_t)json_integer_value(iat) - AUTH_LEEWAY_S > now)) {
         *why = "the iat claim is invalid or in the future";
         return AUTH_INVALID;
     }
@@ -366,8 +366,8 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
 }
 
 int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-              enum api_role role, long ttl_s, const char *issuer, const char *audience,
-              int64_t now, char **out)
+              enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
+              char **out)
 {
     jwt_t *jwt = NULL;
     int rc = -1;

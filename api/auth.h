@@ -13,15 +13,15 @@
 
 #include "api/http.h"
 
-#define AUTH_LEEWAY_S 60
+#define AUTH_LEEWAY_S  60
 #define AUTH_MAX_TOKEN 8192
 
 struct auth_cache;
 
 struct api_auth {
-    jwt_alg_t alg;        /* JWT_ALG_HS256 or JWT_ALG_ES256 */
+    jwt_alg_t alg;            /* JWT_ALG_HS256 or JWT_ALG_ES256 */
     struct auth_cache *cache; /* verified tokens by SHA-256; see auth.c */
-    unsigned char *key;   /* HMAC secret, or PEM public key (NUL-terminated) */
+    unsigned char *key;       /* HMAC secret, or PEM public key (NUL-terminated) */
     size_t keylen;
     char *issuer;
     char *audience;
@@ -38,8 +38,8 @@ enum auth_result {
 int auth_init(struct api_auth *a, const char *secret_file, const char *public_key_file,
               const char *issuer, const char *audience, char *err, size_t errlen);
 /* For tests: an HS256 verifier over raw secret bytes. */
-int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len,
-                    const char *issuer, const char *audience);
+int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len, const char *issuer,
+                    const char *audience);
 void auth_free(struct api_auth *a);
 
 /* Verifies "Bearer <jwt>" at time now (seconds). On AUTH_OK fills *p. *why gets a short
@@ -54,7 +54,7 @@ const char *auth_role_name(enum api_role r);
 /* Mints a token (used by `gpufleetd token`). key is the HMAC secret (HS256) or a PEM
  * EC private key (ES256). Caller frees *out. Returns 0 on success. */
 int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-              enum api_role role, long ttl_s, const char *issuer, const char *audience,
-              int64_t now, char **out);
+              enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
+              char **out);
 
 #endif

@@ -25,39 +25,60 @@ static int charset(const char *s, const char *extra, int first_alnum)
             return 0;
     return 1;
 }
-static int valid_model_name(const char *s) { return charset(s, "._/:@+-", 1); }
-static int valid_revision(const char *s) { return charset(s, "._/-", 1); }
-static int valid_quantization(const char *s) { return charset(s, "._-", 0); }
-static int valid_location(const char *s) { return charset(s, "._/:@+=%-", 0); }
+static int valid_model_name(const char *s)
+{
+    return charset(s, "._/:@+-", 1);
+}
+static int valid_revision(const char *s)
+{
+    return charset(s, "._/-", 1);
+}
+static int valid_quantization(const char *s)
+{
+    return charset(s, "._-", 0);
+}
+static int valid_location(const char *s)
+{
+    return charset(s, "._/:@+=%-", 0);
+}
 
-static const char *const kinds[] = {"inference_interactive", "inference_batch", "training",
-                                    "fine_tuning", "embeddings", "distributed_serving", NULL};
+static const char *const kinds[] = {"inference_interactive",
+                                    "inference_batch",
+                                    "training",
+                                    "fine_tuning",
+                                    "embeddings",
+                                    "distributed_serving",
+                                    NULL};
 static const char *const precisions[] = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", NULL};
 static const char *const kv_precisions[] = {"fp32", "bf16", "fp16", "fp8", "int8", NULL};
 static const char *const optimizers[] = {"adamw", "adamw_8bit", "sgd_momentum", NULL};
 static const char *const percentiles[] = {"p50", "p90", "p95", "p99", NULL};
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-#define INT(name, flags, lo, hi) {name, SPEC_INTEGER, flags, lo, hi, NULL, NULL, NULL, NULL}
+/* The brief is stored whole (the planner reads it): its fields are validated only. */
+#define INT(name, flags, lo, hi)                                             \
+    {                                                                        \
+        name, SPEC_INTEGER, flags, lo, hi, NULL, NULL, NULL, NULL, SPEC_NONE \
+    }
 
 static const struct spec_field arch_spec[] = {
     INT("layers", 0, 1, 1000),
     INT("kv_heads", 0, 1, 1024),
     INT("head_dim", 0, 1, 16384),
     INT("hidden_size", 0, 1, 1048576),
-    END,
+    SPEC_END,
 };
 static const struct spec_field model_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 200, valid_model_name,
-     "letters, digits and ._/:@+- (e.g. meta-llama/Llama-3.1-8B-Instruct)", NULL, NULL},
-    {"revision", SPEC_STRING, 0, 1, 128, valid_revision, "letters, digits and ._/-", NULL, NULL},
-    {"parameter_count", SPEC_NUMBER, SPEC_REQUIRED, 1e6, 1e13, NULL, NULL, NULL, NULL},
-    {"architecture", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, arch_spec},
-    {"precision", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, precisions, NULL},
-    {"kv_cache_precision", SPEC_ENUM, 0, 0, 0, NULL, NULL, kv_precisions, NULL},
+     "letters, digits and ._/:@+- (e.g. meta-llama/Llama-3.1-8B-Instruct)", NULL, NULL, SPEC_NONE},
+    {"revision", SPEC_STRING, 0, 1, 128, valid_revision, "letters, digits and ._/-", NULL, NULL,
+     SPEC_NONE},
+    {"parameter_count", SPEC_NUMBER, SPEC_REQUIRED, 1e6, 1e13, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"architecture", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, arch_spec, SPEC_NONE},
+    {"precision", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, precisions, NULL, SPEC_NONE},
+    {"kv_cache_precision", SPEC_ENUM, 0, 0, 0, NULL, NULL, kv_precisions, NULL, SPEC_NONE},
     {"quantization", SPEC_STRING, SPEC_NULLABLE, 1, 64, valid_quantization,
-     "letters, digits and ._-", NULL, NULL},
-    END,
+     "letters, digits and ._-", NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field load_spec[] = {
     INT("concurrency", SPEC_REQUIRED, 1, 1000000),
@@ -65,55 +86,57 @@ static const struct spec_field load_spec[] = {
     INT("max_input_tokens", 0, 0, 10000000),
     INT("expected_output_tokens", 0, 0, 10000000),
     INT("item_size_bytes", 0, 1, 1e12),
-    {"peak_requests_per_minute", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 1e9, NULL, NULL, NULL, NULL},
-    END,
+    {"peak_requests_per_minute", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 1e9, NULL, NULL, NULL, NULL,
+     SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field target_fields[] = {
-    {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, NULL},
-    {"value", SPEC_NUMBER, SPEC_REQUIRED | SPEC_EXCLUSIVE_MIN, 0, 1e12, NULL, NULL, NULL, NULL},
-    {"percentile", SPEC_ENUM, 0, 0, 0, NULL, NULL, percentiles, NULL},
-    END,
+    {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"value", SPEC_NUMBER, SPEC_REQUIRED | SPEC_EXCLUSIVE_MIN, 0, 1e12, NULL, NULL, NULL, NULL,
+     SPEC_NONE},
+    {"percentile", SPEC_ENUM, 0, 0, 0, NULL, NULL, percentiles, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field target_item[] = {
-    {"", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, target_fields},
+    {"", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, target_fields, SPEC_NONE},
 };
 static const struct spec_field location_spec[] = {
     {"location", SPEC_STRING, SPEC_REQUIRED, 1, 512, valid_location,
-     "a path or URI without spaces or quotes", NULL, NULL},
-    END,
+     "a path or URI without spaces or quotes", NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field data_spec[] = {
-    {"ephemeral", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec},
-    {"durable", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec},
-    {"secrets", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec},
-    END,
+    {"ephemeral", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec, SPEC_NONE},
+    {"durable", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec, SPEC_NONE},
+    {"secrets", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, location_spec, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field availability_spec[] = {
-    {"target_pct", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 100, NULL, NULL, NULL, NULL},
+    {"target_pct", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 100, NULL, NULL, NULL, NULL, SPEC_NONE},
     INT("recovery_time_objective_s", 0, 0, 31536000),
-    END,
+    SPEC_END,
 };
 static const struct spec_field training_spec[] = {
-    {"optimizer", SPEC_ENUM, 0, 0, 0, NULL, NULL, optimizers, NULL},
-    {"activation_bytes", SPEC_NUMBER, 0, 0, 1e15, NULL, NULL, NULL, NULL},
-    END,
+    {"optimizer", SPEC_ENUM, 0, 0, 0, NULL, NULL, optimizers, NULL, SPEC_NONE},
+    {"activation_bytes", SPEC_NUMBER, 0, 0, 1e15, NULL, NULL, NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field brief_spec[] = {
-    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
-    {"kind", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, kinds, NULL},
-    {"description", SPEC_STRING, 0, 0, 2000, NULL, NULL, NULL, NULL},
-    {"model", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, model_spec},
-    {"load", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, load_spec},
-    {"targets", SPEC_ARRAY, SPEC_REQUIRED, 1, 8, NULL, NULL, NULL, target_item},
-    {"data", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, data_spec},
-    {"availability", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, availability_spec},
-    {"training", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, training_spec},
-    END,
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"kind", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, kinds, NULL, SPEC_NONE},
+    {"description", SPEC_STRING, 0, 0, 2000, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"model", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, model_spec, SPEC_NONE},
+    {"load", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, load_spec, SPEC_NONE},
+    {"targets", SPEC_ARRAY, SPEC_REQUIRED, 1, 8, NULL, NULL, NULL, target_item, SPEC_NONE},
+    {"data", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, data_spec, SPEC_NONE},
+    {"availability", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, availability_spec, SPEC_NONE},
+    {"training", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, training_spec, SPEC_NONE},
+    SPEC_END,
 };
 
 int api_brief_check(struct api_req *r, const json_t *body)
 {
-    if (api_spec_check(r, body, brief_spec) != 0)
+    if (api_spec_parse(r, body, brief_spec, NULL) != 0)
         return -1;
     struct plan_error err;
     if (plan_brief_check(body, &err) != 0) {
@@ -126,53 +149,23 @@ int api_brief_check(struct api_req *r, const json_t *body)
 /* The resource id from the path, or a 404 when it is not a UUID. */
 const char *api_brief_id(struct api_req *r)
 {
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-        return NULL;
-    }
-    return id;
+    return api_path_id(r, "brief");
 }
 
 /* ---- create / read / list ---- */
 
-struct brief_arg {
-    struct api_req *r;
-    const char *id;
-    char *doc; /* the Brief document, as PostgreSQL rendered it */
-    char new_id[37];
-    int precondition_failed;
-};
-
-static void brief_arg_reset(struct brief_arg *a)
+static json_t *brief_prepare(struct api_req *r)
 {
-    free(a->doc); /* a retried transaction starts over */
-    a->doc = NULL;
+    return api_brief_check(r, r->json) == 0 ? json_incref(r->json) : NULL;
 }
 
-static enum db_status create_fn(struct db_conn *c, void *arg)
-{
-    struct brief_arg *a = arg;
-    brief_arg_reset(a);
-    enum db_status s = db_brief_insert(c, a->r->json, a->r->principal.sub, &a->doc, a->new_id);
-    if (s < 0)
-        return s;
-    return api_audit(c, a->r, "brief.create", "brief", a->new_id, MHD_HTTP_CREATED);
-}
+static const struct api_document_def brief_document = {
+    "brief",      "/v1/briefs",    brief_prepare, db_brief_insert,
+    db_brief_get, db_brief_update, NULL,          NULL};
 
 enum MHD_Result api_briefs_create(struct api_req *r)
 {
-    if (api_brief_check(r, r->json) != 0)
-        return MHD_YES;
-    struct brief_arg a = {.r = r};
-    enum db_status s = db_run_tx(create_fn, &a);
-    if (s < 0) {
-        free(a.doc);
-        return api_reply_db(r, s);
-    }
-    char location[96];
-    snprintf(location, sizeof location, "/v1/briefs/%s", a.new_id);
-    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+    return api_create_document(r, &brief_document);
 }
 
 static enum db_status fetch_brief(struct db_conn *c, const char *id, char **doc)
@@ -186,8 +179,14 @@ enum MHD_Result api_briefs_get(struct api_req *r)
     return id ? api_get_document(r, id, "brief", fetch_brief) : MHD_YES;
 }
 
-static int valid_kind(const char *v) { return plan_lookup(kinds, v) >= 0; }
-static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+static int valid_kind(const char *v)
+{
+    return plan_lookup(kinds, v) >= 0;
+}
+static int valid_prefix(const char *v)
+{
+    return strlen(v) <= 128;
+}
 
 static const struct list_filter brief_filters[] = {
     {"kind", valid_kind,
@@ -196,74 +195,33 @@ static const struct list_filter brief_filters[] = {
     {"name_prefix", valid_prefix, "1-128 characters"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_brief_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
     return db_brief_list(c, &f, page);
 }
 
-static const struct list_def brief_list = {"brief", brief_filters, 2, api_valid_seq, NULL,
-                                           NULL, list_page};
+static const struct list_def brief_list = {"brief", brief_filters, 2,        api_valid_seq,
+                                           NULL,    NULL,          list_page};
 
-enum MHD_Result api_briefs_list(struct api_req *r) { return api_list_serve(r, &brief_list); }
+enum MHD_Result api_briefs_list(struct api_req *r)
+{
+    return api_list_serve(r, &brief_list);
+}
 
 /* ---- replace (If-Match) / delete ---- */
 
-static enum db_status replace_fn(struct db_conn *c, void *arg)
-{
-    struct brief_arg *a = arg;
-    brief_arg_reset(a);
-    char *cur = NULL;
-    enum db_status s = db_brief_get(c, a->id, 1, &cur);
-    if (s <= 0)
-        return s;
-    /* The ETag a GET of this brief returns: the hash of the same document text. */
-    char etag[API_ETAG_LEN];
-    api_etag_of(cur, strlen(cur), etag);
-    free(cur);
-    if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
-        a->precondition_failed = 1;
-        return DB_NO_RESULTS; /* nothing written */
-    }
-    s = db_brief_update(c, a->id, a->r->json, &a->doc);
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "brief.update", "brief", a->id, MHD_HTTP_OK);
-}
-
 enum MHD_Result api_briefs_replace(struct api_req *r)
 {
-    struct brief_arg a = {.r = r, .id = api_brief_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    if (api_header(r, MHD_HTTP_HEADER_IF_MATCH) == NULL)
-        return api_reply_problem(r, API_ERR_PRECONDITION_REQUIRED, NULL,
-                                 "send If-Match with the ETag of the brief you read, so that "
-                                 "concurrent edits are not lost");
-    if (api_brief_check(r, r->json) != 0)
-        return MHD_YES;
-    enum db_status s = db_run_tx(replace_fn, &a);
-    if (s < 0) {
-        free(a.doc);
-        return api_reply_db(r, s);
-    }
-    if (a.precondition_failed)
-        return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
-                                 "the brief changed since you read it; GET it again and retry");
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-    r->etag_on_write = 1;
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    return api_replace_document(r, &brief_document);
 }
 
-static const struct api_delete_def brief_delete = {
-    "brief", "brief.delete", db_brief_delete, API_ERR_BRIEF_IN_USE,
-    "the brief is referenced and cannot be deleted"};
+static const struct api_delete_def brief_delete = {"brief", "brief.delete", db_brief_delete,
+                                                   API_ERR_BRIEF_IN_USE,
+                                                   "the brief is referenced and cannot be deleted"};
 
 enum MHD_Result api_briefs_delete(struct api_req *r)
 {
     const char *id = api_brief_id(r);
     return id ? api_delete_resource(r, id, &brief_delete) : MHD_YES;
 }
-

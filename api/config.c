@@ -110,8 +110,7 @@ static int parse_cors(struct api_config *cfg, const char *v, char *err, size_t e
             break;
         }
         if (cfg->ncors == CONFIG_MAX_ORIGINS) {
-            snprintf(err, errlen, "GPUFLEET_CORS_ORIGINS: at most %d origins",
-                     CONFIG_MAX_ORIGINS);
+            snprintf(err, errlen, "GPUFLEET_CORS_ORIGINS: at most %d origins", CONFIG_MAX_ORIGINS);
             rc = -1;
             break;
         }
@@ -130,8 +129,8 @@ static int readable_file(const char *var, const char *path, char *err, size_t er
     return 0;
 }
 
-int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const char *),
-                char *err, size_t errlen)
+int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const char *), char *err,
+                size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -148,22 +147,22 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
     const char *lvl = get("GPUFLEET_LOG_LEVEL");
     cfg->log_level = LOG_INFO;
     if (lvl != NULL && *lvl != '\0' && log_parse_level(lvl, &cfg->log_level) != 0) {
-        snprintf(err, errlen, "GPUFLEET_LOG_LEVEL must be debug, info, warn or error (got \"%.20s\")",
-                 lvl);
+        snprintf(err, errlen,
+                 "GPUFLEET_LOG_LEVEL must be debug, info, warn or error (got \"%.20s\")", lvl);
         return -1;
     }
     if (parse_int_var(get, "GPUFLEET_THREADS", ncpu, 1, 256, &cfg->threads, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_POOL_SIZE", cfg->threads, 1, 512, &cfg->db_pool_size,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, &cfg->max_connections,
-                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_POOL_SIZE", cfg->threads, 1, 512, &cfg->db_pool_size, err,
+                      errlen) ||
+        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, &cfg->max_connections, err,
+                      errlen) ||
         parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 2048, 1, 65536,
                       &cfg->max_connections_per_ip, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600,
-                      &cfg->connection_timeout_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600, &cfg->connection_timeout_s,
+                      err, errlen) ||
         parse_int_var(get, "GPUFLEET_WORKERS", 1, 0, 64, &cfg->workers, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096,
-                      &cfg->worker_concurrency, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, &cfg->worker_concurrency,
+                      err, errlen) ||
         parse_int_var(get, "GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, &cfg->job_lease_s, err,
                       errlen) ||
         parse_int_var(get, "GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400,
@@ -172,26 +171,26 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_SSH_PULL_TIMEOUT", 1800, 1, 86400, &cfg->ssh_pull_timeout_s,
                       err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_STOP_TIMEOUT", 120, 1, 3600, &cfg->ssh_stop_timeout_s,
-                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_SSH_STOP_TIMEOUT", 120, 1, 3600, &cfg->ssh_stop_timeout_s, err,
+                      errlen) ||
         parse_int_var(get, "GPUFLEET_SSH_CONTAINER_TIMEOUT", 120, 1, 3600,
                       &cfg->ssh_container_timeout_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_IDLE", 10, 1, 3600,
-                      &cfg->db_keepalives_idle_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_IDLE", 10, 1, 3600, &cfg->db_keepalives_idle_s,
+                      err, errlen) ||
         parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_INTERVAL", 5, 1, 600,
                       &cfg->db_keepalives_interval_s, err, errlen) ||
         parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_COUNT", 3, 1, 100, &cfg->db_keepalives_count,
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_DB_TCP_USER_TIMEOUT_MS", 20000, 0, 3600000,
                       &cfg->db_tcp_user_timeout_ms, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300,
-                      &cfg->ssh_connect_timeout_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, &cfg->diag_timeout_s[0],
+        parse_int_var(get, "GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300, &cfg->ssh_connect_timeout_s,
                       err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L2", 300, 1, 86400, &cfg->diag_timeout_s[1],
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, &cfg->diag_timeout_s[2],
-                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, &cfg->diag_timeout_s[0], err,
+                      errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L2", 300, 1, 86400, &cfg->diag_timeout_s[1], err,
+                      errlen) ||
+        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, &cfg->diag_timeout_s[2], err,
+                      errlen) ||
         parse_int_var(get, "GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400,
                       &cfg->idle_policy_interval_s, err, errlen) ||
         parse_int_var(get, "GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000,
@@ -314,10 +313,10 @@ void config_log(const struct api_config *cfg)
         cfg->threads, "db_pool_size", cfg->db_pool_size, "jwt_algorithm",
         cfg->jwt_secret_file ? "HS256" : "ES256", "jwt_secret_file", cfg->jwt_secret_file,
         "jwt_public_key_file", cfg->jwt_public_key_file, "jwt_issuer", cfg->jwt_issuer,
-        "jwt_audience", cfg->jwt_audience, "master_key_file", cfg->master_key_file,
-        "cors_origins", origins, "log_level", lvl[cfg->log_level], "max_connections",
-        cfg->max_connections, "max_connections_per_ip", cfg->max_connections_per_ip,
-        "connection_timeout_s", cfg->connection_timeout_s);
+        "jwt_audience", cfg->jwt_audience, "master_key_file", cfg->master_key_file, "cors_origins",
+        origins, "log_level", lvl[cfg->log_level], "max_connections", cfg->max_connections,
+        "max_connections_per_ip", cfg->max_connections_per_ip, "connection_timeout_s",
+        cfg->connection_timeout_s);
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
@@ -339,7 +338,6 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "events_heartbeat_s", json_integer(cfg->events_heartbeat_s));
     json_object_set_new(o, "events_ring", json_integer(cfg->events_ring));
     json_object_set_new(o, "events_retention_s", json_integer(cfg->events_retention_s));
-    json_object_set_new(o, "events_ingest_throttle_s",
-                        json_integer(cfg->events_ingest_throttle_s));
+    json_object_set_new(o, "events_ingest_throttle_s", json_integer(cfg->events_ingest_throttle_s));
     log_json_steal(LOG_INFO, o);
 }

@@ -15,7 +15,7 @@ struct api_config {
     int db_pool_size;
     int db_statement_timeout_ms; /* a query running longer is cancelled: 503 query_timeout */
     int db_keepalives_idle_s, db_keepalives_interval_s, db_keepalives_count;
-    int db_tcp_user_timeout_ms;  /* unacknowledged data for longer drops the connection */
+    int db_tcp_user_timeout_ms; /* unacknowledged data for longer drops the connection */
     char *jwt_secret_file;
     char *jwt_public_key_file;
     char *jwt_issuer;
@@ -28,23 +28,23 @@ struct api_config {
     int max_connections_per_ip;
     int connection_timeout_s;
     /* Jobs and SSH */
-    int workers;             /* worker threads inside serve (0 = none); `worker` runs them alone */
-    int worker_concurrency;  /* jobs one worker thread holds at once */
+    int workers;            /* worker threads inside serve (0 = none); `worker` runs them alone */
+    int worker_concurrency; /* jobs one worker thread holds at once */
     int job_lease_s;
-    int ssh_command_timeout_s; /* upper bound on every remote command (unset: none) */
-    int ssh_query_timeout_s;   /* nvidia-smi, docker version/inspect, file checks */
-    int ssh_pull_timeout_s;    /* docker pull */
-    int ssh_stop_timeout_s;    /* the pool's stop command */
+    int ssh_command_timeout_s;   /* upper bound on every remote command (unset: none) */
+    int ssh_query_timeout_s;     /* nvidia-smi, docker version/inspect, file checks */
+    int ssh_pull_timeout_s;      /* docker pull */
+    int ssh_stop_timeout_s;      /* the pool's stop command */
     int ssh_container_timeout_s; /* docker run of the pinned image (container_gpu) */
     int ssh_connect_timeout_s;
-    char *ssh_allow_cidrs;   /* comma-separated CIDRs SSH targets must be in; empty = none */
-    int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
+    char *ssh_allow_cidrs;      /* comma-separated CIDRs SSH targets must be in; empty = none */
+    int diag_timeout_s[3];      /* dcgmi diag -r 1, 2, 3 */
     int idle_policy_interval_s; /* auto_stop scheduler period (0 = off) */
     /* The event stream (GET /v1/events) */
-    int event_ticket_ttl_s;     /* lifetime of a ticket from POST /v1/event-tickets */
-    int events_heartbeat_s;     /* ": heartbeat" comment period */
-    int events_ring;            /* events held in memory for live streams */
-    int events_retention_s;     /* events older than this are deleted */
+    int event_ticket_ttl_s;       /* lifetime of a ticket from POST /v1/event-tickets */
+    int events_heartbeat_s;       /* ": heartbeat" comment period */
+    int events_ring;              /* events held in memory for live streams */
+    int events_retention_s;       /* events older than this are deleted */
     int events_ingest_throttle_s; /* work_reports.ingested: at most one per pool per this */
 };
 

@@ -4,8 +4,8 @@
 
 #include "api/http.h"
 
-#define COSTS_DEFAULT_WINDOW_S 86400         /* from defaults to 24 h before to */
-#define COSTS_MAX_WINDOW_S (366LL * 86400LL) /* at most a year per report */
+#define COSTS_DEFAULT_WINDOW_S 86400             /* from defaults to 24 h before to */
+#define COSTS_MAX_WINDOW_S     (366LL * 86400LL) /* at most a year per report */
 
 enum MHD_Result api_costs(struct api_req *r);
 

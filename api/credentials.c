@@ -18,52 +18,47 @@
 #include "db/credentials.h"
 #include "provisioner/sshkey.h"
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-
-/* private_key is checked on a placeholder (its real text has newlines, which the
- * generic string check refuses) and then by sshkey_parse. */
-static const struct spec_field credential_spec[] = {
-    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
-    {"private_key", SPEC_STRING, SPEC_REQUIRED, 1, 1, NULL, NULL, NULL, NULL},
-    END,
+struct credential_in {
+    const char *name;
+    const json_t *private_key; /* a string */
 };
 
-static const char *credential_id(struct api_req *r)
-{
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no credential has this id");
-        return NULL;
-    }
-    return id;
-}
+/* private_key is only typed here (its real text has newlines, which the generic string
+ * check refuses): check_body checks its length, then sshkey_parse its content. */
+static const struct spec_field credential_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct credential_in, name)},
+    {"private_key", SPEC_STRING, SPEC_REQUIRED | SPEC_RAW, 0, 0, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct credential_in, private_key)},
+    SPEC_END,
+};
 
-/* Overwrites the request's copies of the key (raw body and parsed string). */
+/* Overwrites the request's copies of the key: the raw body and the parsed string. With
+ * key NULL (a body refused before the key was read) every string of the body is. */
 static void scrub_request(struct api_req *r, const json_t *key)
 {
     if (r->body != NULL)
         OPENSSL_cleanse(r->body, r->body_len);
-    if (json_is_string(key))
+    if (key != NULL) {
         OPENSSL_cleanse((char *)json_string_value(key), json_string_length(key));
+        return;
+    }
+    const char *member;
+    json_t *v;
+    json_object_foreach(r->json, member, v)
+    {
+        if (json_is_string(v))
+            OPENSSL_cleanse((char *)json_string_value(v), json_string_length(v));
+    }
 }
 
-/* Validates the body. Returns 0, or -1 after replying 400. */
-static int check_body(struct api_req *r, const json_t **key)
+/* Validates the body into *in. Returns 0, or -1 after replying 400. */
+static int check_body(struct api_req *r, struct credential_in *in)
 {
-    *key = json_object_get(r->json, "private_key");
-    json_t *copy = json_copy(r->json); /* shallow: members are shared, not duplicated */
-    if (copy == NULL) {
-        api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+    if (api_spec_parse(r, r->json, credential_spec, in) != 0)
         return -1;
-    }
-    if (json_is_string(*key))
-        json_object_set_new(copy, "private_key", json_string("-"));
-    int rc = api_spec_check(r, copy, credential_spec);
-    json_decref(copy);
-    if (rc != 0)
-        return -1;
-    size_t len = json_string_length(*key);
-    const char *text = json_string_value(*key);
+    size_t len = json_string_length(in->private_key);
+    const char *text = json_string_value(in->private_key);
     if (len > SSHKEY_MAX_TEXT) {
         api_reply_problem(r, API_ERR_INVALID_FIELD, "private_key",
                           "private_key is longer than %d bytes", SSHKEY_MAX_TEXT);
@@ -81,17 +76,17 @@ struct create_arg {
     struct api_req *r;
     struct db_credential_new in;
     char *doc;
-    int conflict;
+    const struct api_violation *violation;
 };
+
+static const struct api_violation duplicate_name = {API_ERR_ALREADY_EXISTS, "name",
+                                                    "a credential with this name already exists"};
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
-    free(a->doc); /* a retried transaction starts over */
-    a->doc = NULL;
     enum db_status s = db_credential_insert(c, &a->in, &a->doc);
-    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
-        a->conflict = 1;
+    a->violation = api_violation_of(c, s, &duplicate_name, NULL);
     if (s < 0)
         return s;
     return api_audit(c, a->r, "credential.create", "credential", a->in.id, MHD_HTTP_CREATED);
@@ -99,20 +94,22 @@ static enum db_status create_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_credentials_create(struct api_req *r)
 {
-    const json_t *key;
+    struct credential_in in = {NULL, NULL};
     enum MHD_Result ret;
     unsigned char *ct = NULL;
-    if (check_body(r, &key) != 0) {
-        scrub_request(r, key);
+    if (check_body(r, &in) != 0) {
+        scrub_request(r, NULL);
         return MHD_YES;
     }
+    const json_t *key = in.private_key;
     struct sshkey_info info;
     char detail[256];
     enum sshkey_err ke =
         sshkey_parse(json_string_value(key), json_string_length(key), &info, detail, sizeof detail);
     if (ke != SSHKEY_OK) {
-        ret = api_reply_problem(r, ke == SSHKEY_WEAK ? API_ERR_WEAK_KEY : API_ERR_INVALID_PRIVATE_KEY,
-                                "private_key", "%s", detail);
+        ret =
+            api_reply_problem(r, ke == SSHKEY_WEAK ? API_ERR_WEAK_KEY : API_ERR_INVALID_PRIVATE_KEY,
+                              "private_key", "%s", detail);
         goto cleanup;
     }
     if (strcmp(info.type, "ssh-rsa") == 0) {
@@ -141,17 +138,14 @@ enum MHD_Result api_credentials_create(struct api_req *r)
         goto cleanup;
     }
     scrub_request(r, key); /* from here on only the ciphertext exists */
-    struct create_arg a = {r,
-                           {id, json_string_value(json_object_get(r->json, "name")), info.type,
-                            info.fingerprint, r->principal.sub, mk->kid, nonce, ct, ctlen},
-                           NULL,
-                           0};
-    enum db_status s = db_run_tx(create_fn, &a);
-    if (a.conflict || s < 0) {
-        free(a.doc);
-        ret = a.conflict ? api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
-                                             "a credential with this name already exists")
-                         : api_reply_db(r, s);
+    struct create_arg a = {
+        r,
+        {id, in.name, info.type, info.fingerprint, r->principal.sub, mk->kid, nonce, ct, ctlen},
+        NULL,
+        NULL};
+    enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
+    if (s < 0) {
+        ret = api_reply_write_error(r, a.violation, s);
         goto cleanup;
     }
     char location[96];
@@ -163,47 +157,29 @@ cleanup:
     return ret;
 }
 
-struct read_arg {
-    struct api_req *r;
-    const char *id;
-    char *doc;
-    int in_use;
-};
-
-static enum db_status get_fn(struct db_conn *c, void *arg)
-{
-    struct read_arg *a = arg;
-    return db_credential_get(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_credentials_get(struct api_req *r)
 {
-    struct read_arg a = {r, credential_id(r), NULL, 0};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run(get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no credential has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = api_path_id(r, "credential");
+    return id ? api_get_document(r, id, "credential", db_credential_get) : MHD_YES;
 }
 
-static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+static int valid_prefix(const char *v)
+{
+    return strlen(v) <= 128;
+}
 
 static const struct list_filter credential_filters[] = {
     {"name_prefix", valid_prefix, "1-128 characters"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_credential_filter f = {q->values[0], q->after, q->limit + 1};
     return db_credential_list(c, &f, page);
 }
 
-static const struct list_def credential_list = {"credential", credential_filters, 1,
-                                                api_valid_seq, NULL, NULL, list_page};
+static const struct list_def credential_list = {
+    "credential", credential_filters, 1, api_valid_seq, NULL, NULL, list_page};
 
 enum MHD_Result api_credentials_list(struct api_req *r)
 {
@@ -216,6 +192,6 @@ static const struct api_delete_def credential_delete = {
 
 enum MHD_Result api_credentials_delete(struct api_req *r)
 {
-    const char *id = credential_id(r);
+    const char *id = api_path_id(r, "credential");
     return id ? api_delete_resource(r, id, &credential_delete) : MHD_YES;
 }

@@ -500,7 +500,7 @@ static int ring_append(const struct db_event_row *row)
 
 struct fetch_arg {
     int64_t after;
-    PGresult *res;
+    struct db_event_rows ev;
 };
 
 /* Events read per query: FETCH_LIMIT, and never more than half the ring, so that one read
@@ -514,7 +514,7 @@ static int fetch_limit(void)
 static enum db_status fetch_fn(struct db_conn *c, void *arg)
 {
     struct fetch_arg *a = arg;
-    return db_events_after(c, a->after, fetch_limit(), &a->res);
+    return db_events_after(c, a->after, fetch_limit(), &a->ev);
 }
 
 /* Reads up to FETCH_LIMIT new events into the ring, in id order, holding back past a
@@ -524,15 +524,14 @@ static enum db_status fetch_fn(struct db_conn *c, void *arg)
 static int fetch_new(int *more)
 {
     *more = 0;
-    struct fetch_arg a = {hub.last, NULL};
+    struct fetch_arg a = {hub.last, {0}};
     if (db_run(fetch_fn, &a) < 0)
         return -1;
-    int rows = PQntuples(a.res), taken = 0, held = 0;
+    int rows = a.ev.n, taken = 0, held = 0;
     pthread_rwlock_wrlock(&hub.ring_lock);
     for (int i = 0; i < rows; i++) {
-        struct db_event_row row;
-        db_events_row(a.res, i, &row);
-        if (row.id != hub.last + 1) {
+        const struct db_event_row *row = &a.ev.rows[i];
+        if (row->id != hub.last + 1) {
             int64_t now = util_mono_us();
             if (hub.gap_since == 0)
                 hub.gap_since = now;
@@ -541,17 +540,17 @@ static int fetch_new(int *more)
                 break;
             }
             log_msg(LOG_INFO, "events: ids %lld to %lld never committed; skipped",
-                    (long long)hub.last + 1, (long long)row.id - 1);
+                    (long long)hub.last + 1, (long long)row->id - 1);
         }
         hub.gap_since = 0;
-        if (ring_append(&row) != 0) {
+        if (ring_append(row) != 0) {
             held = 1; /* out of memory: try again later */
             break;
         }
         taken++;
     }
     pthread_rwlock_unlock(&hub.ring_lock);
-    PQclear(a.res);
+    db_event_rows_free(&a.ev);
     *more = !held && rows == fetch_limit();
     return taken;
 }
@@ -561,14 +560,14 @@ static int fetch_new(int *more)
 struct backlog_arg {
     int64_t after, upto;
     const char *types, *pool, *host;
-    PGresult *res;
+    struct db_event_rows ev;
 };
 
 static enum db_status backlog_fn(struct db_conn *c, void *arg)
 {
     struct backlog_arg *a = arg;
     return db_events_backlog(c, a->after, a->upto, a->types, a->pool, a->host, BACKLOG_LIMIT,
-                             &a->res);
+                             &a->ev);
 }
 
 /* "{host.state,job.state}" for a type mask (every name is a known, plain word). */
@@ -600,7 +599,6 @@ static int serve_backlogs(void)
         if (!want)
             continue;
         int64_t upto = hub.floor;
-        struct db_event_row row;
         struct sbuf b;
         sbuf_init(&b, 4096);
         int rows = 0;
@@ -612,20 +610,19 @@ static int serve_backlogs(void)
                                     f.types ? types : NULL,
                                     f.pool_id[0] ? f.pool_id : NULL,
                                     f.host_id[0] ? f.host_id : NULL,
-                                    NULL};
+                                    {0}};
             if (db_run(backlog_fn, &a) < 0) {
                 free(sbuf_take(&b, NULL));
                 rc = -1;
                 continue;
             }
-            rows = PQntuples(a.res);
+            rows = a.ev.n;
             for (int k = 0; k < rows; k++) {
-                db_events_row(a.res, k, &row);
-                render_frame(&b, &row);
+                render_frame(&b, &a.ev.rows[k]);
                 if (k == rows - 1 && rows == BACKLOG_LIMIT)
-                    upto = row.id; /* more to come */
+                    upto = a.ev.rows[k].id; /* more to come */
             }
-            PQclear(a.res);
+            db_event_rows_free(&a.ev);
         }
         size_t len;
         char *text = sbuf_take(&b, &len);

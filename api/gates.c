@@ -10,21 +10,12 @@
 #include "api/hosts.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/gates.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "planner/host_state.h"
 #include "planner/readiness.h"
-
-static const char *host_id(struct api_req *r)
-{
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-        return NULL;
-    }
-    return id;
-}
 
 enum refusal {
     OK = 0,
@@ -43,8 +34,9 @@ enum refusal {
 struct action_arg {
     struct api_req *r;
     const char *id;
-    const char *kind;   /* job kind, or NULL for state actions */
-    const char *params; /* job params JSON */
+    const char *kind;              /* job kind, or NULL for state actions */
+    const char *params;            /* job params JSON */
+    const char *reason, *host_key; /* release */
     char *doc;
     char job_id[37];
     enum refusal refused;
@@ -58,18 +50,13 @@ static int allowed(struct action_arg *a, enum plan_host_event ev, enum refusal n
 {
     enum plan_host_state to;
     unsigned fx;
-    enum plan_host_answer ans = plan_host_next((enum plan_host_state)plan_host_state_parse(a->state),
-                                               a->held, ev, -1,
-                                               a->r->principal.role == ROLE_ADMIN
-                                                   ? PLAN_ACTOR_ADMIN
-                                                   : PLAN_ACTOR_OPERATOR,
-                                               &to, &fx);
+    enum plan_host_answer ans = plan_host_next(
+        (enum plan_host_state)plan_host_state_parse(a->state), a->held, ev, -1,
+        a->r->principal.role == ROLE_ADMIN ? PLAN_ACTOR_ADMIN : PLAN_ACTOR_OPERATOR, &to, &fx);
     if (ans == PLAN_HOST_OK)
         return 0;
     int stopped = !strcmp(a->state, "stopped") || !strcmp(a->state, "stopping");
-    a->refused = ans == PLAN_HOST_QUARANTINED ? QUARANTINED
-                 : stopped                     ? STOPPED
-                                               : not_allowed;
+    a->refused = ans == PLAN_HOST_QUARANTINED ? QUARANTINED : stopped ? STOPPED : not_allowed;
     return -1;
 }
 
@@ -78,8 +65,8 @@ static int allowed(struct action_arg *a, enum plan_host_event ev, enum refusal n
 static enum db_status apply(struct db_conn *c, struct action_arg *a, enum plan_host_event ev,
                             const char *hint, const char *reason)
 {
-    struct db_host_event e = {a->id, plan_host_events[ev].name, hint, reason, NULL,
-                              a->r->principal.sub, NULL};
+    struct db_host_event e = {a->id, plan_host_events[ev].name, hint, reason,
+                              NULL,  a->r->principal.sub,       NULL};
     enum db_host_refusal refused;
     enum db_status s = db_host_event(c, &e, NULL, &refused);
     if (refused != DB_HOST_OK)
@@ -107,7 +94,8 @@ static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *g
     free(doc);
     const json_t *gate = json_object_get(f, "accepted_gate");
     const char *gstack = json_string_value(json_object_get(gate, "stack_id"));
-    const char *cur = json_string_value(json_object_get(json_object_get(f, "host"), "current_stack_id"));
+    const char *cur =
+        json_string_value(json_object_get(json_object_get(f, "host"), "current_stack_id"));
     *gate_valid = gate != NULL && gstack && cur && !strcmp(gstack, cur);
     json_decref(f);
     return s < 0 ? s : DB_ONE_RESULT;
@@ -118,8 +106,6 @@ static enum db_status host_state(struct db_conn *c, struct action_arg *a, int *g
 static enum db_status begin(struct db_conn *c, struct action_arg *a, int *gate_valid,
                             int *has_stack)
 {
-    free(a->doc);
-    a->doc = NULL;
     a->refused = OK;
     return host_state(c, a, gate_valid, has_stack);
 }
@@ -134,14 +120,15 @@ static enum db_status job_fn(struct db_conn *c, void *arg)
     int diag = !strcmp(a->kind, "diagnostics");
     int draining = !strcmp(a->state, "draining") || !strcmp(a->state, "drained");
     if (allowed(a, diag ? HE_DIAGNOSTICS_REQUESTED : HE_GATE_REQUESTED,
-                diag ? NOT_DRAINED : draining ? DRAINING : BUSY) != 0)
+                diag       ? NOT_DRAINED
+                : draining ? DRAINING
+                           : BUSY) != 0)
         return DB_NO_RESULTS;
     if (!diag && !has_stack) {
         a->refused = NOT_PROVISIONED;
         return DB_NO_RESULTS;
     }
-    s = db_job_create(c, a->kind, a->id, NULL, a->params, a->r->principal.sub, &a->doc,
-                      a->job_id);
+    s = db_job_create(c, a->kind, a->id, NULL, a->params, a->r->principal.sub, &a->doc, a->job_id);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
         a->refused = BUSY;
         return s;
@@ -166,6 +153,10 @@ static enum MHD_Result refusal_reply(struct api_req *r, const struct action_arg 
         return api_reply_problem(r, API_ERR_HOST_DRAINED, NULL,
                                  "the host is %s; resume it (or run diagnostics) first", a->state);
     case NOT_DRAINED:
+        if (a->kind == NULL) /* resume, the one state action that needs a drained host */
+            return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
+                                     "only a drained host can be resumed (this one is %s)",
+                                     a->state);
         return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                                  "active diagnostics are invasive and run only on a drained host "
                                  "(this one is %s); POST /v1/hosts/{id}/drain first",
@@ -194,38 +185,59 @@ static enum MHD_Result refusal_reply(struct api_req *r, const struct action_arg 
     }
 }
 
-static enum MHD_Result queue_job(struct api_req *r, const char *kind, const char *params)
+/* Runs an action's transaction on a (its id from the path already checked) and answers:
+ * the refusal, the failure, or status with the document (and for a job its location). */
+static enum MHD_Result run_action(struct api_req *r, struct action_arg *a, db_tx_fn fn)
 {
-    struct action_arg a = {.r = r, .id = host_id(r), .kind = kind, .params = params};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(job_fn, &a);
-    if (a.refused) {
-        free(a.doc);
-        return refusal_reply(r, &a);
+    enum db_status s = api_run_tx_doc(fn, a, &a->doc);
+    if (a->refused) {
+        free(a->doc); /* committed (a refused state change) or rolled back: not sent */
+        return refusal_reply(r, a);
     }
     if (s < 0)
         return api_reply_db(r, s);
+    if (a->kind == NULL)
+        return api_reply_text(r, MHD_HTTP_OK, a->doc, NULL);
     char location[96];
-    snprintf(location, sizeof location, "/v1/jobs/%s", a.job_id);
-    return api_reply_text(r, MHD_HTTP_ACCEPTED, a.doc, location);
+    snprintf(location, sizeof location, "/v1/jobs/%s", a->job_id);
+    return api_reply_text(r, MHD_HTTP_ACCEPTED, a->doc, location);
 }
 
-enum MHD_Result api_hosts_gate(struct api_req *r) { return queue_job(r, "gate", NULL); }
+static enum MHD_Result queue_job(struct api_req *r, const char *kind, const char *params)
+{
+    struct action_arg a = {.r = r, .id = api_path_id(r, "host"), .kind = kind, .params = params};
+    return a.id ? run_action(r, &a, job_fn) : MHD_YES;
+}
 
+enum MHD_Result api_hosts_gate(struct api_req *r)
+{
+    return queue_job(r, "gate", NULL);
+}
+
+struct diag_in {
+    json_int_t level;
+};
 static const struct spec_field diag_spec[] = {
-    {"level", SPEC_INTEGER, SPEC_REQUIRED, 1, 3, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"level", SPEC_INTEGER, SPEC_REQUIRED, 1, 3, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct diag_in, level)},
+    SPEC_END,
 };
 
 enum MHD_Result api_hosts_diagnostics(struct api_req *r)
 {
-    if (api_spec_check(r, r->json, diag_spec) != 0)
+    struct diag_in in;
+    if (api_spec_parse(r, r->json, diag_spec, &in) != 0)
         return MHD_YES;
     char params[32];
-    snprintf(params, sizeof params, "{\"level\":%d}",
-             (int)json_integer_value(json_object_get(r->json, "level")));
+    snprintf(params, sizeof params, "{\"level\":%d}", (int)in.level);
     return queue_job(r, "diagnostics", params);
+}
+
+/* A state action on the host named by the path. */
+static enum MHD_Result host_action(struct api_req *r, db_tx_fn fn)
+{
+    struct action_arg a = {.r = r, .id = api_path_id(r, "host")};
+    return a.id ? run_action(r, &a, fn) : MHD_YES;
 }
 
 /* ---- drain / resume ---- */
@@ -257,17 +269,7 @@ static enum db_status drain_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_drain(struct api_req *r)
 {
-    struct action_arg a = {.r = r, .id = host_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(drain_fn, &a);
-    if (a.refused) {
-        free(a.doc);
-        return refusal_reply(r, &a);
-    }
-    if (s < 0)
-        return api_reply_db(r, s);
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    return host_action(r, drain_fn);
 }
 
 static enum db_status resume_fn(struct db_conn *c, void *arg)
@@ -297,21 +299,7 @@ static enum db_status resume_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_resume(struct api_req *r)
 {
-    struct action_arg a = {.r = r, .id = host_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(resume_fn, &a);
-    if (a.refused) {
-        free(a.doc);
-        if (a.refused == NOT_DRAINED)
-            return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
-                                     "only a drained host can be resumed (this one is %s)",
-                                     a.state);
-        return refusal_reply(r, &a);
-    }
-    if (s < 0)
-        return api_reply_db(r, s);
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    return host_action(r, resume_fn);
 }
 
 /* ---- release from quarantine (admin) ----
@@ -320,12 +308,18 @@ enum MHD_Result api_hosts_resume(struct api_req *r)
  * (recorded again on the next contact, with its own audit event), and the host goes to
  * provisioned (registered when it never had a stack): it must pass a gate again. */
 
+struct release_in {
+    const char *reason, *host_key_sha256;
+    int repin;
+};
 static const struct spec_field release_spec[] = {
-    {"reason", SPEC_STRING, SPEC_REQUIRED, 1, 500, NULL, NULL, NULL, NULL},
+    {"reason", SPEC_STRING, SPEC_REQUIRED, 1, 500, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct release_in, reason)},
     {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
-     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL},
-    {"repin", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL,
+     SPEC_TO(struct release_in, host_key_sha256)},
+    {"repin", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_TO(struct release_in, repin)},
+    SPEC_END,
 };
 
 static enum db_status release_fn(struct db_conn *c, void *arg)
@@ -339,12 +333,10 @@ static enum db_status release_fn(struct db_conn *c, void *arg)
         a->refused = NOT_QUARANTINED;
         return DB_NO_RESULTS;
     }
-    const char *key = json_string_value(json_object_get(a->r->json, "host_key_sha256"));
-    const char *why = json_string_value(json_object_get(a->r->json, "reason"));
+    const char *key = a->host_key, *why = a->reason;
     char reason[700];
-    snprintf(reason, sizeof reason, "released from quarantine by %s (%s): %s",
-             a->r->principal.sub, key ? "new host key pinned" : "host key recorded on next contact",
-             why);
+    snprintf(reason, sizeof reason, "released from quarantine by %s (%s): %s", a->r->principal.sub,
+             key ? "new host key pinned" : "host key recorded on next contact", why);
     s = apply(c, a, HE_RELEASE, has_stack ? "provisioned" : "registered", reason);
     if (s < 0)
         return s;
@@ -359,24 +351,19 @@ static enum db_status release_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_release(struct api_req *r)
 {
-    struct action_arg a = {.r = r, .id = host_id(r)};
-    if (a.id == NULL || api_spec_check(r, r->json, release_spec) != 0)
+    struct release_in in = {NULL, NULL, 0};
+    struct action_arg a = {.r = r, .id = api_path_id(r, "host")};
+    if (a.id == NULL || api_spec_parse(r, r->json, release_spec, &in) != 0)
         return MHD_YES;
-    const char *key = json_string_value(json_object_get(r->json, "host_key_sha256"));
-    int repin = json_is_true(json_object_get(r->json, "repin"));
-    if ((key != NULL) == repin)
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, key ? "repin" : "host_key_sha256",
+    if ((in.host_key_sha256 != NULL) == in.repin)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD,
+                                 in.host_key_sha256 ? "repin" : "host_key_sha256",
                                  "give either host_key_sha256 (the host's new key) or "
                                  "\"repin\": true (record the key on the next contact), not "
                                  "both");
-    enum db_status s = db_run_tx(release_fn, &a);
-    if (a.refused) {
-        free(a.doc);
-        return refusal_reply(r, &a);
-    }
-    if (s < 0)
-        return api_reply_db(r, s);
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    a.reason = in.reason;
+    a.host_key = in.host_key_sha256;
+    return run_action(r, &a, release_fn);
 }
 
 /* ---- gate runs ---- */
@@ -385,7 +372,10 @@ static int valid_verdict(const char *v)
 {
     return !strcmp(v, "accept") || !strcmp(v, "isolate") || !strcmp(v, "investigate");
 }
-static int valid_kind(const char *v) { return !strcmp(v, "gate") || !strcmp(v, "diagnostics"); }
+static int valid_kind(const char *v)
+{
+    return !strcmp(v, "gate") || !strcmp(v, "diagnostics");
+}
 
 static const struct list_filter run_filters[] = {
     {"host_id", api_valid_uuid, "a host id"},
@@ -393,17 +383,19 @@ static const struct list_filter run_filters[] = {
     {"kind", valid_kind, "gate or diagnostics"},
 };
 
-static enum db_status run_page(struct db_conn *c, const struct list_query *q,
-                               struct db_page *page)
+static enum db_status run_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_gate_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
     return db_gate_run_list(c, &f, page);
 }
 
-static const struct list_def run_list = {"gate_run", run_filters, 3, api_valid_seq, NULL, NULL,
-                                         run_page};
+static const struct list_def run_list = {"gate_run", run_filters, 3,       api_valid_seq,
+                                         NULL,       NULL,        run_page};
 
-enum MHD_Result api_gate_runs_list(struct api_req *r) { return api_list_serve(r, &run_list); }
+enum MHD_Result api_gate_runs_list(struct api_req *r)
+{
+    return api_list_serve(r, &run_list);
+}
 
 static const struct list_filter host_run_filters[] = {
     {"verdict", valid_verdict, "accept, isolate or investigate"},
@@ -412,7 +404,7 @@ static const struct list_filter host_run_filters[] = {
 
 enum MHD_Result api_hosts_gate_runs(struct api_req *r)
 {
-    const char *id = host_id(r);
+    const char *id = api_path_id(r, "host");
     if (id == NULL)
         return MHD_YES;
     struct list_query q;
@@ -442,48 +434,22 @@ enum MHD_Result api_hosts_gate_runs(struct api_req *r)
     return ret;
 }
 
-struct doc_arg {
-    const char *id;
-    char *doc;
-};
-
-static enum db_status run_get_fn(struct db_conn *c, void *arg)
-{
-    struct doc_arg *a = arg;
-    return db_gate_run_get(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_gate_runs_get(struct api_req *r)
 {
-    struct doc_arg a = {api_param(r, 0), NULL};
-    if (!api_valid_uuid(a.id))
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no gate run has this id");
-    enum db_status s = db_run(run_get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no gate run has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = api_path_id(r, "gate run");
+    return id ? api_get_document(r, id, "gate run", db_gate_run_get) : MHD_YES;
 }
 
 /* ---- readiness ---- */
 
-static enum db_status readiness_fn(struct db_conn *c, void *arg)
-{
-    struct doc_arg *a = arg;
-    return db_host_readiness_facts(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_hosts_readiness(struct api_req *r)
 {
-    struct doc_arg a = {host_id(r), NULL};
-    if (a.id == NULL)
+    const char *id = api_path_id(r, "host");
+    char *doc = id ? api_fetch_document(r, id, "host", db_host_readiness_facts) : NULL;
+    if (doc == NULL)
         return MHD_YES;
-    enum db_status s = db_run(readiness_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    json_t *facts = a.doc ? json_loads(a.doc, 0, NULL) : NULL;
-    free(a.doc);
+    json_t *facts = json_loads(doc, 0, NULL);
+    free(doc);
     if (facts == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
     json_t *out = plan_readiness(facts);

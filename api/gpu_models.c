@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/catalog.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
 #include "db/gpu_models.h"
+#include "service/catalog.h"
 
 int api_valid_model_key(const char *s)
 {
@@ -34,42 +34,51 @@ static int valid_compute_capability(const char *s)
     return 1;
 }
 
-static int valid_source(const char *s) { return !strcmp(s, "catalog") || !strcmp(s, "custom"); }
+static int valid_source(const char *s)
+{
+    return !strcmp(s, "catalog") || !strcmp(s, "custom");
+}
 
 static const char *const formats[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", NULL};
 
 static const struct spec_field tflops_spec[] = {
-    {"fp8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
-    {"bf16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
-    {"fp16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
-    {"int8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
-    {"tf32", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"fp8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"bf16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"fp16", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"int8", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"tf32", SPEC_NUMBER, SPEC_NULLABLE, 0, 1e6, NULL, NULL, NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 
+/* The model is stored whole; only its key is read here. */
+struct model_in {
+    const char *key;
+};
 static const struct spec_field create_spec[] = {
     {"key", SPEC_STRING, SPEC_REQUIRED, 2, 64, api_valid_model_key,
-     "2-64 lowercase letters, digits or _, starting with a letter or digit", NULL, NULL},
-    {"display_name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
-    {"memory_gib", SPEC_NUMBER, SPEC_REQUIRED | SPEC_EXCLUSIVE_MIN, 0, 4096, NULL, NULL, NULL,
-     NULL},
-    {"supported_formats", SPEC_ENUM_ARRAY, SPEC_REQUIRED, 1, 7, NULL, NULL, formats, NULL},
-    {"vendor", SPEC_STRING, 0, 1, 64, NULL, NULL, NULL, NULL},
-    {"memory_type", SPEC_STRING, SPEC_NULLABLE, 1, 32, NULL, NULL, NULL, NULL},
+     "2-64 lowercase letters, digits or _, starting with a letter or digit", NULL, NULL,
+     SPEC_TO(struct model_in, key)},
+    {"display_name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"memory_gib", SPEC_NUMBER, SPEC_REQUIRED | SPEC_EXCLUSIVE_MIN, 0, 4096, NULL, NULL, NULL, NULL,
+     SPEC_NONE},
+    {"supported_formats", SPEC_ENUM_ARRAY, SPEC_REQUIRED, 1, 7, NULL, NULL, formats, NULL,
+     SPEC_NONE},
+    {"vendor", SPEC_STRING, 0, 1, 64, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"memory_type", SPEC_STRING, SPEC_NULLABLE, 1, 32, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"memory_bandwidth_gbps", SPEC_NUMBER, SPEC_NULLABLE | SPEC_EXCLUSIVE_MIN, 0, 100000, NULL,
-     NULL, NULL, NULL},
-    {"form_factor", SPEC_STRING, SPEC_NULLABLE, 1, 128, NULL, NULL, NULL, NULL},
-    {"interconnect_bandwidth_gbps", SPEC_NUMBER, SPEC_NULLABLE, 0, 100000, NULL, NULL, NULL,
-     NULL},
-    {"dense_tflops", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, tflops_spec},
+     NULL, NULL, NULL, SPEC_NONE},
+    {"form_factor", SPEC_STRING, SPEC_NULLABLE, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"interconnect_bandwidth_gbps", SPEC_NUMBER, SPEC_NULLABLE, 0, 100000, NULL, NULL, NULL, NULL,
+     SPEC_NONE},
+    {"dense_tflops", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, tflops_spec, SPEC_NONE},
     {"compute_capability", SPEC_STRING, SPEC_NULLABLE, 3, 4, valid_compute_capability,
-     "MAJOR.MINOR, e.g. 9.0", NULL, NULL},
-    {"max_power_w", SPEC_NUMBER, SPEC_NULLABLE | SPEC_EXCLUSIVE_MIN, 0, 100000, NULL, NULL,
-     NULL, NULL},
-    {"nvidia_smi_name", SPEC_STRING, SPEC_NULLABLE, 1, 96, NULL, NULL, NULL, NULL},
+     "MAJOR.MINOR, e.g. 9.0", NULL, NULL, SPEC_NONE},
+    {"max_power_w", SPEC_NUMBER, SPEC_NULLABLE | SPEC_EXCLUSIVE_MIN, 0, 100000, NULL, NULL, NULL,
+     NULL, SPEC_NONE},
+    {"nvidia_smi_name", SPEC_STRING, SPEC_NULLABLE, 1, 96, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"nvidia_smi_memory_total_mib", SPEC_INTEGER, SPEC_NULLABLE, 1, 10000000, NULL, NULL, NULL,
-     NULL},
-    {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+     NULL, SPEC_NONE},
+    SPEC_END,
 };
 
 static const struct list_filter model_filters[] = {
@@ -77,17 +86,19 @@ static const struct list_filter model_filters[] = {
     {"source", valid_source, "catalog or custom"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_gpu_model_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
     return db_gpu_model_list(c, &f, page);
 }
 
-static const struct list_def model_list = {"gpu_model", model_filters, 2, api_valid_model_key,
-                                           NULL, NULL, list_page};
+static const struct list_def model_list = {"gpu_model", model_filters, 2, api_valid_model_key, NULL,
+                                           NULL,        list_page};
 
-enum MHD_Result api_gpu_models_list(struct api_req *r) { return api_list_serve(r, &model_list); }
+enum MHD_Result api_gpu_models_list(struct api_req *r)
+{
+    return api_list_serve(r, &model_list);
+}
 
 enum MHD_Result api_gpu_models_get(struct api_req *r)
 {
@@ -99,44 +110,35 @@ enum MHD_Result api_gpu_models_get(struct api_req *r)
 
 struct create_arg {
     struct api_req *r;
+    const char *key;
     char *doc;
-    int conflict;
+    const struct api_violation *violation;
 };
+
+static const struct api_violation duplicate_model = {
+    API_ERR_ALREADY_EXISTS, "key", "a GPU model with this key or nvidia_smi_name already exists"};
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
-    free(a->doc); /* a retried transaction starts over */
-    a->doc = NULL;
     enum db_status s = db_gpu_model_insert(c, a->r->json, &a->doc);
-    if (s == DB_HARD_ERROR && db_conn_unique_violation(c)) {
-        a->conflict = 1;
-        return s;
-    }
+    a->violation = api_violation_of(c, s, &duplicate_model, NULL);
     if (s < 0)
         return s;
-    return api_audit(c, a->r, "gpu_model.create", "gpu_model",
-                     json_string_value(json_object_get(a->r->json, "key")), MHD_HTTP_CREATED);
+    return api_audit(c, a->r, "gpu_model.create", "gpu_model", a->key, MHD_HTTP_CREATED);
 }
 
 enum MHD_Result api_gpu_models_create(struct api_req *r)
 {
-    if (api_spec_check(r, r->json, create_spec) != 0)
+    struct model_in in = {NULL};
+    if (api_spec_parse(r, r->json, create_spec, &in) != 0)
         return MHD_YES;
-    struct create_arg a = {r, NULL, 0};
-    enum db_status s = db_run_tx(create_fn, &a);
-    if (a.conflict) {
-        free(a.doc);
-        return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "key",
-                                 "a GPU model with this key or nvidia_smi_name already exists");
-    }
-    if (s < 0) {
-        free(a.doc);
-        return api_reply_db(r, s);
-    }
-    api_catalog_invalidate();
+    struct create_arg a = {r, in.key, NULL, NULL};
+    enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
+    if (s < 0)
+        return api_reply_write_error(r, a.violation, s);
+    svc_catalog_invalidate();
     char location[128];
-    snprintf(location, sizeof location, "/v1/gpu-models/%s",
-             json_string_value(json_object_get(r->json, "key")));
+    snprintf(location, sizeof location, "/v1/gpu-models/%s", in.key);
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }

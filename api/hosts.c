@@ -11,6 +11,7 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "planner/host_state.h"
@@ -18,7 +19,10 @@
 
 static const char *allow_cidrs = "";
 
-void api_hosts_configure(const char *cidrs) { allow_cidrs = cidrs ? cidrs : ""; }
+void api_hosts_configure(const char *cidrs)
+{
+    allow_cidrs = cidrs ? cidrs : "";
+}
 
 static int valid_name(const char *s)
 {
@@ -66,46 +70,60 @@ static int valid_label_key(const char *s)
     return 1;
 }
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-static const struct spec_field label_value[] = {
-    {"", SPEC_STRING, 0, 0, 128, NULL, NULL, NULL, NULL},
+/* The bodies, as parsed (borrowed from the request). */
+struct host_in {
+    const char *name, *address, *user, *credential_id, *pool_id, *host_key_sha256;
+    json_int_t port;
+    const json_t *labels; /* stored whole */
 };
-static const struct spec_field host_spec[] = {
-    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 63, valid_name,
-     "1-63 lowercase letters, digits and ._- starting with a letter or digit", NULL, NULL},
-    {"address", SPEC_STRING, SPEC_REQUIRED, 2, 45, valid_address,
-     "a literal IPv4 or IPv6 address (no host names)", NULL, NULL},
-    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL},
-    {"user", SPEC_STRING, SPEC_REQUIRED, 1, 32, valid_user, "a login name like ubuntu", NULL,
-     NULL},
-    {"credential_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a credential id",
-     NULL, NULL},
-    {"pool_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a pool id", NULL, NULL},
-    {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
-     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL},
-    {"labels", SPEC_MAP, 0, 0, 32, valid_label_key,
-     "label names of letters, digits and ._-/", NULL, label_value},
-    END,
-};
-static const struct spec_field patch_spec[] = {
-    {"labels", SPEC_MAP, 0, 0, 32, valid_label_key,
-     "label names of letters, digits and ._-/", NULL, label_value},
-    {"pool_id", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a pool id", NULL, NULL},
-    END,
-};
-static const struct spec_field provision_spec[] = {
-    {"stack_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a stack id", NULL, NULL},
-    END,
+struct provision_in {
+    const char *stack_id;
 };
 
-static const char *path_id(struct api_req *r, const char *what)
-{
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
-        return NULL;
+#define TO(m) SPEC_TO(struct host_in, m)
+static const struct spec_field label_value[] = {
+    {"", SPEC_STRING, 0, 0, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
+};
+#define LABELS                                                                                    \
+    {                                                                                             \
+        "labels", SPEC_MAP, 0, 0, 32, valid_label_key, "label names of letters, digits and ._-/", \
+            NULL, label_value, TO(labels)                                                         \
     }
-    return id;
+static const struct spec_field host_spec[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 63, valid_name,
+     "1-63 lowercase letters, digits and ._- starting with a letter or digit", NULL, NULL,
+     TO(name)},
+    {"address", SPEC_STRING, SPEC_REQUIRED, 2, 45, valid_address,
+     "a literal IPv4 or IPv6 address (no host names)", NULL, NULL, TO(address)},
+    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL, TO(port)},
+    {"user", SPEC_STRING, SPEC_REQUIRED, 1, 32, valid_user, "a login name like ubuntu", NULL, NULL,
+     TO(user)},
+    {"credential_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a credential id", NULL,
+     NULL, TO(credential_id)},
+    {"pool_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a pool id", NULL, NULL,
+     TO(pool_id)},
+    {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
+     "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL, TO(host_key_sha256)},
+    LABELS,
+    SPEC_END,
+};
+static const struct spec_field patch_spec[] = {
+    LABELS,
+    {"pool_id", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a pool id", NULL, NULL, TO(pool_id)},
+    SPEC_END,
+};
+static const struct spec_field provision_spec[] = {
+    {"stack_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a stack id", NULL, NULL,
+     SPEC_TO(struct provision_in, stack_id)},
+    SPEC_END,
+};
+
+/* Labels as stored: the object's text, or fallback when none were given (caller frees). */
+static char *labels_text(const json_t *labels, const char *fallback)
+{
+    if (labels != NULL)
+        return json_dumps(labels, JSON_COMPACT);
+    return fallback ? strdup(fallback) : NULL;
 }
 
 /* ---- register ---- */
@@ -113,23 +131,27 @@ static const char *path_id(struct api_req *r, const char *what)
 struct host_arg {
     struct api_req *r;
     const char *id;
-    struct db_host_new in;
+    struct db_host_new in;        /* create */
+    const char *labels, *pool_id; /* patch: labels text and pool, NULL to keep */
     char *doc;
     char new_id[37];
-    const char *fk_field; /* set on an unknown credential/pool */
-    int duplicate, busy;
+    const struct api_violation *violation;
+    int busy;
 };
+
+static const struct api_violation host_unknown_ref = {
+    API_ERR_INVALID_FIELD, "credential_id",
+    "credential_id and pool_id must name an existing credential and pool"};
+static const struct api_violation host_duplicate = {API_ERR_ALREADY_EXISTS, "name",
+                                                    "a host with this name already exists"};
+static const struct api_violation host_unknown_pool = {API_ERR_INVALID_FIELD, "pool_id",
+                                                       "no pool has this id"};
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct host_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
     enum db_status s = db_host_insert(c, &a->in, &a->doc, a->new_id);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->fk_field = "credential_id or pool_id";
-    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
-        a->duplicate = 1;
+    a->violation = api_violation_of(c, s, &host_duplicate, &host_unknown_ref);
     if (s < 0)
         return s;
     return api_audit(c, a->r, "host.create", "host", a->new_id, MHD_HTTP_CREATED);
@@ -137,9 +159,10 @@ static enum db_status create_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_create(struct api_req *r)
 {
-    if (api_spec_check(r, r->json, host_spec) != 0)
+    struct host_in in = {.port = 22};
+    if (api_spec_parse(r, r->json, host_spec, &in) != 0)
         return MHD_YES;
-    const char *address = json_string_value(json_object_get(r->json, "address"));
+    const char *address = in.address;
     if (prov_ssh_address_forbidden(address))
         return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
                                  "%s is link-local, a cloud metadata address or otherwise never "
@@ -148,32 +171,16 @@ enum MHD_Result api_hosts_create(struct api_req *r)
     if (prov_ssh_cidr_match(address, allow_cidrs) != 1)
         return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
                                  "%s is not in GPUFLEET_SSH_ALLOW_CIDRS", address);
-    char port[16] = "22";
-    json_t *p = json_object_get(r->json, "port");
-    if (p != NULL)
-        snprintf(port, sizeof port, "%lld", (long long)json_integer_value(p));
-    json_t *labels = json_object_get(r->json, "labels");
-    char *labels_json = labels ? json_dumps(labels, JSON_COMPACT) : strdup("{}");
+    char port[16];
+    snprintf(port, sizeof port, "%lld", (long long)in.port);
+    char *labels_json = labels_text(in.labels, "{}");
     struct host_arg a = {.r = r,
-                         .in = {json_string_value(json_object_get(r->json, "name")), address,
-                                port, json_string_value(json_object_get(r->json, "user")),
-                                json_string_value(json_object_get(r->json, "credential_id")),
-                                json_string_value(json_object_get(r->json, "pool_id")),
-                                json_string_value(json_object_get(r->json, "host_key_sha256")),
-                                labels_json, r->principal.sub}};
-    enum db_status s = db_run_tx(create_fn, &a);
+                         .in = {in.name, address, port, in.user, in.credential_id, in.pool_id,
+                                in.host_key_sha256, labels_json, r->principal.sub}};
+    enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
     free(labels_json);
-    if (s < 0) {
-        free(a.doc);
-        if (a.fk_field)
-            return api_reply_problem(r, API_ERR_INVALID_FIELD, "credential_id",
-                                     "credential_id and pool_id must name an existing credential "
-                                     "and pool");
-        if (a.duplicate)
-            return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
-                                     "a host with this name already exists");
-        return api_reply_db(r, s);
-    }
+    if (s < 0)
+        return api_reply_write_error(r, a.violation, s);
     char location[96];
     snprintf(location, sizeof location, "/v1/hosts/%s", a.new_id);
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
@@ -181,26 +188,16 @@ enum MHD_Result api_hosts_create(struct api_req *r)
 
 /* ---- read ---- */
 
-static enum db_status get_fn(struct db_conn *c, void *arg)
-{
-    struct host_arg *a = arg;
-    return db_host_get(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_hosts_get(struct api_req *r)
 {
-    struct host_arg a = {.r = r, .id = path_id(r, "host")};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run(get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = api_path_id(r, "host");
+    return id ? api_get_document(r, id, "host", db_host_get) : MHD_YES;
 }
 
-static int valid_state(const char *v) { return plan_host_state_parse(v) >= 0; }
+static int valid_state(const char *v)
+{
+    return plan_host_state_parse(v) >= 0;
+}
 static int valid_label_filter(const char *v)
 {
     const char *eq = strchr(v, '=');
@@ -214,7 +211,10 @@ static int valid_label_filter(const char *v)
     key[n] = '\0';
     return valid_label_key(key);
 }
-static int valid_bool(const char *v) { return !strcmp(v, "true") || !strcmp(v, "false"); }
+static int valid_bool(const char *v)
+{
+    return !strcmp(v, "true") || !strcmp(v, "false");
+}
 static int valid_model_key(const char *v)
 {
     size_t n = strlen(v);
@@ -234,8 +234,7 @@ static const struct list_filter host_filters[] = {
     {"stale", valid_bool, "true or false (not seen for 10 minutes)"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     char *label_json = NULL;
     if (q->values[2] != NULL) {
@@ -247,33 +246,28 @@ static enum db_status list_page(struct db_conn *c, const struct list_query *q,
         label_json = json_dumps(o, JSON_COMPACT);
         json_decref(o);
     }
-    struct db_host_filter f = {q->values[0], q->values[1], label_json, q->values[3],
-                               q->values[4], q->after, q->limit + 1};
+    struct db_host_filter f = {q->values[0], q->values[1], label_json,  q->values[3],
+                               q->values[4], q->after,     q->limit + 1};
     enum db_status s = db_host_list(c, &f, page);
     free(label_json);
     return s;
 }
 
-static const struct list_def host_list = {"host", host_filters, 5, api_valid_seq, NULL, NULL,
-                                          list_page};
+static const struct list_def host_list = {"host", host_filters, 5,        api_valid_seq,
+                                          NULL,   NULL,         list_page};
 
-enum MHD_Result api_hosts_list(struct api_req *r) { return api_list_serve(r, &host_list); }
+enum MHD_Result api_hosts_list(struct api_req *r)
+{
+    return api_list_serve(r, &host_list);
+}
 
 /* ---- change / delete ---- */
 
 static enum db_status patch_fn(struct db_conn *c, void *arg)
 {
     struct host_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
-    json_t *labels = json_object_get(a->r->json, "labels");
-    char *labels_json = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
-    enum db_status s = db_host_patch(c, a->id, labels_json,
-                                     json_string_value(json_object_get(a->r->json, "pool_id")),
-                                     &a->doc);
-    free(labels_json);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->fk_field = "pool_id";
+    enum db_status s = db_host_patch(c, a->id, a->labels, a->pool_id, &a->doc);
+    a->violation = api_violation_of(c, s, NULL, &host_unknown_pool);
     if (s <= 0)
         return s;
     return api_audit(c, a->r, "host.update", "host", a->id, MHD_HTTP_OK);
@@ -281,16 +275,17 @@ static enum db_status patch_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_patch(struct api_req *r)
 {
-    struct host_arg a = {.r = r, .id = path_id(r, "host")};
-    if (a.id == NULL || api_spec_check(r, r->json, patch_spec) != 0)
+    struct host_in in = {0};
+    struct host_arg a = {.r = r, .id = api_path_id(r, "host")};
+    if (a.id == NULL || api_spec_parse(r, r->json, patch_spec, &in) != 0)
         return MHD_YES;
-    enum db_status s = db_run_tx(patch_fn, &a);
-    if (a.fk_field) {
-        free(a.doc);
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, "pool_id", "no pool has this id");
-    }
+    char *labels_json = labels_text(in.labels, NULL);
+    a.labels = labels_json;
+    a.pool_id = in.pool_id;
+    enum db_status s = api_run_tx_doc(patch_fn, &a, &a.doc);
+    free(labels_json);
     if (s < 0)
-        return api_reply_db(r, s);
+        return api_reply_write_error(r, a.violation, s);
     if (a.doc == NULL)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
@@ -299,7 +294,6 @@ enum MHD_Result api_hosts_patch(struct api_req *r)
 static enum db_status delete_fn(struct db_conn *c, void *arg)
 {
     struct host_arg *a = arg;
-    char *doc = NULL;
     struct db_job_filter f = {"running", NULL, a->id, NULL, 1};
     struct db_page page = {NULL};
     enum db_status s = db_job_list(c, &f, &page);
@@ -307,7 +301,6 @@ static enum db_status delete_fn(struct db_conn *c, void *arg)
         return s;
     a->busy = db_page_count(&page) > 0;
     db_page_clear(&page);
-    free(doc);
     if (a->busy)
         return DB_NO_RESULTS;
     struct db_host_target t;
@@ -329,7 +322,7 @@ static enum db_status delete_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_delete(struct api_req *r)
 {
-    struct host_arg a = {.r = r, .id = path_id(r, "host")};
+    struct host_arg a = {.r = r, .id = api_path_id(r, "host")};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run_tx(delete_fn, &a);
@@ -348,6 +341,7 @@ enum MHD_Result api_hosts_delete(struct api_req *r)
 struct job_arg {
     struct api_req *r;
     const char *id;
+    const char *stack_id; /* provision */
     char *doc;
     char new_id[37];
     int busy, quarantined, missing_host, missing_stack, was_final;
@@ -356,8 +350,7 @@ struct job_arg {
 static enum db_status provision_fn(struct db_conn *c, void *arg)
 {
     struct job_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
+    a->busy = a->quarantined = a->missing_host = a->missing_stack = 0;
     struct db_host_target t;
     enum db_status s = db_host_target(c, a->id, &t);
     if (s <= 0) {
@@ -374,9 +367,8 @@ static enum db_status provision_fn(struct db_conn *c, void *arg)
     a->busy = ans != PLAN_HOST_OK && !a->quarantined; /* a job's state: it runs one now */
     if (ans != PLAN_HOST_OK)
         return DB_NO_RESULTS;
-    s = db_job_create(c, "provision", a->id,
-                      json_string_value(json_object_get(a->r->json, "stack_id")), NULL,
-                      a->r->principal.sub, &a->doc, a->new_id);
+    s = db_job_create(c, "provision", a->id, a->stack_id, NULL, a->r->principal.sub, &a->doc,
+                      a->new_id);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
         a->busy = 1;
     if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
@@ -388,10 +380,12 @@ static enum db_status provision_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_hosts_provision(struct api_req *r)
 {
-    struct job_arg a = {.r = r, .id = path_id(r, "host")};
-    if (a.id == NULL || api_spec_check(r, r->json, provision_spec) != 0)
+    struct provision_in in = {NULL};
+    struct job_arg a = {.r = r, .id = api_path_id(r, "host")};
+    if (a.id == NULL || api_spec_parse(r, r->json, provision_spec, &in) != 0)
         return MHD_YES;
-    enum db_status s = db_run_tx(provision_fn, &a);
+    a.stack_id = in.stack_id;
+    enum db_status s = api_run_tx_doc(provision_fn, &a, &a.doc);
     if (a.busy)
         return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
                                  "this host already has a queued or running job");
@@ -412,23 +406,10 @@ enum MHD_Result api_hosts_provision(struct api_req *r)
 
 /* ---- jobs ---- */
 
-static enum db_status job_get_fn(struct db_conn *c, void *arg)
-{
-    struct job_arg *a = arg;
-    return db_job_get(c, a->id, &a->doc);
-}
-
 enum MHD_Result api_jobs_get(struct api_req *r)
 {
-    struct job_arg a = {.r = r, .id = path_id(r, "job")};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run(job_get_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no job has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    const char *id = api_path_id(r, "job");
+    return id ? api_get_document(r, id, "job", db_job_get) : MHD_YES;
 }
 
 static int valid_job_state(const char *v)
@@ -448,23 +429,23 @@ static const struct list_filter job_filters[] = {
     {"host_id", api_valid_uuid, "a host id"},
 };
 
-static enum db_status job_page(struct db_conn *c, const struct list_query *q,
-                               struct db_page *page)
+static enum db_status job_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_job_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
     return db_job_list(c, &f, page);
 }
 
-static const struct list_def job_list = {"job", job_filters, 3, api_valid_seq, NULL, NULL,
-                                         job_page};
+static const struct list_def job_list = {"job", job_filters, 3,       api_valid_seq,
+                                         NULL,  NULL,        job_page};
 
-enum MHD_Result api_jobs_list(struct api_req *r) { return api_list_serve(r, &job_list); }
+enum MHD_Result api_jobs_list(struct api_req *r)
+{
+    return api_list_serve(r, &job_list);
+}
 
 static enum db_status cancel_fn(struct db_conn *c, void *arg)
 {
     struct job_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
     enum db_status s = db_job_cancel(c, a->id, &a->doc, &a->was_final);
     if (s <= 0 || a->was_final)
         return s;
@@ -473,10 +454,10 @@ static enum db_status cancel_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_jobs_cancel(struct api_req *r)
 {
-    struct job_arg a = {.r = r, .id = path_id(r, "job")};
+    struct job_arg a = {.r = r, .id = api_path_id(r, "job")};
     if (a.id == NULL)
         return MHD_YES;
-    enum db_status s = db_run_tx(cancel_fn, &a);
+    enum db_status s = api_run_tx_doc(cancel_fn, &a, &a.doc);
     if (s < 0)
         return api_reply_db(r, s);
     if (a.doc == NULL)

@@ -73,9 +73,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             char ts[40];
             util_rfc3339(util_now_us(), ts, sizeof ts);
             json_t *line = json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:s?, s:s?}", "msg", "request",
-                "request_id", r->request_id, "method", r->method, "route",
-                r->route ? r->route->path : (r->metric_route >= 0 ? api_routes[r->metric_route].path : "unmatched"),
+                "{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:s?, s:s?}", "msg", "request", "request_id",
+                r->request_id, "method", r->method, "route",
+                r->route ? r->route->path
+                         : (r->metric_route >= 0 ? api_routes[r->metric_route].path : "unmatched"),
                 "path", r->path ? r->path : "", "status", (int)r->status, "duration_ms",
                 (double)dur / 1000.0, "principal", r->authenticated ? r->principal.sub : NULL,
                 "error", r->error_code);
@@ -166,9 +167,9 @@ static enum MHD_Result authenticate(struct api_req *r)
     r->authenticated = 1;
 role:
     if ((r->route->roles & r->principal.role) == 0) {
-        enum MHD_Result ret = api_reply_problem(
-            r, API_ERR_INSUFFICIENT_ROLE, NULL, "the %s role may not %s %s",
-            auth_role_name(r->principal.role), r->route->method, r->route->path);
+        enum MHD_Result ret =
+            api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL, "the %s role may not %s %s",
+                              auth_role_name(r->principal.role), r->route->method, r->route->path);
         if (r->route->flags & ROUTE_MUTATES) {
             struct denied_arg a = {r};
             db_run_tx(denied_fn, &a);
@@ -179,6 +180,27 @@ role:
 }
 
 /* Returns MHD_YES with r->state == REQ_BODY to continue, or after queueing a reply. */
+/* Answers an OPTIONS request (preflight or not). allow lists the path's methods. */
+static enum MHD_Result cors_preflight(struct api_req *r, const char *allow)
+{
+    const char *req_method = api_header(r, "Access-Control-Request-Method");
+    if (req_method != NULL && api_header(r, "Origin") != NULL && r->cors_origin == NULL)
+        return api_reply_problem(r, API_ERR_ORIGIN_NOT_ALLOWED, NULL,
+                                 "this origin is not in GPUFLEET_CORS_ORIGINS");
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    if (r->cors_origin != NULL && req_method != NULL) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", allow);
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                                "Authorization, Content-Type, If-Match, If-None-Match, "
+                                "Idempotency-Key, X-Request-Id, Last-Event-ID");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+    }
+    return api_queue(r, MHD_HTTP_NO_CONTENT, resp);
+}
+
 static enum MHD_Result begin_request(struct api_req *r, const char *url, const char *method)
 {
     r->method = method;
@@ -189,7 +211,7 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
         snprintf(r->request_id, sizeof r->request_id, "%s", rid);
     else
         util_uuid4(r->request_id);
-    r->cors_origin = api_cors_allowed(r);
+    r->cors_origin = api_cors_allowed(api_header(r, "Origin"));
 
     if (r->uri_len > API_MAX_URL)
         return api_reply_problem(r, API_ERR_URI_TOO_LONG, NULL,
@@ -202,7 +224,7 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
     if (m == MATCH_NO_PATH)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no route matches this path");
     if (!strcmp(method, "OPTIONS"))
-        return api_cors_preflight(r, r->allow);
+        return cors_preflight(r, r->allow);
     if (m == MATCH_WRONG_METHOD) {
         return api_reply_problem(r, API_ERR_METHOD_NOT_ALLOWED, NULL,
                                  "%s is not allowed here; allowed: %s", method, r->allow);
@@ -397,9 +419,8 @@ static void idem_finish(struct api_req *r)
 /* ---- the MHD access handler ---- */
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     (void)cls;
     (void)version;
@@ -422,7 +443,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         if (r->too_large == 0 && append_body(r, upload_data, n) != 0)
             r->too_large = (long)r->body_len + 1; /* (never 0: it marks the state) */
-        if (r->too_large > 0) { /* discard, up to API_DRAIN_MAX */
+        if (r->too_large > 0) {                   /* discard, up to API_DRAIN_MAX */
             r->too_large += (long)n;
             if (r->too_large > API_DRAIN_MAX)
                 return api_reply_problem(r, API_ERR_PAYLOAD_TOO_LARGE, NULL,
@@ -480,19 +501,16 @@ int api_server_start(const struct api_config *cfg, const struct api_auth *auth, 
         inet_pton(AF_INET, cfg->listen_host, &a4->sin_addr);
     }
     daemon_handle = MHD_start_daemon(
-        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_URI_LOG_CALLBACK,
         on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (daemon_handle == NULL) {
-        snprintf(err, errlen, "cannot listen on %s (address in use or not available)",
-                 cfg->listen);
+        snprintf(err, errlen, "cannot listen on %s (address in use or not available)", cfg->listen);
         return -1;
     }
     return 0;

@@ -15,11 +15,11 @@
  * the client can finish sending and read the answer (an answer sent mid-upload makes
  * the server close the connection under the client's write: EPIPE, no 413 seen). Larger
  * uploads are answered at once. */
-#define API_DRAIN_MAX (16L * 1024 * 1024)
-#define API_MAX_URL 8192
-#define API_MAX_PARAMS 4
+#define API_DRAIN_MAX      (16L * 1024 * 1024)
+#define API_MAX_URL        8192
+#define API_MAX_PARAMS     4
 #define API_REQUEST_ID_MAX 128
-#define API_ETAG_LEN 40
+#define API_ETAG_LEN       40
 
 enum api_error {
 #define X(e, code, status, title) API_ERR_##e,
@@ -35,7 +35,7 @@ enum api_role {
     ROLE_ADMIN = 4,
     ROLE_REPORTER = 8,
 };
-#define ROLES_READ (ROLE_VIEWER | ROLE_OPERATOR | ROLE_ADMIN)
+#define ROLES_READ  (ROLE_VIEWER | ROLE_OPERATOR | ROLE_ADMIN)
 #define ROLES_WRITE (ROLE_OPERATOR | ROLE_ADMIN)
 #define ROLES_ADMIN (ROLE_ADMIN)
 
@@ -54,7 +54,7 @@ struct api_req {
     enum api_req_state state;
     int64_t start_us;
     size_t uri_len;
-    int path_has_nul; /* the raw path holds %00 (MHD's unescaped copy is cut there) */
+    int path_has_nul;   /* the raw path holds %00 (MHD's unescaped copy is cut there) */
     const char *method; /* MHD-owned, valid for the request */
     const char *path;   /* MHD-owned, unescaped, without query string */
     int method_idx;
@@ -69,9 +69,9 @@ struct api_req {
     char allow[128];         /* methods the matched path supports (Allow header on 405) */
     char *body;
     size_t body_len, body_cap;
-    long too_large; /* > 0: the body is over the limit (its size so far): discard, then 413 */
-    json_t *json; /* parsed body (owned) */
-    int etag_on_write;      /* a 200 to a write (PUT) carries the new ETag */
+    long too_large;    /* > 0: the body is over the limit (its size so far): discard, then 413 */
+    json_t *json;      /* parsed body (owned) */
+    int etag_on_write; /* a 200 to a write (PUT) carries the new ETag */
     unsigned status;
     const char *error_code; /* problem code of the reply, for the log */
     /* Idempotency: set while a POST with Idempotency-Key is being served. */
@@ -132,7 +132,7 @@ enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char 
                          const char *resource_type, const char *resource_id, unsigned status);
 /* The same, with the caller's reason (NULL for none). */
 enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
-                                const char *resource_type, const char *resource_id,
-                                unsigned status, const char *reason);
+                                const char *resource_type, const char *resource_id, unsigned status,
+                                const char *reason);
 
 #endif

@@ -1,6 +1,7 @@
 /* jsonspec.c — see jsonspec.h. */
 #include "api/jsonspec.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,22 +40,71 @@ static void enum_list(const char *const *values, char *out, size_t outlen)
     }
 }
 
-static int check_obj(const json_t *obj, const struct spec_field *fields, const char *prefix,
-                     struct spec_error *err);
+/* Whether a field of type t may fill a destination of kind k. */
+static int dst_fits(enum spec_type t, enum spec_dst_kind k)
+{
+    switch (k) {
+    case SPEC_DST_NONE:
+    case SPEC_DST_JSON: return 1;
+    case SPEC_DST_STRING: return t == SPEC_STRING || t == SPEC_ENUM;
+    case SPEC_DST_INT: return t == SPEC_INTEGER;
+    case SPEC_DST_NUMBER: return t == SPEC_NUMBER || t == SPEC_INTEGER;
+    case SPEC_DST_BOOL: return t == SPEC_BOOL;
+    }
+    return 0;
+}
 
-static int check_value(const json_t *v, const struct spec_field *f, const char *path,
+/* Writes the validated, non-null value v to f's destination in out. */
+static void store(const json_t *v, const struct spec_field *f, void *out)
+{
+    const struct spec_dst *d = &f->to;
+    assert(dst_fits(f->type, d->kind)); /* a table that names the wrong C type */
+    if (out == NULL || d->kind == SPEC_DST_NONE)
+        return;
+    char *at = (char *)out + d->off;
+    switch (d->kind) {
+    case SPEC_DST_NONE: break;
+    case SPEC_DST_STRING: *(const char **)at = json_string_value(v); break;
+    case SPEC_DST_INT: *(json_int_t *)at = json_integer_value(v); break;
+    case SPEC_DST_NUMBER: *(double *)at = json_number_value(v); break;
+    case SPEC_DST_BOOL: *(int *)at = json_is_true(v); break;
+    case SPEC_DST_JSON: *(const json_t **)at = v; break;
+    }
+    if (d->seen)
+        *(int *)((char *)out + d->seen - 1) = 1;
+}
+
+static int check_obj(const json_t *obj, const struct spec_field *fields, const char *prefix,
+                     void *out, struct spec_error *err);
+static int check_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
+                       struct spec_error *err);
+
+/* Validates v and fills its destination. */
+static int parse_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
                        struct spec_error *err)
 {
-    char buf[200];
     if (json_is_null(v)) {
         if (f->flags & SPEC_NULLABLE)
             return 0;
         return fail(err, API_ERR_INVALID_FIELD, path, "%s must not be null%s", NULL);
     }
+    if (check_value(v, f, path, out, err) != 0)
+        return -1;
+    store(v, f, out);
+    return 0;
+}
+
+/* Validates the non-null value v; members of a nested object fill out. */
+static int check_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
+                       struct spec_error *err)
+{
+    char buf[200];
     switch (f->type) {
     case SPEC_STRING: {
         if (!json_is_string(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be a string%s", NULL);
+        if (f->flags & SPEC_RAW)
+            return 0;
         const char *s = json_string_value(v);
         size_t n = json_string_length(v);
         if (n != strlen(s))
@@ -83,8 +133,7 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
         int below = (f->flags & SPEC_EXCLUSIVE_MIN) ? d <= f->min : d < f->min;
         if (!isfinite(d) || below || d > f->max) {
             snprintf(buf, sizeof buf, " %s %g and at most %g",
-                     (f->flags & SPEC_EXCLUSIVE_MIN) ? "greater than" : "at least", f->min,
-                     f->max);
+                     (f->flags & SPEC_EXCLUSIVE_MIN) ? "greater than" : "at least", f->min, f->max);
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be%s", buf);
         }
         return 0;
@@ -112,20 +161,19 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
             const json_t *it = json_array_get(v, i);
             if (!json_is_string(it) || !in_enum(json_string_value(it), f->enum_values)) {
                 enum_list(f->enum_values, buf, sizeof buf);
-                return fail(err, API_ERR_INVALID_FIELD, path, "%s items must be among: %s",
-                            buf);
+                return fail(err, API_ERR_INVALID_FIELD, path, "%s items must be among: %s", buf);
             }
             for (size_t j = 0; j < i; j++)
                 if (json_equal(json_array_get(v, j), it))
-                    return fail(err, API_ERR_INVALID_FIELD, path,
-                                "%s must not repeat an item%s", NULL);
+                    return fail(err, API_ERR_INVALID_FIELD, path, "%s must not repeat an item%s",
+                                NULL);
         }
         return 0;
     }
     case SPEC_OBJECT:
         if (!json_is_object(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
-        return check_obj(v, f->children, path, err);
+        return check_obj(v, f->children, path, out, err);
     case SPEC_ARRAY: {
         if (!json_is_array(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an array%s", NULL);
@@ -138,7 +186,8 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
         for (size_t i = 0; i < n; i++) {
             char ipath[128];
             snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
-            if (check_value(json_array_get(v, i), &f->children[0], ipath, err) != 0)
+            if (f->children != NULL &&
+                parse_value(json_array_get(v, i), &f->children[0], ipath, NULL, err) != 0)
                 return -1;
         }
         return 0;
@@ -161,7 +210,7 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
                 return fail(err, API_ERR_INVALID_FIELD, spec_printable(kpath) ? kpath : path,
                             "%s has an invalid key%s", buf);
             }
-            if (check_value(item, &f->children[0], kpath, err) != 0)
+            if (parse_value(item, &f->children[0], kpath, NULL, err) != 0)
                 return -1;
         }
         return 0;
@@ -171,7 +220,7 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
 }
 
 static int check_obj(const json_t *obj, const struct spec_field *fields, const char *prefix,
-                     struct spec_error *err)
+                     void *out, struct spec_error *err)
 {
     char path[128];
     const char *key;
@@ -185,7 +234,7 @@ static int check_obj(const json_t *obj, const struct spec_field *fields, const c
         if (f->name == NULL)
             return fail(err, API_ERR_UNKNOWN_FIELD, spec_printable(path) ? path : "?",
                         "%s is not a known field%s", NULL);
-        if (check_value(v, f, path, err) != 0)
+        if (parse_value(v, f, path, out, err) != 0)
             return -1;
     }
     for (const struct spec_field *f = fields; f->name; f++) {
@@ -197,15 +246,16 @@ static int check_obj(const json_t *obj, const struct spec_field *fields, const c
     return 0;
 }
 
-int spec_check(const json_t *obj, const struct spec_field *fields, struct spec_error *err)
+int spec_parse(const json_t *obj, const struct spec_field *fields, void *out,
+               struct spec_error *err)
 {
-    return check_obj(obj, fields, "", err);
+    return check_obj(obj, fields, "", out, err);
 }
 
-int api_spec_check(struct api_req *r, const json_t *obj, const struct spec_field *fields)
+int api_spec_parse(struct api_req *r, const json_t *obj, const struct spec_field *fields, void *out)
 {
     struct spec_error err;
-    if (spec_check(obj, fields, &err) == 0)
+    if (spec_parse(obj, fields, out, &err) == 0)
         return 0;
     api_reply_problem(r, err.code, err.field, "%s", err.detail);
     return -1;

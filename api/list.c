@@ -14,7 +14,10 @@ int api_valid_rfc3339(const char *v)
     return util_parse_rfc3339(v, &t) == 0;
 }
 
-int api_valid_uuid(const char *v) { return util_is_uuid(v); }
+int api_valid_uuid(const char *v)
+{
+    return util_is_uuid(v);
+}
 
 int api_valid_seq(const char *s)
 {
@@ -86,8 +89,7 @@ static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *
     if (st->cursor_kind != NULL && (strcmp(key, "limit") == 0 || strcmp(key, "cursor") == 0)) {
         const char **slot = key[0] == 'l' ? &st->limit_s : &st->cursor_s;
         if (*slot != NULL) {
-            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once",
-                              key);
+            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once", key);
             goto fail;
         }
         *slot = v;
@@ -97,8 +99,7 @@ static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *
         if (strcmp(key, st->filters[i].name) != 0)
             continue;
         if (st->q->values[i] != NULL) {
-            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once",
-                              key);
+            api_reply_problem(r, API_ERR_INVALID_PARAMETER, key, "%s is given more than once", key);
             goto fail;
         }
         if (!printable_utf8ish(v) || (st->filters[i].valid && !st->filters[i].valid(v))) {

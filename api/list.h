@@ -6,9 +6,9 @@
 #include "api/http.h"
 
 #define LIST_DEFAULT_LIMIT 50
-#define LIST_MAX_LIMIT 500
-#define LIST_MAX_FILTERS 8
-#define LIST_MAX_VALUE 256
+#define LIST_MAX_LIMIT     500
+#define LIST_MAX_FILTERS   8
+#define LIST_MAX_VALUE     256
 
 /* A filter: name and, optionally, a validator for its value (NULL accepts any printable
  * text up to LIST_MAX_VALUE bytes). */

@@ -10,14 +10,11 @@
 #include <unistd.h>
 
 #include "api/auth.h"
-#include "api/catalog.h"
 #include "api/config.h"
 #include "api/events.h"
 #include "api/events_hub.h"
 #include "api/hosts.h"
-#include "api/idle_policy.h"
 #include "api/routes.h"
-#include "planner/host_state.h"
 #include "api/server.h"
 #include "common/crypt.h"
 #include "common/log.h"
@@ -25,11 +22,17 @@
 #include "common/util.h"
 #include "db/db.h"
 #include "db/migrate.h"
+#include "planner/host_state.h"
 #include "provisioner/worker.h"
+#include "service/catalog.h"
+#include "service/idle_policy.h"
 
 #include <openssl/crypto.h>
 
-static const char *env(const char *name) { return getenv(name); }
+static const char *env(const char *name)
+{
+    return getenv(name);
+}
 
 static int usage(FILE *out)
 {
@@ -42,7 +45,7 @@ static int usage(FILE *out)
             "        [--private-key-file EC_P256.pem]   print a signed JWT (HS256 with\n"
             "                         GPUFLEET_JWT_SECRET_FILE, or ES256 with the key file)\n"
             "  keygen PATH            write a new random secret file (mode 0600)\n"
-            "  routes                 print the route table (METHOD PATH)\n"
+            "  routes                 print the route table (METHOD PATH HANDLER FILE)\n"
             "  sql NAME               print the SQL of a prepared statement (for EXPLAIN)\n"
             "  state-machine [--sql]  print the host state machine (Markdown, or the SQL rows\n"
             "                         that migrations/0012 loads)\n"
@@ -148,8 +151,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
 
     /* API threads, worker threads and (serve) the event hub each need a connection now
      * and then. */
-    int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers +
-               (cfg.idle_policy_interval_s > 0);
+    int pool =
+        (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers + (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);
     db_set_keepalives(cfg.db_keepalives_idle_s, cfg.db_keepalives_interval_s,
                       cfg.db_keepalives_count, cfg.db_tcp_user_timeout_ms);
@@ -207,10 +210,9 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         goto cleanup_pool;
     }
     log_json_steal(LOG_INFO, json_pack("{s:s, s:s, s:i, s:s, s:s}", "msg",
-                                       workers_only ? "workers running" : "listening",
-                                       "listen", workers_only ? "" : cfg.listen, "workers",
-                                       cfg.workers, "version", GPUFLEET_VERSION, "commit",
-                                       GPUFLEET_COMMIT));
+                                       workers_only ? "workers running" : "listening", "listen",
+                                       workers_only ? "" : cfg.listen, "workers", cfg.workers,
+                                       "version", GPUFLEET_VERSION, "commit", GPUFLEET_COMMIT));
     int sig = 0;
     sigwait(&stop, &sig);
     log_msg(LOG_INFO, "signal %d: shutting down", sig);
@@ -221,7 +223,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     }
     if (cfg.workers > 0)
         prov_workers_stop();
-    api_catalog_shutdown();
+    svc_catalog_shutdown();
     rc = 0;
 cleanup_pool:
     db_pool_shutdown();
@@ -289,7 +291,7 @@ static int cmd_token(int argc, char **argv)
     config_free(&cfg);
     if (rc != 0)
         return fatal("token", keyfile ? "cannot sign: is the file a PEM EC P-256 private key?"
-                                       : "cannot sign the token");
+                                      : "cannot sign the token");
     printf("%s\n", tok);
     free(tok);
     return 0;
@@ -316,7 +318,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sql")) {
         const char *sql = argc > 2 ? db_statement_sql(argv[2]) : NULL;
         if (sql == NULL) {
-            fprintf(stderr, "gpufleetd sql: no statement named %s\n", argc > 2 ? argv[2] : "(none)");
+            fprintf(stderr, "gpufleetd sql: no statement named %s\n",
+                    argc > 2 ? argv[2] : "(none)");
             return 2;
         }
         printf("%s\n", sql);
@@ -324,7 +327,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "routes")) {
         for (size_t i = 0; i < api_routes_count; i++)
-            printf("%s %s\n", api_routes[i].method, api_routes[i].path);
+            printf("%s %s %s %s\n", api_routes[i].method, api_routes[i].path,
+                   api_routes[i].handler_name, api_routes[i].file);
         return 0;
     }
     if (!strcmp(cmd, "keygen")) {

@@ -118,65 +118,87 @@ static int valid_gpu_model(const char *s)
 /* ---- spec ---- */
 
 static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
-static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload",
-                                          "topology",      "storage",       "observability",
-                                          NULL};
+static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload", "topology",
+                                          "storage",       "observability", NULL};
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-#define NUM(name, flags, lo, hi) {name, SPEC_NUMBER, flags, lo, hi, NULL, NULL, NULL, NULL}
-#define INT(name, flags, lo, hi) {name, SPEC_INTEGER, flags, lo, hi, NULL, NULL, NULL, NULL}
+/* What the cross-field rules read; the pool itself is stored whole (with defaults). */
+struct pool_in {
+    const char *durable_path, *scratch_path, *stop_command;
+    int auto_stop;
+    double scale_up, scale_down;
+    int has_scale_up, has_scale_down;
+};
+
+#define TO(m) SPEC_TO(struct pool_in, m)
+#define NUM_TO(name, flags, lo, hi, to)                              \
+    {                                                                \
+        name, SPEC_NUMBER, flags, lo, hi, NULL, NULL, NULL, NULL, to \
+    }
+#define NUM(name, flags, lo, hi) NUM_TO(name, flags, lo, hi, SPEC_NONE)
+#define INT(name, flags, lo, hi)                                             \
+    {                                                                        \
+        name, SPEC_INTEGER, flags, lo, hi, NULL, NULL, NULL, NULL, SPEC_NONE \
+    }
+#define PATH(name, to)                                                                             \
+    {                                                                                              \
+        name, SPEC_STRING, SPEC_REQUIRED, 2, 512, api_pool_valid_path,                             \
+            "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL, \
+            to                                                                                     \
+    }
 
 static const struct spec_field command_item[] = {
-    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL},
+    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL, SPEC_NONE},
 };
 static const struct spec_field workload_spec[] = {
-    {"command", SPEC_ARRAY, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, command_item},
-    {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_metric, "lowercase letters and _",
-     NULL, NULL},
+    {"command", SPEC_ARRAY, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, command_item, SPEC_NONE},
+    {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_metric, "lowercase letters and _", NULL,
+     NULL, SPEC_NONE},
     NUM("min", SPEC_REQUIRED, -1e15, 1e15),
     INT("timeout_s", 0, 1, 3600),
-    END,
+    SPEC_END,
 };
 static const struct spec_field gate_spec[] = {
     NUM("storage_min_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
-    {"workload", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, workload_spec},
+    {"workload", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, workload_spec, SPEC_NONE},
     {"link_class", SPEC_STRING, 0, 1, 128, api_pool_valid_link_class,
-     "\"any\" or a comma list of NV*, NV1..NV18, PIX, PXB, PHB, NODE, SYS", NULL, NULL},
+     "\"any\" or a comma list of NV*, NV1..NV18, PIX, PXB, PHB, NODE, SYS", NULL, NULL, SPEC_NONE},
     {"observability_url", SPEC_STRING, 0, 1, 256, valid_url,
-     "an http(s) URL: letters, digits and .:[]- in the host, ._~/%- in the path", NULL, NULL},
-    {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL},
-    END,
+     "an http(s) URL: letters, digits and .:[]- in the host, ._~/%- in the path", NULL, NULL,
+     SPEC_NONE},
+    {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field thresholds_spec[] = {
-    NUM("scale_up_utilization", SPEC_EXCLUSIVE_MIN, 0, 1),
-    NUM("scale_down_utilization", 0, 0, 1),
+    NUM_TO("scale_up_utilization", SPEC_EXCLUSIVE_MIN, 0, 1,
+           SPEC_TO_SEEN(struct pool_in, scale_up, has_scale_up)),
+    NUM_TO("scale_down_utilization", 0, 0, 1,
+           SPEC_TO_SEEN(struct pool_in, scale_down, has_scale_down)),
     NUM("investigate_failed_share", SPEC_EXCLUSIVE_MIN, 0, 1),
     NUM("investigate_cost_increase", SPEC_EXCLUSIVE_MIN, 0, 100),
-    END,
+    SPEC_END,
 };
 static const struct spec_field pool_spec[] = {
-    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"gpu_model", SPEC_STRING, SPEC_REQUIRED, 2, 64, valid_gpu_model,
-     "a GPU model key from /v1/gpu-models", NULL, NULL},
+     "a GPU model key from /v1/gpu-models", NULL, NULL, SPEC_NONE},
     INT("gpu_count", SPEC_REQUIRED, 1, 64),
-    {"interconnect", SPEC_ENUM, 0, 0, 0, NULL, NULL, interconnects, NULL},
+    {"interconnect", SPEC_ENUM, 0, 0, 0, NULL, NULL, interconnects, NULL, SPEC_NONE},
     NUM("price_per_hour", SPEC_REQUIRED, 0, 100000),
     NUM("storage_price_per_gb_month", 0, 0, 100000),
     NUM("egress_price_per_gb", 0, 0, 100000),
     NUM("overhead_pct", 0, 0, 100),
     INT("idle_stop_after_seconds", 0, 60, 2592000),
-    {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"recommendation_thresholds", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, thresholds_spec},
+    {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, TO(auto_stop)},
+    {"recommendation_thresholds", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, thresholds_spec,
+     SPEC_NONE},
     {"stop_command", SPEC_STRING, 0, 1, 512, api_pool_valid_stop_command,
      "letters, digits, spaces and ._/=:- only, starting with a letter, digit or / "
      "(e.g. sudo /usr/sbin/poweroff)",
-     NULL, NULL},
-    {"durable_path", SPEC_STRING, SPEC_REQUIRED, 2, 512, api_pool_valid_path,
-     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL},
-    {"scratch_path", SPEC_STRING, SPEC_REQUIRED, 2, 512, api_pool_valid_path,
-     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL},
-    {"gate", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, gate_spec},
-    END,
+     NULL, NULL, TO(stop_command)},
+    PATH("durable_path", TO(durable_path)),
+    PATH("scratch_path", TO(scratch_path)),
+    {"gate", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, gate_spec, SPEC_NONE},
+    SPEC_END,
 };
 
 /* True when path a is b or lies inside b. */
@@ -199,10 +221,10 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 static json_t *pool_check(struct api_req *r)
 {
     const json_t *body = r->json;
-    if (api_spec_check(r, body, pool_spec) != 0)
+    struct pool_in in = {.scale_up = PLAN_REC_UTIL_HIGH, .scale_down = PLAN_REC_UTIL_LOW};
+    if (api_spec_parse(r, body, pool_spec, &in) != 0)
         return NULL;
-    const char *durable = json_string_value(json_object_get(body, "durable_path"));
-    const char *scratch = json_string_value(json_object_get(body, "scratch_path"));
+    const char *durable = in.durable_path, *scratch = in.scratch_path;
     if (strcmp(durable, scratch) == 0) {
         api_reply_problem(r, API_ERR_INVALID_FIELD, "scratch_path",
                           "scratch_path must differ from durable_path: durable state is kept "
@@ -214,21 +236,15 @@ static json_t *pool_check(struct api_req *r)
                           "scratch_path and durable_path must not lie inside one another");
         return NULL;
     }
-    if (json_is_true(json_object_get(body, "auto_stop")) &&
-        json_object_get(body, "stop_command") == NULL) {
+    if (in.auto_stop && in.stop_command == NULL) {
         api_reply_problem(r, API_ERR_INVALID_FIELD, "stop_command",
                           "auto_stop needs a stop_command to run on the host");
         return NULL;
     }
-    const json_t *th = json_object_get(body, "recommendation_thresholds");
-    const json_t *up = json_object_get(th, "scale_up_utilization");
-    const json_t *down = json_object_get(th, "scale_down_utilization");
-    double upv = up ? json_number_value(up) : PLAN_REC_UTIL_HIGH;
-    double downv = down ? json_number_value(down) : PLAN_REC_UTIL_LOW;
-    if ((up != NULL || down != NULL) && downv >= upv) {
+    if ((in.has_scale_up || in.has_scale_down) && in.scale_down >= in.scale_up) {
         api_reply_problem(r, API_ERR_INVALID_FIELD,
-                          down ? "recommendation_thresholds.scale_down_utilization"
-                               : "recommendation_thresholds.scale_up_utilization",
+                          in.has_scale_down ? "recommendation_thresholds.scale_down_utilization"
+                                            : "recommendation_thresholds.scale_up_utilization",
                           "scale_down_utilization must be below scale_up_utilization");
         return NULL;
     }
@@ -268,75 +284,22 @@ static json_t *pool_check(struct api_req *r)
     return doc;
 }
 
-static const char *pool_id(struct api_req *r)
-{
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
-        return NULL;
-    }
-    return id;
-}
-
 /* ---- create / read / list ---- */
 
-struct pool_arg {
-    struct api_req *r;
-    const char *id;
-    json_t *spec; /* validated, defaults filled */
-    char *doc;
-    char new_id[37];
-    int precondition_failed, in_use, conflict, bad_model;
-};
+/* A duplicate name, or a gpu_model outside the catalog. */
+static const struct api_violation pool_duplicate = {API_ERR_ALREADY_EXISTS, "name",
+                                                    "a pool with this name already exists"};
+static const struct api_violation pool_unknown_model = {
+    API_ERR_INVALID_FIELD, "gpu_model",
+    "gpu_model must be a key of the GPU catalog (GET /v1/gpu-models)"};
 
-/* Classifies a failed write: duplicate name or a gpu_model outside the catalog. */
-static void classify(struct db_conn *c, struct pool_arg *a, enum db_status s)
-{
-    if (s != DB_HARD_ERROR)
-        return;
-    if (db_conn_unique_violation(c))
-        a->conflict = 1;
-    else if (db_conn_fk_violation(c))
-        a->bad_model = 1;
-}
-
-static enum MHD_Result reply_write_error(struct api_req *r, struct pool_arg *a, enum db_status s)
-{
-    free(a->doc);
-    a->doc = NULL;
-    if (a->conflict)
-        return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
-                                 "a pool with this name already exists");
-    if (a->bad_model)
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, "gpu_model",
-                                 "gpu_model must be a key of the GPU catalog (GET /v1/gpu-models)");
-    return api_reply_db(r, s);
-}
-
-static enum db_status create_fn(struct db_conn *c, void *arg)
-{
-    struct pool_arg *a = arg;
-    free(a->doc); /* a retried transaction starts over */
-    a->doc = NULL;
-    enum db_status s = db_pool_insert(c, a->spec, a->r->principal.sub, &a->doc, a->new_id);
-    classify(c, a, s);
-    if (s < 0)
-        return s;
-    return api_audit(c, a->r, "pool.create", "pool", a->new_id, MHD_HTTP_CREATED);
-}
+static const struct api_document_def pool_document = {
+    "pool",      "/v1/pools",    pool_check,      db_pool_insert,
+    db_pool_get, db_pool_update, &pool_duplicate, &pool_unknown_model};
 
 enum MHD_Result api_pools_create(struct api_req *r)
 {
-    struct pool_arg a = {.r = r, .spec = pool_check(r)};
-    if (a.spec == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(create_fn, &a);
-    json_decref(a.spec);
-    if (s < 0 || a.conflict || a.bad_model)
-        return reply_write_error(r, &a, s);
-    char location[96];
-    snprintf(location, sizeof location, "/v1/pools/%s", a.new_id);
-    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+    return api_create_document(r, &pool_document);
 }
 
 static enum db_status fetch_pool(struct db_conn *c, const char *id, char **doc)
@@ -346,78 +309,39 @@ static enum db_status fetch_pool(struct db_conn *c, const char *id, char **doc)
 
 enum MHD_Result api_pools_get(struct api_req *r)
 {
-    const char *id = pool_id(r);
+    const char *id = api_path_id(r, "pool");
     return id ? api_get_document(r, id, "pool", fetch_pool) : MHD_YES;
 }
 
-static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+static int valid_prefix(const char *v)
+{
+    return strlen(v) <= 128;
+}
 
 static const struct list_filter pool_filters[] = {
     {"gpu_model", valid_gpu_model, "a GPU model key"},
     {"name_prefix", valid_prefix, "1-128 characters"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_pool_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
     return db_pool_list(c, &f, page);
 }
 
-static const struct list_def pool_list = {"pool", pool_filters, 2, api_valid_seq, NULL, NULL,
-                                          list_page};
+static const struct list_def pool_list = {"pool", pool_filters, 2,        api_valid_seq,
+                                          NULL,   NULL,         list_page};
 
-enum MHD_Result api_pools_list(struct api_req *r) { return api_list_serve(r, &pool_list); }
+enum MHD_Result api_pools_list(struct api_req *r)
+{
+    return api_list_serve(r, &pool_list);
+}
 
 /* ---- replace (If-Match) / delete ---- */
 
-static enum db_status replace_fn(struct db_conn *c, void *arg)
-{
-    struct pool_arg *a = arg;
-    free(a->doc);
-    a->doc = NULL;
-    char *cur = NULL;
-    enum db_status s = db_pool_get(c, a->id, 1, &cur);
-    if (s <= 0)
-        return s;
-    /* The ETag a GET of this pool returns: the hash of the same document text. */
-    char etag[API_ETAG_LEN];
-    api_etag_of(cur, strlen(cur), etag);
-    free(cur);
-    if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
-        a->precondition_failed = 1;
-        return DB_NO_RESULTS; /* nothing written */
-    }
-    s = db_pool_update(c, a->id, a->spec, &a->doc);
-    classify(c, a, s);
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "pool.update", "pool", a->id, MHD_HTTP_OK);
-}
-
 enum MHD_Result api_pools_replace(struct api_req *r)
 {
-    struct pool_arg a = {.r = r, .id = pool_id(r)};
-    if (a.id == NULL)
-        return MHD_YES;
-    if (api_header(r, MHD_HTTP_HEADER_IF_MATCH) == NULL)
-        return api_reply_problem(r, API_ERR_PRECONDITION_REQUIRED, NULL,
-                                 "send If-Match with the ETag of the pool you read, so that "
-                                 "concurrent edits are not lost");
-    a.spec = pool_check(r);
-    if (a.spec == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(replace_fn, &a);
-    json_decref(a.spec);
-    if (s < 0 || a.conflict || a.bad_model)
-        return reply_write_error(r, &a, s);
-    if (a.precondition_failed)
-        return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
-                                 "the pool changed since you read it; GET it again and retry");
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
-    r->etag_on_write = 1;
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
+    return api_replace_document(r, &pool_document);
 }
 
 static const struct api_delete_def pool_delete = {
@@ -426,6 +350,6 @@ static const struct api_delete_def pool_delete = {
 
 enum MHD_Result api_pools_delete(struct api_req *r)
 {
-    const char *id = pool_id(r);
+    const char *id = api_path_id(r, "pool");
     return id ? api_delete_resource(r, id, &pool_delete) : MHD_YES;
 }

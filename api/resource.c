@@ -1,7 +1,21 @@
 /* resource.c — see resource.h. */
 #include "api/resource.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "api/list.h"
+
+const char *api_path_id(struct api_req *r, const char *what)
+{
+    const char *id = api_param(r, 0);
+    if (!api_valid_uuid(id)) {
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+        return NULL;
+    }
+    return id;
+}
 
 struct delete_arg {
     struct api_req *r;
@@ -47,16 +61,175 @@ static enum db_status get_fn(struct db_conn *c, void *arg)
     return a->fetch(c, a->id, &a->doc);
 }
 
-enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *what,
-                                 api_doc_fetch fetch)
+char *api_fetch_document(struct api_req *r, const char *id, const char *what, api_doc_fetch fetch)
 {
     struct get_arg a = {id, fetch, NULL};
     enum db_status s = db_run(get_fn, &a);
     if (s < 0) {
-        free(a.doc);
-        return api_reply_db(r, s);
+        free(a.doc); /* a fetch may fill it before a later statement fails */
+        api_reply_db(r, s);
+        return NULL;
     }
     if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+    return a.doc;
+}
+
+enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *what,
+                                 api_doc_fetch fetch)
+{
+    char *doc = api_fetch_document(r, id, what, fetch);
+    return doc ? api_reply_text(r, MHD_HTTP_OK, doc, NULL) : MHD_YES;
+}
+
+struct doc_tx {
+    db_tx_fn fn;
+    void *arg;
+    char **doc;
+};
+
+static enum db_status doc_tx_fn(struct db_conn *c, void *arg)
+{
+    struct doc_tx *t = arg;
+    free(*t->doc); /* a retried transaction starts over */
+    *t->doc = NULL;
+    return t->fn(c, t->arg);
+}
+
+enum db_status api_run_tx_doc(db_tx_fn fn, void *arg, char **doc)
+{
+    struct doc_tx t = {fn, arg, doc};
+    enum db_status s = db_run_tx(doc_tx_fn, &t);
+    if (s < 0) {
+        free(*doc); /* rendered, then rolled back: never sent */
+        *doc = NULL;
+    }
+    return s;
+}
+
+const struct api_violation *api_violation_of(struct db_conn *c, enum db_status s,
+                                             const struct api_violation *unique,
+                                             const struct api_violation *fk)
+{
+    if (s != DB_HARD_ERROR)
+        return NULL;
+    if (unique != NULL && db_conn_unique_violation(c))
+        return unique;
+    if (fk != NULL && db_conn_fk_violation(c))
+        return fk;
+    return NULL;
+}
+
+enum MHD_Result api_reply_write_error(struct api_req *r, const struct api_violation *v,
+                                      enum db_status s)
+{
+    if (v != NULL)
+        return api_reply_problem(r, v->code, v->field, "%s", v->detail);
+    return api_reply_db(r, s);
+}
+
+/* ---- documents: create, replace with If-Match ---- */
+
+struct document_arg {
+    struct api_req *r;
+    const struct api_document_def *d;
+    const char *id; /* replace */
+    json_t *spec;
+    char *doc;
+    char new_id[37]; /* create */
+    const struct api_violation *violation;
+    int precondition_failed;
+};
+
+/* The audit event of a document write: action "<what>.<verb>". */
+static enum db_status audit_document(struct db_conn *c, const struct document_arg *a,
+                                     const char *verb, const char *id, unsigned status)
+{
+    char action[64];
+    snprintf(action, sizeof action, "%s.%s", a->d->what, verb);
+    return api_audit(c, a->r, action, a->d->what, id, status);
+}
+
+static enum db_status create_fn(struct db_conn *c, void *arg)
+{
+    struct document_arg *a = arg;
+    enum db_status s = a->d->insert(c, a->spec, a->r->principal.sub, &a->doc, a->new_id);
+    a->violation = api_violation_of(c, s, a->d->unique, a->d->fk);
+    if (s < 0)
+        return s;
+    return audit_document(c, a, "create", a->new_id, MHD_HTTP_CREATED);
+}
+
+/* Prepares the document, then runs fn in a transaction. Returns 1 when it committed (the
+ * caller answers), 0 after replying (400, or the write's failure). */
+static int write_document(struct document_arg *a, db_tx_fn fn)
+{
+    a->spec = a->d->prepare(a->r);
+    if (a->spec == NULL)
+        return 0;
+    enum db_status s = api_run_tx_doc(fn, a, &a->doc);
+    json_decref(a->spec);
+    if (s < 0) {
+        api_reply_write_error(a->r, a->violation, s);
+        return 0;
+    }
+    return 1;
+}
+
+enum MHD_Result api_create_document(struct api_req *r, const struct api_document_def *d)
+{
+    struct document_arg a = {.r = r, .d = d};
+    if (!write_document(&a, create_fn))
+        return MHD_YES;
+    char location[160];
+    snprintf(location, sizeof location, "%s/%s", d->collection, a.new_id);
+    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+}
+
+static enum db_status replace_fn(struct db_conn *c, void *arg)
+{
+    struct document_arg *a = arg;
+    a->violation = NULL;
+    a->precondition_failed = 0;
+    char *cur = NULL;
+    enum db_status s = a->d->get(c, a->id, 1, &cur);
+    if (s <= 0) {
+        free(cur);
+        return s;
+    }
+    /* The ETag a GET of this resource returns: the hash of the same document text. */
+    char etag[API_ETAG_LEN];
+    api_etag_of(cur, strlen(cur), etag);
+    free(cur);
+    if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
+        a->precondition_failed = 1;
+        return DB_NO_RESULTS; /* nothing written */
+    }
+    s = a->d->update(c, a->id, a->spec, &a->doc);
+    a->violation = api_violation_of(c, s, a->d->unique, a->d->fk);
+    if (s <= 0)
+        return s;
+    return audit_document(c, a, "update", a->id, MHD_HTTP_OK);
+}
+
+enum MHD_Result api_replace_document(struct api_req *r, const struct api_document_def *d)
+{
+    struct document_arg a = {.r = r, .d = d, .id = api_path_id(r, d->what)};
+    if (a.id == NULL)
+        return MHD_YES;
+    if (api_header(r, MHD_HTTP_HEADER_IF_MATCH) == NULL)
+        return api_reply_problem(r, API_ERR_PRECONDITION_REQUIRED, NULL,
+                                 "send If-Match with the ETag of the %s you read, so that "
+                                 "concurrent edits are not lost",
+                                 d->what);
+    if (!write_document(&a, replace_fn))
+        return MHD_YES;
+    if (a.precondition_failed)
+        return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
+                                 "the %s changed since you read it; GET it again and retry",
+                                 d->what);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", d->what);
+    r->etag_on_write = 1;
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }

@@ -4,11 +4,15 @@
 
 #include "api/http.h"
 
+/* The {id} path parameter when it is a UUID; otherwise replies 404 "no <what> has this id"
+ * (an id that cannot exist is answered like an unknown one) and returns NULL. */
+const char *api_path_id(struct api_req *r, const char *what);
+
 /* DELETE of one row: 204 and an audit event in the same transaction, 404 when absent,
  * 409 when a foreign key still references it. */
 struct api_delete_def {
-    const char *what;          /* "brief": for the 404 detail */
-    const char *action;        /* "brief.delete" */
+    const char *what;   /* "brief": for the 404 detail */
+    const char *action; /* "brief.delete" */
     enum db_status (*del)(struct db_conn *c, const char *id);
     enum api_error in_use;     /* the 409 code */
     const char *in_use_detail; /* what to do about it */
@@ -22,5 +26,60 @@ enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
 typedef enum db_status (*api_doc_fetch)(struct db_conn *c, const char *id, char **doc);
 enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *what,
                                  api_doc_fetch fetch);
+/* The same read, for a handler that answers with something made from the document:
+ * returns it (caller frees), or NULL after replying 404, 503 or 500. */
+char *api_fetch_document(struct api_req *r, const char *id, const char *what, api_doc_fetch fetch);
+
+/* Runs fn in a transaction (db_run_tx) whose output is one rendered document, *doc, which
+ * fn sets. *doc is owned here until the transaction ends: it is freed before every
+ * attempt (a retried transaction starts over) and when the transaction fails after fn
+ * set it (a later statement or the COMMIT failed). So on return *doc is non-NULL only when
+ * the transaction committed and fn set it; the caller then sends or frees it. */
+enum db_status api_run_tx_doc(db_tx_fn fn, void *arg, char **doc);
+
+/* The problem answered when a write breaks a constraint; detail NULL: none declared (the
+ * failure is answered as a database error). */
+struct api_violation {
+    enum api_error code;
+    const char *field;
+    const char *detail;
+};
+
+/* A resource stored as one validated JSON document (briefs, pools), declared. */
+struct api_document_def {
+    const char *what;       /* "brief": for the details; audit actions are "brief.create"… */
+    const char *collection; /* "/v1/briefs": a new one's Location is collection/id */
+    /* Validates r->json; returns the document to store (a new reference), or NULL after
+     * replying 400. */
+    json_t *(*prepare)(struct api_req *r);
+    enum db_status (*insert)(struct db_conn *c, const json_t *spec, const char *created_by,
+                             char **doc, char id[37]);
+    /* The current document (as GET renders it, so that its ETag is the one GET gave). */
+    enum db_status (*get)(struct db_conn *c, const char *id, int for_update, char **doc);
+    enum db_status (*update)(struct db_conn *c, const char *id, const json_t *spec, char **doc);
+    const struct api_violation *unique, *fk; /* answers to a broken constraint, or NULL */
+};
+/* POST: prepare (400), then insert and an audit event in one transaction; 201 with the
+ * document and its Location; the declared problems for a broken constraint; 503/500. */
+enum MHD_Result api_create_document(struct api_req *r, const struct api_document_def *d);
+/* PUT of the whole document with optimistic concurrency:
+ *   - 404 when the path id is not a UUID; 428 without If-Match;
+ *   - prepare validates the body (400);
+ *   - in one transaction: the current version is read and locked; 412 when If-Match does
+ *     not name its ETag (nothing written); otherwise update and an audit event;
+ *   - 200 with the new document and its ETag; 404 when absent; the declared problems for
+ *     a broken constraint; 503/500 for other failures. */
+enum MHD_Result api_replace_document(struct api_req *r, const struct api_document_def *d);
+
+/* Inside the transaction, right after the write whose status is s: the declared problem
+ * of the constraint it broke (unique or fk, either may be NULL), or NULL. Only a
+ * DB_HARD_ERROR breaks one, so the transaction then fails too (s < 0). */
+const struct api_violation *api_violation_of(struct db_conn *c, enum db_status s,
+                                             const struct api_violation *unique,
+                                             const struct api_violation *fk);
+/* The answer to a failed write (status s): the problem declared for the constraint it broke
+ * (v, from api_violation_of), or else the database problem (503/500). */
+enum MHD_Result api_reply_write_error(struct api_req *r, const struct api_violation *v,
+                                      enum db_status s);
 
 #endif

@@ -7,82 +7,106 @@
 
 #include "api/audit.h"
 #include "api/briefs.h"
-#include "api/stacks.h"
+#include "api/costs.h"
 #include "api/credentials.h"
-#include "api/pools.h"
-#include "api/gpu_models.h"
+#include "api/events.h"
 #include "api/gates.h"
+#include "api/gpu_models.h"
 #include "api/hosts.h"
+#include "api/pools.h"
+#include "api/recommend.h"
 #include "api/service.h"
 #include "api/sizing.h"
+#include "api/stacks.h"
 #include "api/stop.h"
-#include "api/work_reports.h"
-#include "api/costs.h"
-#include "api/recommend.h"
 #include "api/ui.h"
-#include "api/events.h"
+#include "api/work_reports.h"
+
+/* ROUTE(method, path, handler, roles, flags, file): the handler's name is kept as text
+ * (the OpenAPI operationId of the route is that name) with the file that defines it
+ * (`gpufleetd routes` prints both; tests/unit/test_routes.c checks the file). */
+#define ROUTE(m, p, h, roles, flags, file) \
+    {                                      \
+        m, p, h, roles, flags, #h, file    \
+    }
 
 const struct api_route api_routes[] = {
-    {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC},
-    {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC},
-    {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC},
-    {"GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC},
-    {"GET", "/ui", api_ui_redirect, 0, ROUTE_PUBLIC},
-    {"GET", "/ui/", api_ui_index, 0, ROUTE_PUBLIC},
-    {"GET", "/ui/{file}", api_ui_file, 0, ROUTE_PUBLIC},
-    {"GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0},
-    {"GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0},
-    {"GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0},
-    {"POST", "/v1/gpu-models", api_gpu_models_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/gpu-models/{key}", api_gpu_models_get, ROLES_READ, 0},
-    {"GET", "/v1/briefs", api_briefs_list, ROLES_READ, 0},
-    {"POST", "/v1/briefs", api_briefs_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/briefs/{id}", api_briefs_get, ROLES_READ, 0},
-    {"PUT", "/v1/briefs/{id}", api_briefs_replace, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"DELETE", "/v1/briefs/{id}", api_briefs_delete, ROLES_ADMIN, ROUTE_MUTATES},
-    {"GET", "/v1/briefs/{id}/sizing", api_briefs_sizing, ROLES_READ, 0},
-    {"POST", "/v1/sizing", api_sizing, ROLES_READ, ROUTE_BODY},
-    {"GET", "/v1/stacks", api_stacks_list, ROLES_READ, 0},
-    {"POST", "/v1/stacks", api_stacks_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/stacks/{id}", api_stacks_get, ROLES_READ, 0},
-    {"GET", "/v1/stacks/{id}/lineage", api_stacks_lineage, ROLES_READ, 0},
-    {"GET", "/v1/credentials", api_credentials_list, ROLES_ADMIN, 0},
-    {"POST", "/v1/credentials", api_credentials_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/credentials/{id}", api_credentials_get, ROLES_ADMIN, 0},
-    {"DELETE", "/v1/credentials/{id}", api_credentials_delete, ROLES_ADMIN, ROUTE_MUTATES},
-    {"GET", "/v1/pools", api_pools_list, ROLES_READ, 0},
-    {"POST", "/v1/pools", api_pools_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/pools/{id}", api_pools_get, ROLES_READ, 0},
-    {"PUT", "/v1/pools/{id}", api_pools_replace, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
-    {"DELETE", "/v1/pools/{id}", api_pools_delete, ROLES_ADMIN, ROUTE_MUTATES},
-    {"GET", "/v1/hosts", api_hosts_list, ROLES_READ, 0},
-    {"POST", "/v1/hosts", api_hosts_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/hosts/{id}", api_hosts_get, ROLES_READ, 0},
-    {"PATCH", "/v1/hosts/{id}", api_hosts_patch, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"DELETE", "/v1/hosts/{id}", api_hosts_delete, ROLES_ADMIN, ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/provision", api_hosts_provision, ROLES_WRITE,
-     ROUTE_BODY | ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/gate", api_hosts_gate, ROLES_WRITE, ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/drain", api_hosts_drain, ROLES_WRITE, ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/resume", api_hosts_resume, ROLES_WRITE, ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/release", api_hosts_release, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/diagnostics", api_hosts_diagnostics, ROLES_WRITE,
-     ROUTE_BODY | ROUTE_MUTATES},
-    {"POST", "/v1/hosts/{id}/stop", api_hosts_stop, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0},
-    {"GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0},
-    {"GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0},
-    {"GET", "/v1/gate-runs/{id}", api_gate_runs_get, ROLES_READ, 0},
-    {"GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0},
-    {"GET", "/v1/jobs/{id}", api_jobs_get, ROLES_READ, 0},
-    {"POST", "/v1/jobs/{id}/cancel", api_jobs_cancel, ROLES_WRITE, ROUTE_MUTATES},
-    {"GET", "/v1/work-reports", api_work_reports_list, ROLES_READ, 0},
-    {"POST", "/v1/work-reports", api_work_reports_create, ROLE_REPORTER | ROLES_WRITE,
-     ROUTE_BODY | ROUTE_MUTATES},
-    {"GET", "/v1/costs", api_costs, ROLES_READ, 0},
-    {"GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0},
-    {"GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET},
-    {"POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0},
+    ROUTE("GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, "api/service.c"),
+    ROUTE("GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC, "api/service.c"),
+    ROUTE("GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC, "api/service.c"),
+    ROUTE("GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC, "api/service.c"),
+    ROUTE("GET", "/ui", api_ui_redirect, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),
+    ROUTE("GET", "/ui/", api_ui_index, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),
+    ROUTE("GET", "/ui/{file}", api_ui_file, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),
+    ROUTE("GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0, "api/audit.c"),
+    ROUTE("GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0, "api/audit.c"),
+    ROUTE("GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0, "api/gpu_models.c"),
+    ROUTE("POST", "/v1/gpu-models", api_gpu_models_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/gpu_models.c"),
+    ROUTE("GET", "/v1/gpu-models/{key}", api_gpu_models_get, ROLES_READ, 0, "api/gpu_models.c"),
+    ROUTE("GET", "/v1/briefs", api_briefs_list, ROLES_READ, 0, "api/briefs.c"),
+    ROUTE("POST", "/v1/briefs", api_briefs_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/briefs.c"),
+    ROUTE("GET", "/v1/briefs/{id}", api_briefs_get, ROLES_READ, 0, "api/briefs.c"),
+    ROUTE("PUT", "/v1/briefs/{id}", api_briefs_replace, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/briefs.c"),
+    ROUTE("DELETE", "/v1/briefs/{id}", api_briefs_delete, ROLES_ADMIN, ROUTE_MUTATES,
+          "api/briefs.c"),
+    ROUTE("GET", "/v1/briefs/{id}/sizing", api_briefs_sizing, ROLES_READ, 0, "api/sizing.c"),
+    ROUTE("POST", "/v1/sizing", api_sizing, ROLES_READ, ROUTE_BODY, "api/sizing.c"),
+    ROUTE("GET", "/v1/stacks", api_stacks_list, ROLES_READ, 0, "api/stacks.c"),
+    ROUTE("POST", "/v1/stacks", api_stacks_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/stacks.c"),
+    ROUTE("GET", "/v1/stacks/{id}", api_stacks_get, ROLES_READ, 0, "api/stacks.c"),
+    ROUTE("GET", "/v1/stacks/{id}/lineage", api_stacks_lineage, ROLES_READ, 0, "api/stacks.c"),
+    ROUTE("GET", "/v1/credentials", api_credentials_list, ROLES_ADMIN, 0, "api/credentials.c"),
+    ROUTE("POST", "/v1/credentials", api_credentials_create, ROLES_ADMIN,
+          ROUTE_BODY | ROUTE_MUTATES, "api/credentials.c"),
+    ROUTE("GET", "/v1/credentials/{id}", api_credentials_get, ROLES_ADMIN, 0, "api/credentials.c"),
+    ROUTE("DELETE", "/v1/credentials/{id}", api_credentials_delete, ROLES_ADMIN, ROUTE_MUTATES,
+          "api/credentials.c"),
+    ROUTE("GET", "/v1/pools", api_pools_list, ROLES_READ, 0, "api/pools.c"),
+    ROUTE("POST", "/v1/pools", api_pools_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/pools.c"),
+    ROUTE("GET", "/v1/pools/{id}", api_pools_get, ROLES_READ, 0, "api/pools.c"),
+    ROUTE("PUT", "/v1/pools/{id}", api_pools_replace, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/pools.c"),
+    ROUTE("DELETE", "/v1/pools/{id}", api_pools_delete, ROLES_ADMIN, ROUTE_MUTATES, "api/pools.c"),
+    ROUTE("GET", "/v1/hosts", api_hosts_list, ROLES_READ, 0, "api/hosts.c"),
+    ROUTE("POST", "/v1/hosts", api_hosts_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/hosts.c"),
+    ROUTE("GET", "/v1/hosts/{id}", api_hosts_get, ROLES_READ, 0, "api/hosts.c"),
+    ROUTE("PATCH", "/v1/hosts/{id}", api_hosts_patch, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/hosts.c"),
+    ROUTE("DELETE", "/v1/hosts/{id}", api_hosts_delete, ROLES_ADMIN, ROUTE_MUTATES, "api/hosts.c"),
+    ROUTE("POST", "/v1/hosts/{id}/provision", api_hosts_provision, ROLES_WRITE,
+          ROUTE_BODY | ROUTE_MUTATES, "api/hosts.c"),
+    ROUTE("POST", "/v1/hosts/{id}/gate", api_hosts_gate, ROLES_WRITE, ROUTE_MUTATES, "api/gates.c"),
+    ROUTE("POST", "/v1/hosts/{id}/drain", api_hosts_drain, ROLES_WRITE, ROUTE_MUTATES,
+          "api/gates.c"),
+    ROUTE("POST", "/v1/hosts/{id}/resume", api_hosts_resume, ROLES_WRITE, ROUTE_MUTATES,
+          "api/gates.c"),
+    ROUTE("POST", "/v1/hosts/{id}/release", api_hosts_release, ROLES_ADMIN,
+          ROUTE_BODY | ROUTE_MUTATES, "api/gates.c"),
+    ROUTE("POST", "/v1/hosts/{id}/diagnostics", api_hosts_diagnostics, ROLES_WRITE,
+          ROUTE_BODY | ROUTE_MUTATES, "api/gates.c"),
+    ROUTE("POST", "/v1/hosts/{id}/stop", api_hosts_stop, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
+          "api/stop.c"),
+    ROUTE("GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/gate-runs/{id}", api_gate_runs_get, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0, "api/hosts.c"),
+    ROUTE("GET", "/v1/jobs/{id}", api_jobs_get, ROLES_READ, 0, "api/hosts.c"),
+    ROUTE("POST", "/v1/jobs/{id}/cancel", api_jobs_cancel, ROLES_WRITE, ROUTE_MUTATES,
+          "api/hosts.c"),
+    ROUTE("GET", "/v1/work-reports", api_work_reports_list, ROLES_READ, 0, "api/work_reports.c"),
+    ROUTE("POST", "/v1/work-reports", api_work_reports_create, ROLE_REPORTER | ROLES_WRITE,
+          ROUTE_BODY | ROUTE_MUTATES, "api/work_reports.c"),
+    ROUTE("GET", "/v1/costs", api_costs, ROLES_READ, 0, "api/costs.c"),
+    ROUTE("GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0, "api/recommend.c"),
+    ROUTE("GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET, "api/events.c"),
+    ROUTE("POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0, "api/events.c"),
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 
@@ -124,9 +148,9 @@ fail:
     return 0;
 }
 
-enum api_match api_route_match(const char *method, const char *path,
-                               const struct api_route **route, char **params, int *nparams,
-                               char *allow, size_t allowlen, int *label)
+enum api_match api_route_match(const char *method, const char *path, const struct api_route **route,
+                               char **params, int *nparams, char *allow, size_t allowlen,
+                               int *label)
 {
     int found_path = 0;
     *route = NULL;
@@ -144,8 +168,7 @@ enum api_match api_route_match(const char *method, const char *path,
         }
         size_t used = strlen(allow);
         if (strstr(allow, api_routes[i].method) == NULL)
-            snprintf(allow + used, allowlen - used, "%s%s", used ? ", " : "",
-                     api_routes[i].method);
+            snprintf(allow + used, allowlen - used, "%s%s", used ? ", " : "", api_routes[i].method);
         if (*route == NULL && strcmp(api_routes[i].method, method) == 0) {
             *route = &api_routes[i];
             path_matches(api_routes[i].path, path, params, nparams);

@@ -7,10 +7,11 @@
 #include "api/http.h"
 
 enum api_route_flags {
-    ROUTE_PUBLIC = 1,   /* no token needed */
-    ROUTE_BODY = 2,     /* takes a JSON object body */
-    ROUTE_MUTATES = 4,  /* changes state: audited, honours Idempotency-Key on POST */
-    ROUTE_TICKET = 8,   /* also accepts ?ticket= from POST /v1/event-tickets (api/events.h) */
+    ROUTE_PUBLIC = 1,  /* no token needed */
+    ROUTE_BODY = 2,    /* takes a JSON object body */
+    ROUTE_MUTATES = 4, /* changes state: audited, honours Idempotency-Key on POST */
+    ROUTE_TICKET = 8,  /* also accepts ?ticket= from POST /v1/event-tickets (api/events.h) */
+    ROUTE_UI = 16,     /* the status page: its answers carry the page's policy (API_UI_CSP) */
 };
 
 struct api_route {
@@ -19,6 +20,8 @@ struct api_route {
     api_handler handler;
     unsigned roles; /* allowed roles (bitmask of enum api_role); 0 for public routes */
     unsigned flags;
+    const char *handler_name; /* "api_hosts_resume": the route's OpenAPI operationId */
+    const char *file;         /* where the handler is defined: "api/gates.c" */
 };
 
 extern const struct api_route api_routes[];
@@ -34,8 +37,8 @@ enum api_match {
  * of the path parameters (caller frees). allow receives the comma-separated methods the
  * path supports (for 405 and CORS preflight). *label is a stable index for metrics: the
  * first route with the same path template, or -1 when no path matched. */
-enum api_match api_route_match(const char *method, const char *path,
-                               const struct api_route **route, char **params, int *nparams,
-                               char *allow, size_t allowlen, int *label);
+enum api_match api_route_match(const char *method, const char *path, const struct api_route **route,
+                               char **params, int *nparams, char *allow, size_t allowlen,
+                               int *label);
 
 #endif

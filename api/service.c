@@ -9,9 +9,8 @@
 
 enum MHD_Result api_healthz(struct api_req *r)
 {
-    return api_reply_json(r, MHD_HTTP_OK,
-                          json_pack("{s:s, s:s}", "status", "ok", "version", GPUFLEET_VERSION),
-                          NULL);
+    return api_reply_json(
+        r, MHD_HTTP_OK, json_pack("{s:s, s:s}", "status", "ok", "version", GPUFLEET_VERSION), NULL);
 }
 
 enum MHD_Result api_readyz(struct api_req *r)

@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "api/briefs.h"
-#include "api/catalog.h"
 #include "api/list.h"
+#include "api/resource.h"
 #include "db/briefs.h"
 #include "planner/brief.h"
 #include "planner/sizing.h"
+#include "service/catalog.h"
 
 static int number_in(const char *v, double lo, double hi)
 {
@@ -18,9 +19,18 @@ static int number_in(const char *v, double lo, double hi)
     double d = strtod(v, &e);
     return e != v && *e == '\0' && d >= lo && d <= hi;
 }
-static int valid_pct(const char *v) { return number_in(v, 0, 90); }
-static int valid_factor(const char *v) { return number_in(v, 1, 4); }
-static int valid_fixed(const char *v) { return number_in(v, 0, 64); }
+static int valid_pct(const char *v)
+{
+    return number_in(v, 0, 90);
+}
+static int valid_factor(const char *v)
+{
+    return number_in(v, 1, 4);
+}
+static int valid_fixed(const char *v)
+{
+    return number_in(v, 0, 64);
+}
 
 static const struct list_filter sizing_params[] = {
     {"reserve_pct", valid_pct, "a number from 0 to 90"},
@@ -45,37 +55,39 @@ static int sizing_options(struct api_req *r, struct plan_options *o)
     return 0;
 }
 
-struct sizing_arg {
-    const char *id;            /* stored brief to size, or NULL */
-    char *brief;               /* its document */
-    struct api_catalog *cat;   /* referenced snapshot */
-};
-
-static enum db_status sizing_fn(struct db_conn *c, void *arg)
+static enum db_status catalog_fn(struct db_conn *c, void *arg)
 {
-    struct sizing_arg *a = arg;
+    struct svc_catalog **cat = arg;
     enum db_status s;
-    if (a->id != NULL) {
-        s = db_brief_get(c, a->id, 0, &a->brief);
-        if (s <= 0)
-            return s;
-    }
-    a->cat = api_catalog_get(c, &s);
+    *cat = svc_catalog_get(c, &s);
     return s;
 }
 
+/* The catalog snapshot (release it), or NULL after replying 503/500. */
+static struct svc_catalog *catalog(struct api_req *r)
+{
+    struct svc_catalog *cat = NULL;
+    enum db_status s = db_run(catalog_fn, &cat);
+    if (cat == NULL)
+        api_reply_db(r, s < 0 ? s : DB_HARD_ERROR);
+    return cat;
+}
+
+static enum db_status fetch_brief(struct db_conn *c, const char *id, char **doc)
+{
+    return db_brief_get(c, id, 0, doc);
+}
+
 /* Sizes a checked brief against the catalog and replies. */
-static enum MHD_Result answer(struct api_req *r, const json_t *brief,
-                              const struct api_catalog *cat, const struct plan_options *o,
-                              const char *brief_id, long revision)
+static enum MHD_Result answer(struct api_req *r, const json_t *brief, const struct svc_catalog *cat,
+                              const struct plan_options *o, const char *brief_id, long revision)
 {
     struct plan_brief b;
     struct plan_sizing s;
     plan_brief_to_sizing(brief, &b);
     plan_size(&b, o, &s);
-    return api_reply_text(r, MHD_HTTP_OK,
-                          plan_sizing_render(&b, o, &s, cat->gpus, cat->n, brief_id, revision),
-                          NULL);
+    return api_reply_text(
+        r, MHD_HTTP_OK, plan_sizing_render(&b, o, &s, cat->gpus, cat->n, brief_id, revision), NULL);
 }
 
 enum MHD_Result api_sizing(struct api_req *r)
@@ -83,34 +95,33 @@ enum MHD_Result api_sizing(struct api_req *r)
     struct plan_options o;
     if (sizing_options(r, &o) != 0 || api_brief_check(r, r->json) != 0)
         return MHD_YES;
-    struct sizing_arg a = {NULL, NULL, NULL};
-    enum db_status s = db_run(sizing_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    enum MHD_Result ret = answer(r, r->json, a.cat, &o, NULL, 0);
-    api_catalog_release(a.cat);
+    struct svc_catalog *cat = catalog(r);
+    if (cat == NULL)
+        return MHD_YES;
+    enum MHD_Result ret = answer(r, r->json, cat, &o, NULL, 0);
+    svc_catalog_release(cat);
     return ret;
 }
 
 enum MHD_Result api_briefs_sizing(struct api_req *r)
 {
     struct plan_options o;
-    const char *id = api_brief_id(r);
+    const char *id = api_path_id(r, "brief");
     if (id == NULL || sizing_options(r, &o) != 0)
         return MHD_YES;
-    struct sizing_arg a = {id, NULL, NULL};
-    enum db_status s = db_run(sizing_fn, &a);
-    json_t *brief = a.brief ? json_loads(a.brief, 0, NULL) : NULL;
-    free(a.brief);
-    enum MHD_Result ret;
-    if (s < 0)
-        ret = api_reply_db(r, s);
-    else if (brief == NULL || a.cat == NULL)
+    char *doc = api_fetch_document(r, id, "brief", fetch_brief);
+    if (doc == NULL)
+        return MHD_YES;
+    json_t *brief = json_loads(doc, 0, NULL);
+    free(doc);
+    struct svc_catalog *cat = brief ? catalog(r) : NULL;
+    enum MHD_Result ret = MHD_YES;
+    if (brief == NULL)
         ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no brief has this id");
-    else
-        ret = answer(r, brief, a.cat, &o, json_string_value(json_object_get(brief, "id")),
+    else if (cat != NULL) /* the stored brief: its id and revision come from the database */
+        ret = answer(r, brief, cat, &o, json_string_value(json_object_get(brief, "id")),
                      (long)json_integer_value(json_object_get(brief, "revision")));
     json_decref(brief);
-    api_catalog_release(a.cat);
+    svc_catalog_release(cat);
     return ret;
 }

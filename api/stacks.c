@@ -43,13 +43,34 @@ static int digits_dots(const char *s, int min_parts, int max_parts, int first_le
     }
     return parts >= min_parts && parts <= max_parts;
 }
-static int valid_os_image(const char *s) { return charset(s, "._:/+-"); }
-static int valid_branch(const char *s) { return strlen(s) == 3 && strspn(s, "0123456789") == 3; }
-static int valid_driver(const char *s) { return digits_dots(s, 2, 3, 3); }
-static int valid_cuda(const char *s) { return digits_dots(s, 2, 3, 0) && strspn(s, "0123456789") <= 2; }
-static int valid_fw_name(const char *s) { return charset(s, "._-"); }
-static int valid_fw_version(const char *s) { return charset(s, ".+_-"); }
-static int valid_revision(const char *s) { return charset(s, "._/-"); }
+static int valid_os_image(const char *s)
+{
+    return charset(s, "._:/+-");
+}
+static int valid_branch(const char *s)
+{
+    return strlen(s) == 3 && strspn(s, "0123456789") == 3;
+}
+static int valid_driver(const char *s)
+{
+    return digits_dots(s, 2, 3, 3);
+}
+static int valid_cuda(const char *s)
+{
+    return digits_dots(s, 2, 3, 0) && strspn(s, "0123456789") <= 2;
+}
+static int valid_fw_name(const char *s)
+{
+    return charset(s, "._-");
+}
+static int valid_fw_version(const char *s)
+{
+    return charset(s, ".+_-");
+}
+static int valid_revision(const char *s)
+{
+    return charset(s, "._/-");
+}
 static int valid_workdir(const char *s)
 {
     if (s[0] != '/')
@@ -70,75 +91,65 @@ static int valid_env_key(const char *s)
     return 1;
 }
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-
+/* The stack is stored whole (the planner checks it): its fields are validated only. */
 static const struct spec_field framework_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_fw_name, "letters, digits and ._-", NULL,
-     NULL},
+     NULL, SPEC_NONE},
     {"version", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_fw_version, "letters, digits and .+_-",
-     NULL, NULL},
-    END,
+     NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field command_item[] = {
-    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL},
+    {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL, SPEC_NONE},
 };
 static const struct spec_field env_value[] = {
-    {"", SPEC_STRING, 0, 0, 4096, NULL, NULL, NULL, NULL},
+    {"", SPEC_STRING, 0, 0, 4096, NULL, NULL, NULL, NULL, SPEC_NONE},
 };
 static const struct spec_field startup_spec[] = {
-    {"command", SPEC_ARRAY, 0, 1, 64, NULL, NULL, NULL, command_item},
+    {"command", SPEC_ARRAY, 0, 1, 64, NULL, NULL, NULL, command_item, SPEC_NONE},
     {"env", SPEC_MAP, 0, 0, 64, valid_env_key, "names like MAX_MODEL_LEN (A-Z, 0-9, _)", NULL,
-     env_value},
+     env_value, SPEC_NONE},
     {"working_dir", SPEC_STRING, 0, 1, 512, valid_workdir,
-     "an absolute path of letters, digits and ._/-", NULL, NULL},
-    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL},
-    END,
+     "an absolute path of letters, digits and ._/-", NULL, NULL, SPEC_NONE},
+    {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL, SPEC_NONE},
+    SPEC_END,
 };
 static const struct spec_field stack_spec[] = {
-    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL},
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"os_image", SPEC_STRING, SPEC_REQUIRED, 1, 128, valid_os_image,
-     "letters, digits and ._:/+- (e.g. ubuntu-22.04)", NULL, NULL},
+     "letters, digits and ._:/+- (e.g. ubuntu-22.04)", NULL, NULL, SPEC_NONE},
     {"driver_branch", SPEC_STRING, SPEC_REQUIRED, 3, 3, valid_branch, "three digits, e.g. 550",
-     NULL, NULL},
+     NULL, NULL, SPEC_NONE},
     {"driver_version", SPEC_STRING, SPEC_REQUIRED, 5, 11, valid_driver,
-     "a driver version like 550.54.15", NULL, NULL},
+     "a driver version like 550.54.15", NULL, NULL, SPEC_NONE},
     {"cuda_version", SPEC_STRING, SPEC_REQUIRED, 3, 8, valid_cuda,
-     "a CUDA version like 12.4 or 12.4.1", NULL, NULL},
-    {"image", SPEC_STRING, SPEC_REQUIRED, 1, 512, NULL, NULL, NULL, NULL},
-    {"framework", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, framework_spec},
+     "a CUDA version like 12.4 or 12.4.1", NULL, NULL, SPEC_NONE},
+    {"image", SPEC_STRING, SPEC_REQUIRED, 1, 512, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"framework", SPEC_OBJECT, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, framework_spec, SPEC_NONE},
     {"model_revision", SPEC_STRING, 0, 1, 128, valid_revision, "letters, digits and ._/-", NULL,
-     NULL},
-    {"startup_config", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, startup_spec},
-    {"supersedes", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a stack id (UUID)", NULL, NULL},
-    END,
+     NULL, SPEC_NONE},
+    {"startup_config", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, startup_spec, SPEC_NONE},
+    {"supersedes", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a stack id (UUID)", NULL, NULL,
+     SPEC_NONE},
+    SPEC_END,
 };
-
-static const char *stack_id(struct api_req *r)
-{
-    const char *id = api_param(r, 0);
-    if (!api_valid_uuid(id)) {
-        api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
-        return NULL;
-    }
-    return id;
-}
 
 struct create_arg {
     struct api_req *r;
     struct db_stack_new in;
     char *doc;
     char id[37];
-    int bad_supersedes;
+    const struct api_violation *violation;
 };
+
+static const struct api_violation unknown_supersedes = {API_ERR_INVALID_FIELD, "supersedes",
+                                                        "supersedes must name an existing stack"};
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
-    free(a->doc); /* a retried transaction starts over */
-    a->doc = NULL;
     enum db_status s = db_stack_insert(c, &a->in, &a->doc, a->id);
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->bad_supersedes = 1;
+    a->violation = api_violation_of(c, s, NULL, &unknown_supersedes);
     if (s < 0)
         return s;
     return api_audit(c, a->r, "stack.create", "stack", a->id, MHD_HTTP_CREATED);
@@ -146,7 +157,7 @@ static enum db_status create_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_stacks_create(struct api_req *r)
 {
-    if (api_spec_check(r, r->json, stack_spec) != 0)
+    if (api_spec_parse(r, r->json, stack_spec, NULL) != 0)
         return MHD_YES;
     struct plan_stack_result res;
     plan_stack_check(r->json, &res);
@@ -160,16 +171,12 @@ enum MHD_Result api_stacks_create(struct api_req *r)
         json_decref(res.warnings);
         return api_reply_problem(r, codes[res.err], res.field, "%s", res.detail);
     }
-    struct create_arg a = {r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL,
-                           "", 0};
-    enum db_status s = db_run_tx(create_fn, &a);
+    struct create_arg a = {
+        r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL, "", NULL};
+    enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
     json_decref(res.warnings);
-    if (a.bad_supersedes || s < 0) {
-        free(a.doc);
-        return a.bad_supersedes ? api_reply_problem(r, API_ERR_INVALID_FIELD, "supersedes",
-                                                    "supersedes must name an existing stack")
-                                : api_reply_db(r, s);
-    }
+    if (s < 0)
+        return api_reply_write_error(r, a.violation, s);
     char location[96];
     snprintf(location, sizeof location, "/v1/stacks/%s", a.id);
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
@@ -177,13 +184,12 @@ enum MHD_Result api_stacks_create(struct api_req *r)
 
 struct read_arg {
     const char *id;
-    char *doc;           /* one stack */
     struct db_page page; /* lineage */
 };
 
 enum MHD_Result api_stacks_get(struct api_req *r)
 {
-    const char *id = stack_id(r);
+    const char *id = api_path_id(r, "stack");
     return id ? api_get_document(r, id, "stack", db_stack_get) : MHD_YES;
 }
 
@@ -195,7 +201,7 @@ static enum db_status lineage_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_stacks_lineage(struct api_req *r)
 {
-    struct read_arg a = {stack_id(r), NULL, {NULL}};
+    struct read_arg a = {api_path_id(r, "stack"), {NULL}};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run(lineage_fn, &a);
@@ -210,21 +216,26 @@ enum MHD_Result api_stacks_lineage(struct api_req *r)
     return ret;
 }
 
-static int valid_prefix(const char *v) { return strlen(v) <= 128; }
+static int valid_prefix(const char *v)
+{
+    return strlen(v) <= 128;
+}
 
 static const struct list_filter stack_filters[] = {
     {"name_prefix", valid_prefix, "1-128 characters"},
     {"framework", valid_fw_name, "a framework name"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_stack_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
     return db_stack_list(c, &f, page);
 }
 
-static const struct list_def stack_list = {"stack", stack_filters, 2, api_valid_seq, NULL,
-                                           NULL, list_page};
+static const struct list_def stack_list = {"stack", stack_filters, 2,        api_valid_seq,
+                                           NULL,    NULL,          list_page};
 
-enum MHD_Result api_stacks_list(struct api_req *r) { return api_list_serve(r, &stack_list); }
+enum MHD_Result api_stacks_list(struct api_req *r)
+{
+    return api_list_serve(r, &stack_list);
+}

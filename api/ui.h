@@ -7,12 +7,6 @@
 
 #include "api/http.h"
 
-/* The policy of every /ui response: scripts, styles, images and connections from this
- * origin only, no inline script or style, no framing, no form posts, no <base>. */
-#define API_UI_CSP                                                              \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-
 struct api_ui_file {
     const char *name;         /* "index.html": a file name, no directory */
     const char *content_type; /* with charset for text */
@@ -28,7 +22,7 @@ extern const size_t api_ui_files_count;
 /* The embedded file with exactly this name, or NULL. Nothing else can be served. */
 const struct api_ui_file *api_ui_find(const char *name);
 
-/* True when path is /ui or under /ui/ (such responses carry API_UI_CSP). */
+/* True when path is /ui or under /ui/. */
 int api_ui_path(const char *path);
 
 enum MHD_Result api_ui_redirect(struct api_req *r); /* GET /ui → 308 /ui/ */

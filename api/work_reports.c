@@ -16,28 +16,49 @@
 #include "db/work_reports.h"
 #include "planner/costs.h"
 
-#define END {NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
-#define UUID(name, flags) {name, SPEC_STRING, flags, 36, 36, api_valid_uuid, "a UUID", NULL, NULL}
-#define TIME(name) \
-    {name, SPEC_STRING, SPEC_REQUIRED, 20, 64, api_valid_rfc3339, "an RFC 3339 date-time", NULL, NULL}
-#define INT(name, flags, hi) {name, SPEC_INTEGER, flags, 0, hi, NULL, NULL, NULL, NULL}
-#define NUM(name, flags, hi) {name, SPEC_NUMBER, flags, 0, hi, NULL, NULL, NULL, NULL}
+/* One record, as parsed (strings borrowed from the request). */
+struct wr_record {
+    const char *host_id, *brief_id, *window_start, *window_end, *unit; /* brief_id: or NULL */
+    json_int_t completed, failed, retried, bytes_moved;
+    double busy_seconds, p95_latency_ms, queue_delay_ms, storage_gb;
+    int has_bytes_moved, has_p95_latency_ms, has_queue_delay_ms, has_storage_gb;
+};
+
+#define TO(m)   SPEC_TO(struct wr_record, m)
+#define SEEN(m) SPEC_TO_SEEN(struct wr_record, m, has_##m)
+#define UUID(name, flags, to)                                                      \
+    {                                                                              \
+        name, SPEC_STRING, flags, 36, 36, api_valid_uuid, "a UUID", NULL, NULL, to \
+    }
+#define TIME(name, to)                                                                        \
+    {                                                                                         \
+        name, SPEC_STRING, SPEC_REQUIRED, 20, 64, api_valid_rfc3339, "an RFC 3339 date-time", \
+            NULL, NULL, to                                                                    \
+    }
+#define INT(name, flags, hi, to)                                     \
+    {                                                                \
+        name, SPEC_INTEGER, flags, 0, hi, NULL, NULL, NULL, NULL, to \
+    }
+#define NUM(name, flags, hi, to)                                    \
+    {                                                               \
+        name, SPEC_NUMBER, flags, 0, hi, NULL, NULL, NULL, NULL, to \
+    }
 
 static const struct spec_field record_spec[] = {
-    UUID("host_id", SPEC_REQUIRED),
-    UUID("brief_id", SPEC_NULLABLE),
-    TIME("window_start"),
-    TIME("window_end"),
-    {"unit", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, plan_unit_names, NULL},
-    INT("completed", SPEC_REQUIRED, 1e15),
-    INT("failed", SPEC_REQUIRED, 1e15),
-    INT("retried", SPEC_REQUIRED, 1e15),
-    NUM("busy_seconds", SPEC_REQUIRED, WR_MAX_WINDOW_S),
-    NUM("p95_latency_ms", SPEC_NULLABLE, 1e9),
-    NUM("queue_delay_ms", SPEC_NULLABLE, 1e9),
-    INT("bytes_moved", SPEC_NULLABLE, 1e18),
-    NUM("storage_gb", SPEC_NULLABLE, 1e9),
-    END,
+    UUID("host_id", SPEC_REQUIRED, TO(host_id)),
+    UUID("brief_id", SPEC_NULLABLE, TO(brief_id)),
+    TIME("window_start", TO(window_start)),
+    TIME("window_end", TO(window_end)),
+    {"unit", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, plan_unit_names, NULL, TO(unit)},
+    INT("completed", SPEC_REQUIRED, 1e15, TO(completed)),
+    INT("failed", SPEC_REQUIRED, 1e15, TO(failed)),
+    INT("retried", SPEC_REQUIRED, 1e15, TO(retried)),
+    NUM("busy_seconds", SPEC_REQUIRED, WR_MAX_WINDOW_S, TO(busy_seconds)),
+    NUM("p95_latency_ms", SPEC_NULLABLE, 1e9, SEEN(p95_latency_ms)),
+    NUM("queue_delay_ms", SPEC_NULLABLE, 1e9, SEEN(queue_delay_ms)),
+    INT("bytes_moved", SPEC_NULLABLE, 1e18, SEEN(bytes_moved)),
+    NUM("storage_gb", SPEC_NULLABLE, 1e9, SEEN(storage_gb)),
+    SPEC_END,
 };
 
 /* The first problem of a batch, and how many records have one. */
@@ -61,12 +82,12 @@ static void record_error(struct batch_check *b, int i, enum api_error code, cons
 }
 
 /* The window rules of one record whose fields passed record_spec. */
-static void check_window(struct batch_check *b, int i, const json_t *rec)
+static void check_window(struct batch_check *b, int i, const struct wr_record *w)
 {
     int64_t start, end;
-    util_parse_rfc3339(json_string_value(json_object_get(rec, "window_start")), &start);
-    util_parse_rfc3339(json_string_value(json_object_get(rec, "window_end")), &end);
-    double busy = json_number_value(json_object_get(rec, "busy_seconds"));
+    util_parse_rfc3339(w->window_start, &start);
+    util_parse_rfc3339(w->window_end, &end);
+    double busy = w->busy_seconds;
     char msg[256];
     if (end <= start) {
         record_error(b, i, API_ERR_INVALID_FIELD, "window_end",
@@ -81,10 +102,9 @@ static void check_window(struct batch_check *b, int i, const json_t *rec)
     }
 }
 
-static int check_batch(const json_t *body, struct batch_check *b)
+/* The batch's one member, records: 1 to WR_MAX_RECORDS items. Sets *records, or b. */
+static int check_envelope(const json_t *body, struct batch_check *b, const json_t **records)
 {
-    memset(b, 0, sizeof *b);
-    b->first = -1;
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)body, key, v)
@@ -97,18 +117,25 @@ static int check_batch(const json_t *body, struct batch_check *b)
             return -1;
         }
     }
-    const json_t *records = json_object_get(body, "records");
-    if (records == NULL || !json_is_array(records) || json_array_size(records) < 1 ||
-        json_array_size(records) > WR_MAX_RECORDS) {
+    *records = json_object_get(body, "records");
+    if (*records == NULL || !json_is_array(*records) || json_array_size(*records) < 1 ||
+        json_array_size(*records) > WR_MAX_RECORDS) {
         b->bad = 1;
-        b->code = records == NULL ? API_ERR_MISSING_FIELD : API_ERR_INVALID_FIELD;
+        b->code = *records == NULL ? API_ERR_MISSING_FIELD : API_ERR_INVALID_FIELD;
         snprintf(b->field, sizeof b->field, "records");
         snprintf(b->detail, sizeof b->detail,
-                 records == NULL ? "records is required"
-                                 : "records must be an array of 1 to 1000 work reports");
+                 *records == NULL ? "records is required"
+                                  : "records must be an array of 1 to 1000 work reports");
         return -1;
     }
+    return 0;
+}
+
+/* Checks every record of records, parsing each into rec[i]. Returns 0, or -1 with b. */
+static int check_records(const json_t *records, struct wr_record *rec, struct batch_check *b)
+{
     size_t i;
+    const json_t *v;
     json_array_foreach(records, i, v)
     {
         if (!json_is_object(v)) {
@@ -116,19 +143,18 @@ static int check_batch(const json_t *body, struct batch_check *b)
             continue;
         }
         struct spec_error err;
-        if (spec_check(v, record_spec, &err) != 0) {
+        if (spec_parse(v, record_spec, &rec[i], &err) != 0) {
             char detail[600];
             snprintf(detail, sizeof detail, ".%s", err.detail);
             record_error(b, (int)i, err.code, err.field, detail);
             continue;
         }
-        check_window(b, (int)i, v);
+        check_window(b, (int)i, &rec[i]);
     }
     return b->bad ? -1 : 0;
 }
 
-static enum MHD_Result reply_batch_problem(struct api_req *r, const struct batch_check *b,
-                                           size_t n)
+static enum MHD_Result reply_batch_problem(struct api_req *r, const struct batch_check *b, size_t n)
 {
     if (b->first < 0)
         return api_reply_problem(r, b->code, b->field, "%s", b->detail);
@@ -142,57 +168,61 @@ static enum MHD_Result reply_batch_problem(struct api_req *r, const struct batch
 
 /* ---- the batch as array literals ---- */
 
-static void add_str(struct sbuf *s, const json_t *v)
-{
-    if (v == NULL || json_is_null(v))
-        sbuf_adds(s, "NULL");
-    else
-        sbuf_adds(s, json_string_value(v)); /* UUIDs and units: no quoting needed */
-}
-
-static void add_time(struct sbuf *s, const json_t *v)
+static void add_time(struct sbuf *s, const char *v)
 {
     int64_t us;
     char ts[40];
-    util_parse_rfc3339(json_string_value(v), &us);
+    util_parse_rfc3339(v, &us);
     util_rfc3339(us, ts, sizeof ts);
     sbuf_adds(s, ts);
 }
 
-static void add_num(struct sbuf *s, const json_t *v)
+static void add_int(struct sbuf *s, json_int_t v, int has)
 {
-    if (v == NULL || json_is_null(v))
-        sbuf_adds(s, "NULL");
-    else if (json_is_integer(v))
-        sbuf_printf(s, "%lld", (long long)json_integer_value(v));
+    if (has)
+        sbuf_printf(s, "%lld", (long long)v);
     else
-        sbuf_printf(s, "%.17g", json_real_value(v));
+        sbuf_adds(s, "NULL");
 }
 
-static const char *const columns[DB_WR_COLUMNS] = {
-    "host_id",      "brief_id", "window_start", "window_end",     "unit",
-    "completed",    "failed",   "retried",      "busy_seconds",   "p95_latency_ms",
-    "queue_delay_ms", "bytes_moved", "storage_gb"};
+static void add_num(struct sbuf *s, double v, int has)
+{
+    if (has)
+        sbuf_printf(s, "%.17g", v);
+    else
+        sbuf_adds(s, "NULL");
+}
 
-static int build_batch(const json_t *records, char *text[DB_WR_COLUMNS])
+/* Column c (in db_wr_insert's order) of one record. UUIDs and units need no quoting. */
+static void add_column(struct sbuf *s, const struct wr_record *w, int c)
+{
+    switch (c) {
+    case 0: sbuf_adds(s, w->host_id); break;
+    case 1: sbuf_adds(s, w->brief_id ? w->brief_id : "NULL"); break;
+    case 2: add_time(s, w->window_start); break;
+    case 3: add_time(s, w->window_end); break;
+    case 4: sbuf_adds(s, w->unit); break;
+    case 5: add_int(s, w->completed, 1); break;
+    case 6: add_int(s, w->failed, 1); break;
+    case 7: add_int(s, w->retried, 1); break;
+    case 8: add_num(s, w->busy_seconds, 1); break;
+    case 9: add_num(s, w->p95_latency_ms, w->has_p95_latency_ms); break;
+    case 10: add_num(s, w->queue_delay_ms, w->has_queue_delay_ms); break;
+    case 11: add_int(s, w->bytes_moved, w->has_bytes_moved); break;
+    case 12: add_num(s, w->storage_gb, w->has_storage_gb); break;
+    }
+}
+
+static int build_batch(const struct wr_record *rec, size_t n, char *text[DB_WR_COLUMNS])
 {
     for (int c = 0; c < DB_WR_COLUMNS; c++) {
         struct sbuf s;
-        sbuf_init(&s, 64 * json_array_size(records) + 16);
+        sbuf_init(&s, 64 * n + 16);
         sbuf_adds(&s, "{");
-        size_t i;
-        const json_t *rec;
-        json_array_foreach(records, i, rec)
-        {
+        for (size_t i = 0; i < n; i++) {
             if (i > 0)
                 sbuf_adds(&s, ",");
-            const json_t *v = json_object_get(rec, columns[c]);
-            if (c == 2 || c == 3)
-                add_time(&s, v);
-            else if (c <= 4)
-                add_str(&s, v);
-            else
-                add_num(&s, v);
+            add_column(&s, &rec[i], c);
         }
         sbuf_adds(&s, "}");
         text[c] = sbuf_take(&s, NULL);
@@ -249,15 +279,24 @@ static enum db_status refs_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_work_reports_create(struct api_req *r)
 {
-    struct batch_check b;
-    if (check_batch(r->json, &b) != 0)
-        return reply_batch_problem(r, &b, json_array_size(json_object_get(r->json, "records")));
-    const json_t *records = json_object_get(r->json, "records");
+    struct batch_check b = {.first = -1};
+    const json_t *records;
+    if (check_envelope(r->json, &b, &records) != 0)
+        return reply_batch_problem(r, &b, 0);
     size_t n = json_array_size(records);
+    struct wr_record *rec = calloc(n, sizeof *rec);
     char *text[DB_WR_COLUMNS] = {0};
     struct ingest_arg a = {.r = r, .n = (long)n};
     enum MHD_Result ret;
-    if (build_batch(records, text) != 0) {
+    if (rec == NULL) {
+        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        goto out;
+    }
+    if (check_records(records, rec, &b) != 0) {
+        ret = reply_batch_problem(r, &b, n);
+        goto out;
+    }
+    if (build_batch(rec, n, text) != 0) {
         ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
         goto out;
     }
@@ -299,8 +338,7 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
             r, API_ERR_WORK_REPORT_CONFLICT, field,
             "records[%d] has the host, window and unit of a stored report (or of an earlier "
             "record in this batch) with different figures%s; nothing was stored",
-            a.conflict_first,
-            a.conflict_count > 1 ? " (and so do other records)" : "");
+            a.conflict_first, a.conflict_count > 1 ? " (and so do other records)" : "");
         goto out;
     }
     if (s < 0) {
@@ -313,12 +351,16 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
 out:
     for (int c = 0; c < DB_WR_COLUMNS; c++)
         free(text[c]);
+    free(rec);
     return ret;
 }
 
 /* ---- list ---- */
 
-static int valid_unit(const char *v) { return plan_unit_lookup(v) >= 0; }
+static int valid_unit(const char *v)
+{
+    return plan_unit_lookup(v) >= 0;
+}
 
 static const struct list_filter wr_filters[] = {
     {"host_id", api_valid_uuid, "a UUID"},
@@ -327,15 +369,17 @@ static const struct list_filter wr_filters[] = {
     {"until", api_valid_rfc3339, "an RFC 3339 date-time"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     const char *const *v = q->values;
     struct db_wr_filter f = {v[0], v[1], v[2], v[3], q->after, q->limit + 1};
     return db_wr_list(c, &f, page);
 }
 
-static const struct list_def wr_list = {"work_report", wr_filters, 4, api_valid_seq, NULL,
-                                        NULL, list_page};
+static const struct list_def wr_list = {"work_report", wr_filters, 4,        api_valid_seq,
+                                        NULL,          NULL,       list_page};
 
-enum MHD_Result api_work_reports_list(struct api_req *r) { return api_list_serve(r, &wr_list); }
+enum MHD_Result api_work_reports_list(struct api_req *r)
+{
+    return api_list_serve(r, &wr_list);
+}

@@ -4,7 +4,7 @@
 
 #include "api/http.h"
 
-#define WR_MAX_RECORDS 1000
+#define WR_MAX_RECORDS  1000
 #define WR_MAX_WINDOW_S 86400
 
 enum MHD_Result api_work_reports_create(struct api_req *r);

@@ -25,7 +25,10 @@ void crypt_secret_free(struct crypt_secret *s)
     s->len = 0;
 }
 
-void crypt_key_clear(struct crypt_key *k) { OPENSSL_cleanse(k, sizeof *k); }
+void crypt_key_clear(struct crypt_key *k)
+{
+    OPENSSL_cleanse(k, sizeof *k);
+}
 
 int crypt_key_derive(const unsigned char *ikm, size_t ikmlen, struct crypt_key *out)
 {
@@ -69,7 +72,10 @@ void crypt_shutdown(void)
     master_loaded = 0;
 }
 
-const struct crypt_key *crypt_master(void) { return master_loaded ? &master : NULL; }
+const struct crypt_key *crypt_master(void)
+{
+    return master_loaded ? &master : NULL;
+}
 
 int crypt_seal(const struct crypt_key *k, const unsigned char *pt, size_t ptlen,
                const unsigned char *aad, size_t aadlen, unsigned char nonce[CRYPT_NONCE_LEN],

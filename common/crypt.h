@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-#define CRYPT_KEY_LEN 32
+#define CRYPT_KEY_LEN   32
 #define CRYPT_NONCE_LEN 12
-#define CRYPT_TAG_LEN 16
-#define CRYPT_KID_HEX 16 /* kid: first 8 bytes of SHA-256(key), lowercase hex */
+#define CRYPT_TAG_LEN   16
+#define CRYPT_KID_HEX   16 /* kid: first 8 bytes of SHA-256(key), lowercase hex */
 
 /* A derived data-encryption key and its id. */
 struct crypt_key {

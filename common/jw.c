@@ -32,8 +32,14 @@ static void open_level(struct jw *w, const char *key, char c)
     w->count[++w->depth] = 0;
 }
 
-void jw_obj(struct jw *w, const char *key) { open_level(w, key, '{'); }
-void jw_arr(struct jw *w, const char *key) { open_level(w, key, '['); }
+void jw_obj(struct jw *w, const char *key)
+{
+    open_level(w, key, '{');
+}
+void jw_arr(struct jw *w, const char *key)
+{
+    open_level(w, key, '[');
+}
 
 void jw_obj_end(struct jw *w)
 {

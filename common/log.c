@@ -13,9 +13,18 @@
 static atomic_int current_level = LOG_INFO;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
-void log_set_level(enum log_level level) { atomic_store(&current_level, (int)level); }
-enum log_level log_get_level(void) { return (enum log_level)atomic_load(&current_level); }
-int log_enabled(enum log_level level) { return (int)level >= atomic_load(&current_level); }
+void log_set_level(enum log_level level)
+{
+    atomic_store(&current_level, (int)level);
+}
+enum log_level log_get_level(void)
+{
+    return (enum log_level)atomic_load(&current_level);
+}
+int log_enabled(enum log_level level)
+{
+    return (int)level >= atomic_load(&current_level);
+}
 
 int log_parse_level(const char *s, enum log_level *out)
 {
@@ -53,7 +62,8 @@ void log_json_steal(enum log_level level, json_t *obj)
     json_t *line = json_pack("{s:s, s:s}", "time", ts, "level", level_names[level]);
     json_object_update(line, obj);
     json_decref(obj);
-    char *s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
+    char *s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
+                                   JSON_REAL_PRECISION(9));
     json_decref(line);
     if (s == NULL)
         return;

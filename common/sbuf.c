@@ -44,7 +44,10 @@ void sbuf_add(struct sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+void sbuf_adds(struct sbuf *b, const char *s)
+{
+    sbuf_add(b, s, strlen(s));
+}
 
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 {

@@ -22,8 +22,7 @@ void secret_free(unsigned char *buf, size_t len)
     free(buf);
 }
 
-int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err,
-                     size_t errlen)
+int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -117,8 +116,7 @@ int secret_hkdf_sha256(const unsigned char *ikm, size_t ikmlen, const unsigned c
     EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
     if (pctx == NULL)
         return -1;
-    if (EVP_PKEY_derive_init(pctx) <= 0 ||
-        EVP_PKEY_CTX_set_hkdf_md(pctx, EVP_sha256()) <= 0 ||
+    if (EVP_PKEY_derive_init(pctx) <= 0 || EVP_PKEY_CTX_set_hkdf_md(pctx, EVP_sha256()) <= 0 ||
         EVP_PKEY_CTX_set1_hkdf_salt(pctx, salt, (int)saltlen) <= 0 ||
         EVP_PKEY_CTX_set1_hkdf_key(pctx, ikm, (int)ikmlen) <= 0 ||
         EVP_PKEY_CTX_add1_hkdf_info(pctx, info, (int)infolen) <= 0)

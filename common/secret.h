@@ -9,8 +9,7 @@
 
 /* Reads a whole secret file, stripping one trailing "\n" (or "\r\n"). Caller frees *buf
  * with secret_free(). On error returns -1 and writes a one-line reason into err. */
-int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err,
-                     size_t errlen);
+int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err, size_t errlen);
 /* Zeroes and frees. */
 void secret_free(unsigned char *buf, size_t len);
 /* Writes a new random secret (48 random bytes, base64url, 64 chars + newline) with mode

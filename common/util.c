@@ -37,8 +37,8 @@ void util_rfc3339(int64_t us, char *out, size_t outlen)
     }
     struct tm tm;
     gmtime_r(&secs, &tm);
-    snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 static int digits(const char *s, int n, int *out)
@@ -56,10 +56,9 @@ static int digits(const char *s, int n, int *out)
 int util_parse_rfc3339(const char *s, int64_t *us)
 {
     int Y, M, D, h, m, sec;
-    if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) ||
-        s[7] != '-' || digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' ||
-        digits(s + 17, 2, &sec))
+    if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) || s[7] != '-' ||
+        digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) ||
+        s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' || digits(s + 17, 2, &sec))
         return -1;
     if (Y < 1970 || Y > 9999 || M < 1 || M > 12 || D < 1 || h > 23 || m > 59 || sec > 60)
         return -1;
@@ -154,84 +153,114 @@ int util_is_uuid(const char *s)
     return 1;
 }
 
-static const char b64url_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/* ---- base64, through OpenSSL (EVP_EncodeBlock / EVP_DecodeBlock) ----
+ * Decoding is strict: the input must be the canonical encoding of what it decodes to
+ * (checked by encoding the result again), so no stray bits, no padding in the middle,
+ * no characters outside the alphabet. */
+
+/* Decodes padded standard base64 std[len] (len a multiple of 4); *out is malloc'd and
+ * NUL-terminated. Returns 0, or -1 (not canonical base64, or out of memory). The
+ * scratch copies are wiped before they are freed: the text may be a private key. */
+static int b64_decode_canonical(const char *std, size_t len, unsigned char **out, size_t *outlen)
+{
+    if (len % 4 != 0 || len > (size_t)INT_MAX / 2)
+        return -1;
+    unsigned char *buf = malloc(len / 4 * 3 + 1);
+    char *again = malloc(len + 1);
+    int n = buf && again ? EVP_DecodeBlock(buf, (const unsigned char *)std, (int)len) : -1;
+    size_t pad = len > 0 && std[len - 1] == '=' ? (len > 1 && std[len - 2] == '=' ? 2 : 1) : 0;
+    if (n >= 0 && (size_t)n >= pad) {
+        n -= (int)pad;
+        if ((size_t)EVP_EncodeBlock((unsigned char *)again, buf, n) == len &&
+            memcmp(again, std, len) == 0) {
+            OPENSSL_cleanse(again, len + 1);
+            free(again);
+            buf[n] = '\0';
+            *out = buf;
+            *outlen = (size_t)n;
+            return 0;
+        }
+    }
+    if (again != NULL)
+        OPENSSL_cleanse(again, len + 1);
+    if (buf != NULL)
+        OPENSSL_cleanse(buf, len / 4 * 3 + 1);
+    free(again);
+    free(buf);
+    return -1;
+}
 
 char *util_b64url_encode(const unsigned char *in, size_t len)
 {
-    size_t outlen = (len / 3) * 4 + 4 + 1;
-    char *out = malloc(outlen);
+    if (len > (size_t)INT_MAX / 2)
+        return NULL;
+    char *out = malloc((len + 2) / 3 * 4 + 1);
     if (out == NULL)
         return NULL;
-    size_t o = 0;
-    size_t i = 0;
-    for (; i + 2 < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        out[o++] = b64url_alphabet[(v >> 18) & 63];
-        out[o++] = b64url_alphabet[(v >> 12) & 63];
-        out[o++] = b64url_alphabet[(v >> 6) & 63];
-        out[o++] = b64url_alphabet[v & 63];
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)in[i + 1] << 8;
-        out[o++] = b64url_alphabet[(v >> 18) & 63];
-        out[o++] = b64url_alphabet[(v >> 12) & 63];
-        if (i + 1 < len)
-            out[o++] = b64url_alphabet[(v >> 6) & 63];
-    }
-    out[o] = '\0';
+    int n = EVP_EncodeBlock((unsigned char *)out, in, (int)len);
+    while (n > 0 && out[n - 1] == '=')
+        n--;
+    out[n] = '\0';
+    for (char *p = out; *p; p++)
+        *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
     return out;
-}
-
-static int b64url_value(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '-')
-        return 62;
-    if (c == '_')
-        return 63;
-    return -1;
 }
 
 int util_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
 {
-    if (len % 4 == 1)
+    if (len % 4 == 1 || len > (size_t)INT_MAX / 2)
         return -1;
-    unsigned char *buf = malloc(len * 3 / 4 + 3);
-    if (buf == NULL)
+    char *std = malloc(len + 4);
+    if (std == NULL)
         return -1;
-    size_t o = 0;
-    uint32_t acc = 0;
-    int bits = 0;
+    size_t n = 0;
     for (size_t i = 0; i < len; i++) {
-        int v = b64url_value(in[i]);
-        if (v < 0) {
-            free(buf);
+        char c = in[i];
+        if (c == '+' || c == '/' || c == '=' || c == '\0') { /* not the url alphabet */
+            OPENSSL_cleanse(std, len + 4);
+            free(std);
             return -1;
         }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[o++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
+        std[n++] = c == '-' ? '+' : c == '_' ? '/' : c;
     }
-    if (acc != 0) { /* non-canonical trailing bits */
-        free(buf);
+    while (n % 4 != 0)
+        std[n++] = '=';
+    int rc = b64_decode_canonical(std, n, out, outlen);
+    OPENSSL_cleanse(std, len + 4);
+    free(std);
+    return rc;
+}
+
+int util_b64_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
+{
+    if (len > (size_t)INT_MAX / 2)
+        return -1;
+    char *std = malloc(len + 4);
+    if (std == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = in[i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        if (c == '-' || c == '_' || c == '\0') { /* not the standard alphabet */
+            OPENSSL_cleanse(std, len + 4);
+            free(std);
+            return -1;
+        }
+        std[n++] = c;
+    }
+    if (n % 4 == 1) {
+        OPENSSL_cleanse(std, len + 4);
+        free(std);
         return -1;
     }
-    buf[o] = '\0';
-    *out = buf;
-    *outlen = o;
-    return 0;
+    while (n % 4 != 0) /* padding is optional */
+        std[n++] = '=';
+    int rc = b64_decode_canonical(std, n, out, outlen);
+    OPENSSL_cleanse(std, len + 4);
+    free(std);
+    return rc;
 }
 
 void util_sha256(const void *data, size_t len, unsigned char out[32])
@@ -279,10 +308,22 @@ int util_parse_duration(const char *s, long *secs)
     char num[16];
     memcpy(num, s, n + 1);
     switch (num[n - 1]) {
-    case 's': mult = 1; num[n - 1] = '\0'; break;
-    case 'm': mult = 60; num[n - 1] = '\0'; break;
-    case 'h': mult = 3600; num[n - 1] = '\0'; break;
-    case 'd': mult = 86400; num[n - 1] = '\0'; break;
+    case 's':
+        mult = 1;
+        num[n - 1] = '\0';
+        break;
+    case 'm':
+        mult = 60;
+        num[n - 1] = '\0';
+        break;
+    case 'h':
+        mult = 3600;
+        num[n - 1] = '\0';
+        break;
+    case 'd':
+        mult = 86400;
+        num[n - 1] = '\0';
+        break;
     default: break;
     }
     long v;

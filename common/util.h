@@ -30,6 +30,9 @@ char *util_b64url_encode(const unsigned char *in, size_t len);
 /* Decodes base64url (no padding, strict alphabet). Caller frees *out (NUL-terminated
  * as a convenience). Returns 0 on success. */
 int util_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen);
+/* Decodes standard base64 (whitespace ignored, padding optional, canonical only). Caller
+ * frees *out (NUL-terminated as a convenience). Returns 0 on success. */
+int util_b64_decode(const char *in, size_t len, unsigned char **out, size_t *outlen);
 
 /* Lowercase hex SHA-256 of data; out must hold 65 bytes. */
 void util_sha256_hex(const void *data, size_t len, char out[65]);

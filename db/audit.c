@@ -4,25 +4,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define AUDIT_COLS                                                                          \
-    "seq::text AS seq_key, id::text AS id, "                                                    \
-    "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS at, principal, " \
-    "role, action, resource_type, resource_id, method, path, status, request_id, reason"
+#include "db/db_pg.h"
+
+#define AUDIT_COLS                                  \
+    "seq::text AS seq_key, id::text AS id, " DB_TS( \
+        "at") " AS at, principal, role, action,"    \
+              " resource_type, resource_id, method, path, status, request_id, reason"
 
 const struct db_stmt db_audit_stmts[] = {
     {"audit_insert",
      "INSERT INTO audit_events (principal, role, action, resource_type, resource_id, method, "
      "path, status, request_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::int, $9, $10)"},
-    {"audit_list",
-     "SELECT " AUDIT_COLS " FROM audit_events"
-     " WHERE ($1::text IS NULL OR principal = $1)"
-     "   AND ($2::text IS NULL OR action = $2)"
-     "   AND ($3::text IS NULL OR resource_type = $3)"
-     "   AND ($4::text IS NULL OR resource_id = $4)"
-     "   AND ($5::timestamptz IS NULL OR at >= $5)"
-     "   AND ($6::timestamptz IS NULL OR at < $6)"
-     "   AND seq < coalesce($7::bigint, 9223372036854775807)"
-     " ORDER BY seq DESC LIMIT $8::int"},
+    {"audit_list", "SELECT " AUDIT_COLS " FROM audit_events"
+                   " WHERE ($1::text IS NULL OR principal = $1)"
+                   "   AND ($2::text IS NULL OR action = $2)"
+                   "   AND ($3::text IS NULL OR resource_type = $3)"
+                   "   AND ($4::text IS NULL OR resource_id = $4)"
+                   "   AND ($5::timestamptz IS NULL OR at >= $5)"
+                   "   AND ($6::timestamptz IS NULL OR at < $6)"
+                   "   AND seq < coalesce($7::bigint, 9223372036854775807)"
+                   " ORDER BY seq DESC LIMIT $8::int"},
     {"audit_get", "SELECT " AUDIT_COLS " FROM audit_events WHERE id = $1::uuid"},
 };
 const size_t db_audit_nstmts = sizeof db_audit_stmts / sizeof db_audit_stmts[0];
@@ -31,24 +32,24 @@ enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *e
 {
     char status[16];
     snprintf(status, sizeof status, "%d", ev->status);
-    const char *p[10] = {ev->principal, ev->role,   ev->action, ev->resource_type,
-                         ev->resource_id, ev->method, ev->path, status, ev->request_id,
-                         ev->reason};
+    const char *p[10] = {ev->principal, ev->role, ev->action, ev->resource_type, ev->resource_id,
+                         ev->method,    ev->path, status,     ev->request_id,    ev->reason};
     return db_exec_noresult(c, "audit_insert", 10, p);
 }
 
+/* Row i as an AuditEvent with its keyset value in "_key"; NULL when out of memory. */
 static json_t *row_json(const PGresult *r, int i)
 {
     const char *rid = db_str(r, i, "resource_id");
     const char *why = db_str(r, i, "reason");
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:s, s:o, s:s}", "id",
-                     db_str(r, i, "id"), "at", db_str(r, i, "at"), "principal",
-                     db_str(r, i, "principal"), "role", db_str(r, i, "role"), "action",
-                     db_str(r, i, "action"), "resource_type", db_str(r, i, "resource_type"),
-                     "resource_id", rid ? json_string(rid) : json_null(), "method",
-                     db_str(r, i, "method"), "path", db_str(r, i, "path"), "status",
-                     atoi(db_str(r, i, "status")), "request_id", db_str(r, i, "request_id"),
-                     "reason", why ? json_string(why) : json_null(), "_key", db_str(r, i, "seq_key"));
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:s, s:o, s:s}", "id",
+        db_str(r, i, "id"), "at", db_str(r, i, "at"), "principal", db_str(r, i, "principal"),
+        "role", db_str(r, i, "role"), "action", db_str(r, i, "action"), "resource_type",
+        db_str(r, i, "resource_type"), "resource_id", rid ? json_string(rid) : json_null(),
+        "method", db_str(r, i, "method"), "path", db_str(r, i, "path"), "status",
+        (int)db_long(r, i, "status"), "request_id", db_str(r, i, "request_id"), "reason",
+        why ? json_string(why) : json_null(), "_key", db_str(r, i, "seq_key"));
 }
 
 enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f, json_t *items)
@@ -61,8 +62,9 @@ enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f,
     enum db_status s = db_exec(c, "audit_list", 8, p, &r);
     if (s < 0)
         return s;
-    for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(items, row_json(r, i));
+    for (int i = 0; i < PQntuples(r) && s >= 0; i++)
+        if (json_array_append_new(items, row_json(r, i)) != 0)
+            s = DB_HARD_ERROR; /* out of memory: never a page with rows missing */
     PQclear(r);
     return s;
 }
@@ -75,7 +77,10 @@ enum db_status db_audit_get(struct db_conn *c, const char *id, json_t **out)
     enum db_status s = db_exec(c, "audit_get", 1, p, &r);
     if (s == DB_ONE_RESULT) {
         *out = row_json(r, 0);
-        json_object_del(*out, "_key");
+        if (*out == NULL)
+            s = DB_HARD_ERROR;
+        else
+            json_object_del(*out, "_key");
     }
     PQclear(r);
     return s;

@@ -6,9 +6,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_audit_stmts[];
-extern const size_t db_audit_nstmts;
-
 struct db_audit_event {
     const char *principal, *role, *action, *resource_type, *resource_id;
     const char *method, *path, *request_id;

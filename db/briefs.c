@@ -5,21 +5,23 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+
 /* {"id":…,"revision":…,<spec members>,"created_at":…,"updated_at":…,"created_by":…} */
-#define BRIEF_DOC                                                                           \
-    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',' ||"                        \
-    " substr(spec::text, 2, length(spec::text) - 2) ||"                                     \
-    " ',\"created_at\":\"' || " TS("created_at") " ||"                                      \
-    " '\",\"updated_at\":\"' || " TS("updated_at") " ||"                                    \
-    " '\",\"created_by\":' || to_json(created_by)::text || '}'"
+#define BRIEF_DOC                                                                                \
+    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',' ||"                             \
+    " substr(spec::text, 2, length(spec::text) - 2) ||"                                          \
+    " ',\"created_at\":\"' || " DB_TS(                                                           \
+        "created_at") " ||"                                                                      \
+                      " '\",\"updated_at\":\"' || " DB_TS(                                       \
+                          "updated_at") " ||"                                                    \
+                                        " '\",\"created_by\":' || to_json(created_by)::text || " \
+                                        "'}'"
 
 const struct db_stmt db_brief_stmts[] = {
-    {"brief_insert",
-     "INSERT INTO briefs (name, kind, spec, created_by) VALUES ($1::json->>'name',"
-     " $1::json->>'kind', $1::json, $2) RETURNING " BRIEF_DOC " AS doc, id::text"},
+    {"brief_insert", "INSERT INTO briefs (name, kind, spec, created_by) VALUES ($1::json->>'name',"
+                     " $1::json->>'kind', $1::json, $2) RETURNING " BRIEF_DOC " AS doc, id::text"},
     {"brief_get", "SELECT " BRIEF_DOC " AS doc FROM briefs WHERE id = $1::uuid"},
     {"brief_get_lock", "SELECT " BRIEF_DOC " AS doc FROM briefs WHERE id = $1::uuid FOR UPDATE"},
     {"brief_update",
@@ -27,12 +29,11 @@ const struct db_stmt db_brief_stmts[] = {
      " revision = revision + 1, updated_at = now() WHERE id = $1::uuid RETURNING " BRIEF_DOC
      " AS doc"},
     {"brief_delete", "DELETE FROM briefs WHERE id = $1::uuid"},
-    {"brief_list",
-     "SELECT " BRIEF_DOC " AS doc, seq::text AS key FROM briefs"
-     " WHERE ($1::text IS NULL OR kind = $1)"
-     "   AND ($2::text IS NULL OR starts_with(name, $2))"
-     "   AND seq > coalesce($3::bigint, 0)"
-     " ORDER BY seq LIMIT $4::int"},
+    {"brief_list", "SELECT " BRIEF_DOC " AS doc, seq::text AS key FROM briefs"
+                   " WHERE ($1::text IS NULL OR kind = $1)"
+                   "   AND ($2::text IS NULL OR starts_with(name, $2))"
+                   "   AND seq > coalesce($3::bigint, 0)"
+                   " ORDER BY seq LIMIT $4::int"},
 };
 const size_t db_brief_nstmts = sizeof db_brief_stmts / sizeof db_brief_stmts[0];
 
@@ -42,16 +43,9 @@ enum db_status db_brief_insert(struct db_conn *c, const json_t *spec, const char
     *doc = NULL;
     char *text = json_dumps(spec, JSON_COMPACT);
     const char *p[2] = {text, created_by};
-    PGresult *r;
-    enum db_status s = text ? db_exec(c, "brief_insert", 2, p, &r) : DB_HARD_ERROR;
+    enum db_status s = text ? db_exec_doc_id(c, "brief_insert", 2, p, doc, id) : DB_HARD_ERROR;
     free(text);
-    if (s == DB_ONE_RESULT) {
-        *doc = strdup(PQgetvalue(r, 0, 0));
-        snprintf(id, 37, "%s", PQgetvalue(r, 0, 1));
-    }
-    if (s >= 0)
-        PQclear(r);
-    return s == DB_ONE_RESULT && *doc == NULL ? DB_HARD_ERROR : s;
+    return s;
 }
 
 enum db_status db_brief_get(struct db_conn *c, const char *id, int for_update, char **doc)

@@ -7,9 +7,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_brief_stmts[];
-extern const size_t db_brief_nstmts;
-
 /* Inserts a validated BriefInput. *doc receives the Brief document (caller frees) and
  * id its UUID. */
 enum db_status db_brief_insert(struct db_conn *c, const json_t *spec, const char *created_by,

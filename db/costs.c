@@ -5,8 +5,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
+#include "db/decode.h"
+#include "db/usage.h"
 #include "db/usage_sql.h"
 
 #define EPOCH(e) USAGE_EPOCH(e)
@@ -18,8 +22,8 @@
  * are read from the rollups (migrations/0010), the rest from the reports themselves. The
  * bounds are parameters computed in C (db_cost_reports): $1 f, $2 t, $3 fh, $4 th,
  * $5 fd, $6 td, $7 fw, $8 tw, $9 fq, $10 tq. */
-#define B_F "$1::timestamptz"
-#define B_T "$2::timestamptz"
+#define B_F  "$1::timestamptz"
+#define B_T  "$2::timestamptz"
 #define B_FH "$3::timestamptz"
 #define B_TH "$4::timestamptz"
 #define B_FD "$5::timestamptz"
@@ -28,39 +32,62 @@
 #define B_TW "$8::timestamptz"
 #define B_FQ "$9::timestamptz"
 #define B_TQ "$10::timestamptz"
-#define ROLLUP_PART(table, cond)                                                          \
+#define ROLLUP_PART(table, cond) \
     "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS " FROM " table " d WHERE " cond
-#define RAW_PART(cond)                                                                    \
+#define RAW_PART(cond) \
     "SELECT r.host_id, r.brief_id, r.unit, " USAGE_RAW_SUMS " FROM work_reports r WHERE " cond
 
 /* Each part is one index range: at each grain, the stretch before the first whole bucket
  * of the coarser grain and the stretch after its last (usage_sql.h). */
-#define EDGES(table, lo, hi, clo, chi)                                                    \
-    ROLLUP_PART(table, USAGE_BEFORE("d.bucket", lo, hi, clo))                              \
+#define EDGES(table, lo, hi, clo, chi)                        \
+    ROLLUP_PART(table, USAGE_BEFORE("d.bucket", lo, hi, clo)) \
     " UNION ALL " ROLLUP_PART(table, USAGE_AFTER("d.bucket", hi, clo, chi))
-#define WINDOW_SOURCES                                                                    \
-    ROLLUP_PART("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)         \
-    " UNION ALL " EDGES("work_report_days", B_FD, B_TD, B_FW, B_TW)                        \
-    " UNION ALL " EDGES("work_report_quarters", B_FQ, B_TQ, B_FD, B_TD)                    \
-    " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FQ, B_TQ)                       \
-    " UNION ALL " RAW_PART(USAGE_BEFORE("r.window_start", B_F, B_T, B_FH))                  \
-    " UNION ALL " RAW_PART(USAGE_AFTER("r.window_start", B_T, B_FH, B_TH))
+#define WINDOW_SOURCES                                                                              \
+    ROLLUP_PART("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)                   \
+    " UNION ALL " EDGES("work_report_days", B_FD, B_TD, B_FW, B_TW) " UNION ALL " EDGES(            \
+        "work_report_quarters", B_FQ, B_TQ, B_FD,                                                   \
+        B_TD) " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FQ,                            \
+                                  B_TQ) " UNION ALL " RAW_PART(USAGE_BEFORE("r.window_start", B_F,  \
+                                                                            B_T,                    \
+                                                                            B_FH)) " UNION "        \
+                                                                                   "ALL"            \
+                                                                                   " " RAW_PART(    \
+                                                                                       USAGE_AFTER( \
+                                                                                           "r."     \
+                                                                                           "windo"  \
+                                                                                           "w_"     \
+                                                                                           "star"   \
+                                                                                           "t",     \
+                                                                                           B_T,     \
+                                                                                           B_FH,    \
+                                                                                           B_TH))
 
 const struct db_stmt db_cost_stmts[] = {
-    {"cost_hosts",
-     "WITH w AS (SELECT $1::timestamptz AS f, least($2::timestamptz, now()) AS t),"
-     " c AS (SELECT s.host_id, s.at, s.to_state,"
-     "        lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"
-     "       FROM host_state_history s, w WHERE s.at < w.t),"
-     " held AS (SELECT c.host_id, sum(" EPOCH("least(coalesce(c.next_at, w.t), w.t) - greatest(c.at, w.f)") ")"
-     "        AS held_s"
-     "       FROM c, w WHERE w.t > w.f AND c.to_state <> 'stopped'"
-     "        AND (c.next_at IS NULL OR c.next_at > w.f) GROUP BY c.host_id),"
-     " " USAGE_POOL_PRICES
-     " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name,"
-     "  p.hour, p.storage, p.egress, p.overhead, coalesce(held.held_s, 0)"
-     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"
-     " ORDER BY h.id"},
+    {"cost_hosts", "WITH w AS (SELECT $1::timestamptz AS f, least($2::timestamptz, now()) AS t),"
+                   " c AS (SELECT s.host_id, s.at, s.to_state,"
+                   "        lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"
+                   "       FROM host_state_history s, w WHERE s.at < w.t),"
+                   " held AS (SELECT c.host_id, sum(" EPOCH(
+                       "least(coalesce(c.next_at, w.t), w.t) - "
+                       "greatest(c.at, w.f)") ")"
+                                              "        AS held_s"
+                                              "       FROM c, w WHERE w.t > "
+                                              "w.f AND c.to_state <> "
+                                              "'stopped'"
+                                              "        AND (c.next_at IS "
+                                              "NULL OR c.next_at > w.f) "
+                                              "GROUP BY c.host_id),"
+                                              " " USAGE_POOL_PRICES " SELECT h.id::text, h.name, "
+                                              "p.id::text AS pool_id, "
+                                              "p.name AS pool_name,"
+                                              "  p.hour, p.storage, "
+                                              "p.egress, p.overhead, "
+                                              "coalesce(held.held_s, 0) AS "
+                                              "held_seconds"
+                                              " FROM hosts h JOIN p ON p.id "
+                                              "= h.pool_id LEFT JOIN held "
+                                              "ON held.host_id = h.id"
+                                              " ORDER BY h.id"},
     {"cost_reports",
      "WITH src AS (" WINDOW_SOURCES "),"
      " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"
@@ -68,29 +95,60 @@ const struct db_stmt db_cost_stmts[] = {
      "  sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
      "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes"
      "  FROM src GROUP BY host_id, brief_id, unit)"
-     " SELECT g.host_id::text, g.brief_id::text, br.name, g.unit, g.reports, g.completed,"
-     "  g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
+     " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, g.reports,"
+     "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
      " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
      " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
 };
 const size_t db_cost_nstmts = sizeof db_cost_stmts / sizeof db_cost_stmts[0];
 
-enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to,
-                             PGresult **res)
+void db_cost_input_free(struct db_cost_input *in)
 {
-    const char *p[2] = {from, to};
-    return db_exec(c, "cost_hosts", 2, p, res);
+    free(in->hosts);
+    free(in->rows);
+    PQclear(in->res[0]);
+    PQclear(in->res[1]);
+    memset(in, 0, sizeof *in);
 }
 
-enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *to,
-                               PGresult **res)
+enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost_input *in)
+{
+    int hc[DB_HOST_NCOLS], uc[DB_USE_NCOLS];
+    size_t nh = (size_t)PQntuples(hosts), nr = (size_t)PQntuples(reports), pos = 0;
+    memset(in, 0, sizeof *in);
+    in->res[0] = hosts;
+    in->res[1] = reports;
+    in->hosts = calloc(nh + 1, sizeof *in->hosts);
+    in->rows = calloc(nr + 1, sizeof *in->rows);
+    if (in->hosts == NULL || in->rows == NULL) {
+        db_cost_input_free(in);
+        return DB_HARD_ERROR;
+    }
+    db_usage_host_cols(hosts, hc);
+    int held = db_col(hosts, "held_seconds");
+    for (size_t i = 0; i < nh; i++) {
+        db_usage_host(hosts, hc, (int)i, &in->hosts[i]);
+        in->hosts[i].held_seconds = db_val_num(hosts, (int)i, held);
+    }
+    in->nhosts = nh;
+    db_usage_cols(reports, uc);
+    for (size_t i = 0; i < nr; i++) {
+        struct plan_cost_row *row = &in->rows[in->nrows];
+        db_usage_row(reports, uc, (int)i, in->hosts, nh, &pos, row);
+        if (row->host != DB_NO_HOST)
+            in->nrows++; /* else: not in the hosts result (deleted meanwhile) */
+    }
+    return in->nrows == 0 ? DB_NO_RESULTS : in->nrows == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+/* The bounds of the window's parts (parameters $3 to $10 of cost_reports). */
+static int report_bounds(const char *from, const char *to, char b[8][40])
 {
     const int64_t hour = 3600LL * 1000000, quarter = 6 * hour, day = 24 * hour, week = 7 * day;
     const int64_t monday = 4 * day; /* 1970-01-05, the first Monday after the epoch */
     int64_t f, t;
     if (util_parse_rfc3339(from, &f) != 0 || util_parse_rfc3339(to, &t) != 0)
-        return DB_HARD_ERROR;
-    char b[8][40];
+        return -1;
     util_rfc3339(util_ceil_us(f, hour), b[0], sizeof b[0]);
     util_rfc3339(util_floor_us(t, hour), b[1], sizeof b[1]);
     util_rfc3339(util_ceil_us(f, day), b[2], sizeof b[2]);
@@ -99,6 +157,25 @@ enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *
     util_rfc3339(util_floor_us(t - monday, week) + monday, b[5], sizeof b[5]);
     util_rfc3339(util_ceil_us(f, quarter), b[6], sizeof b[6]);
     util_rfc3339(util_floor_us(t, quarter), b[7], sizeof b[7]);
-    const char *p[10] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]};
-    return db_exec(c, "cost_reports", 10, p, res);
+    return 0;
+}
+
+enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
+                            struct db_cost_input *in)
+{
+    PGresult *hosts = NULL, *reports = NULL;
+    char b[8][40];
+    db_cost_input_free(in);
+    if (report_bounds(from, to, b) != 0)
+        return DB_HARD_ERROR;
+    const char *ph[2] = {from, to};
+    const char *pr[10] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]};
+    enum db_status s = db_exec(c, "cost_hosts", 2, ph, &hosts);
+    if (s >= 0)
+        s = db_exec(c, "cost_reports", 10, pr, &reports);
+    if (s < 0) {
+        PQclear(hosts);
+        return s;
+    }
+    return db_cost_decode(hosts, reports, in);
 }

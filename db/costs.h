@@ -3,24 +3,34 @@
 #ifndef GPUFLEET_DB_COSTS_H
 #define GPUFLEET_DB_COSTS_H
 
+#include <stddef.h>
+
 #include "db/db.h"
+#include "planner/costs.h"
 
-extern const struct db_stmt db_cost_stmts[];
-extern const size_t db_cost_nstmts;
+/* What the cost report reads for a window [from, to), as the inputs of plan_costs_group:
+ *   hosts  every host, ordered by id, with its pool's prices and the seconds it was held
+ *          in the window (the planner leaves out those neither held nor reporting:
+ *          cheaper than asking the reports which hosts they name). Held time: every state
+ *          except stopped, from the last change before from on, never past now().
+ *   rows   the reports whose window_start lies in [from, to), summed per host, brief and
+ *          unit (from the week, day, quarter and hour rollups for the whole ones in the
+ *          window), ordered by host id then brief id; row.host indexes hosts (the rows of
+ *          a host not in hosts, deleted meanwhile, are left out).
+ * The strings borrow from the results, which the struct owns (res: opaque outside db/).
+ * Start it zeroed; db_cost_read frees what it held first, and on failure leaves it
+ * empty; db_cost_input_free frees it and leaves it zeroed. */
+struct db_cost_input {
+    size_t nhosts, nrows;
+    struct plan_cost_host *hosts;
+    struct plan_cost_row *rows;
+    void *res[2];
+};
+enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
+                            struct db_cost_input *in);
+void db_cost_input_free(struct db_cost_input *in);
 
-/* Every host, ordered by id (the caller leaves out those neither held nor reporting in
- * the window: cheaper than asking the reports which hosts they name): columns id, name,
- * pool_id, pool_name, price_per_hour, storage_price_per_gb_month, egress_price_per_gb,
- * overhead_pct, held_seconds. Held time: every state except stopped, from the last
- * change before `from` on, never past now(). *res is the caller's to PQclear. */
-enum db_status db_cost_hosts(struct db_conn *c, const char *from, const char *to,
-                             PGresult **res);
-/* Reports whose window_start lies in [from, to), summed per host, brief and unit (from the
- * week, day, quarter and hour rollups for the whole ones in the window), ordered
- * by host id then brief id: columns host_id, brief_id, brief_name, unit, reports,
- * completed, failed, retried, busy_seconds, covered_seconds, storage_gb_seconds,
- * storage_seconds, bytes_moved. */
-enum db_status db_cost_reports(struct db_conn *c, const char *from, const char *to,
-                               PGresult **res);
+/* A usage row whose host is not among the hosts read with it (db/recommend.h). */
+#define DB_NO_HOST ((size_t)-1)
 
 #endif

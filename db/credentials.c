@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+
 /* {"id":…,"name":…,"key_type":…,"fingerprint":…,"created_at":…,"created_by":…} */
-#define CREDENTIAL_DOC                                                                      \
-    "'{\"id\":\"' || id || '\",\"name\":' || to_json(name)::text ||"                         \
-    " ',\"key_type\":\"' || key_type || '\",\"fingerprint\":\"' || fingerprint ||"          \
-    " '\",\"created_at\":\"' || " TS("created_at") " ||"                                    \
-    " '\",\"created_by\":' || to_json(created_by)::text || '}'"
+#define CREDENTIAL_DOC                                                             \
+    "'{\"id\":\"' || id || '\",\"name\":' || to_json(name)::text ||"               \
+    " ',\"key_type\":\"' || key_type || '\",\"fingerprint\":\"' || fingerprint ||" \
+    " '\",\"created_at\":\"' || " DB_TS(                                           \
+        "created_at") " ||"                                                        \
+                      " '\",\"created_by\":' || to_json(created_by)::text || '}'"
 
 const struct db_stmt db_credential_stmts[] = {
     {"credential_insert",
@@ -21,11 +23,10 @@ const struct db_stmt db_credential_stmts[] = {
      " RETURNING " CREDENTIAL_DOC " AS doc"},
     {"credential_get", "SELECT " CREDENTIAL_DOC " AS doc FROM credentials WHERE id = $1::uuid"},
     {"credential_delete", "DELETE FROM credentials WHERE id = $1::uuid"},
-    {"credential_list",
-     "SELECT " CREDENTIAL_DOC " AS doc, seq::text AS key FROM credentials"
-     " WHERE ($1::text IS NULL OR starts_with(name, $1))"
-     "   AND seq > coalesce($2::bigint, 0)"
-     " ORDER BY seq LIMIT $3::int"},
+    {"credential_list", "SELECT " CREDENTIAL_DOC " AS doc, seq::text AS key FROM credentials"
+                        " WHERE ($1::text IS NULL OR starts_with(name, $1))"
+                        "   AND seq > coalesce($2::bigint, 0)"
+                        " ORDER BY seq LIMIT $3::int"},
     {"credential_secret",
      "SELECT kid, encode(nonce, 'hex') AS nonce, encode(ciphertext, 'hex') AS ciphertext,"
      " id::text AS id"
@@ -81,10 +82,9 @@ enum db_status db_credential_insert(struct db_conn *c, const struct db_credentia
     *doc = NULL;
     char *nonce = bytea_hex(in->nonce, CRYPT_NONCE_LEN);
     char *ct = bytea_hex(in->ciphertext, in->ciphertext_len);
-    const char *p[8] = {in->id, in->name, in->key_type, in->fingerprint,
-                        in->kid, nonce, ct, in->created_by};
-    enum db_status s =
-        nonce && ct ? db_exec_doc(c, "credential_insert", 8, p, doc) : DB_HARD_ERROR;
+    const char *p[8] = {in->id,  in->name, in->key_type, in->fingerprint,
+                        in->kid, nonce,    ct,           in->created_by};
+    enum db_status s = nonce && ct ? db_exec_doc(c, "credential_insert", 8, p, doc) : DB_HARD_ERROR;
     free(nonce);
     free(ct);
     return s;
@@ -129,23 +129,24 @@ enum db_status db_credential_load(struct db_conn *c, const char *id, struct cryp
         return DB_NO_RESULTS;
     }
     const struct crypt_key *k = crypt_master();
+    /* Every column is NOT NULL (the nonce and ciphertext as hex). */
+    const char *kid = db_str(r, 0, "kid"), *row_id = db_str(r, 0, "id");
     unsigned char *nonce = NULL, *ct = NULL;
     size_t nlen = 0, ctlen = 0;
     s = DB_HARD_ERROR;
     *decrypt_failed = 1;
     if (k == NULL) {
         snprintf(err, errlen, "credential %s cannot be decrypted: no master key is loaded", id);
-    } else if (strcmp(PQgetvalue(r, 0, 0), k->kid) != 0) {
+    } else if (strcmp(kid, k->kid) != 0) {
         snprintf(err, errlen,
                  "credential %s was sealed under key id %.16s, but the loaded master key has id "
                  "%s (was GPUFLEET_MASTER_KEY_FILE changed?)",
-                 id, PQgetvalue(r, 0, 0), k->kid);
-    } else if (unhex(PQgetvalue(r, 0, 1), &nonce, &nlen) != 0 || nlen != CRYPT_NONCE_LEN ||
-               unhex(PQgetvalue(r, 0, 2), &ct, &ctlen) != 0) {
-        snprintf(err, errlen, "credential %s cannot be decrypted: the stored row is malformed",
-                 id);
-    } else if (crypt_open(k, nonce, ct, ctlen, (const unsigned char *)PQgetvalue(r, 0, 3),
-                          (size_t)PQgetlength(r, 0, 3), out) != 0) {
+                 id, kid, k->kid);
+    } else if (unhex(db_str(r, 0, "nonce"), &nonce, &nlen) != 0 || nlen != CRYPT_NONCE_LEN ||
+               unhex(db_str(r, 0, "ciphertext"), &ct, &ctlen) != 0) {
+        snprintf(err, errlen, "credential %s cannot be decrypted: the stored row is malformed", id);
+    } else if (crypt_open(k, nonce, ct, ctlen, (const unsigned char *)row_id, strlen(row_id),
+                          out) != 0) {
         snprintf(err, errlen,
                  "credential %s cannot be decrypted: authentication failed (wrong master key or "
                  "a tampered row)",

@@ -8,9 +8,6 @@
 #include "common/crypt.h"
 #include "db/db.h"
 
-extern const struct db_stmt db_credential_stmts[];
-extern const size_t db_credential_nstmts;
-
 struct db_credential_new {
     const char *id; /* chosen by the caller: it is the AAD of the ciphertext */
     const char *name, *key_type, *fingerprint, *created_by;

@@ -1,10 +1,11 @@
-/* db.c — connection pool and execution helpers. See db.h. */
+/* db.c — connection pool, statement registry and execution helpers. See db.h, db_pg.h. */
 #include "db/db.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,26 +14,14 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "db/audit.h"
-#include "db/briefs.h"
-#include "db/stacks.h"
-#include "db/credentials.h"
-#include "db/pools.h"
-#include "db/hosts.h"
-#include "db/jobs.h"
-#include "db/gates.h"
-#include "db/gpu_models.h"
-#include "db/idempotency.h"
-#include "db/work_reports.h"
-#include "db/costs.h"
-#include "db/recommend.h"
-#include "db/events.h"
+#include "db/db_pg.h"
 
-#define DB_ACQUIRE_TIMEOUT_US (5 * 1000000LL)
+#define DB_ACQUIRE_TIMEOUT_US   (5 * 1000000LL)
 #define DB_RECONNECT_BACKOFF_US (250 * 1000LL)
-#define DB_TX_ATTEMPTS 5
+#define DB_TX_ATTEMPTS          5
 
-#define DB_MAX_STMTS 256
+#define DB_MAX_STMTS  256
+#define DB_STMT_SLOTS 512 /* hash slots: a power of two, at least twice DB_MAX_STMTS */
 
 struct db_conn {
     PGconn *pg;
@@ -42,30 +31,76 @@ struct db_conn {
     char sqlstate[6];
 };
 
-static const struct db_stmt ping_stmts[] = {{"db_ping", "SELECT 1"}};
+/* ---- the statement registry ---- */
 
-/* Every module's prepared statements, prepared on each new connection. */
-static const struct {
-    const struct db_stmt *stmts;
-    const size_t *n;
-} groups[] = {
-    {ping_stmts, &(const size_t){1}},
-    {db_audit_stmts, &db_audit_nstmts},
-    {db_gpu_model_stmts, &db_gpu_model_nstmts},
-    {db_idem_stmts, &db_idem_nstmts},
-    {db_brief_stmts, &db_brief_nstmts},
-    {db_stack_stmts, &db_stack_nstmts},
-    {db_credential_stmts, &db_credential_nstmts},
-    {db_pool_stmts, &db_pool_nstmts},
-    {db_host_stmts, &db_host_nstmts},
-    {db_job_stmts, &db_job_nstmts},
-    {db_gate_stmts, &db_gate_nstmts},
-    {db_work_report_stmts, &db_work_report_nstmts},
-    {db_cost_stmts, &db_cost_nstmts},
-    {db_recommend_stmts, &db_recommend_nstmts},
-    {db_event_stmts, &db_event_nstmts},
-};
-static const size_t ngroups = sizeof groups / sizeof groups[0];
+static const struct db_stmt ping_stmts[] = {{"db_ping", "SELECT 1"}};
+static const size_t ping_nstmts = 1;
+
+/* Every registered statement: stmts[i] is statement i (its slot in a connection's
+ * prepared[]); slots[] finds i by name (open addressing, linear probing; i + 1, 0 when
+ * empty). Built once, before the first lookup, and read-only after. */
+static struct {
+    pthread_once_t once;
+    int count;
+    const struct db_stmt *stmts[DB_MAX_STMTS];
+    short slots[DB_STMT_SLOTS];
+} reg = {.once = PTHREAD_ONCE_INIT};
+
+static uint32_t stmt_hash(const char *name)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t stmt_slot(const char *name)
+{
+    size_t i = stmt_hash(name) & (DB_STMT_SLOTS - 1);
+    while (reg.slots[i] != 0 && strcmp(reg.stmts[reg.slots[i] - 1]->name, name) != 0)
+        i = (i + 1) & (DB_STMT_SLOTS - 1);
+    return i;
+}
+
+static void stmt_register(void)
+{
+    static const struct {
+        const struct db_stmt *stmts;
+        const size_t *n;
+    } groups[] = {
+        {ping_stmts, &ping_nstmts},
+#define DB_STMT_GROUP(m) {db_##m##_stmts, &db_##m##_nstmts},
+#include "db/statements.def"
+#undef DB_STMT_GROUP
+    };
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        for (size_t i = 0; i < *groups[g].n; i++) {
+            const struct db_stmt *st = &groups[g].stmts[i];
+            size_t slot = stmt_slot(st->name);
+            assert(reg.count < DB_MAX_STMTS);
+            assert(reg.slots[slot] == 0); /* two statements with one name */
+            reg.stmts[reg.count] = st;
+            reg.slots[slot] = (short)++reg.count;
+        }
+    }
+}
+
+/* Index of a registered statement, or -1. */
+static int stmt_index(const char *name)
+{
+    pthread_once(&reg.once, stmt_register);
+    int v = reg.slots[stmt_slot(name)];
+    return v - 1;
+}
+
+const char *db_statement_sql(const char *name)
+{
+    int idx = stmt_index(name);
+    return idx < 0 ? NULL : reg.stmts[idx]->sql;
+}
+
+/* ---- the pool ---- */
 
 static struct {
     pthread_mutex_t mu;
@@ -77,19 +112,41 @@ static struct {
     atomic_uint_fast64_t acquires, waits, timeouts, connect_failures, wait_us_total;
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-const char *db_conn_sqlstate(const struct db_conn *c) { return c->sqlstate; }
-int db_conn_unique_violation(const struct db_conn *c) { return strcmp(c->sqlstate, "23505") == 0; }
-int db_conn_fk_violation(const struct db_conn *c) { return strcmp(c->sqlstate, "23503") == 0; }
+const char *db_conn_sqlstate(const struct db_conn *c)
+{
+    return c->sqlstate;
+}
+int db_conn_unique_violation(const struct db_conn *c)
+{
+    return strcmp(c->sqlstate, "23505") == 0;
+}
+int db_conn_fk_violation(const struct db_conn *c)
+{
+    return strcmp(c->sqlstate, "23503") == 0;
+}
 
 int db_pool_init(const char *url, int size)
 {
     assert(size > 0);
+    pthread_mutex_lock(&pool.mu);
+    int rc = -1;
+    if (pool.conns != NULL)
+        goto cleanup; /* initialized already: replacing it would lose its connections */
     pool.url = strdup(url);
     pool.conns = calloc((size_t)size, sizeof *pool.conns);
-    if (pool.url == NULL || pool.conns == NULL)
-        return -1;
+    if (pool.url == NULL || pool.conns == NULL) {
+        free(pool.url);
+        free(pool.conns);
+        pool.url = NULL;
+        pool.conns = NULL;
+        goto cleanup;
+    }
     pool.size = size;
-    return 0;
+    pool.in_use = 0;
+    rc = 0;
+cleanup:
+    pthread_mutex_unlock(&pool.mu);
+    return rc;
 }
 
 void db_pool_shutdown(void)
@@ -132,37 +189,9 @@ static void notice_sink(void *arg, const char *msg)
     log_msg(LOG_DEBUG, "postgres notice: %.200s", msg);
 }
 
-/* Index of a registered statement, or -1. */
-static int stmt_index(const char *name)
-{
-    int idx = 0;
-    for (size_t g = 0; g < ngroups; g++)
-        for (size_t i = 0; i < *groups[g].n; i++, idx++)
-            if (strcmp(groups[g].stmts[i].name, name) == 0)
-                return idx;
-    return -1;
-}
-
-static const struct db_stmt *stmt_at(int idx);
-
-const char *db_statement_sql(const char *name)
-{
-    int idx = stmt_index(name);
-    return idx < 0 ? NULL : stmt_at(idx)->sql;
-}
-
-static const struct db_stmt *stmt_at(int idx)
-{
-    for (size_t g = 0; g < ngroups; g++) {
-        if ((size_t)idx < *groups[g].n)
-            return &groups[g].stmts[idx];
-        idx -= (int)*groups[g].n;
-    }
-    return NULL;
-}
-
 static int statement_timeout_ms = 15000;
-static char ka_idle[16] = "10", ka_interval[16] = "5", ka_count[16] = "3", tcp_user_timeout[16] = "20000";
+static char ka_idle[16] = "10", ka_interval[16] = "5", ka_count[16] = "3",
+            tcp_user_timeout[16] = "20000";
 
 void db_set_statement_timeout(int ms)
 {
@@ -184,13 +213,20 @@ static PGconn *connect_url(const char *url)
     /* TCP keepalives and tcp_user_timeout: a partitioned server is noticed within seconds,
      * not when the kernel gives up (minutes), so a worker cannot keep acting on a lease it
      * can no longer renew. (Ignored on Unix-domain sockets.) */
-    const char *keys[] = {"dbname",   "connect_timeout",     "application_name", "options",
-                          "keepalives", "keepalives_idle",   "keepalives_interval",
-                          "keepalives_count", "tcp_user_timeout", NULL};
+    const char *keys[] = {"dbname",
+                          "connect_timeout",
+                          "application_name",
+                          "options",
+                          "keepalives",
+                          "keepalives_idle",
+                          "keepalives_interval",
+                          "keepalives_count",
+                          "tcp_user_timeout",
+                          NULL};
     char options[96];
     snprintf(options, sizeof options, "-c statement_timeout=%d -c jit=off", statement_timeout_ms);
-    const char *vals[] = {url, "3", "gpufleetd", options, "1", ka_idle, ka_interval, ka_count,
-                          tcp_user_timeout, NULL};
+    const char *vals[] = {url,     "3",         "gpufleetd", options,          "1",
+                          ka_idle, ka_interval, ka_count,    tcp_user_timeout, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
         /* The message may name the host; it never contains the password. */
@@ -325,14 +361,14 @@ static enum db_status classify(struct db_conn *c, const PGresult *r, const char 
     return DB_HARD_ERROR;
 }
 
-enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams,
-                       const char *const *params, PGresult **res)
+enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const char *const *params,
+                       PGresult **res)
 {
     *res = NULL;
     int idx = stmt_index(stmt);
-    assert(idx >= 0 && idx < DB_MAX_STMTS);
+    assert(idx >= 0 && idx < DB_MAX_STMTS); /* an unregistered statement is a bug */
     if (!c->prepared[idx]) {
-        PGresult *pr = PQprepare(c->pg, stmt, stmt_at(idx)->sql, 0, NULL);
+        PGresult *pr = PQprepare(c->pg, stmt, reg.stmts[idx]->sql, 0, NULL);
         if (PQresultStatus(pr) != PGRES_COMMAND_OK) {
             enum db_status s = classify(c, pr, stmt);
             PQclear(pr);
@@ -364,6 +400,20 @@ enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams
 {
     PGresult *r;
     enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_exec_count(struct db_conn *c, const char *stmt, int nparams,
+                             const char *const *params, long *count)
+{
+    PGresult *r;
+    *count = 0;
+    enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    if (s >= 0) {
+        const char *t = PQcmdTuples(r);
+        *count = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : (t && *t) ? atol(t) : 0;
+    }
     PQclear(r);
     return s;
 }
@@ -424,7 +474,10 @@ static enum db_status ping_fn(struct db_conn *c, void *arg)
     return db_exec_noresult(c, "db_ping", 0, NULL);
 }
 
-enum db_status db_ping(void) { return db_run(ping_fn, NULL); }
+enum db_status db_ping(void)
+{
+    return db_run(ping_fn, NULL);
+}
 
 struct schema_arg {
     int *applied;
@@ -437,7 +490,8 @@ static enum db_status schema_fn(struct db_conn *c, void *arg)
 {
     struct schema_arg *a = arg;
     PGresult *r = PQexecParams(c->pg,
-                               "SELECT count(*)::int, coalesce(max(name), '') FROM schema_migrations",
+                               "SELECT count(*)::int AS applied, coalesce(max(name), '') AS last"
+                               " FROM schema_migrations",
                                0, NULL, NULL, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
@@ -451,8 +505,8 @@ static enum db_status schema_fn(struct db_conn *c, void *arg)
         PQclear(r);
         return s;
     }
-    *a->applied = atoi(PQgetvalue(r, 0, 0));
-    snprintf(a->last, a->lastlen, "%s", PQgetvalue(r, 0, 1));
+    *a->applied = (int)db_long(r, 0, "applied");
+    db_copy(r, 0, "last", a->last, a->lastlen);
     PQclear(r);
     return DB_ONE_RESULT;
 }
@@ -463,25 +517,121 @@ enum db_status db_schema_applied(int *applied, char *last, size_t lastlen)
     return db_run(schema_fn, &a);
 }
 
+/* ---- columns ---- */
+
+int db_col(const PGresult *r, const char *name)
+{
+    int f = PQfnumber(r, name);
+    assert(f >= 0); /* the statement and its decoder disagree */
+    return f;
+}
+
+void db_cols(const PGresult *r, const char *const *names, int n, int *cols)
+{
+    for (int i = 0; i < n; i++)
+        cols[i] = db_col(r, names[i]);
+}
+
+const char *db_val(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+/* PQgetvalue gives "" for SQL NULL: 0 below. */
+double db_val_num(const PGresult *r, int row, int col)
+{
+    return atof(PQgetvalue(r, row, col));
+}
+long db_val_long(const PGresult *r, int row, int col)
+{
+    return atol(PQgetvalue(r, row, col));
+}
+int db_val_bool(const PGresult *r, int row, int col)
+{
+    return PQgetvalue(r, row, col)[0] == 't';
+}
+int db_val_isnull(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col);
+}
+
 const char *db_str(const PGresult *r, int row, const char *col)
 {
-    int f = PQfnumber(r, col);
-    assert(f >= 0);
-    if (PQgetisnull(r, row, f))
-        return NULL;
-    return PQgetvalue(r, row, f);
+    return db_val(r, row, db_col(r, col));
 }
-
 int db_isnull(const PGresult *r, int row, const char *col)
 {
-    int f = PQfnumber(r, col);
-    assert(f >= 0);
-    return PQgetisnull(r, row, f);
+    return PQgetisnull(r, row, db_col(r, col));
+}
+double db_num(const PGresult *r, int row, const char *col)
+{
+    return db_val_num(r, row, db_col(r, col));
+}
+long db_long(const PGresult *r, int row, const char *col)
+{
+    return db_val_long(r, row, db_col(r, col));
+}
+int db_bool(const PGresult *r, int row, const char *col)
+{
+    return db_val_bool(r, row, db_col(r, col));
 }
 
-int db_page_count(const struct db_page *p) { return p->res ? PQntuples(p->res) : 0; }
-const char *db_page_doc(const struct db_page *p, int i) { return PQgetvalue(p->res, i, 0); }
-const char *db_page_key(const struct db_page *p, int i) { return PQgetvalue(p->res, i, 1); }
+char *db_dup(const PGresult *r, int row, const char *col, int *oom)
+{
+    const char *v = db_str(r, row, col);
+    if (v == NULL)
+        return NULL;
+    char *copy = strdup(v);
+    if (copy == NULL)
+        *oom = 1;
+    return copy;
+}
+
+void db_copy(const PGresult *r, int row, const char *col, char *out, size_t len)
+{
+    const char *v = db_str(r, row, col);
+    snprintf(out, len, "%s", v ? v : "");
+}
+
+static char **field_at(const struct db_str_field *f, void *out)
+{
+    return (char **)((char *)out + f->offset);
+}
+
+int db_dup_fields(const PGresult *r, int row, const struct db_str_field *f, size_t n, void *out)
+{
+    int oom = 0;
+    for (size_t i = 0; i < n; i++)
+        *field_at(&f[i], out) = db_dup(r, row, f[i].col, &oom);
+    if (oom)
+        db_free_fields(f, n, out);
+    return oom ? -1 : 0;
+}
+
+void db_free_fields(const struct db_str_field *f, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        char **member = field_at(&f[i], out);
+        free(*member);
+        *member = NULL;
+    }
+}
+
+/* ---- pages and documents ---- */
+
+int db_page_count(const struct db_page *p)
+{
+    return p->res ? PQntuples(p->res) : 0;
+}
+/* db_exec_page checked that doc and key are columns 0 and 1. */
+const char *db_page_doc(const struct db_page *p, int i)
+{
+    return PQgetvalue(p->res, i, 0);
+}
+const char *db_page_key(const struct db_page *p, int i)
+{
+    return PQgetvalue(p->res, i, 1);
+}
 
 void db_page_clear(struct db_page *p)
 {
@@ -493,25 +643,40 @@ enum db_status db_exec_page(struct db_conn *c, const char *stmt, int nparams,
                             const char *const *params, struct db_page *page)
 {
     db_page_clear(page);
-    enum db_status s = db_exec(c, stmt, nparams, params, &page->res);
-    assert(s < 0 || PQnfields(page->res) == 2);
+    PGresult *r;
+    enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    assert(s < 0 || (PQnfields(r) == 2 && db_col(r, "doc") == 0 && db_col(r, "key") == 1));
+    page->res = r;
     return s;
 }
 
 enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
                            const char *const *params, char **doc)
 {
+    return db_exec_doc_id(c, stmt, nparams, params, doc, NULL);
+}
+
+enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
+                              const char *const *params, char **doc, char id[37])
+{
     PGresult *r;
     *doc = NULL;
+    if (id != NULL)
+        id[0] = '\0';
     enum db_status s = db_exec(c, stmt, nparams, params, &r);
     if (s == DB_ONE_RESULT) {
-        *doc = strdup(PQgetvalue(r, 0, 0));
-        if (*doc == NULL)
+        int oom = 0;
+        *doc = db_dup(r, 0, "doc", &oom);
+        if (id != NULL)
+            db_copy(r, 0, "id", id, 37);
+        if (oom)
             s = DB_HARD_ERROR;
     }
     PQclear(r);
     return s;
 }
+
+/* ---- listeners ---- */
 
 struct db_listener {
     char *url;
@@ -529,13 +694,16 @@ static int listener_connect(struct db_listener *l)
     PGconn *pg = connect_url(l->url);
     if (pg == NULL)
         return -1;
+    /* Never LISTEN on another channel than asked: no identifier, no connection. */
     char *ident = PQescapeIdentifier(pg, l->channel, strlen(l->channel));
     char sql[160];
-    snprintf(sql, sizeof sql, "LISTEN %s", ident ? ident : "gpufleet_jobs");
+    int ok = ident != NULL && (size_t)snprintf(sql, sizeof sql, "LISTEN %s", ident) < sizeof sql;
     PQfreemem(ident);
-    PGresult *r = PQexec(pg, sql);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
+    if (ok) {
+        PGresult *r = PQexec(pg, sql);
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+    }
     if (!ok || PQsetnonblocking(pg, 1) != 0) {
         PQfinish(pg);
         return -1;
@@ -551,6 +719,10 @@ struct db_listener *db_listen(const char *url, const char *channel)
         return NULL;
     l->url = strdup(url);
     l->channel = strdup(channel);
+    if (l->url == NULL || l->channel == NULL) {
+        db_listener_free(l);
+        return NULL;
+    }
     listener_connect(l);
     return l;
 }

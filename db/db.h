@@ -1,9 +1,10 @@
-/* db.h — libpq access: connection pool, status codes, prepared statements, transactions.
- * The only place (with migrations/) where SQL lives. */
+/* db.h — database access: connection pool, status codes, transactions, pages of documents.
+ * db/ is the only place (with migrations/) where SQL lives, and the only one that sees
+ * libpq: the modules (db/hosts.h, db/costs.h, …) return typed structs and documents that
+ * PostgreSQL rendered; their statements and the libpq level are in db/db_pg.h. */
 #ifndef GPUFLEET_DB_H
 #define GPUFLEET_DB_H
 
-#include <libpq-fe.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,13 +27,6 @@ int db_conn_unique_violation(const struct db_conn *c);
 /* True when the last failure was a foreign-key violation (23503). */
 int db_conn_fk_violation(const struct db_conn *c);
 
-/* A prepared statement. Each module exports its table (listed in db.c); a statement is
- * prepared on a connection the first time it runs there. */
-struct db_stmt {
-    const char *name;
-    const char *sql;
-};
-
 struct db_pool_stats {
     int size;
     int in_use;
@@ -45,7 +39,8 @@ struct db_pool_stats {
 };
 
 /* Creates the pool. Connections open lazily; a failed connection is retried with backoff.
- * Returns 0 on success (even if PostgreSQL is down right now). */
+ * Returns 0 on success (even if PostgreSQL is down right now); -1 when out of memory or
+ * when the pool exists already (db_pool_shutdown it first). */
 int db_pool_init(const char *url, int size);
 /* The SQL text of a registered statement, or NULL (gpufleetd sql, for EXPLAIN). */
 const char *db_statement_sql(const char *name);
@@ -61,15 +56,6 @@ void db_pool_stats(struct db_pool_stats *out);
 struct db_conn *db_acquire(enum db_status *status);
 void db_release(struct db_conn *c);
 
-/* Executes a prepared statement. params may contain NULLs (SQL NULL). On success *res holds
- * the result (caller PQclear()s) and the status is NO/ONE/MANY_RESULTS by row count (for
- * commands without rows: affected rows). */
-enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams,
-                       const char *const *params, PGresult **res);
-/* Same, discarding the result; returns the status only. */
-enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams,
-                                const char *const *params);
-
 /* Runs fn inside BEGIN … COMMIT on a pooled connection, retrying on serialization
  * failures and deadlocks (up to 5 attempts). fn returns a db_status; a negative one rolls
  * back. The final status is returned. */
@@ -84,25 +70,19 @@ enum db_status db_ping(void);
 /* Number of applied migrations and the last one's name (readiness). */
 enum db_status db_schema_applied(int *applied, char *last, size_t lastlen);
 
-/* A page of rows that PostgreSQL rendered as JSON: each row has a "doc" column (one JSON
- * object, ready to send) and a "key" column (its keyset value). */
+/* A page of rows that PostgreSQL rendered as JSON: each row has a doc (one JSON object,
+ * ready to send) and a key (its keyset value). Start it empty ({NULL}); a module's list
+ * function frees what it held before filling it; db_page_clear frees it. */
 struct db_page {
-    PGresult *res; /* owned; db_page_clear frees it */
+    void *res; /* the result (owned; opaque outside db/) */
 };
 int db_page_count(const struct db_page *p);
 const char *db_page_doc(const struct db_page *p, int i);
 const char *db_page_key(const struct db_page *p, int i);
 void db_page_clear(struct db_page *p);
-/* Runs a prepared statement that returns (doc, key) rows into *page. */
-enum db_status db_exec_page(struct db_conn *c, const char *stmt, int nparams,
-                            const char *const *params, struct db_page *page);
-/* Runs a prepared statement returning one "doc" column; *doc receives a malloc'd copy
- * (caller frees) on DB_ONE_RESULT, else NULL. */
-enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
-                           const char *const *params, char **doc);
 
 /* A dedicated connection that LISTENs on a channel (notifications arrive only on the
- * session that listens). */
+ * session that listens). NULL when out of memory; otherwise it connects now or later. */
 struct db_listener;
 struct db_listener *db_listen(const char *url, const char *channel);
 /* The socket to poll for readability, or -1 while disconnected. */
@@ -111,9 +91,5 @@ int db_listener_fd(struct db_listener *l);
  * connection was lost, then reports 1 so the caller re-checks for work). */
 int db_listener_drain(struct db_listener *l);
 void db_listener_free(struct db_listener *l);
-
-/* Column helpers for results. */
-const char *db_str(const PGresult *r, int row, const char *col);  /* NULL for SQL NULL */
-int db_isnull(const PGresult *r, int row, const char *col);
 
 #endif

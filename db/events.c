@@ -5,21 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+#include "db/decode.h"
+
 /* The event's data document: the common members first, then its own (which may not
  * override them). */
 #define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id')"
 #define EVENT_COLS                                                                                 \
-    "e.id::text, e.type, coalesce(e.pool_id::text, ''), coalesce(e.host_id::text, ''),"            \
-    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " TS(                              \
+    "e.id::text, e.type, coalesce(e.pool_id::text, '') AS pool_id,"                                \
+    " coalesce(e.host_id::text, '') AS host_id,"                                                   \
+    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS(                           \
         "e.at") ","                                                                                \
                 " 'pool_id', e.pool_id, 'host_id', e.host_id)::text, '}') || CASE WHEN " EVENT_OWN \
-                " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END"
+                " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
 
 const struct db_stmt db_event_stmts[] = {
     {"event_emit", "INSERT INTO events (type, pool_id, host_id, data)"
                    " VALUES ($1, $2::uuid, $3::uuid, coalesce($4::jsonb, '{}'::jsonb))"},
-    {"event_max_id", "SELECT coalesce(max(id), 0)::text FROM events"},
+    {"event_max_id", "SELECT coalesce(max(id), 0)::text AS max_id FROM events"},
     {"event_after",
      "SELECT " EVENT_COLS " FROM events e WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int"},
     {"event_backlog",
@@ -52,11 +55,11 @@ const struct db_stmt db_event_stmts[] = {
      "  WHERE t.pool_id = due.pool_id)"
      " INSERT INTO events (type, pool_id, data)"
      " SELECT 'work_reports.ingested', pool_id, jsonb_build_object('records', sum(records),"
-     "  'window_end_max', " TS("max(window_end_max)") ") FROM taken"
-     " GROUP BY pool_id ORDER BY pool_id"},
+     "  'window_end_max', " DB_TS("max(window_end_max)") ") FROM taken"
+                                                         " GROUP BY pool_id ORDER BY pool_id"},
     {"event_ticket_insert", "INSERT INTO event_tickets (hash, sub, role, expires_at)"
                             " VALUES ($1, $2, $3, now() + make_interval(secs => $4::int))"
-                            " RETURNING " TS("expires_at")},
+                            " RETURNING " DB_TS("expires_at") " AS expires_at"},
     {"event_ticket_redeem",
      "UPDATE event_tickets SET used_at = now()"
      " WHERE hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING sub, role"},
@@ -78,54 +81,74 @@ enum db_status db_events_max_id(struct db_conn *c, int64_t *max)
     *max = 0;
     enum db_status s = db_exec(c, "event_max_id", 0, NULL, &r);
     if (s == DB_ONE_RESULT)
-        *max = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        *max = strtoll(db_str(r, 0, "max_id"), NULL, 10);
     PQclear(r);
     return s;
 }
 
-enum db_status db_events_after(struct db_conn *c, int64_t after, int limit, PGresult **res)
+void db_event_rows_free(struct db_event_rows *rows)
+{
+    free(rows->rows);
+    PQclear(rows->res);
+    memset(rows, 0, sizeof *rows);
+}
+
+enum db_status db_event_rows_decode(PGresult *r, struct db_event_rows *out)
+{
+    enum { C_ID, C_TYPE, C_POOL, C_HOST, C_DOC, C_N };
+    static const char *const names[C_N] = {"id", "type", "pool_id", "host_id", "doc"};
+    int col[C_N];
+    int n = PQntuples(r);
+    memset(out, 0, sizeof *out);
+    out->res = r;
+    out->rows = calloc((size_t)n + 1, sizeof *out->rows);
+    if (out->rows == NULL) {
+        db_event_rows_free(out);
+        return DB_HARD_ERROR;
+    }
+    db_cols(r, names, C_N, col);
+    for (int i = 0; i < n; i++) {
+        struct db_event_row *e = &out->rows[i];
+        e->id = strtoll(PQgetvalue(r, i, col[C_ID]), NULL, 10);
+        e->type = PQgetvalue(r, i, col[C_TYPE]);
+        e->pool_id = PQgetvalue(r, i, col[C_POOL]);
+        e->host_id = PQgetvalue(r, i, col[C_HOST]);
+        e->doc = PQgetvalue(r, i, col[C_DOC]);
+    }
+    out->n = n;
+    return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+/* Runs stmt and decodes its events into *out (freed first). */
+static enum db_status exec_rows(struct db_conn *c, const char *stmt, int n, const char *const *p,
+                                struct db_event_rows *out)
+{
+    PGresult *r;
+    db_event_rows_free(out);
+    enum db_status s = db_exec(c, stmt, n, p, &r);
+    return s < 0 ? s : db_event_rows_decode(r, out);
+}
+
+enum db_status db_events_after(struct db_conn *c, int64_t after, int limit,
+                               struct db_event_rows *out)
 {
     char a[24], l[16];
     snprintf(a, sizeof a, "%lld", (long long)after);
     snprintf(l, sizeof l, "%d", limit);
     const char *p[2] = {a, l};
-    return db_exec(c, "event_after", 2, p, res);
+    return exec_rows(c, "event_after", 2, p, out);
 }
 
 enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
                                  const char *pool_id, const char *host_id, int limit,
-                                 PGresult **res)
+                                 struct db_event_rows *out)
 {
     char a[24], u[24], l[16];
     snprintf(a, sizeof a, "%lld", (long long)after);
     snprintf(u, sizeof u, "%lld", (long long)upto);
     snprintf(l, sizeof l, "%d", limit);
     const char *p[6] = {a, u, types, pool_id, host_id, l};
-    return db_exec(c, "event_backlog", 6, p, res);
-}
-
-void db_events_row(const PGresult *res, int i, struct db_event_row *out)
-{
-    out->id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-    out->type = PQgetvalue(res, i, 1);
-    out->pool_id = PQgetvalue(res, i, 2);
-    out->host_id = PQgetvalue(res, i, 3);
-    out->doc = PQgetvalue(res, i, 4);
-}
-
-/* Runs a command and reports the affected rows. */
-static enum db_status exec_count(struct db_conn *c, const char *stmt, int n, const char *const *p,
-                                 long *count)
-{
-    PGresult *r;
-    *count = 0;
-    enum db_status s = db_exec(c, stmt, n, p, &r);
-    if (s >= 0) {
-        const char *t = PQcmdTuples(r);
-        *count = (t && *t) ? atol(t) : 0;
-    }
-    PQclear(r);
-    return s;
+    return exec_rows(c, "event_backlog", 6, p, out);
 }
 
 enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted)
@@ -134,7 +157,7 @@ enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, l
     snprintf(ret, sizeof ret, "%ld", retention_s);
     snprintf(b, sizeof b, "%d", batch);
     const char *p[2] = {ret, b};
-    return exec_count(c, "event_prune", 2, p, deleted);
+    return db_exec_count(c, "event_prune", 2, p, deleted);
 }
 
 enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *emitted)
@@ -145,7 +168,7 @@ enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *
     enum db_status s = db_exec_noresult(c, "event_ingest_pools", 0, NULL);
     if (s < 0)
         return s;
-    return exec_count(c, "event_ingest_flush", 1, p, emitted);
+    return db_exec_count(c, "event_ingest_flush", 1, p, emitted);
 }
 
 enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, const char *sub,
@@ -157,7 +180,7 @@ enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, c
     PGresult *r;
     enum db_status s = db_exec(c, "event_ticket_insert", 4, p, &r);
     if (s == DB_ONE_RESULT)
-        snprintf(expires_at, len, "%s", PQgetvalue(r, 0, 0));
+        db_copy(r, 0, "expires_at", expires_at, len);
     PQclear(r);
     return s;
 }
@@ -169,8 +192,8 @@ enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, c
     PGresult *r;
     enum db_status s = db_exec(c, "event_ticket_redeem", 1, p, &r);
     if (s == DB_ONE_RESULT) {
-        snprintf(sub, sublen, "%s", PQgetvalue(r, 0, 0));
-        snprintf(role, rolelen, "%s", PQgetvalue(r, 0, 1));
+        db_copy(r, 0, "sub", sub, sublen);
+        db_copy(r, 0, "role", role, rolelen);
     }
     PQclear(r);
     return s;
@@ -178,5 +201,5 @@ enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, c
 
 enum db_status db_event_tickets_prune(struct db_conn *c, long *deleted)
 {
-    return exec_count(c, "event_tickets_prune", 0, NULL, deleted);
+    return db_exec_count(c, "event_tickets_prune", 0, NULL, deleted);
 }

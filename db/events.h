@@ -8,9 +8,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_event_stmts[];
-extern const size_t db_event_nstmts;
-
 /* Appends one event inside the caller's transaction; it is delivered once that commits.
  * type: e.g. "recommendation.opened" (lowercase words joined by dots); pool_id, host_id:
  * UUIDs or NULL; data_json: a JSON object's text (NULL for {}) whose members are merged
@@ -22,22 +19,30 @@ enum db_status db_events_emit(struct db_conn *c, const char *type, const char *p
 /* The highest event id, 0 when there is none. */
 enum db_status db_events_max_id(struct db_conn *c, int64_t *max);
 
-/* One event as read back: the full data document (one line of JSON). Pointers borrow
- * from the result; pool_id and host_id are "" when null. */
+/* One event as read back: the full data document (one line of JSON). pool_id and
+ * host_id are "" when null. */
 struct db_event_row {
     int64_t id;
     const char *type, *pool_id, *host_id, *doc;
 };
-/* Events with id > after, in id order, at most limit rows. Caller PQclear()s *res. */
-enum db_status db_events_after(struct db_conn *c, int64_t after, int limit, PGresult **res);
+/* Events read, in id order. The strings borrow from the result, which the struct owns:
+ * start it zeroed; each read frees what it held first; db_event_rows_free frees it and
+ * leaves it zeroed. On failure it is left empty. */
+struct db_event_rows {
+    int n;
+    struct db_event_row *rows;
+    void *res; /* opaque outside db/ */
+};
+void db_event_rows_free(struct db_event_rows *rows);
+/* Events with id > after, in id order, at most limit rows. */
+enum db_status db_events_after(struct db_conn *c, int64_t after, int limit,
+                               struct db_event_rows *out);
 /* Events with after < id <= upto matching the filters (types: a text[] literal such as
  * "{host.state,job.state}", or NULL for all; pool_id, host_id: NULL for any), in id
- * order, at most limit rows. Caller PQclear()s *res. */
+ * order, at most limit rows. */
 enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
                                  const char *pool_id, const char *host_id, int limit,
-                                 PGresult **res);
-/* Row i of a result of the two calls above. */
-void db_events_row(const PGresult *res, int i, struct db_event_row *out);
+                                 struct db_event_rows *out);
 
 /* Deletes up to batch events older than retention_s seconds; *deleted receives how many. */
 enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted);

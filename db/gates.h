@@ -4,9 +4,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_gate_stmts[];
-extern const size_t db_gate_nstmts;
-
 /* What a gate or diagnostics job needs to know about its host. Strings owned (free with
  * db_gate_context_free). */
 struct db_gate_context {
@@ -15,23 +12,24 @@ struct db_gate_context {
     char *state, *current_stack_id, *stack_doc, *pool_id, *pool_spec, *gpu_name;
     long gpu_memory_mib;
     int gate_version;
-    int diag_level; /* from the job's params */
+    int diag_level;        /* from the job's params */
     int has_current_stack; /* 0: current_stack_id is the desired stack */
     int held;              /* the quarantine hold is set */
     char *na_fields;       /* catalog: query fields the model reports [N/A] legitimately */
 };
+/* Fills *g on DB_ONE_RESULT and leaves it empty otherwise; like db_host_target, it
+ * requires an empty *g (overwritten, not freed). */
 enum db_status db_gate_context(struct db_conn *c, const char *host_id, const char *job_id,
                                struct db_gate_context *g);
 void db_gate_context_free(struct db_gate_context *g);
 
 struct db_gate_run_new {
     const char *kind, *host_id, *job_id, *stack_id, *pool_id, *verdict, *reason, *checks_json,
-        *inventory, *started_at; /* started_at: RFC 3339 */
+        *inventory, *started_at;  /* started_at: RFC 3339 */
     int gate_version, diag_level; /* 0 = NULL */
     double connect_ms;
 };
-enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_new *g,
-                                  char id[37]);
+enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_new *g, char id[37]);
 enum db_status db_gate_run_get(struct db_conn *c, const char *id, char **doc);
 struct db_gate_filter {
     const char *host_id, *verdict, *kind, *after_seq;

@@ -5,18 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db_pg.h"
+#include "db/decode.h"
+#include "planner/sizing.h"
+
 /* The GpuModel document, rendered by PostgreSQL. */
-#define GPU_DOC                                                                              \
-    "json_build_object('key', key, 'vendor', vendor, 'display_name', display_name,"          \
-    " 'memory_gib', memory_gib, 'memory_type', memory_type,"                                 \
-    " 'memory_bandwidth_gbps', memory_bandwidth_gbps, 'form_factor', form_factor,"           \
-    " 'interconnect_bandwidth_gbps', interconnect_bandwidth_gbps,"                           \
-    " 'supported_formats', supported_formats, 'dense_tflops', json_build_object('fp8',"      \
-    " tflops_fp8, 'bf16', tflops_bf16, 'fp16', tflops_fp16, 'int8', tops_int8, 'tf32',"      \
-    " tflops_tf32), 'compute_capability', compute_capability, 'max_power_w', max_power_w,"   \
-    " 'nvidia_smi_name', nvidia_smi_name, 'nvidia_smi_memory_total_mib',"                    \
-    " nvidia_smi_memory_total_mib, 'source', source, 'created_at', to_char(created_at AT"    \
-    " TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text"
+#define GPU_DOC                                                                            \
+    "json_build_object('key', key, 'vendor', vendor, 'display_name', display_name,"        \
+    " 'memory_gib', memory_gib, 'memory_type', memory_type,"                               \
+    " 'memory_bandwidth_gbps', memory_bandwidth_gbps, 'form_factor', form_factor,"         \
+    " 'interconnect_bandwidth_gbps', interconnect_bandwidth_gbps,"                         \
+    " 'supported_formats', supported_formats, 'dense_tflops', json_build_object('fp8',"    \
+    " tflops_fp8, 'bf16', tflops_bf16, 'fp16', tflops_fp16, 'int8', tops_int8, 'tf32',"    \
+    " tflops_tf32), 'compute_capability', compute_capability, 'max_power_w', max_power_w," \
+    " 'nvidia_smi_name', nvidia_smi_name, 'nvidia_smi_memory_total_mib',"                  \
+    " nvidia_smi_memory_total_mib, 'source', source,"                                      \
+    " 'created_at', " DB_TS("created_at") ")::text"
 
 const struct db_stmt db_gpu_model_stmts[] = {
     {"gpu_model_list",
@@ -26,8 +30,9 @@ const struct db_stmt db_gpu_model_stmts[] = {
      " ORDER BY key LIMIT $4::int"},
     {"gpu_model_get", "SELECT " GPU_DOC " AS doc FROM gpu_models WHERE key = $1"},
     {"gpu_model_catalog",
-     "SELECT key, display_name, memory_gib::float8, coalesce(nvidia_smi_memory_total_mib, 0),"
-     " supported_formats::text FROM gpu_models ORDER BY key"},
+     "SELECT key, display_name, memory_gib::float8,"
+     " coalesce(nvidia_smi_memory_total_mib, 0) AS smi_memory_mib, supported_formats::text"
+     " FROM gpu_models ORDER BY key"},
     {"gpu_model_insert",
      "INSERT INTO gpu_models (key, vendor, display_name, memory_gib, memory_type,"
      " memory_bandwidth_gbps, form_factor, interconnect_bandwidth_gbps, supported_formats,"
@@ -55,53 +60,127 @@ enum db_status db_gpu_model_get(struct db_conn *c, const char *key, char **doc)
     return db_exec_doc(c, "gpu_model_get", 1, p, doc);
 }
 
-/* JSON number/string field → text parameter (NULL when absent or null). Caller frees. */
-static char *param(const json_t *obj, const char *name)
+/* JSON number/string field → text parameter (NULL when absent or null). Caller frees.
+ * A copy that fails sets *oom (never a NULL that would read as SQL NULL). */
+static char *param(const json_t *obj, const char *name, int *oom)
 {
     const json_t *v = json_object_get(obj, name);
+    char buf[64], *out;
     if (v == NULL || json_is_null(v))
         return NULL;
-    if (json_is_string(v))
-        return strdup(json_string_value(v));
-    if (json_is_integer(v)) {
-        char buf[32];
+    if (json_is_string(v)) {
+        out = strdup(json_string_value(v));
+    } else if (json_is_integer(v)) {
         snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-        return strdup(buf);
-    }
-    if (json_is_real(v)) {
-        char buf[64];
+        out = strdup(buf);
+    } else if (json_is_real(v)) {
         snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-        return strdup(buf);
+        out = strdup(buf);
+    } else {
+        out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     }
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (out == NULL)
+        *oom = 1;
+    return out;
 }
 
 enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, char **doc)
 {
-    static const char *const names[] = {
-        "key",        "vendor",     "display_name",       "memory_gib",
-        "memory_type", "memory_bandwidth_gbps", "form_factor", "interconnect_bandwidth_gbps",
-        "supported_formats"};
+    static const char *const names[] = {"key",
+                                        "vendor",
+                                        "display_name",
+                                        "memory_gib",
+                                        "memory_type",
+                                        "memory_bandwidth_gbps",
+                                        "form_factor",
+                                        "interconnect_bandwidth_gbps",
+                                        "supported_formats"};
     static const char *const tflops[] = {"fp8", "bf16", "fp16", "int8", "tf32"};
     char *p[18] = {0};
+    int oom = 0;
+    *doc = NULL;
     for (int i = 0; i < 9; i++)
-        p[i] = param(body, names[i]);
-    if (p[1] == NULL)
-        p[1] = strdup("NVIDIA");
+        p[i] = param(body, names[i], &oom);
+    if (p[1] == NULL && (p[1] = strdup("NVIDIA")) == NULL)
+        oom = 1;
     const json_t *dense = json_object_get(body, "dense_tflops");
     for (int i = 0; i < 5; i++)
-        p[9 + i] = dense ? param(dense, tflops[i]) : NULL;
-    p[14] = param(body, "compute_capability");
-    p[15] = param(body, "max_power_w");
-    p[16] = param(body, "nvidia_smi_name");
-    p[17] = param(body, "nvidia_smi_memory_total_mib");
-    enum db_status s = db_exec_doc(c, "gpu_model_insert", 18, (const char *const *)p, doc);
+        p[9 + i] = dense ? param(dense, tflops[i], &oom) : NULL;
+    p[14] = param(body, "compute_capability", &oom);
+    p[15] = param(body, "max_power_w", &oom);
+    p[16] = param(body, "nvidia_smi_name", &oom);
+    p[17] = param(body, "nvidia_smi_memory_total_mib", &oom);
+    enum db_status s =
+        oom ? DB_HARD_ERROR : db_exec_doc(c, "gpu_model_insert", 18, (const char *const *)p, doc);
     for (int i = 0; i < 18; i++)
         free(p[i]);
     return s;
 }
 
-enum db_status db_gpu_model_catalog(struct db_conn *c, PGresult **res)
+/* "{fp32,bf16}" → bit mask over plan_precision_names (unknown names are left out). */
+static unsigned parse_formats(const char *s)
 {
-    return db_exec(c, "gpu_model_catalog", 0, NULL, res);
+    unsigned mask = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s ? s : "");
+    char *save = NULL;
+    for (char *t = strtok_r(buf, "{},", &save); t; t = strtok_r(NULL, "{},", &save)) {
+        int p = plan_lookup(plan_precision_names, t);
+        if (p >= 0)
+            mask |= 1u << p;
+    }
+    return mask;
+}
+
+enum db_status db_gpu_catalog_decode(const PGresult *r, struct db_gpu_catalog *out)
+{
+    enum { C_KEY, C_NAME, C_MEM, C_SMI, C_FORMATS, C_N };
+    static const char *const names[C_N] = {"key", "display_name", "memory_gib", "smi_memory_mib",
+                                           "supported_formats"};
+    int col[C_N];
+    size_t n = (size_t)PQntuples(r), bytes = 0;
+    memset(out, 0, sizeof *out);
+    db_cols(r, names, C_N, col);
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(PQgetvalue(r, (int)i, col[C_KEY])) +
+                 strlen(PQgetvalue(r, (int)i, col[C_NAME])) + 2;
+    /* One block: the models, then their strings. */
+    struct plan_gpu *gpus = malloc(n * sizeof *gpus + bytes + 1);
+    if (gpus == NULL)
+        return DB_HARD_ERROR;
+    char *str = (char *)(gpus + n);
+    for (size_t i = 0; i < n; i++) {
+        int row = (int)i;
+        struct plan_gpu *g = &gpus[i];
+        const char *key = PQgetvalue(r, row, col[C_KEY]);
+        const char *display = PQgetvalue(r, row, col[C_NAME]);
+        g->key = memcpy(str, key, strlen(key) + 1);
+        str += strlen(key) + 1;
+        g->display_name = memcpy(str, display, strlen(display) + 1);
+        str += strlen(display) + 1;
+        g->memory_gib = strtod(PQgetvalue(r, row, col[C_MEM]), NULL);
+        g->smi_memory_mib = strtol(PQgetvalue(r, row, col[C_SMI]), NULL, 10);
+        g->formats = parse_formats(PQgetvalue(r, row, col[C_FORMATS]));
+    }
+    out->gpus = gpus;
+    out->n = n;
+    return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+enum db_status db_gpu_model_catalog(struct db_conn *c, struct db_gpu_catalog *out)
+{
+    PGresult *r;
+    memset(out, 0, sizeof *out);
+    enum db_status s = db_exec(c, "gpu_model_catalog", 0, NULL, &r);
+    if (s >= 0)
+        s = db_gpu_catalog_decode(r, out);
+    PQclear(r);
+    return s;
+}
+
+void db_gpu_catalog_free(struct db_gpu_catalog *cat)
+{
+    free(cat->gpus);
+    cat->gpus = NULL;
+    cat->n = 0;
 }

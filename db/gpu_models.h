@@ -5,9 +5,7 @@
 #include <jansson.h>
 
 #include "db/db.h"
-
-extern const struct db_stmt db_gpu_model_stmts[];
-extern const size_t db_gpu_model_nstmts;
+#include "planner/sizing.h"
 
 struct db_gpu_model_filter {
     const char *vendor;    /* exact, or NULL */
@@ -25,9 +23,16 @@ enum db_status db_gpu_model_get(struct db_conn *c, const char *key, char **doc);
  * A duplicate key or nvidia_smi_name gives DB_HARD_ERROR with a unique violation. */
 enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, char **doc);
 
-/* The columns sizing needs, for every model ordered by key: rows of (key, display_name,
- * memory_gib float8, nvidia_smi_memory_total_mib or 0, supported_formats as {a,b}).
- * Caller PQclear()s *res. */
-enum db_status db_gpu_model_catalog(struct db_conn *c, PGresult **res);
+/* The catalog as sizing reads it: every model ordered by key. gpus is one allocation
+ * that also holds the strings (key, display_name); free it with db_gpu_catalog_free (or
+ * free(gpus)). smi_memory_mib is 0 when unknown; formats has bit (1 << precision) for
+ * each supported precision of plan_precision_names. */
+struct db_gpu_catalog {
+    size_t n;
+    struct plan_gpu *gpus;
+};
+/* Fills *out (overwritten: start empty); on failure it is left empty. */
+enum db_status db_gpu_model_catalog(struct db_conn *c, struct db_gpu_catalog *out);
+void db_gpu_catalog_free(struct db_gpu_catalog *cat);
 
 #endif

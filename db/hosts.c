@@ -1,39 +1,86 @@
 /* hosts.c — hosts access. Reads are JSON documents rendered by PostgreSQL. */
 #include "db/hosts.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+#include "db/decode.h"
+
 /* The Host document. History is the 20 most recent changes, newest first. last_gate is
  * the newest run of kind gate (diagnostics apart) with the names of its checks that
  * failed or timed out, in check order: what a status page shows without a query per host
  * (gate_runs_host_seq serves it). */
-#define HOST_DOC(h)                                                                          \
-    "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"  \
-    " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"     \
-    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256,"                  \
-    " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                  \
-    " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," \
-    " 'accepted_gate_run_id', " h ".accepted_gate_run_id,"                                 \
-    " 'quarantine', CASE WHEN " h ".quarantined_at IS NULL THEN NULL ELSE json_build_object("  \
-    "   'since', " TS(h ".quarantined_at") ", 'reason', " h ".quarantine_reason) END,"            \
-    " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, 'state', j.state,"    \
-    "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"          \
-    " 'last_seen', " TS(h ".last_seen") ","                                                 \
-    " 'last_gate', (SELECT json_build_object('id', g.id, 'verdict', g.verdict,"             \
-    "   'failing_checks', coalesce((SELECT json_agg(c.value->>'name' ORDER BY c.ord)"       \
-    "     FROM jsonb_array_elements(g.checks) WITH ORDINALITY AS c(value, ord)"             \
-    "     WHERE c.value->>'status' IN ('fail', 'timeout')), '[]'::json),"                   \
-    "   'finished_at', " TS("g.finished_at") ") FROM gate_runs g"                          \
-    "   WHERE g.host_id = " h ".id AND g.kind = 'gate' ORDER BY g.seq DESC LIMIT 1),"      \
-    " 'state_history', coalesce((SELECT json_agg(json_build_object('from', s.from_state,"   \
-    "   'to', s.to_state, 'reason', s.reason, 'job_id', s.job_id, 'actor', s.actor,"        \
-    "   'at', " TS("s.at") ") ORDER BY s.id DESC) FROM (SELECT * FROM host_state_history"    \
-    "   WHERE host_id = " h ".id ORDER BY id DESC LIMIT 20) s), '[]'::json),"                \
-    " 'created_by', " h ".created_by, 'created_at', " TS(h ".created_at") ","               \
-    " 'updated_at', " TS(h ".updated_at") ")::text"
+#define HOST_DOC(h)                                                                                \
+    "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"        \
+    " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"           \
+    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256,"                         \
+    " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                         \
+    " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id,"     \
+    " 'accepted_gate_run_id', " h ".accepted_gate_run_id,"                                         \
+    " 'quarantine', CASE WHEN " h ".quarantined_at IS NULL THEN NULL ELSE json_build_object("      \
+    "   'since', " DB_TS(                                                                          \
+        h                                                                                          \
+        ".quarantined_at") ", 'reason', " h ".quarantine_reason) END,"                             \
+                           " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, "   \
+                           "'state', j.state,"                                                     \
+                           "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h          \
+                           ".last_job_id),"                                                        \
+                           " 'last_seen', " DB_TS(                                                 \
+                               h                                                                   \
+                               ".last_seen") ","                                                   \
+                                             " 'last_gate', (SELECT json_build_object('id', "      \
+                                             "g.id, 'verdict', g.verdict,"                         \
+                                             "   'failing_checks', coalesce((SELECT "              \
+                                             "json_agg(c.value->>'name' ORDER BY c.ord)"           \
+                                             "     FROM jsonb_array_elements(g.checks) WITH "      \
+                                             "ORDINALITY AS c(value, ord)"                         \
+                                             "     WHERE c.value->>'status' IN ('fail', "          \
+                                             "'timeout')), '[]'::json),"                           \
+                                             "   'finished_at', " DB_TS(                           \
+                                                 "g.finished_at") ") FROM gate_runs g"             \
+                                                                  "   WHERE g.host_id = " h        \
+                                                                  ".id AND g.kind = 'gate' "       \
+                                                                  "ORDER BY g.seq DESC LIMIT "     \
+                                                                  "1),"                            \
+                                                                  " 'state_history', "             \
+                                                                  "coalesce((SELECT "              \
+                                                                  "json_agg(json_build_object('"   \
+                                                                  "from', s.from_state,"           \
+                                                                  "   'to', s.to_state, "          \
+                                                                  "'reason', s.reason, "           \
+                                                                  "'job_id', s.job_id, "           \
+                                                                  "'actor', s.actor,"              \
+                                                                  "   'at', " DB_TS(               \
+                                                                      "s.at") ") ORDER BY s.id "   \
+                                                                              "DESC) FROM "        \
+                                                                              "(SELECT * FROM "    \
+                                                                              "host_state_"        \
+                                                                              "history"            \
+                                                                              "   WHERE "          \
+                                                                              "host_id = " h       \
+                                                                              ".id ORDER BY id "   \
+                                                                              "DESC LIMIT 20) "    \
+                                                                              "s), '[]'::json),"   \
+                                                                              " 'created_by',"     \
+                                                                              " " h                \
+                                                                              ".created_by, "      \
+                                                                              "'created_at',"      \
+                                                                              " " DB_TS(           \
+                                                                                  h                \
+                                                                                  ".created_"      \
+                                                                                  "at") ","        \
+                                                                                        " '"       \
+                                                                                        "upda"     \
+                                                                                        "ted_"     \
+                                                                                        "at',"     \
+                                                                                        " " DB_TS( \
+                                                                                            h      \
+                                                                                            ".upd" \
+                                                                                            "ated" \
+                                                                                            "_at") ")::text"
 
 const struct db_stmt db_host_stmts[] = {
     {"host_insert",
@@ -45,16 +92,17 @@ const struct db_stmt db_host_stmts[] = {
      " SELECT ins.id::text FROM ins"},
     {"host_get", "SELECT " HOST_DOC("h") " AS doc FROM hosts h WHERE h.id = $1::uuid"},
     {"host_list",
-     "SELECT " HOST_DOC("h") " AS doc, h.seq::text AS key FROM hosts h"
-     " WHERE ($1::text IS NULL OR h.state = $1)"
-     "   AND ($2::uuid IS NULL OR h.pool_id = $2)"
-     "   AND ($3::jsonb IS NULL OR h.labels @> $3)"
-     "   AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM pools p WHERE p.id = h.pool_id"
-     "        AND p.gpu_model = $4))"
-     "   AND ($5::bool IS NULL OR (h.last_seen IS NULL OR h.last_seen < now() - interval"
-     "        '10 minutes') = $5)"
-     "   AND h.seq > coalesce($6::bigint, 0)"
-     " ORDER BY h.seq LIMIT $7::int"},
+     "SELECT " HOST_DOC(
+         "h") " AS doc, h.seq::text AS key FROM hosts h"
+              " WHERE ($1::text IS NULL OR h.state = $1)"
+              "   AND ($2::uuid IS NULL OR h.pool_id = $2)"
+              "   AND ($3::jsonb IS NULL OR h.labels @> $3)"
+              "   AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM pools p WHERE p.id = h.pool_id"
+              "        AND p.gpu_model = $4))"
+              "   AND ($5::bool IS NULL OR (h.last_seen IS NULL OR h.last_seen < now() - interval"
+              "        '10 minutes') = $5)"
+              "   AND h.seq > coalesce($6::bigint, 0)"
+              " ORDER BY h.seq LIMIT $7::int"},
     {"host_patch",
      "UPDATE hosts h SET labels = coalesce($2::jsonb, labels), pool_id = coalesce($3::uuid,"
      " pool_id), updated_at = now() WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
@@ -70,12 +118,14 @@ const struct db_stmt db_host_stmts[] = {
      " DELETE FROM hosts WHERE id = $1::uuid"},
     /* Every state change goes through host_transition() (migrations/0012): the event's
      * row of the state machine, its effects, the history row. */
-    {"host_event", "SELECT host_transition($1::uuid, $2, $3, $4, $5::uuid, $6, $7::uuid)"},
+    {"host_event",
+     "SELECT host_transition($1::uuid, $2, $3, $4, $5::uuid, $6, $7::uuid) AS to_state"},
     {"host_target",
-     "SELECT h.id::text, h.name, host(h.address), h.ssh_user, h.credential_id::text,"
-     " h.pool_id::text, h.host_key_sha256, h.state, h.port, p.spec->>'durable_path',"
-     " p.spec->>'scratch_path', p.spec->>'stop_command', p.gpu_model,"
-     " coalesce((p.spec->>'gpu_count')::int, 0), h.quarantined_at IS NOT NULL"
+     "SELECT h.id::text, h.name, host(h.address) AS address, h.ssh_user, h.credential_id::text,"
+     " h.pool_id::text, h.host_key_sha256, h.state, h.port,"
+     " p.spec->>'durable_path' AS durable_path, p.spec->>'scratch_path' AS scratch_path,"
+     " p.spec->>'stop_command' AS stop_command, p.gpu_model,"
+     " coalesce((p.spec->>'gpu_count')::int, 0) AS gpu_count, h.quarantined_at IS NOT NULL AS held"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
     /* Contact by a job attempt: records the key on first contact and last_seen, only
      * while that attempt still holds the job (the job row is share-locked, so a claim by
@@ -89,31 +139,32 @@ const struct db_stmt db_host_stmts[] = {
      " seen AS (UPDATE hosts h SET last_seen = now() FROM f WHERE h.id = $1::uuid"
      "  AND NOT EXISTS (SELECT 1 FROM pin) RETURNING h.id)"
      " SELECT (SELECT count(*) FROM f)::int AS live, (SELECT count(*) FROM pin)::int AS pinned"},
-    {"host_provisioned",
-     "UPDATE hosts SET accepted_gate_run_id = CASE"
-     "   WHEN current_stack_id IS DISTINCT FROM $3::uuid THEN NULL"
-     "   WHEN facts->'gpus' IS DISTINCT FROM $2::jsonb->'gpus' THEN NULL"
-     "   ELSE accepted_gate_run_id END,"
-     " facts = $2::jsonb, current_stack_id = $3::uuid, last_seen = now(),"
-     " updated_at = now() WHERE id = $1::uuid"},
+    {"host_provisioned", "UPDATE hosts SET accepted_gate_run_id = CASE"
+                         "   WHEN current_stack_id IS DISTINCT FROM $3::uuid THEN NULL"
+                         "   WHEN facts->'gpus' IS DISTINCT FROM $2::jsonb->'gpus' THEN NULL"
+                         "   ELSE accepted_gate_run_id END,"
+                         " facts = $2::jsonb, current_stack_id = $3::uuid, last_seen = now(),"
+                         " updated_at = now() WHERE id = $1::uuid"},
     {"host_seen", "UPDATE hosts SET last_seen = now() WHERE id = $1::uuid"},
     /* Release from quarantine: the new pin (NULL: record the key on next contact). */
-    {"host_repin",
-     "UPDATE hosts SET host_key_sha256 = $2, updated_at = now() WHERE id = $1::uuid"},
+    {"host_repin", "UPDATE hosts SET host_key_sha256 = $2, updated_at = now() WHERE id = $1::uuid"},
 };
 const size_t db_host_nstmts = sizeof db_host_stmts / sizeof db_host_stmts[0];
 
 enum db_status db_host_insert(struct db_conn *c, const struct db_host_new *h, char **doc,
                               char id[37])
 {
-    const char *p[9] = {h->name,    h->address,         h->port,        h->user,      h->credential_id,
-                        h->pool_id, h->host_key_sha256, h->labels_json, h->created_by};
+    const char *p[9] = {
+        h->name,    h->address,         h->port,        h->user,      h->credential_id,
+        h->pool_id, h->host_key_sha256, h->labels_json, h->created_by};
     PGresult *r;
     *doc = NULL;
+    id[0] = '\0';
     enum db_status s = db_exec(c, "host_insert", 9, p, &r);
     if (s < 0)
         return s;
-    snprintf(id, 37, "%s", s == DB_ONE_RESULT ? PQgetvalue(r, 0, 0) : "");
+    if (s == DB_ONE_RESULT)
+        db_copy(r, 0, "id", id, 37);
     PQclear(r);
     /* Read it back in a second statement: a data-modifying CTE's writes are not visible
      * to the other parts of the same statement (the history row would be missing). */
@@ -126,12 +177,11 @@ enum db_status db_host_get(struct db_conn *c, const char *id, char **doc)
     return db_exec_doc(c, "host_get", 1, p, doc);
 }
 
-enum db_status db_host_list(struct db_conn *c, const struct db_host_filter *f,
-                            struct db_page *page)
+enum db_status db_host_list(struct db_conn *c, const struct db_host_filter *f, struct db_page *page)
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[7] = {f->state,  f->pool_id,  f->label_json, f->gpu_model,
+    const char *p[7] = {f->state, f->pool_id,   f->label_json, f->gpu_model,
                         f->stale, f->after_seq, limit};
     return db_exec_page(c, "host_list", 7, p, page);
 }
@@ -152,7 +202,7 @@ enum db_status db_host_delete(struct db_conn *c, const char *id)
 enum db_status db_host_event(struct db_conn *c, const struct db_host_event *e, char to[24],
                              enum db_host_refusal *refused)
 {
-    const char *p[7] = {e->host_id, e->event, e->to_hint, e->reason,
+    const char *p[7] = {e->host_id, e->event, e->to_hint,    e->reason,
                         e->job_id,  e->actor, e->gate_run_id};
     PGresult *r;
     *refused = DB_HOST_OK;
@@ -167,23 +217,45 @@ enum db_status db_host_event(struct db_conn *c, const struct db_host_event *e, c
             *refused = DB_HOST_QUARANTINED;
         return s;
     }
-    int missing = PQntuples(r) != 1 || PQgetisnull(r, 0, 0);
+    int missing = PQntuples(r) != 1 || db_isnull(r, 0, "to_state");
     if (!missing && to != NULL)
-        snprintf(to, 24, "%s", PQgetvalue(r, 0, 0));
+        db_copy(r, 0, "to_state", to, 24);
     PQclear(r);
     return missing ? DB_NO_RESULTS : DB_ONE_RESULT;
 }
 
-/* A column's text (caller frees), NULL for SQL NULL; *oom is set when a copy fails, so
- * that out of memory never reads as NULL (a NULL pin means first contact). */
-static char *dup_col(const PGresult *r, int col, int *oom)
+/* The strings of a host target and their columns. */
+#define F(member, col)                               \
+    {                                                \
+        col, offsetof(struct db_host_target, member) \
+    }
+static const struct db_str_field target_strings[] = {
+    F(id, "id"),
+    F(name, "name"),
+    F(address, "address"),
+    F(user, "ssh_user"),
+    F(credential_id, "credential_id"),
+    F(pool_id, "pool_id"),
+    F(host_key_sha256, "host_key_sha256"),
+    F(state, "state"),
+    F(durable_path, "durable_path"),
+    F(scratch_path, "scratch_path"),
+    F(stop_command, "stop_command"),
+    F(pool_gpu_model, "gpu_model"),
+};
+#undef F
+#define NTARGET_STRINGS (sizeof target_strings / sizeof target_strings[0])
+
+enum db_status db_host_target_decode(const PGresult *r, struct db_host_target *t)
 {
-    if (PQgetisnull(r, 0, col))
-        return NULL;
-    char *v = strdup(PQgetvalue(r, 0, col));
-    if (v == NULL)
-        *oom = 1;
-    return v;
+    memset(t, 0, sizeof *t);
+    /* A failed copy must never read as NULL (a NULL pin means first contact). */
+    if (db_dup_fields(r, 0, target_strings, NTARGET_STRINGS, t) != 0)
+        return DB_HARD_ERROR;
+    t->port = (int)db_long(r, 0, "port");
+    t->pool_gpu_count = (int)db_long(r, 0, "gpu_count");
+    t->held = db_bool(r, 0, "held");
+    return DB_ONE_RESULT;
 }
 
 enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t)
@@ -192,49 +264,15 @@ enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_
     PGresult *r;
     memset(t, 0, sizeof *t);
     enum db_status s = db_exec(c, "host_target", 1, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
-        return s;
-    }
-    int oom = 0;
-    t->id = dup_col(r, 0, &oom);
-    t->name = dup_col(r, 1, &oom);
-    t->address = dup_col(r, 2, &oom);
-    t->user = dup_col(r, 3, &oom);
-    t->credential_id = dup_col(r, 4, &oom);
-    t->pool_id = dup_col(r, 5, &oom);
-    t->host_key_sha256 = dup_col(r, 6, &oom);
-    t->state = dup_col(r, 7, &oom);
-    t->port = atoi(PQgetvalue(r, 0, 8));
-    t->durable_path = dup_col(r, 9, &oom);
-    t->scratch_path = dup_col(r, 10, &oom);
-    t->stop_command = dup_col(r, 11, &oom);
-    t->pool_gpu_model = dup_col(r, 12, &oom);
-    t->pool_gpu_count = atoi(PQgetvalue(r, 0, 13));
-    t->held = strcmp(PQgetvalue(r, 0, 14), "t") == 0;
+    if (s == DB_ONE_RESULT)
+        s = db_host_target_decode(r, t);
     PQclear(r);
-    if (oom) {
-        db_host_target_free(t);
-        return DB_HARD_ERROR;
-    }
     return s;
 }
 
 void db_host_target_free(struct db_host_target *t)
 {
-    free(t->id);
-    free(t->name);
-    free(t->address);
-    free(t->user);
-    free(t->credential_id);
-    free(t->pool_id);
-    free(t->host_key_sha256);
-    free(t->state);
-    free(t->durable_path);
-    free(t->scratch_path);
-    free(t->stop_command);
-    free(t->pool_gpu_model);
+    db_free_fields(target_strings, NTARGET_STRINGS, t);
     memset(t, 0, sizeof *t);
 }
 
@@ -249,8 +287,8 @@ enum db_status db_host_contact(struct db_conn *c, const char *id, const char *sh
     enum db_status s = db_exec(c, "host_contact", 4, p, &r);
     if (s < 0)
         return s;
-    int live = PQntuples(r) == 1 && atoi(PQgetvalue(r, 0, 0)) == 1;
-    *pinned = PQntuples(r) == 1 && atoi(PQgetvalue(r, 0, 1)) == 1;
+    int live = PQntuples(r) == 1 && db_long(r, 0, "live") == 1;
+    *pinned = PQntuples(r) == 1 && db_long(r, 0, "pinned") == 1;
     PQclear(r);
     return live ? DB_ONE_RESULT : DB_NO_RESULTS;
 }

@@ -6,9 +6,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_host_stmts[];
-extern const size_t db_host_nstmts;
-
 struct db_host_new {
     const char *name, *address, *port, *user, *credential_id, *pool_id;
     const char *host_key_sha256; /* or NULL */
@@ -42,17 +39,17 @@ enum db_status db_host_delete(struct db_conn *c, const char *id);
 enum db_host_refusal { DB_HOST_OK, DB_HOST_NOT_ALLOWED, DB_HOST_QUARANTINED };
 struct db_host_event {
     const char *host_id, *event;
-    const char *to_hint;     /* or NULL */
+    const char *to_hint; /* or NULL */
     const char *reason;
-    const char *job_id;      /* or NULL */
+    const char *job_id; /* or NULL */
     const char *actor;
     const char *gate_run_id; /* the accepted run, for gate_accepted; else NULL */
 };
 enum db_status db_host_event(struct db_conn *c, const struct db_host_event *e, char to[24],
                              enum db_host_refusal *refused);
 
-/* What a worker needs to act on a host. Strings are owned by the row (free with
- * db_host_target_free). */
+/* What a worker needs to act on a host. Strings are owned by the struct (free with
+ * db_host_target_free, which leaves it empty and may be called again). */
 struct db_host_target {
     char *id, *name, *address, *user, *credential_id, *pool_id, *host_key_sha256, *state;
     int port;
@@ -61,6 +58,10 @@ struct db_host_target {
     int pool_gpu_count;
     int held; /* the quarantine hold is set */
 };
+/* Fills *t on DB_ONE_RESULT; on any other status *t is left empty (all NULL), so
+ * db_host_target_free is always safe afterwards. Requires an empty *t: what it holds is
+ * overwritten, not freed (a struct on the stack need not be initialized; one filled by an
+ * earlier call must be db_host_target_free'd first). Out of memory: DB_HARD_ERROR. */
 enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t);
 void db_host_target_free(struct db_host_target *t);
 /* A job attempt reached the host: pins the key seen on first contact (only when none is

@@ -2,11 +2,13 @@
  * 5 minutes (a crashed first request) may be taken over. */
 #include "db/idempotency.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
+#include "db/db_pg.h"
 
 const struct db_stmt db_idem_stmts[] = {
     {"idem_claim",
@@ -28,12 +30,17 @@ const struct db_stmt db_idem_stmts[] = {
      " content_type = $5, body = $6 WHERE principal = $1 AND key = $2 AND state = 'pending'"},
     {"idem_abandon",
      "DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2 AND state = 'pending'"},
-    {"idem_purge",
-     "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'"},
+    {"idem_purge", "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'"},
 };
 const size_t db_idem_nstmts = sizeof db_idem_stmts / sizeof db_idem_stmts[0];
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+/* The strings of a stored reply and their columns. */
+static const struct db_str_field reply_strings[] = {
+    {"location", offsetof(struct db_idem_reply, location)},
+    {"content_type", offsetof(struct db_idem_reply, content_type)},
+    {"body", offsetof(struct db_idem_reply, body)},
+};
+#define NREPLY_STRINGS (sizeof reply_strings / sizeof reply_strings[0])
 
 enum db_status db_idem_begin(struct db_conn *c, const char *principal, const char *key,
                              const char *method, const char *path, const char *hash,
@@ -60,18 +67,18 @@ enum db_status db_idem_begin(struct db_conn *c, const char *principal, const cha
         *outcome = IDEM_IN_PROGRESS;
     } else {
         *outcome = IDEM_REPLAY;
-        reply->status = atoi(db_str(r, 0, "status"));
-        reply->location = dup_or_null(db_str(r, 0, "location"));
-        reply->content_type = dup_or_null(db_str(r, 0, "content_type"));
-        reply->body = dup_or_null(db_str(r, 0, "body"));
+        reply->status = (int)db_long(r, 0, "status");
+        if (db_dup_fields(r, 0, reply_strings, NREPLY_STRINGS, reply) != 0) {
+            db_idem_reply_free(reply); /* never replay a reply with parts missing */
+            s = DB_HARD_ERROR;
+        }
     }
     PQclear(r);
-    return DB_ONE_RESULT;
+    return s < 0 ? s : DB_ONE_RESULT;
 }
 
-enum db_status db_idem_finish(struct db_conn *c, const char *principal, const char *key,
-                              int status, const char *location, const char *content_type,
-                              const char *body)
+enum db_status db_idem_finish(struct db_conn *c, const char *principal, const char *key, int status,
+                              const char *location, const char *content_type, const char *body)
 {
     char st[16];
     snprintf(st, sizeof st, "%d", status);
@@ -93,8 +100,6 @@ enum db_status db_idem_abandon(struct db_conn *c, const char *principal, const c
 
 void db_idem_reply_free(struct db_idem_reply *reply)
 {
-    free(reply->location);
-    free(reply->content_type);
-    free(reply->body);
+    db_free_fields(reply_strings, NREPLY_STRINGS, reply);
     memset(reply, 0, sizeof *reply);
 }

@@ -4,9 +4,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_idem_stmts[];
-extern const size_t db_idem_nstmts;
-
 enum db_idem_outcome {
     IDEM_NEW,         /* first time: run the request, then db_idem_finish */
     IDEM_REPLAY,      /* answer stored: replay it */
@@ -16,7 +13,7 @@ enum db_idem_outcome {
 
 struct db_idem_reply {
     int status;
-    char *location;     /* may be NULL */
+    char *location; /* may be NULL */
     char *content_type;
     char *body;
 };
@@ -27,9 +24,8 @@ enum db_status db_idem_begin(struct db_conn *c, const char *principal, const cha
                              const char *method, const char *path, const char *hash,
                              enum db_idem_outcome *outcome, struct db_idem_reply *reply);
 /* Stores the answer of the first request. */
-enum db_status db_idem_finish(struct db_conn *c, const char *principal, const char *key,
-                              int status, const char *location, const char *content_type,
-                              const char *body);
+enum db_status db_idem_finish(struct db_conn *c, const char *principal, const char *key, int status,
+                              const char *location, const char *content_type, const char *body);
 /* Forgets a claim whose request failed on the server (so a retry may run again). */
 enum db_status db_idem_abandon(struct db_conn *c, const char *principal, const char *key);
 void db_idem_reply_free(struct db_idem_reply *reply);

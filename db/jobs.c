@@ -5,24 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-#define JOB_DOC(j, with_steps)                                                               \
-    "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"          \
-    " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"            \
-    " 'max_attempts', " j ".max_attempts,"                                                    \
-    " 'progress', json_build_object('step', " j ".progress_step, 'of', " j ".progress_total)," \
-    " 'cancel_requested', " j ".cancel_requested, 'error_class', " j ".error_class,"          \
-    " 'error', " j ".error, 'params', " j ".params, 'created_by', " j ".created_by,"                                  \
-    " 'created_at', " TS(j ".created_at") ", 'started_at', " TS(j ".started_at") ","          \
-    " 'finished_at', " TS(j ".finished_at") ", 'lease_expires_at', "                          \
-    TS(j ".lease_expires_at") with_steps ")::text"
-#define JOB_STEPS(j)                                                                         \
-    ", 'steps', coalesce((SELECT json_agg(json_build_object('attempt', s.attempt, 'index',"  \
-    " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"         \
-    " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"     \
-    " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', "    \
-    TS("s.finished_at") ") ORDER BY s.attempt, s.idx, array_position(ARRAY['check', 'apply', 'verify'], s.phase)) FROM job_steps s"            \
-    " WHERE s.job_id = " j ".id), '[]'::json)"
+#include "db/db_pg.h"
+
+#define JOB_DOC(j, with_steps)                                                                    \
+    "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"             \
+    " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"                \
+    " 'max_attempts', " j ".max_attempts,"                                                        \
+    " 'progress', json_build_object('step', " j ".progress_step, 'of', " j ".progress_total),"    \
+    " 'cancel_requested', " j ".cancel_requested, 'error_class', " j ".error_class,"              \
+    " 'error', " j ".error, 'params', " j ".params, 'created_by', " j ".created_by,"              \
+    " 'created_at', " DB_TS(j ".created_at") ", 'started_at', " DB_TS(                            \
+        j                                                                                         \
+        ".started_at") ","                                                                        \
+                       " 'finished_at', " DB_TS(j ".finished_at") ", 'lease_expires_at', " DB_TS( \
+                           j ".lease_expires_at") with_steps ")::text"
+#define JOB_STEPS(j)                                                                             \
+    ", 'steps', coalesce((SELECT json_agg(json_build_object('attempt', s.attempt, 'index',"      \
+    " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"             \
+    " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"         \
+    " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', " DB_TS( \
+        "s.finished_at") ") ORDER BY s.attempt, s.idx, array_position(ARRAY['check', 'apply', "  \
+                         "'verify'], s.phase)) FROM job_steps s"                                 \
+                         " WHERE s.job_id = " j ".id), '[]'::json)"
 
 const struct db_stmt db_job_stmts[] = {
     {"job_create",
@@ -34,17 +38,17 @@ const struct db_stmt db_job_stmts[] = {
      " SELECT " JOB_DOC("ins", ", 'steps', '[]'::json") " AS doc, ins.id::text FROM ins"},
     {"job_get", "SELECT " JOB_DOC("j", JOB_STEPS("j")) " AS doc FROM jobs j WHERE j.id = $1::uuid"},
     {"job_list",
-     "SELECT " JOB_DOC("j", "") " AS doc, j.seq::text AS key FROM jobs j"
-     " WHERE ($1::text IS NULL OR j.state = $1) AND ($2::text IS NULL OR j.kind = $2)"
-     "   AND ($3::uuid IS NULL OR j.host_id = $3) AND j.seq > coalesce($4::bigint, 0)"
-     " ORDER BY j.seq LIMIT $5::int"},
-    {"job_cancel",
-     "UPDATE jobs j SET"
-     "  state = CASE WHEN j.state = 'queued' THEN 'cancelled' ELSE j.state END,"
-     "  cancel_requested = (j.state = 'running'),"
-     "  finished_at = CASE WHEN j.state = 'queued' THEN now() ELSE j.finished_at END"
-     " WHERE j.id = $1::uuid AND j.state IN ('queued', 'running')"
-     " RETURNING " JOB_DOC("j", JOB_STEPS("j")) " AS doc"},
+     "SELECT " JOB_DOC(
+         "j", "") " AS doc, j.seq::text AS key FROM jobs j"
+                  " WHERE ($1::text IS NULL OR j.state = $1) AND ($2::text IS NULL OR j.kind = $2)"
+                  "   AND ($3::uuid IS NULL OR j.host_id = $3) AND j.seq > coalesce($4::bigint, 0)"
+                  " ORDER BY j.seq LIMIT $5::int"},
+    {"job_cancel", "UPDATE jobs j SET"
+                   "  state = CASE WHEN j.state = 'queued' THEN 'cancelled' ELSE j.state END,"
+                   "  cancel_requested = (j.state = 'running'),"
+                   "  finished_at = CASE WHEN j.state = 'queued' THEN now() ELSE j.finished_at END"
+                   " WHERE j.id = $1::uuid AND j.state IN ('queued', 'running')"
+                   " RETURNING " JOB_DOC("j", JOB_STEPS("j")) " AS doc"},
     /* A job whose lease lapsed with no attempt left fails, and its host moves through the
      * state machine (job_expired) in the same statement, with history and event. A stop
      * that expired may or may not have stopped the host: failed (quarantined if held). */
@@ -68,28 +72,25 @@ const struct db_stmt db_job_stmts[] = {
      "          OR (state = 'running' AND lease_expires_at < now() AND attempt < max_attempts)"
      "       ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT $3::int) c"
      " WHERE j.id = c.id"
-     " RETURNING j.id::text, j.kind, j.host_id::text, coalesce(j.stack_id::text, ''),"
+     " RETURNING j.id::text, j.kind, j.host_id::text, coalesce(j.stack_id::text, '') AS stack_id,"
      " j.attempt, j.max_attempts"},
     {"job_heartbeat",
      "UPDATE jobs SET lease_expires_at = now() + make_interval(secs => $3::int),"
      " heartbeat_at = now() WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"
      " RETURNING cancel_requested"},
-    {"job_step",
-     "WITH fence AS (UPDATE jobs SET progress_step = $4::int, progress_total = $13::int"
-     "  WHERE id = $1::uuid AND attempt = $2::int AND state = 'running' RETURNING id)"
-     " INSERT INTO job_steps (job_id, attempt, idx, phase, name, command, exit_status,"
-     "  outcome, stdout_tail, stderr_tail, message, duration_ms)"
-     " SELECT id, $2::int, $4::int, $3, $5, $6, $7::int, $8, $9, $10, $11, $12::float8"
-     " FROM fence ON CONFLICT DO NOTHING RETURNING 1"},
-    {"job_succeed",
-     "UPDATE jobs SET state = 'succeeded', finished_at = now(), lease_owner = NULL,"
-     " lease_expires_at = NULL,"
-     " error_class = NULL, error = NULL"
-     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
-    {"job_fail",
-     "UPDATE jobs SET state = 'failed', finished_at = now(), lease_owner = NULL,"
-     " lease_expires_at = NULL, error_class = $3, error = $4"
-     " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    {"job_step", "WITH fence AS (UPDATE jobs SET progress_step = $4::int, progress_total = $13::int"
+                 "  WHERE id = $1::uuid AND attempt = $2::int AND state = 'running' RETURNING id)"
+                 " INSERT INTO job_steps (job_id, attempt, idx, phase, name, command, exit_status,"
+                 "  outcome, stdout_tail, stderr_tail, message, duration_ms)"
+                 " SELECT id, $2::int, $4::int, $3, $5, $6, $7::int, $8, $9, $10, $11, $12::float8"
+                 " FROM fence ON CONFLICT DO NOTHING RETURNING 1"},
+    {"job_succeed", "UPDATE jobs SET state = 'succeeded', finished_at = now(), lease_owner = NULL,"
+                    " lease_expires_at = NULL,"
+                    " error_class = NULL, error = NULL"
+                    " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
+    {"job_fail", "UPDATE jobs SET state = 'failed', finished_at = now(), lease_owner = NULL,"
+                 " lease_expires_at = NULL, error_class = $3, error = $4"
+                 " WHERE id = $1::uuid AND attempt = $2::int AND state = 'running'"},
     {"job_requeue",
      "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
      " run_after = now() + make_interval(secs => $3::int), error_class = $4, error = $5"
@@ -108,20 +109,11 @@ const struct db_stmt db_job_stmts[] = {
 const size_t db_job_nstmts = sizeof db_job_stmts / sizeof db_job_stmts[0];
 
 enum db_status db_job_create(struct db_conn *c, const char *kind, const char *host_id,
-                             const char *stack_id, const char *params_json,
-                             const char *created_by, char **doc, char id[37])
+                             const char *stack_id, const char *params_json, const char *created_by,
+                             char **doc, char id[37])
 {
     const char *p[5] = {kind, host_id, stack_id, created_by, params_json};
-    PGresult *r;
-    *doc = NULL;
-    enum db_status s = db_exec(c, "job_create", 5, p, &r);
-    if (s == DB_ONE_RESULT) {
-        *doc = strdup(PQgetvalue(r, 0, 0));
-        snprintf(id, 37, "%s", PQgetvalue(r, 0, 1));
-    }
-    if (s >= 0)
-        PQclear(r);
-    return s == DB_ONE_RESULT && *doc == NULL ? DB_HARD_ERROR : s;
+    return db_exec_doc_id(c, "job_create", 5, p, doc, id);
 }
 
 enum db_status db_job_get(struct db_conn *c, const char *id, char **doc)
@@ -130,8 +122,7 @@ enum db_status db_job_get(struct db_conn *c, const char *id, char **doc)
     return db_exec_doc(c, "job_get", 1, p, doc);
 }
 
-enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f,
-                           struct db_page *page)
+enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f, struct db_page *page)
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
@@ -168,12 +159,12 @@ enum db_status db_job_claim(struct db_conn *c, const char *owner, int lease_s, i
         return s;
     for (int i = 0; i < PQntuples(r) && i < max; i++) {
         struct db_job_claim *cl = &claims[(*n)++];
-        snprintf(cl->id, sizeof cl->id, "%s", PQgetvalue(r, i, 0));
-        snprintf(cl->kind, sizeof cl->kind, "%s", PQgetvalue(r, i, 1));
-        snprintf(cl->host_id, sizeof cl->host_id, "%s", PQgetvalue(r, i, 2));
-        snprintf(cl->stack_id, sizeof cl->stack_id, "%s", PQgetvalue(r, i, 3));
-        cl->attempt = atoi(PQgetvalue(r, i, 4));
-        cl->max_attempts = atoi(PQgetvalue(r, i, 5));
+        db_copy(r, i, "id", cl->id, sizeof cl->id);
+        db_copy(r, i, "kind", cl->kind, sizeof cl->kind);
+        db_copy(r, i, "host_id", cl->host_id, sizeof cl->host_id);
+        db_copy(r, i, "stack_id", cl->stack_id, sizeof cl->stack_id);
+        cl->attempt = (int)db_long(r, i, "attempt");
+        cl->max_attempts = (int)db_long(r, i, "max_attempts");
     }
     PQclear(r);
     return s;
@@ -190,9 +181,8 @@ enum db_status db_job_heartbeat(struct db_conn *c, const char *id, int attempt, 
     *cancel = 0;
     enum db_status s = db_exec(c, "job_heartbeat", 3, p, &r);
     if (s == DB_ONE_RESULT)
-        *cancel = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    if (s >= 0)
-        PQclear(r);
+        *cancel = db_bool(r, 0, "cancel_requested");
+    PQclear(r);
     return s;
 }
 
@@ -205,10 +195,19 @@ enum db_status db_job_step(struct db_conn *c, const char *id, int attempt,
     snprintf(exit_s, sizeof exit_s, "%d", st->exit_status);
     snprintf(dur, sizeof dur, "%.3f", st->duration_ms);
     snprintf(total, sizeof total, "%d", progress_total);
-    const char *p[13] = {id,           a,         st->phase,         idx,
-                         st->name,     st->command, st->has_exit ? exit_s : NULL,
-                         st->outcome,  st->stdout_tail ? st->stdout_tail : "",
-                         st->stderr_tail ? st->stderr_tail : "", st->message, dur, total};
+    const char *p[13] = {id,
+                         a,
+                         st->phase,
+                         idx,
+                         st->name,
+                         st->command,
+                         st->has_exit ? exit_s : NULL,
+                         st->outcome,
+                         st->stdout_tail ? st->stdout_tail : "",
+                         st->stderr_tail ? st->stderr_tail : "",
+                         st->message,
+                         dur,
+                         total};
     return db_exec_noresult(c, "job_step", 13, p);
 }
 
@@ -227,8 +226,8 @@ enum db_status db_job_succeed(struct db_conn *c, const char *id, int attempt)
     return fenced(c, "job_succeed", id, attempt, NULL, NULL, NULL);
 }
 
-enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt,
-                           const char *error_class, const char *error)
+enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt, const char *error_class,
+                           const char *error)
 {
     return fenced(c, "job_fail", id, attempt, error_class, error, NULL);
 }
@@ -254,8 +253,7 @@ enum db_status db_job_supersede(struct db_conn *c, const char *host_id, const ch
     job_id[0] = '\0';
     enum db_status s = db_exec(c, "job_supersede", 2, p, &r);
     if (s == DB_ONE_RESULT)
-        snprintf(job_id, 37, "%s", PQgetvalue(r, 0, 0));
-    if (s >= 0)
-        PQclear(r);
+        db_copy(r, 0, "id", job_id, 37);
+    PQclear(r);
     return s;
 }

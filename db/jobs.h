@@ -10,22 +10,18 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_job_stmts[];
-extern const size_t db_job_nstmts;
-
 /* Queues a job. A host that already has a queued or running job gives DB_HARD_ERROR
  * with a unique violation (→ 409 host_busy). */
 enum db_status db_job_create(struct db_conn *c, const char *kind, const char *host_id,
-                             const char *stack_id, const char *params_json,
-                             const char *created_by, char **doc, char id[37]);
+                             const char *stack_id, const char *params_json, const char *created_by,
+                             char **doc, char id[37]);
 enum db_status db_job_get(struct db_conn *c, const char *id, char **doc);
 
 struct db_job_filter {
     const char *state, *kind, *host_id, *after_seq;
     long limit;
 };
-enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f,
-                           struct db_page *page);
+enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f, struct db_page *page);
 /* Queued → cancelled at once; running → cancel_requested. *state gets the resulting
  * state name (static) or NULL when the job is already final. */
 enum db_status db_job_cancel(struct db_conn *c, const char *id, char **doc, int *was_final);
@@ -55,8 +51,8 @@ enum db_status db_job_step(struct db_conn *c, const char *id, int attempt,
                            const struct db_job_step *s, int progress_total);
 /* Final transitions, fenced by attempt. DB_NO_RESULTS when the attempt is stale. */
 enum db_status db_job_succeed(struct db_conn *c, const char *id, int attempt);
-enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt,
-                           const char *error_class, const char *error);
+enum db_status db_job_fail(struct db_conn *c, const char *id, int attempt, const char *error_class,
+                           const char *error);
 /* Back to queued for another attempt after backoff_s. */
 enum db_status db_job_requeue(struct db_conn *c, const char *id, int attempt, int backoff_s,
                               const char *error_class, const char *error);

@@ -12,13 +12,12 @@
 
 /* Arbitrary, fixed key for pg_advisory_lock: "gpufleet" in ASCII. */
 #define DB_MIGRATIONS_MAX 1024
-#define MIGRATE_LOCK_KEY "7451033547071243636"
+#define MIGRATE_LOCK_KEY  "7451033547071243636"
 
-static const char create_table_sql[] =
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " name text PRIMARY KEY,"
-    " sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),"
-    " applied_at timestamptz NOT NULL DEFAULT now())";
+static const char create_table_sql[] = "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                       " name text PRIMARY KEY,"
+                                       " sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),"
+                                       " applied_at timestamptz NOT NULL DEFAULT now())";
 
 static PGconn *open_conn(const char *url, char *msg, size_t msglen)
 {
@@ -184,8 +183,9 @@ int db_migrate(const char *url, int *napplied, char *msg, size_t msglen)
             goto cleanup;
         }
         const char *params[2] = {m->name, hex};
-        PGresult *r = PQexecParams(pg, "INSERT INTO schema_migrations (name, sha256) VALUES ($1, $2)",
-                                   2, NULL, params, NULL, NULL, 0);
+        PGresult *r =
+            PQexecParams(pg, "INSERT INTO schema_migrations (name, sha256) VALUES ($1, $2)", 2,
+                         NULL, params, NULL, NULL, 0);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok) {
             snprintf(msg, msglen, "recording %s failed: %s", m->name, PQresultErrorMessage(r));

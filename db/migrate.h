@@ -14,9 +14,9 @@ extern const size_t db_migrations_count;
 
 enum db_schema_state {
     DB_SCHEMA_CURRENT = 0,
-    DB_SCHEMA_PENDING,   /* migrations to apply (includes a fresh database) */
-    DB_SCHEMA_NEWER,     /* the database knows migrations this binary does not */
-    DB_SCHEMA_MISMATCH,  /* an applied file's checksum changed, or order is broken */
+    DB_SCHEMA_PENDING,  /* migrations to apply (includes a fresh database) */
+    DB_SCHEMA_NEWER,    /* the database knows migrations this binary does not */
+    DB_SCHEMA_MISMATCH, /* an applied file's checksum changed, or order is broken */
     DB_SCHEMA_UNREACHABLE,
 };
 

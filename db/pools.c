@@ -4,17 +4,20 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+
 /* {"id":…,"revision":…,"gate_version":…,<spec members>,"created_at":…,"updated_at":…,
  *  "created_by":…} */
-#define POOL_DOC                                                                            \
-    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',\"gate_version\":' ||"       \
-    " gate_version || ',' || substr(spec::text, 2, length(spec::text) - 2) ||"              \
-    " ',\"created_at\":\"' || " TS("created_at") " ||"                                      \
-    " '\",\"updated_at\":\"' || " TS("updated_at") " ||"                                    \
-    " '\",\"created_by\":' || to_json(created_by)::text || '}'"
+#define POOL_DOC                                                                                 \
+    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',\"gate_version\":' ||"            \
+    " gate_version || ',' || substr(spec::text, 2, length(spec::text) - 2) ||"                   \
+    " ',\"created_at\":\"' || " DB_TS(                                                           \
+        "created_at") " ||"                                                                      \
+                      " '\",\"updated_at\":\"' || " DB_TS(                                       \
+                          "updated_at") " ||"                                                    \
+                                        " '\",\"created_by\":' || to_json(created_by)::text || " \
+                                        "'}'"
 
 const struct db_stmt db_pool_stmts[] = {
     {"pool_insert",
@@ -29,12 +32,11 @@ const struct db_stmt db_pool_stmts[] = {
      " spec = $2::json, revision = revision + 1, updated_at = now()"
      " WHERE id = $1::uuid RETURNING " POOL_DOC " AS doc"},
     {"pool_delete", "DELETE FROM pools WHERE id = $1::uuid"},
-    {"pool_list",
-     "SELECT " POOL_DOC " AS doc, seq::text AS key FROM pools"
-     " WHERE ($1::text IS NULL OR gpu_model = $1)"
-     "   AND ($2::text IS NULL OR starts_with(name, $2))"
-     "   AND seq > coalesce($3::bigint, 0)"
-     " ORDER BY seq LIMIT $4::int"},
+    {"pool_list", "SELECT " POOL_DOC " AS doc, seq::text AS key FROM pools"
+                  " WHERE ($1::text IS NULL OR gpu_model = $1)"
+                  "   AND ($2::text IS NULL OR starts_with(name, $2))"
+                  "   AND seq > coalesce($3::bigint, 0)"
+                  " ORDER BY seq LIMIT $4::int"},
 };
 const size_t db_pool_nstmts = sizeof db_pool_stmts / sizeof db_pool_stmts[0];
 
@@ -44,16 +46,9 @@ enum db_status db_pool_insert(struct db_conn *c, const json_t *spec, const char 
     *doc = NULL;
     char *text = json_dumps(spec, JSON_COMPACT | JSON_REAL_PRECISION(15));
     const char *p[2] = {text, created_by};
-    PGresult *r;
-    enum db_status s = text ? db_exec(c, "pool_insert", 2, p, &r) : DB_HARD_ERROR;
+    enum db_status s = text ? db_exec_doc_id(c, "pool_insert", 2, p, doc, id) : DB_HARD_ERROR;
     free(text);
-    if (s == DB_ONE_RESULT) {
-        *doc = strdup(PQgetvalue(r, 0, 0));
-        snprintf(id, 37, "%s", PQgetvalue(r, 0, 1));
-    }
-    if (s >= 0)
-        PQclear(r);
-    return s == DB_ONE_RESULT && *doc == NULL ? DB_HARD_ERROR : s;
+    return s;
 }
 
 enum db_status db_pool_get(struct db_conn *c, const char *id, int for_update, char **doc)
@@ -77,8 +72,7 @@ enum db_status db_pool_delete(struct db_conn *c, const char *id)
     return db_exec_noresult(c, "pool_delete", 1, p);
 }
 
-enum db_status db_pool_list(struct db_conn *c, const struct db_pool_filter *f,
-                            struct db_page *page)
+enum db_status db_pool_list(struct db_conn *c, const struct db_pool_filter *f, struct db_page *page)
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);

@@ -7,9 +7,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_pool_stmts[];
-extern const size_t db_pool_nstmts;
-
 /* Inserts a validated pool (defaults filled in). DB_HARD_ERROR with a unique violation
  * when the name is taken, with a foreign-key violation when gpu_model is not in the
  * catalog. *doc gets the Pool document (caller frees), id its UUID. */
@@ -18,8 +15,7 @@ enum db_status db_pool_insert(struct db_conn *c, const json_t *spec, const char 
 /* Reads one pool document; for_update locks the row (inside a transaction). */
 enum db_status db_pool_get(struct db_conn *c, const char *id, int for_update, char **doc);
 /* Replaces the spec, bumps revision, and gate_version when spec.gate changed. */
-enum db_status db_pool_update(struct db_conn *c, const char *id, const json_t *spec,
-                              char **doc);
+enum db_status db_pool_update(struct db_conn *c, const char *id, const json_t *spec, char **doc);
 /* DB_HARD_ERROR with a foreign-key violation (23503) while a host references it. */
 enum db_status db_pool_delete(struct db_conn *c, const char *id);
 

@@ -5,8 +5,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
+#include "db/decode.h"
+#include "db/usage.h"
 #include "db/usage_sql.h"
 
 #define EPOCH_OF(x) USAGE_EPOCH(x)
@@ -21,21 +24,40 @@
  * straddles a segment edge. Parameters: $1 at − 24 h (the lookback's start), then per
  * segment k = 0, 1, 2 from $(2 + 6k): x, y, ch, fh, cq, fq (computed in C, bounds()). */
 #define T(n) "$" #n "::timestamptz"
-#define ROLL(table, part, cond)                                                           \
-    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS ","        \
-    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue"       \
+#define ROLL(table, part, cond)                                                      \
+    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS "," \
+    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue"  \
     " FROM " table " d WHERE " cond
-#define RAW(part, cond)                                                                   \
-    "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","                  \
-    " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END,"             \
-    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"                    \
+#define RAW(part, cond)                                                       \
+    "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","     \
+    " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END," \
+    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"       \
     " FROM work_reports r WHERE " cond
-#define SEGMENT(part, x, y, ch, fh, cq, fq)                                               \
-    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)           \
-    " UNION ALL " ROLL("work_report_hours", part, USAGE_BEFORE("d.bucket", ch, fh, cq))   \
-    " UNION ALL " ROLL("work_report_hours", part, USAGE_AFTER("d.bucket", fh, cq, fq))    \
-    " UNION ALL " RAW(part, USAGE_BEFORE("r.window_start", x, y, ch))                     \
-    " UNION ALL " RAW(part, USAGE_AFTER("r.window_start", y, ch, fh))
+#define SEGMENT(part, x, y, ch, fh, cq, fq)                                                            \
+    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)                        \
+    " UNION ALL " ROLL(                                                                                \
+        "work_report_hours", part,                                                                     \
+        USAGE_BEFORE(                                                                                  \
+            "d.bucket", ch, fh,                                                                        \
+            cq)) " UNION ALL " ROLL("work_report_hours", part,                                         \
+                                    USAGE_AFTER(                                                       \
+                                        "d.bucket", fh, cq,                                            \
+                                        fq)) " UNION ALL " RAW(part,                                   \
+                                                               USAGE_BEFORE(                           \
+                                                                   "r.window_start", x, y,             \
+                                                                   ch)) " UNION ALL " RAW(part,        \
+                                                                                          USAGE_AFTER( \
+                                                                                              "r."     \
+                                                                                              "wi"     \
+                                                                                              "nd"     \
+                                                                                              "ow"     \
+                                                                                              "_s"     \
+                                                                                              "ta"     \
+                                                                                              "r"      \
+                                                                                              "t",     \
+                                                                                              y,       \
+                                                                                              ch,      \
+                                                                                              fh))
 
 const struct db_stmt db_recommend_stmts[] = {
     {"recommend_hosts",
@@ -49,9 +71,9 @@ const struct db_stmt db_recommend_stmts[] = {
      "  (spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8 AS rise"
      "  FROM pools)"
      " SELECT h.id::text, h.pool_id::text, h.state,"
-     "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready'),"
-     "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running')),"
-     "  p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
+     "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready') AS accepted,"
+     "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running'))"
+     "  AS active_job, p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
      " FROM hosts h JOIN p ON p.id = h.pool_id"
      " WHERE h.state <> 'stopped'"
      " ORDER BY h.id"},
@@ -63,32 +85,153 @@ const struct db_stmt db_recommend_stmts[] = {
      "   least($1::timestamptz, now())) AS b FROM c WHERE to_state <> 'stopped'"
      "   AND (next_at IS NULL OR next_at > $4::timestamptz)),"
      " held AS (SELECT host_id,"
-     "   sum(" HELD("$2::timestamptz", "$1::timestamptz") ") AS hour,"
-     "   sum(" HELD("$3::timestamptz", "$1::timestamptz") ") AS day,"
-     "   sum(" HELD("$4::timestamptz", "$3::timestamptz") ") AS prev"
-     "  FROM i GROUP BY host_id),"
-     " " USAGE_POOL_PRICES
-     " SELECT h.id::text, h.name, p.id::text, p.name, p.hour, p.storage, p.egress, p.overhead,"
-     "  coalesce(held.hour, 0), coalesce(held.day, 0), coalesce(held.prev, 0)"
-     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"
-     " ORDER BY h.id"},
+     "   sum(" HELD(
+         "$2::timestamptz",
+         "$1::timestamptz") ") AS hour,"
+                            "   sum(" HELD(
+                                "$3::timestamptz",
+                                "$1::timestamptz") ") AS day,"
+                                                   "   sum(" HELD(
+                                                       "$4::timestamptz",
+                                                       "$3::timestamptz") ") AS prev"
+                                                                          "  FROM i GROUP BY "
+                                                                          "host_id),"
+                                                                          " " USAGE_POOL_PRICES
+                                                                          " SELECT h.id::text, "
+                                                                          "h.name, p.id::text AS "
+                                                                          "pool_id, p.name AS "
+                                                                          "pool_name, p.hour,"
+                                                                          "  p.storage, p.egress, "
+                                                                          "p.overhead, "
+                                                                          "coalesce(held.hour, 0) "
+                                                                          "AS held_hour,"
+                                                                          "  coalesce(held.day, 0) "
+                                                                          "AS held_day, "
+                                                                          "coalesce(held.prev, 0) "
+                                                                          "AS held_prev"
+                                                                          " FROM hosts h JOIN p ON "
+                                                                          "p.id = h.pool_id LEFT "
+                                                                          "JOIN held ON "
+                                                                          "held.host_id = h.id"
+                                                                          " ORDER BY h.id"},
     {"recommend_usage",
-     "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7))
-     "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13))
-     "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19)) "),"
-     " g AS (SELECT host_id, brief_id, unit, part, max_end > $1::timestamptz AS lb,"
-     "  sum(reports)::int AS reports, sum(completed) AS completed, sum(failed) AS failed,"
-     "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
-     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"
-     "  max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end,"
-     "  max(p95) AS p95, max(queue) AS queue"
-     "  FROM src GROUP BY 1, 2, 3, 4, 5)"
-     " SELECT g.host_id::text, g.brief_id::text, br.name, g.unit, g.reports, g.completed,"
-     "  g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.part, g.lb,"
-     "  " EPOCH_OF("g.useful_end") ", " EPOCH_OF("g.min_start") ", " EPOCH_OF("g.max_end") ","
-     "  g.p95, g.queue"
-     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
-     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"},
+     "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7)) "  UNION ALL " SEGMENT(
+         "1", T(8), T(9), T(10), T(11), T(12),
+         T(13)) "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18),
+                                       T(19)) "),"
+                                              " g AS (SELECT host_id, "
+                                              "brief_id, unit, part, "
+                                              "max_end > $1::timestamptz AS "
+                                              "lb,"
+                                              "  sum(reports)::int AS "
+                                              "reports, sum(completed) AS "
+                                              "completed, sum(failed) AS "
+                                              "failed,"
+                                              "  sum(retried) AS retried, "
+                                              "sum(busy_seconds) AS busy, "
+                                              "sum(covered_seconds) AS "
+                                              "covered,"
+                                              "  sum(storage_gb_seconds) AS "
+                                              "sgs, sum(storage_seconds) AS "
+                                              "ss, sum(bytes_moved) AS "
+                                              "bytes,"
+                                              "  max(useful_end) AS "
+                                              "useful_end, min(min_start) "
+                                              "AS min_start, max(max_end) "
+                                              "AS max_end,"
+                                              "  max(p95) AS p95, "
+                                              "max(queue) AS queue"
+                                              "  FROM src GROUP BY 1, 2, 3, "
+                                              "4, 5)"
+                                              " SELECT g.host_id::text, "
+                                              "g.brief_id::text, br.name AS "
+                                              "brief_name, g.unit, "
+                                              "g.reports,"
+                                              "  g.completed, g.failed, "
+                                              "g.retried, g.busy, "
+                                              "g.covered, g.sgs, g.ss, "
+                                              "g.bytes, g.part, g.lb,"
+                                              "  " EPOCH_OF(
+                                                  "g.useful_end") " AS "
+                                                                  "useful_end, " EPOCH_OF(
+                                                                      "g.min_start") " AS"
+                                                                                     " "
+                                                                                     "min"
+                                                                                     "_st"
+                                                                                     "art"
+                                                                                     ","
+                                                                                     " "
+                                                                                     " " EPOCH_OF(
+                                                                                         "g.max_"
+                                                                                         "end") " A"
+                                                                                                "S "
+                                                                                                "ma"
+                                                                                                "x_"
+                                                                                                "en"
+                                                                                                "d,"
+                                                                                                " g"
+                                                                                                ".p"
+                                                                                                "95"
+                                                                                                ", "
+                                                                                                "g."
+                                                                                                "qu"
+                                                                                                "eu"
+                                                                                                "e"
+                                                                                                " F"
+                                                                                                "RO"
+                                                                                                "M "
+                                                                                                "g "
+                                                                                                "LE"
+                                                                                                "FT"
+                                                                                                " J"
+                                                                                                "OI"
+                                                                                                "N "
+                                                                                                "br"
+                                                                                                "ie"
+                                                                                                "fs"
+                                                                                                " b"
+                                                                                                "r "
+                                                                                                "ON"
+                                                                                                " b"
+                                                                                                "r."
+                                                                                                "id"
+                                                                                                " ="
+                                                                                                " g"
+                                                                                                ".b"
+                                                                                                "ri"
+                                                                                                "ef"
+                                                                                                "_i"
+                                                                                                "d"
+                                                                                                " O"
+                                                                                                "RD"
+                                                                                                "ER"
+                                                                                                " B"
+                                                                                                "Y "
+                                                                                                "g."
+                                                                                                "ho"
+                                                                                                "st"
+                                                                                                "_i"
+                                                                                                "d,"
+                                                                                                " g"
+                                                                                                ".b"
+                                                                                                "ri"
+                                                                                                "ef"
+                                                                                                "_i"
+                                                                                                "d "
+                                                                                                "NU"
+                                                                                                "LL"
+                                                                                                "S "
+                                                                                                "FI"
+                                                                                                "RS"
+                                                                                                "T,"
+                                                                                                " g"
+                                                                                                ".u"
+                                                                                                "ni"
+                                                                                                "t,"
+                                                                                                " g"
+                                                                                                ".p"
+                                                                                                "ar"
+                                                                                                "t"},
     {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
     {"recommend_sync",
      "WITH cur AS (SELECT (e->>'id')::uuid AS id, e->>'action' AS action,"
@@ -106,17 +249,13 @@ const struct db_stmt db_recommend_stmts[] = {
      "   jsonb_build_object('recommendation_id', id, 'action', action) FROM gone"
      "  UNION ALL SELECT 'recommendation.opened', pool_id, host_id,"
      "   jsonb_build_object('recommendation', doc) FROM added RETURNING 1)"
-     " SELECT (SELECT count(*) FROM added)::text, (SELECT count(*) FROM gone)::text"},
-    {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ")"},
-    {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false)"
+     " SELECT (SELECT count(*) FROM added)::text AS opened,"
+     "  (SELECT count(*) FROM gone)::text AS withdrawn"},
+    {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ") AS locked"},
+    {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false) AS auto_stop"
                          " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
 };
 const size_t db_recommend_nstmts = sizeof db_recommend_stmts / sizeof db_recommend_stmts[0];
-
-enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res)
-{
-    return db_exec(c, "recommend_hosts", 0, NULL, res);
-}
 
 /* The windows' bounds: held time ($1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h) and
  * usage (see SEGMENT: 19 values). */
@@ -134,34 +273,184 @@ static void bounds(int64_t at_us, struct rec_bounds *b)
     util_rfc3339(edge[2], b->usage[0], sizeof b->usage[0]);
     for (int k = 0; k < 3; k++) { /* segment k: [edge[k + 1], edge[k]) */
         int64_t x = edge[k + 1], y = edge[k];
-        const int64_t v[6] = {x, y, util_ceil_us(x, H), util_floor_us(y, H), util_ceil_us(x, Q),
-                              util_floor_us(y, Q)};
+        const int64_t v[6] = {
+            x, y, util_ceil_us(x, H), util_floor_us(y, H), util_ceil_us(x, Q), util_floor_us(y, Q)};
         for (int j = 0; j < 6; j++)
             util_rfc3339(v[j], b->usage[1 + 6 * k + j], sizeof b->usage[0]);
     }
 }
 
-enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res)
+void db_rec_input_free(struct db_rec_input *in)
 {
-    struct rec_bounds b;
-    bounds(at_us, &b);
-    const char *p[4] = {b.held[0], b.held[1], b.held[2], b.held[3]};
-    return db_exec(c, "recommend_held", 4, p, res);
+    free(in->held);
+    free(in->held_seconds);
+    free(in->usage);
+    free(in->hosts);
+    free(in->briefs);
+    for (int i = 0; i < 4; i++)
+        PQclear(in->res[i]);
+    memset(in, 0, sizeof *in);
 }
 
-enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res)
+static void decode_held(const PGresult *r, struct db_rec_input *in)
+{
+    static const char *const names[DB_REC_WINDOWS] = {
+        [DB_REC_HOUR] = "held_hour", [DB_REC_DAY] = "held_day", [DB_REC_PREV] = "held_prev"};
+    int hc[DB_HOST_NCOLS], wc[DB_REC_WINDOWS];
+    db_usage_host_cols(r, hc);
+    db_cols(r, names, DB_REC_WINDOWS, wc);
+    for (size_t i = 0; i < in->nheld; i++) {
+        db_usage_host(r, hc, (int)i, &in->held[i]);
+        for (int w = 0; w < DB_REC_WINDOWS; w++)
+            in->held_seconds[i][w] = db_val_num(r, (int)i, wc[w]);
+    }
+}
+
+static void decode_usage(const PGresult *r, struct db_rec_input *in)
+{
+    enum { C_PART, C_LB, C_USEFUL, C_FIRST, C_LAST, C_P95, C_QUEUE, C_N };
+    static const char *const names[C_N] = {
+        [C_PART] = "part",    [C_LB] = "lb",   [C_USEFUL] = "useful_end", [C_FIRST] = "min_start",
+        [C_LAST] = "max_end", [C_P95] = "p95", [C_QUEUE] = "queue"};
+    int uc[DB_USE_NCOLS], col[C_N];
+    size_t pos = 0;
+    db_usage_cols(r, uc);
+    db_cols(r, names, C_N, col);
+    for (size_t k = 0; k < in->nusage; k++) {
+        struct db_rec_usage *u = &in->usage[k];
+        int i = (int)k;
+        u->host_id = db_usage_row(r, uc, i, in->held, in->nheld, &pos, &u->row);
+        u->part = (int)db_val_long(r, i, col[C_PART]);
+        u->lb = db_val_bool(r, i, col[C_LB]);
+        u->has_useful_end = !db_val_isnull(r, i, col[C_USEFUL]);
+        u->useful_end = db_val_num(r, i, col[C_USEFUL]);
+        u->min_start = db_val_num(r, i, col[C_FIRST]);
+        u->max_end = db_val_num(r, i, col[C_LAST]);
+        u->has_p95 = !db_val_isnull(r, i, col[C_P95]);
+        u->p95_ms = db_val_num(r, i, col[C_P95]);
+        u->has_queue = !db_val_isnull(r, i, col[C_QUEUE]);
+        u->queue_delay_ms = db_val_num(r, i, col[C_QUEUE]);
+    }
+}
+
+/* A pool setting: NULL when the pool lacks it. */
+static struct db_rec_setting setting(const PGresult *r, int row, int col)
+{
+    return (struct db_rec_setting){!db_val_isnull(r, row, col), db_val_num(r, row, col)};
+}
+
+static void decode_hosts(const PGresult *r, struct db_rec_input *in)
+{
+    enum {
+        C_ID,
+        C_POOL,
+        C_STATE,
+        C_ACCEPTED,
+        C_ACTIVE,
+        C_IDLE,
+        C_PRICE,
+        C_GPU,
+        C_COUNT,
+        C_UP,
+        C_DOWN,
+        C_SHARE,
+        C_RISE,
+        C_N
+    };
+    static const char *const names[C_N] = {[C_ID] = "id",
+                                           [C_POOL] = "pool_id",
+                                           [C_STATE] = "state",
+                                           [C_ACCEPTED] = "accepted",
+                                           [C_ACTIVE] = "active_job",
+                                           [C_IDLE] = "idle",
+                                           [C_PRICE] = "price",
+                                           [C_GPU] = "gpu_model",
+                                           [C_COUNT] = "gpu_count",
+                                           [C_UP] = "up",
+                                           [C_DOWN] = "down",
+                                           [C_SHARE] = "share",
+                                           [C_RISE] = "rise"};
+    int col[C_N];
+    db_cols(r, names, C_N, col);
+    for (size_t k = 0; k < in->nhosts; k++) {
+        struct db_rec_host *h = &in->hosts[k];
+        int i = (int)k;
+        h->id = db_val(r, i, col[C_ID]);
+        h->pool_id = db_val(r, i, col[C_POOL]);
+        h->state = db_val(r, i, col[C_STATE]);
+        h->accepted = db_val_bool(r, i, col[C_ACCEPTED]);
+        h->active_job = db_val_bool(r, i, col[C_ACTIVE]);
+        h->price_per_hour = db_val_num(r, i, col[C_PRICE]);
+        h->gpu_model = db_val(r, i, col[C_GPU]);
+        h->gpu_count = db_val_long(r, i, col[C_COUNT]);
+        h->idle_stop_after_s = setting(r, i, col[C_IDLE]);
+        h->scale_up_utilization = setting(r, i, col[C_UP]);
+        h->scale_down_utilization = setting(r, i, col[C_DOWN]);
+        h->failed_share = setting(r, i, col[C_SHARE]);
+        h->cost_increase = setting(r, i, col[C_RISE]);
+    }
+}
+
+static void decode_briefs(const PGresult *r, struct db_rec_input *in)
+{
+    int id = db_col(r, "id"), spec = db_col(r, "spec");
+    for (size_t k = 0; k < in->nbriefs; k++) {
+        in->briefs[k].id = db_val(r, (int)k, id);
+        in->briefs[k].spec = db_val(r, (int)k, spec);
+    }
+}
+
+enum db_status db_rec_decode(PGresult *held, PGresult *usage, PGresult *hosts, PGresult *briefs,
+                             struct db_rec_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->res[0] = held;
+    in->res[1] = usage;
+    in->res[2] = hosts;
+    in->res[3] = briefs;
+    in->nheld = (size_t)PQntuples(held);
+    in->nusage = (size_t)PQntuples(usage);
+    in->nhosts = (size_t)PQntuples(hosts);
+    in->nbriefs = (size_t)PQntuples(briefs);
+    in->held = calloc(in->nheld + 1, sizeof *in->held);
+    in->held_seconds = calloc(in->nheld + 1, sizeof *in->held_seconds);
+    in->usage = calloc(in->nusage + 1, sizeof *in->usage);
+    in->hosts = calloc(in->nhosts + 1, sizeof *in->hosts);
+    in->briefs = calloc(in->nbriefs + 1, sizeof *in->briefs);
+    if (!in->held || !in->held_seconds || !in->usage || !in->hosts || !in->briefs) {
+        db_rec_input_free(in);
+        return DB_HARD_ERROR;
+    }
+    decode_held(held, in);
+    decode_usage(usage, in);
+    decode_hosts(hosts, in);
+    decode_briefs(briefs, in);
+    return in->nhosts == 0 ? DB_NO_RESULTS : in->nhosts == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in)
 {
     struct rec_bounds b;
+    PGresult *r[4] = {NULL, NULL, NULL, NULL};
+    db_rec_input_free(in);
     bounds(at_us, &b);
-    const char *p[19];
+    const char *ph[4] = {b.held[0], b.held[1], b.held[2], b.held[3]};
+    const char *pu[19];
     for (int i = 0; i < 19; i++)
-        p[i] = b.usage[i];
-    return db_exec(c, "recommend_usage", 19, p, res);
-}
-
-enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res)
-{
-    return db_exec(c, "recommend_briefs", 0, NULL, res);
+        pu[i] = b.usage[i];
+    enum db_status s = db_exec(c, "recommend_held", 4, ph, &r[0]);
+    if (s >= 0)
+        s = db_exec(c, "recommend_usage", 19, pu, &r[1]);
+    if (s >= 0)
+        s = db_exec(c, "recommend_hosts", 0, NULL, &r[2]);
+    if (s >= 0)
+        s = db_exec(c, "recommend_briefs", 0, NULL, &r[3]);
+    if (s < 0) {
+        for (int i = 0; i < 4; i++)
+            PQclear(r[i]);
+        return s;
+    }
+    return db_rec_decode(r[0], r[1], r[2], r[3], in);
 }
 
 enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,
@@ -172,8 +461,8 @@ enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long
     *opened = *withdrawn = 0;
     enum db_status s = db_exec(c, "recommend_sync", 1, p, &r);
     if (s > 0) {
-        *opened = atol(PQgetvalue(r, 0, 0));
-        *withdrawn = atol(PQgetvalue(r, 0, 1));
+        *opened = db_long(r, 0, "opened");
+        *withdrawn = db_long(r, 0, "withdrawn");
     }
     PQclear(r);
     return s;
@@ -185,7 +474,7 @@ enum db_status db_idle_policy_lock(struct db_conn *c, int *got)
     *got = 0;
     enum db_status s = db_exec(c, "idle_policy_lock", 0, NULL, &r);
     if (s > 0)
-        *got = PQgetvalue(r, 0, 0)[0] == 't';
+        *got = db_bool(r, 0, "locked");
     PQclear(r);
     return s;
 }
@@ -197,7 +486,7 @@ enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, 
     *auto_stop = 0;
     enum db_status s = db_exec(c, "idle_policy_pool", 1, p, &r);
     if (s > 0)
-        *auto_stop = PQgetvalue(r, 0, 0)[0] == 't';
+        *auto_stop = db_bool(r, 0, "auto_stop");
     PQclear(r);
     return s;
 }

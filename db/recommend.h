@@ -1,39 +1,79 @@
-/* recommend.h — what the recommendations read beyond the cost queries (db/costs.h):
- * per held host its pool's policy and GPUs, jobs, acceptance, idleness and the brief it
- * serves; and every brief's document. */
+/* recommend.h — what the recommendations read: the inputs of the cost arithmetic in three
+ * windows (as db/costs.h), per host not stopped its pool's policy and GPUs, jobs,
+ * acceptance, idleness and the brief it serves; and every brief's document. */
 #ifndef GPUFLEET_DB_RECOMMEND_H
 #define GPUFLEET_DB_RECOMMEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "db/costs.h"
 #include "db/db.h"
+#include "planner/costs.h"
 
-extern const struct db_stmt db_recommend_stmts[];
-extern const size_t db_recommend_nstmts;
+/* What the recommendations read as of at, in the caller's transaction. The strings
+ * borrow from the results, which the struct owns (res: opaque outside db/). Start it
+ * zeroed; db_recommend_read frees what it held first, and on failure leaves it empty;
+ * db_rec_input_free frees it and leaves it zeroed.
+ *
+ *   held, held_seconds  every host, ordered by id, with its pool's prices (held_seconds
+ *          of plan_cost_host 0) and its held seconds in the windows DB_REC_HOUR
+ *          [at − 1 h, at), DB_REC_DAY [at − 24 h, at) and DB_REC_PREV [at − 48 h, at − 24 h).
+ *   usage  work reports as of at, summed per host, brief, unit, part and lb, ordered by
+ *          host id, brief id (nulls first), unit, part: see struct db_rec_usage.
+ *   hosts  the hosts not stopped, ordered by id, with their pools' policy.
+ *   briefs every brief, ordered by id, with its document. */
+enum { DB_REC_HOUR, DB_REC_DAY, DB_REC_PREV, DB_REC_WINDOWS };
 
-/* Hosts not stopped, ordered by id: columns id, pool_id, state, accepted (t/f: an
- * accepted gate run and state ready), active_job (t/f: a queued or running job), and its
- * pool's idle_stop_after_seconds, price_per_hour, gpu_model, gpu_count,
- * scale_up_utilization, scale_down_utilization, investigate_failed_share,
- * investigate_cost_increase (a setting is NULL when the pool lacks it: the caller takes
- * the planner's default). */
-enum db_status db_recommend_hosts(struct db_conn *c, PGresult **res);
-/* Every host, ordered by id: columns 0-7 as db_cost_hosts (id, name, pool_id, pool_name,
- * prices), then its held seconds in the hour [at − 1 h, at), the day [at − 24 h, at) and
- * the day before [at − 48 h, at − 24 h). */
-enum db_status db_recommend_held(struct db_conn *c, int64_t at_us, PGresult **res);
-/* Work reports as of at, summed per host, brief, unit, part and lb, ordered by host id,
- * brief id (nulls first), unit, part. Parts by window_start: 0 the hour [at − 1 h, at),
- * 1 the rest of the day [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h).
- * lb: in the lookback (reports ending after at − 24 h), read at the grain of the rollups:
- * an hour (or, in part 2, a 6-hour quarter) whose reports end on both sides of
- * at − 24 h counts whole. Columns 0-12 as db_cost_reports, then 13 part, 14 lb (t/f), 15
- * the latest end of a useful report (completed > 0 or busy_seconds > 0), 16 the earliest
- * start, 17 the latest end (epoch seconds; 15 NULL without useful reports), 18 the
- * highest p95_latency_ms, 19 the highest queue_delay_ms (NULL when none reported). */
-enum db_status db_recommend_usage(struct db_conn *c, int64_t at_us, PGresult **res);
-/* Briefs ordered by id: columns id, spec (JSON text). */
-enum db_status db_recommend_briefs(struct db_conn *c, PGresult **res);
+struct db_rec_usage {
+    struct plan_cost_row row; /* row.host indexes held, or is DB_NO_HOST */
+    const char *host_id;
+    /* By window_start: 0 the hour [at − 1 h, at), 1 the rest of the day
+     * [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h). */
+    int part;
+    /* In the lookback (reports ending after at − 24 h), read at the grain of the rollups:
+     * an hour (or, in part 2, a 6-hour quarter) whose reports end on both sides of
+     * at − 24 h counts whole. */
+    int lb;
+    int has_useful_end;        /* a useful report (completed > 0 or busy_seconds > 0) */
+    double useful_end;         /* its latest end, epoch seconds */
+    double min_start, max_end; /* the earliest start, the latest end */
+    int has_p95, has_queue;    /* the highest p95_latency_ms and queue_delay_ms reported */
+    double p95_ms, queue_delay_ms;
+};
+
+/* A pool setting; unset when the pool lacks it (the caller takes the planner's default). */
+struct db_rec_setting {
+    int set;
+    double value;
+};
+
+struct db_rec_host {
+    const char *id, *pool_id, *state;
+    int accepted;   /* an accepted gate run and state ready */
+    int active_job; /* a queued or running job */
+    double price_per_hour;
+    const char *gpu_model; /* the pool's */
+    long gpu_count;
+    struct db_rec_setting idle_stop_after_s, scale_up_utilization, scale_down_utilization,
+        failed_share, cost_increase;
+};
+
+struct db_rec_brief {
+    const char *id, *spec; /* spec: the brief's JSON text */
+};
+
+struct db_rec_input {
+    size_t nheld, nusage, nhosts, nbriefs;
+    struct plan_cost_host *held;
+    double (*held_seconds)[DB_REC_WINDOWS]; /* held_seconds[i][w] of held[i] */
+    struct db_rec_usage *usage;
+    struct db_rec_host *hosts;
+    struct db_rec_brief *briefs;
+    void *res[4];
+};
+enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in);
+void db_rec_input_free(struct db_rec_input *in);
 
 /* Makes open_recommendations the recommendations of items_json (the items array of
  * GET /v1/recommendations, as JSON text), writing recommendation.opened for each new id

@@ -3,17 +3,18 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
+
 /* {"id":…,<spec members>,"image_name":…,"image_digest":…,"warnings":[…],"created_at":…,
  *  "created_by":…} over table alias s */
-#define STACK_DOC                                                                           \
-    "'{\"id\":\"' || s.id || '\",' || substr(s.spec::text, 2, length(s.spec::text) - 2) ||" \
-    " ',\"image_name\":' || to_json(split_part(s.spec->>'image', '@', 1))::text ||"         \
-    " ',\"image_digest\":\"' || s.image_digest || '\",\"warnings\":' || s.warnings::text ||"  \
-    " ',\"created_at\":\"' || " TS("s.created_at") " ||"                                    \
-    " '\",\"created_by\":' || to_json(s.created_by)::text || '}'"
+#define STACK_DOC                                                                            \
+    "'{\"id\":\"' || s.id || '\",' || substr(s.spec::text, 2, length(s.spec::text) - 2) ||"  \
+    " ',\"image_name\":' || to_json(split_part(s.spec->>'image', '@', 1))::text ||"          \
+    " ',\"image_digest\":\"' || s.image_digest || '\",\"warnings\":' || s.warnings::text ||" \
+    " ',\"created_at\":\"' || " DB_TS(                                                       \
+        "s.created_at") " ||"                                                                \
+                        " '\",\"created_by\":' || to_json(s.created_by)::text || '}'"
 
 const struct db_stmt db_stack_stmts[] = {
     {"stack_insert",
@@ -30,12 +31,11 @@ const struct db_stmt db_stack_stmts[] = {
      "   WHERE st.supersedes IS NOT NULL AND chain.depth < 10000)"
      " SELECT " STACK_DOC " AS doc, chain.depth::text AS key"
      " FROM chain JOIN stacks s ON s.id = chain.id ORDER BY chain.depth"},
-    {"stack_list",
-     "SELECT " STACK_DOC " AS doc, s.seq::text AS key FROM stacks s"
-     " WHERE ($1::text IS NULL OR starts_with(s.name, $1))"
-     "   AND ($2::text IS NULL OR s.framework = $2)"
-     "   AND s.seq > coalesce($3::bigint, 0)"
-     " ORDER BY s.seq LIMIT $4::int"},
+    {"stack_list", "SELECT " STACK_DOC " AS doc, s.seq::text AS key FROM stacks s"
+                   " WHERE ($1::text IS NULL OR starts_with(s.name, $1))"
+                   "   AND ($2::text IS NULL OR s.framework = $2)"
+                   "   AND s.seq > coalesce($3::bigint, 0)"
+                   " ORDER BY s.seq LIMIT $4::int"},
 };
 const size_t db_stack_nstmts = sizeof db_stack_stmts / sizeof db_stack_stmts[0];
 
@@ -46,17 +46,11 @@ enum db_status db_stack_insert(struct db_conn *c, const struct db_stack_new *s, 
     char *spec = json_dumps(s->spec, JSON_COMPACT);
     char *warn = json_dumps(s->warnings, JSON_COMPACT);
     const char *p[4] = {spec, warn, s->image_digest, s->created_by};
-    PGresult *r;
-    enum db_status st = (spec && warn) ? db_exec(c, "stack_insert", 4, p, &r) : DB_HARD_ERROR;
+    enum db_status st =
+        (spec && warn) ? db_exec_doc_id(c, "stack_insert", 4, p, doc, id) : DB_HARD_ERROR;
     free(spec);
     free(warn);
-    if (st == DB_ONE_RESULT) {
-        *doc = strdup(PQgetvalue(r, 0, 0));
-        snprintf(id, 37, "%s", PQgetvalue(r, 0, 1));
-    }
-    if (st >= 0)
-        PQclear(r);
-    return st == DB_ONE_RESULT && *doc == NULL ? DB_HARD_ERROR : st;
+    return st;
 }
 
 enum db_status db_stack_get(struct db_conn *c, const char *id, char **doc)

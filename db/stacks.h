@@ -7,9 +7,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_stack_stmts[];
-extern const size_t db_stack_nstmts;
-
 struct db_stack_new {
     const json_t *spec;       /* validated StackInput */
     const json_t *warnings;   /* array */

@@ -9,31 +9,31 @@
 
 /* The 9 usage sums of rollup row d: reports, completed, failed, retried, busy seconds,
  * covered seconds, storage GB-seconds, storage seconds, bytes moved. */
-#define USAGE_ROLLUP_SUMS                                                                 \
-    "d.reports, d.completed, d.failed, d.retried, d.busy_seconds, d.covered_seconds,"     \
+#define USAGE_ROLLUP_SUMS                                                             \
+    "d.reports, d.completed, d.failed, d.retried, d.busy_seconds, d.covered_seconds," \
     " d.storage_gb_seconds, d.storage_seconds, d.bytes_moved"
 
 /* The same 9 of report r alone (migrations/0010 sums them this way). */
 #define USAGE_SECS USAGE_EPOCH("r.window_end - r.window_start")
-#define USAGE_RAW_SUMS                                                                    \
-    "1, r.completed::float8, r.failed::float8, r.retried::float8, r.busy_seconds, "      \
-    USAGE_SECS ", coalesce(r.storage_gb * " USAGE_SECS ", 0),"                            \
-    " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " USAGE_SECS " END,"                     \
+#define USAGE_RAW_SUMS                                                                         \
+    "1, r.completed::float8, r.failed::float8, r.retried::float8, r.busy_seconds, " USAGE_SECS \
+    ", coalesce(r.storage_gb * " USAGE_SECS ", 0),"                                            \
+    " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " USAGE_SECS " END,"                          \
     " coalesce(r.bytes_moved, 0)::float8"
 
 /* A stretch [lo, hi) read at one grain around the whole buckets [clo, chi) of a coarser
  * grain: the part before clo and the part after chi, each one index range on col.
  * least/greatest make the second part empty when [clo, chi) is empty. */
 #define USAGE_BEFORE(col, lo, hi, clo) col " >= " lo " AND " col " < least(" clo ", " hi ")"
-#define USAGE_AFTER(col, hi, clo, chi)                                                    \
+#define USAGE_AFTER(col, hi, clo, chi) \
     col " >= greatest(" chi ", least(" clo ", " hi ")) AND " col " < " hi
 
 /* A CTE p: every pool's prices, each read out of its JSON spec once per pool rather than
  * once per host row. */
-#define USAGE_POOL_PRICES                                                                 \
-    "p AS MATERIALIZED (SELECT id, name, (spec->>'price_per_hour')::float8 AS hour,"      \
-    " coalesce((spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"            \
-    " coalesce((spec->>'egress_price_per_gb')::float8, 0) AS egress,"                    \
+#define USAGE_POOL_PRICES                                                            \
+    "p AS MATERIALIZED (SELECT id, name, (spec->>'price_per_hour')::float8 AS hour," \
+    " coalesce((spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"        \
+    " coalesce((spec->>'egress_price_per_gb')::float8, 0) AS egress,"                \
     " coalesce((spec->>'overhead_pct')::float8, 0) AS overhead FROM pools)"
 
 #endif

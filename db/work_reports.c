@@ -6,25 +6,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+#include "db/db_pg.h"
 
 #define WR_INPUT                                                                            \
     "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"    \
     " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[],"   \
     " $11::float8[], $12::bigint[], $13::float8[]) WITH ORDINALITY AS t(host_id, brief_id," \
-    " window_start, window_end, unit, completed, failed, retried, busy_seconds,"           \
+    " window_start, window_end, unit, completed, failed, retried, busy_seconds,"            \
     " p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb, idx)"
-#define WR_COLS                                                                             \
-    "host_id, brief_id, window_start, window_end, unit, completed, failed, retried,"        \
+#define WR_COLS                                                                      \
+    "host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
     " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb"
 
-#define WR_DOC                                                                              \
-    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id,"                 \
-    " 'window_start', " TS("window_start") ", 'window_end', " TS("window_end") ","          \
-    " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', retried,"         \
-    " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                      \
-    " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, 'storage_gb', storage_gb," \
-    " 'reported_by', reported_by, 'received_at', " TS("received_at") ")::text"
+#define WR_DOC                                                                               \
+    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id,"                  \
+    " 'window_start', " DB_TS("window_start") ", 'window_end', " DB_TS(                      \
+        "window_end") ","                                                                    \
+                      " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', " \
+                      "retried,"                                                             \
+                      " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"     \
+                      " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, "      \
+                      "'storage_gb', storage_gb,"                                            \
+                      " 'reported_by', reported_by, 'received_at', " DB_TS(                  \
+                          "received_at") ")::text"
 
 const struct db_stmt db_work_report_stmts[] = {
     {"wr_check_refs",
@@ -45,14 +49,13 @@ const struct db_stmt db_work_report_stmts[] = {
      " w.queue_delay_ms, w.bytes_moved, w.storage_gb) IS DISTINCT FROM (i.brief_id,"
      " i.completed, i.failed, i.retried, i.busy_seconds, i.p95_latency_ms, i.queue_delay_ms,"
      " i.bytes_moved, i.storage_gb) ORDER BY i.idx"},
-    {"wr_list",
-     "SELECT " WR_DOC " AS doc, seq::text AS key FROM work_reports"
-     " WHERE ($1::uuid IS NULL OR host_id = $1::uuid)"
-     "   AND ($2::text IS NULL OR unit = $2)"
-     "   AND ($3::timestamptz IS NULL OR window_start >= $3::timestamptz)"
-     "   AND ($4::timestamptz IS NULL OR window_start < $4::timestamptz)"
-     "   AND seq > coalesce($5::bigint, 0)"
-     " ORDER BY seq LIMIT $6::int"},
+    {"wr_list", "SELECT " WR_DOC " AS doc, seq::text AS key FROM work_reports"
+                " WHERE ($1::uuid IS NULL OR host_id = $1::uuid)"
+                "   AND ($2::text IS NULL OR unit = $2)"
+                "   AND ($3::timestamptz IS NULL OR window_start >= $3::timestamptz)"
+                "   AND ($4::timestamptz IS NULL OR window_start < $4::timestamptz)"
+                "   AND seq > coalesce($5::bigint, 0)"
+                " ORDER BY seq LIMIT $6::int"},
 };
 const size_t db_work_report_nstmts = sizeof db_work_report_stmts / sizeof db_work_report_stmts[0];
 
@@ -68,15 +71,15 @@ enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, 
         return s;
     *count = PQntuples(r);
     if (*count > 0) {
-        *first = atoi(PQgetvalue(r, 0, 0));
-        *first_is_host = PQgetvalue(r, 0, 1)[0] == 't';
+        *first = (int)db_long(r, 0, "idx");
+        *first_is_host = db_bool(r, 0, "bad_host");
     }
     PQclear(r);
     return s;
 }
 
-enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b,
-                            const char *reported_by, long *inserted)
+enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b, const char *reported_by,
+                            long *inserted)
 {
     const char *p[DB_WR_COLUMNS + 1];
     for (int i = 0; i < DB_WR_COLUMNS; i++)
@@ -86,7 +89,7 @@ enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b,
     enum db_status s = db_exec(c, "wr_insert", DB_WR_COLUMNS + 1, p, &r);
     if (s < 0)
         return s;
-    *inserted = PQntuples(r) == 1 ? atol(PQgetvalue(r, 0, 0)) : 0;
+    *inserted = PQntuples(r) == 1 ? db_long(r, 0, "count") : 0;
     PQclear(r);
     return s;
 }
@@ -102,7 +105,7 @@ enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, i
         return s;
     *count = PQntuples(r);
     if (*count > 0)
-        *first = atoi(PQgetvalue(r, 0, 0));
+        *first = (int)db_long(r, 0, "idx");
     PQclear(r);
     return s;
 }

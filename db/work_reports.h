@@ -4,9 +4,6 @@
 
 #include "db/db.h"
 
-extern const struct db_stmt db_work_report_stmts[];
-extern const size_t db_work_report_nstmts;
-
 /* A batch as PostgreSQL array literals ("{a,b,NULL}"), one per column, in record order:
  * host_id, brief_id, window_start, window_end, unit, completed, failed, retried,
  * busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb. */
@@ -21,8 +18,8 @@ enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, 
                                 int *first_is_host, int *count);
 /* Inserts the batch in one statement; records whose key is already stored are skipped.
  * *inserted receives how many were stored. */
-enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b,
-                            const char *reported_by, long *inserted);
+enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b, const char *reported_by,
+                            long *inserted);
 /* After the insert: the records whose key is stored with different figures (*first, -1
  * when none, and *count). */
 enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, int *first,

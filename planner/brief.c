@@ -6,17 +6,15 @@
 #include <string.h>
 
 static const char *const serving_metrics[] = {"time_to_first_token_ms", "inter_token_latency_ms",
-                                              "successful_requests_per_minute",
-                                              "tail_latency_ms", NULL};
+                                              "successful_requests_per_minute", "tail_latency_ms",
+                                              NULL};
 static const char *const batch_metrics[] = {"items_per_hour", "failure_retry_rate_pct",
-                                            "queue_delay_s", "cost_per_accepted_result_usd",
-                                            NULL};
+                                            "queue_delay_s", "cost_per_accepted_result_usd", NULL};
 static const char *const training_metrics[] = {"samples_per_second", "tokens_per_second",
-                                               "step_time_s", "checkpoint_duration_s",
-                                               "recovery_time_s", NULL};
+                                               "step_time_s",        "checkpoint_duration_s",
+                                               "recovery_time_s",    NULL};
 static const char *const embedding_metrics[] = {"documents_per_second", "vectors_per_second",
-                                                "ingest_time_s", "index_persistence_time_s",
-                                                NULL};
+                                                "ingest_time_s", "index_persistence_time_s", NULL};
 
 const char *const *plan_metrics_for_kind(enum plan_kind k)
 {
@@ -47,8 +45,8 @@ static int is_latency(const char *metric)
 
 int plan_brief_check(const json_t *brief, struct plan_error *err)
 {
-    enum plan_kind kind =
-        (enum plan_kind)plan_lookup(plan_kind_names, json_string_value(json_object_get(brief, "kind")));
+    enum plan_kind kind = (enum plan_kind)plan_lookup(
+        plan_kind_names, json_string_value(json_object_get(brief, "kind")));
     const json_t *model = json_object_get(brief, "model");
     double params = json_number_value(json_object_get(model, "parameter_count"));
     if (params != floor(params))
@@ -70,8 +68,8 @@ int plan_brief_check(const json_t *brief, struct plan_error *err)
         const char *metric = json_string_value(json_object_get(t, "metric"));
         if (plan_lookup(allowed, metric) < 0) {
             snprintf(field, sizeof field, "targets[%zu].metric", i);
-            int n = snprintf(detail, sizeof detail, "%s briefs measure success with one of:",
-                             plan_kind_names[kind]);
+            int n = snprintf(detail, sizeof detail,
+                             "%s briefs measure success with one of:", plan_kind_names[kind]);
             for (const char *const *m = allowed; *m && n > 0 && (size_t)n < sizeof detail; m++)
                 n += snprintf(detail + n, sizeof detail - (size_t)n, " %s", *m);
             return fail(err, field, detail);

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const plan_unit_names[] = {"tokens", "requests", "items", "samples", "vectors",
-                                       NULL};
+const char *const plan_unit_names[] = {"tokens", "requests", "items", "samples", "vectors", NULL};
 
 int plan_unit_lookup(const char *s)
 {
@@ -46,7 +45,10 @@ double plan_round_to(double x, int places)
     return copysign(r / scale, x);
 }
 
-double plan_round_cents(double dollars) { return plan_round_to(dollars, 2); }
+double plan_round_cents(double dollars)
+{
+    return plan_round_to(dollars, 2);
+}
 
 double plan_held_share(double held_seconds, double slice_seconds, double host_seconds)
 {
@@ -88,8 +90,7 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
     out->storage = plan_round_cents(acc->storage);
     out->data_movement = plan_round_cents(acc->data_movement);
     out->overhead = plan_round_cents(acc->overhead);
-    out->total = plan_round_cents(out->compute + out->storage + out->data_movement +
-                                  out->overhead);
+    out->total = plan_round_cents(out->compute + out->storage + out->data_movement + out->overhead);
     double good = 0, bad = 0;
     for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
         out->has_unit[k] = acc->has_unit[k];
@@ -112,8 +113,7 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
     out->no_usage_data = acc->reports == 0;
     if (!out->no_usage_data) {
         out->has_idle_hours = 1;
-        out->idle_hours = out->held_hours > out->busy_hours ? out->held_hours - out->busy_hours
-                                                            : 0;
+        out->idle_hours = out->held_hours > out->busy_hours ? out->held_hours - out->busy_hours : 0;
         if (acc->held_seconds > 0) {
             out->has_utilization = 1;
             out->utilization = acc->busy_seconds / acc->held_seconds;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define PLAN_HOURS_PER_MONTH 730.0
-#define PLAN_BYTES_PER_GB 1e9
+#define PLAN_BYTES_PER_GB    1e9
 
 enum plan_unit {
     PLAN_UNIT_TOKENS,
@@ -126,7 +126,7 @@ struct plan_cost_host {
 };
 /* The reports of one host, brief and unit in the window, summed. */
 struct plan_cost_row {
-    size_t host; /* index into the hosts */
+    size_t host;                       /* index into the hosts */
     const char *brief_id, *brief_name; /* NULL when the reports named no brief */
     int unit;                          /* enum plan_unit */
     long reports;

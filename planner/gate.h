@@ -8,8 +8,13 @@
 #ifndef GPUFLEET_GATE_H
 #define GPUFLEET_GATE_H
 
-enum plan_check_status { PLAN_CHECK_PASS, PLAN_CHECK_FAIL, PLAN_CHECK_WARN, PLAN_CHECK_SKIP,
-                         PLAN_CHECK_TIMEOUT };
+enum plan_check_status {
+    PLAN_CHECK_PASS,
+    PLAN_CHECK_FAIL,
+    PLAN_CHECK_WARN,
+    PLAN_CHECK_SKIP,
+    PLAN_CHECK_TIMEOUT
+};
 enum plan_verdict { PLAN_ACCEPT, PLAN_ISOLATE, PLAN_INVESTIGATE };
 
 struct plan_check_outcome {

@@ -8,9 +8,9 @@
 #include "common/sbuf.h"
 
 const char *const plan_host_state_names[HS__COUNT] = {
-    "registered", "provisioning", "provisioned", "gating",      "ready",
-    "investigating", "quarantined", "draining",  "drained",     "diagnosing",
-    "stopping",   "stopped",      "failed"};
+    "registered",    "provisioning", "provisioned", "gating",  "ready",
+    "investigating", "quarantined",  "draining",    "drained", "diagnosing",
+    "stopping",      "stopped",      "failed"};
 
 #define OP PLAN_ACTOR_OPERATOR
 #define AD PLAN_ACTOR_ADMIN
@@ -48,21 +48,22 @@ const struct plan_host_event_def plan_host_events[HE__COUNT] = {
 
 #define CG PLAN_FX_CLEAR_GATE
 #define SG PLAN_FX_SET_GATE
-#define Q (PLAN_FX_CLEAR_GATE | PLAN_FX_SET_HOLD)
-#define R(ev, f, t, fx) {HE_##ev, HS_##f, HS_##t, fx}
+#define Q  (PLAN_FX_CLEAR_GATE | PLAN_FX_SET_HOLD)
+#define R(ev, f, t, fx)             \
+    {                               \
+        HE_##ev, HS_##f, HS_##t, fx \
+    }
 /* Resting states: no job of the host's acts on it. An event that finds a host in one of
  * them (a job that failed before it started, an expiry after a claim) changes nothing. */
-#define REST(ev)                                                                           \
-    R(ev, REGISTERED, REGISTERED, 0), R(ev, PROVISIONED, PROVISIONED, 0),                  \
-        R(ev, READY, READY, 0), R(ev, INVESTIGATING, INVESTIGATING, 0),                    \
-        R(ev, QUARANTINED, QUARANTINED, 0), R(ev, DRAINED, DRAINED, 0),                    \
-        R(ev, FAILED, FAILED, 0), R(ev, STOPPED, STOPPED, 0)
+#define REST(ev)                                                                                  \
+    R(ev, REGISTERED, REGISTERED, 0), R(ev, PROVISIONED, PROVISIONED, 0), R(ev, READY, READY, 0), \
+        R(ev, INVESTIGATING, INVESTIGATING, 0), R(ev, QUARANTINED, QUARANTINED, 0),               \
+        R(ev, DRAINED, DRAINED, 0), R(ev, FAILED, FAILED, 0), R(ev, STOPPED, STOPPED, 0)
 /* A stop that fails or is cancelled returns the host to where it was (the hint). */
-#define BACK_FROM_STOPPING(ev)                                                             \
-    R(ev, STOPPING, REGISTERED, 0), R(ev, STOPPING, PROVISIONED, 0),                        \
-        R(ev, STOPPING, READY, 0), R(ev, STOPPING, INVESTIGATING, 0),                      \
-        R(ev, STOPPING, QUARANTINED, 0), R(ev, STOPPING, DRAINED, 0),                      \
-        R(ev, STOPPING, FAILED, 0)
+#define BACK_FROM_STOPPING(ev)                                                                  \
+    R(ev, STOPPING, REGISTERED, 0), R(ev, STOPPING, PROVISIONED, 0), R(ev, STOPPING, READY, 0), \
+        R(ev, STOPPING, INVESTIGATING, 0), R(ev, STOPPING, QUARANTINED, 0),                     \
+        R(ev, STOPPING, DRAINED, 0), R(ev, STOPPING, FAILED, 0)
 
 const struct plan_host_rule plan_host_rules[] = {
     /* provisioning */
@@ -221,9 +222,8 @@ static int held_state(enum plan_host_state s)
     return s == HS_QUARANTINED || s == HS_STOPPING || s == HS_STOPPED;
 }
 
-enum plan_host_answer plan_host_next(enum plan_host_state from, int held,
-                                     enum plan_host_event ev, int hint,
-                                     enum plan_host_actor actor, enum plan_host_state *to,
+enum plan_host_answer plan_host_next(enum plan_host_state from, int held, enum plan_host_event ev,
+                                     int hint, enum plan_host_actor actor, enum plan_host_state *to,
                                      unsigned *effects)
 {
     if ((unsigned)ev >= HE__COUNT || (unsigned)from >= HS__COUNT)
@@ -305,7 +305,8 @@ char *plan_host_sql(void)
 {
     struct sbuf b;
     sbuf_init(&b, 16384);
-    sbuf_adds(&b, "INSERT INTO host_events (event, actor, audit_action, refused_when_held) VALUES\n");
+    sbuf_adds(&b,
+              "INSERT INTO host_events (event, actor, audit_action, refused_when_held) VALUES\n");
     for (int i = 0; i < HE__COUNT; i++) {
         const struct plan_host_event_def *d = &plan_host_events[i];
         sbuf_printf(&b, "    ('%s', '%s', %s%s%s, %s)%s\n", d->name, actor_name(d->actor),
@@ -313,7 +314,8 @@ char *plan_host_sql(void)
                     d->audit_action ? "'" : "", d->refused_when_held ? "true" : "false",
                     i + 1 < HE__COUNT ? "," : ";");
     }
-    sbuf_adds(&b, "INSERT INTO host_transitions (event, from_state, to_state, gate, hold) VALUES\n");
+    sbuf_adds(&b,
+              "INSERT INTO host_transitions (event, from_state, to_state, gate, hold) VALUES\n");
     for (size_t i = 0; i < plan_host_nrules; i++) {
         const struct plan_host_rule *r = &plan_host_rules[i];
         sbuf_printf(&b, "    ('%s', '%s', '%s', '%s', '%s')%s\n", plan_host_events[r->event].name,

@@ -72,10 +72,10 @@ enum plan_host_event {
 enum plan_host_actor { PLAN_ACTOR_OPERATOR, PLAN_ACTOR_ADMIN, PLAN_ACTOR_SYSTEM };
 
 /* Row effects. */
-#define PLAN_FX_CLEAR_GATE 1u  /* accepted_gate_run_id := NULL */
-#define PLAN_FX_SET_GATE 2u    /* accepted_gate_run_id := the gate run */
-#define PLAN_FX_SET_HOLD 4u    /* quarantine hold set (reason, time) */
-#define PLAN_FX_CLEAR_HOLD 8u  /* quarantine hold cleared */
+#define PLAN_FX_CLEAR_GATE 1u /* accepted_gate_run_id := NULL */
+#define PLAN_FX_SET_GATE   2u /* accepted_gate_run_id := the gate run */
+#define PLAN_FX_SET_HOLD   4u /* quarantine hold set (reason, time) */
+#define PLAN_FX_CLEAR_HOLD 8u /* quarantine hold cleared */
 
 struct plan_host_rule {
     enum plan_host_event event;
@@ -84,7 +84,7 @@ struct plan_host_rule {
 };
 
 struct plan_host_event_def {
-    const char *name;         /* "provision_requested" … (the SQL event name) */
+    const char *name; /* "provision_requested" … (the SQL event name) */
     enum plan_host_actor actor;
     const char *audit_action; /* the audit action recorded with it, or NULL */
     int refused_when_held;    /* 409 host_quarantined while the hold is set */
@@ -109,9 +109,8 @@ enum plan_host_answer {
 
 /* Decides an event: the row for (from, event) — the one whose to equals hint when hint
  * is not -1 — and, on OK, its to state and effects. held: the quarantine hold is set. */
-enum plan_host_answer plan_host_next(enum plan_host_state from, int held,
-                                     enum plan_host_event ev, int hint,
-                                     enum plan_host_actor actor, enum plan_host_state *to,
+enum plan_host_answer plan_host_next(enum plan_host_state from, int held, enum plan_host_event ev,
+                                     int hint, enum plan_host_actor actor, enum plan_host_state *to,
                                      unsigned *effects);
 
 /* Where a host goes when its stop fails or is cancelled: back to the state it had when

@@ -72,15 +72,17 @@ json_t *plan_readiness(const json_t *f)
     /* 1. brief */
     add(qs, "brief", "Does the brief give the model, memory, concurrency and success metric?",
         "unknown",
-        json_pack("{s:s}", "note", "no brief is linked to this host or its pool yet; briefs are "
-                               "sized on their own (GET /v1/briefs/{id}/sizing)"));
+        json_pack("{s:s}", "note",
+                  "no brief is linked to this host or its pool yet; briefs are "
+                  "sized on their own (GET /v1/briefs/{id}/sizing)"));
 
     /* 2. topology tested */
     const json_t *topo = check_named(gchecks, "topology");
     const char *ts = status_of(topo);
-    const char *a2 = gate == NULL ? "no" : ts && !strcmp(ts, "pass") ? "yes"
-                                   : ts && !strcmp(ts, "skip")     ? "yes"
-                                                                   : "no";
+    const char *a2 = gate == NULL                ? "no"
+                     : ts && !strcmp(ts, "pass") ? "yes"
+                     : ts && !strcmp(ts, "skip") ? "yes"
+                                                 : "no";
     add(qs, "topology", "Was the exact topology tested?", a2,
         json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(gate, "id"),
                   "topology_status", ts, "values", json_object_get(topo, "values")));
@@ -124,9 +126,10 @@ json_t *plan_readiness(const json_t *f)
     /* 6. application baseline */
     const json_t *wl = check_named(gchecks, "workload");
     const char *ws = status_of(wl);
-    const char *a6 = ws == NULL ? (gate ? "no" : "unknown") : !strcmp(ws, "pass") ? "yes"
-                     : !strcmp(ws, "skip")                                        ? "no"
-                                                                                  : "no";
+    const char *a6 = ws == NULL            ? (gate ? "no" : "unknown")
+                     : !strcmp(ws, "pass") ? "yes"
+                     : !strcmp(ws, "skip") ? "no"
+                                           : "no";
     add(qs, "baseline", "Is there an application baseline?", a6,
         json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(gate, "id"),
                   "workload_status", ws, "values", json_object_get(wl, "values")));
@@ -135,9 +138,10 @@ json_t *plan_readiness(const json_t *f)
     /* 7. observability */
     const json_t *ob = check_named(json_object_get(last, "checks"), "observability");
     const char *os = status_of(ob);
-    const char *a7 = os == NULL ? "unknown" : !strcmp(os, "pass") ? "yes"
-                                            : !strcmp(os, "skip") ? "unknown"
-                                                                  : "no";
+    const char *a7 = os == NULL            ? "unknown"
+                     : !strcmp(os, "pass") ? "yes"
+                     : !strcmp(os, "skip") ? "unknown"
+                                           : "no";
     add(qs, "observability", "Are observability checks passing?", a7,
         json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(last, "id"), "status", os,
                   "message", json_object_get(ob, "message")));
@@ -149,7 +153,8 @@ json_t *plan_readiness(const json_t *f)
     const char *a8 = accepted >= 2 ? "yes" : "no";
     add(qs, "recovery", "Has a restart or replacement been tested?", a8,
         json_pack("{s:I, s:I, s:s}", "accepted_gate_runs", accepted, "successful_provisionings",
-                  prov, "rule", "yes once the host passed the gate again after a first acceptance"));
+                  prov, "rule",
+                  "yes once the host passed the gate again after a first acceptance"));
     yes += !strcmp(a8, "yes");
 
     /* 9. stops when idle */

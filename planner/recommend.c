@@ -163,8 +163,7 @@ static void gather(const struct plan_rec_host *hosts, size_t nh, const char *bri
     s->pool = pool;
     for (size_t i = 0; i < nh; i++) {
         const struct plan_rec_host *h = &hosts[i];
-        if (h->brief_id == NULL || strcmp(h->brief_id, brief) != 0 ||
-            strcmp(h->pool_id, pool) != 0)
+        if (h->brief_id == NULL || strcmp(h->brief_id, brief) != 0 || strcmp(h->pool_id, pool) != 0)
             continue;
         s->idx[s->n++] = i;
         if (h->has_hour) {
@@ -270,9 +269,9 @@ static int brief_recs(const struct plan_rec_host *hosts, size_t nh, const struct
                  "%.4g: stop the least utilized",
                  r4(util), s->nhour, th->scale_down_utilization);
         if (add(items, "scale_down", "scale_down", &low->id, 1, low->pool_id, b->id, reason,
-                json_pack("{s:f,s:i,s:o,s:f,s:f}", "utilization", r4(util), "hosts",
-                          (int)s->nhour, "host_utilization", per, "price_per_hour",
-                          low->price_per_hour, "threshold", th->scale_down_utilization),
+                json_pack("{s:f,s:i,s:o,s:f,s:f}", "utilization", r4(util), "hosts", (int)s->nhour,
+                          "host_utilization", per, "price_per_hour", low->price_per_hour,
+                          "threshold", th->scale_down_utilization),
                 low->price_per_hour) != 0)
             return -1;
     }

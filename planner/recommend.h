@@ -59,11 +59,11 @@
 
 /* A pool's thresholds (pool spec: idle_stop_after_seconds, recommendation_thresholds). */
 struct plan_rec_thresholds {
-    double idle_stop_after_s;     /* stop: idle longer than this */
-    double scale_up_utilization;  /* scale_up: utilization above */
+    double idle_stop_after_s;      /* stop: idle longer than this */
+    double scale_up_utilization;   /* scale_up: utilization above */
     double scale_down_utilization; /* scale_down: utilization below */
-    double failed_share;          /* investigate: failed + retried share above */
-    double cost_increase;         /* investigate: cost per unit above (1 + this) × previous */
+    double failed_share;           /* investigate: failed + retried share above */
+    double cost_increase;          /* investigate: cost per unit above (1 + this) × previous */
 };
 /* The defaults above. */
 void plan_rec_default_thresholds(struct plan_rec_thresholds *t);

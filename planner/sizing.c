@@ -14,8 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const plan_kind_names[] = {"inference_interactive", "inference_batch", "training",
-                                       "fine_tuning", "embeddings", "distributed_serving", NULL};
+const char *const plan_kind_names[] = {"inference_interactive",
+                                       "inference_batch",
+                                       "training",
+                                       "fine_tuning",
+                                       "embeddings",
+                                       "distributed_serving",
+                                       NULL};
 const char *const plan_precision_names[] = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", NULL};
 const char *const plan_optimizer_names[] = {"adamw", "adamw_8bit", "sgd_momentum", NULL};
 
@@ -53,19 +58,25 @@ int plan_kind_is_autoregressive(enum plan_kind k)
            k == PLAN_DISTRIBUTED_SERVING;
 }
 
-int plan_kind_is_training(enum plan_kind k) { return k == PLAN_TRAINING || k == PLAN_FINE_TUNING; }
+int plan_kind_is_training(enum plan_kind k)
+{
+    return k == PLAN_TRAINING || k == PLAN_FINE_TUNING;
+}
 
 static double optimizer_bytes(enum plan_optimizer o)
 {
     switch (o) {
-    case PLAN_ADAMW: return 18;       /* HF "model memory anatomy": 6 weights + 4 grads + 8 Adam */
-    case PLAN_ADAMW_8BIT: return 12;  /* 6 + 4 + 2 */
+    case PLAN_ADAMW: return 18;        /* HF "model memory anatomy": 6 weights + 4 grads + 8 Adam */
+    case PLAN_ADAMW_8BIT: return 12;   /* 6 + 4 + 2 */
     case PLAN_SGD_MOMENTUM: return 14; /* 6 + 4 + 4 */
     }
     return 18;
 }
 
-double plan_gib(double bytes) { return round(bytes / PLAN_GIB * 100.0) / 100.0; }
+double plan_gib(double bytes)
+{
+    return round(bytes / PLAN_GIB * 100.0) / 100.0;
+}
 
 /* KV element size: the brief's kv_cache_precision, else the weights' precision, except that
  * int4 weights keep a 16-bit cache (no runtime stores KV in int4). */
@@ -105,8 +116,8 @@ static void size_kv(const struct plan_brief *b, struct plan_sizing *s)
         return;
     }
     s->kv_bytes_per_element = kv_element_bytes(b);
-    s->kv_per_token_bytes =
-        2.0 * (double)b->layers * (double)b->kv_heads * (double)b->head_dim * s->kv_bytes_per_element;
+    s->kv_per_token_bytes = 2.0 * (double)b->layers * (double)b->kv_heads * (double)b->head_dim *
+                            s->kv_bytes_per_element;
     s->kv_tokens_per_sequence = b->max_input_tokens + b->expected_output_tokens;
     s->kv_sequences = b->concurrency;
     t->status = PLAN_ESTIMATED;
@@ -156,7 +167,8 @@ void plan_size(const struct plan_brief *b, const struct plan_options *o, struct 
 
     s->overhead.status = PLAN_ESTIMATED;
     s->overhead.formula = "weights × (overhead_factor − 1) + overhead_fixed_gib";
-    s->overhead.bytes = s->weights.bytes * (o->overhead_factor - 1.0) + o->overhead_fixed_gib * PLAN_GIB;
+    s->overhead.bytes =
+        s->weights.bytes * (o->overhead_factor - 1.0) + o->overhead_fixed_gib * PLAN_GIB;
 
     double base = s->overhead.bytes + s->activations.bytes + s->training_state.bytes;
     if (s->weights_counted)
@@ -172,8 +184,8 @@ void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const s
               enum plan_precision precision, struct plan_gpu_fit *out)
 {
     /* The driver's figure when known; marketed "GB" is read as 10^9 bytes otherwise. */
-    out->memory_bytes = g->smi_memory_mib > 0 ? (double)g->smi_memory_mib * 1048576.0
-                                              : g->memory_gib * 1e9;
+    out->memory_bytes =
+        g->smi_memory_mib > 0 ? (double)g->smi_memory_mib * 1048576.0 : g->memory_gib * 1e9;
     out->usable_bytes = out->memory_bytes * (1.0 - o->reserve_pct / 100.0);
     double need = s->total_bytes;
     out->gpus_needed = out->usable_bytes > 0 ? (long)ceil(need / out->usable_bytes) : 0;
@@ -187,7 +199,10 @@ void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const s
 static const char *const status_names[] = {"estimated", "not_estimated", "not_applicable"};
 
 /* Whole bytes (sizes stay far below 2^53). */
-static long long whole(double b) { return llround(b); }
+static long long whole(double b)
+{
+    return llround(b);
+}
 
 /* The five members every term has. */
 static void term_core(struct jw *w, const struct plan_term *t)
@@ -210,10 +225,11 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
 {
     char buf[320];
     jw_arr(w, "assumptions");
-    jw_str(w, NULL, "This is an estimate and a lower bound, not a measurement; validate it with "
-                    "the acceptance gate's workload check.");
-    snprintf(buf, sizeof buf, "Weights use %g bytes per parameter for %s.",
-             s->bytes_per_parameter, plan_precision_names[b->precision]);
+    jw_str(w, NULL,
+           "This is an estimate and a lower bound, not a measurement; validate it with "
+           "the acceptance gate's workload check.");
+    snprintf(buf, sizeof buf, "Weights use %g bytes per parameter for %s.", s->bytes_per_parameter,
+             plan_precision_names[b->precision]);
     jw_str(w, NULL, buf);
     if (s->kv_cache.status == PLAN_ESTIMATED) {
         snprintf(buf, sizeof buf,
@@ -222,8 +238,9 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
                  s->kv_bytes_per_element, s->kv_tokens_per_sequence, s->kv_sequences);
         jw_str(w, NULL, buf);
         if (!b->has_kv_precision && b->precision == PLAN_INT4)
-            jw_str(w, NULL, "int4 weights are assumed to keep a 16-bit KV cache; set "
-                            "model.kv_cache_precision otherwise.");
+            jw_str(w, NULL,
+                   "int4 weights are assumed to keep a 16-bit KV cache; set "
+                   "model.kv_cache_precision otherwise.");
     }
     snprintf(buf, sizeof buf,
              "Runtime overhead (buffers, workspace, fragmentation) is weights × %g + %g GiB "
@@ -238,8 +255,9 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
         jw_str(w, NULL, buf);
     }
     if (s->activations.status == PLAN_NOT_ESTIMATED)
-        jw_str(w, NULL, "Activations were not estimated: the brief does not give them, and they "
-                        "are never guessed.");
+        jw_str(w, NULL,
+               "Activations were not estimated: the brief does not give them, and they "
+               "are never guessed.");
     snprintf(buf, sizeof buf,
              "Per-GPU memory is the driver's memory.total when the catalog knows it, else the "
              "marketed GB read as 10^9 bytes; %g%% of it is kept in reserve.",

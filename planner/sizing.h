@@ -28,19 +28,19 @@ struct plan_brief {
     enum plan_precision precision;
     int has_kv_precision;
     enum plan_precision kv_precision;
-    long layers, kv_heads, head_dim;           /* 0 = not given */
+    long layers, kv_heads, head_dim; /* 0 = not given */
     int has_input_tokens, has_output_tokens;
     long max_input_tokens, expected_output_tokens;
-    long concurrency;                          /* ≥ 1 */
-    long peak_concurrency;                     /* 0 = not given */
+    long concurrency;      /* ≥ 1 */
+    long peak_concurrency; /* 0 = not given */
     enum plan_optimizer optimizer;
     int has_activation_bytes;
     double activation_bytes;
 };
 
 struct plan_options {
-    double reserve_pct;        /* share of each GPU's memory kept free, 0..90 */
-    double overhead_factor;    /* runtime overhead = weights × (factor − 1) + fixed */
+    double reserve_pct;     /* share of each GPU's memory kept free, 0..90 */
+    double overhead_factor; /* runtime overhead = weights × (factor − 1) + fixed */
     double overhead_fixed_gib;
 };
 void plan_default_options(struct plan_options *o);
@@ -73,9 +73,9 @@ struct plan_sizing {
 /* A catalog GPU model, as sizing sees it. */
 struct plan_gpu {
     const char *key, *display_name;
-    double memory_gib;           /* marketed GB */
-    long smi_memory_mib;         /* 0 when unknown */
-    unsigned formats;            /* bit (1 << precision) for supported precisions */
+    double memory_gib;   /* marketed GB */
+    long smi_memory_mib; /* 0 when unknown */
+    unsigned formats;    /* bit (1 << precision) for supported precisions */
 };
 
 struct plan_gpu_fit {
@@ -103,9 +103,9 @@ char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *
                          const char *brief_id, long brief_revision);
 
 /* Name tables, shared with validation. */
-extern const char *const plan_kind_names[];      /* NULL-terminated, index = enum */
-extern const char *const plan_precision_names[]; /* NULL-terminated */
-extern const char *const plan_optimizer_names[]; /* NULL-terminated */
+extern const char *const plan_kind_names[];               /* NULL-terminated, index = enum */
+extern const char *const plan_precision_names[];          /* NULL-terminated */
+extern const char *const plan_optimizer_names[];          /* NULL-terminated */
 int plan_lookup(const char *const *names, const char *s); /* index or -1 */
 
 #endif

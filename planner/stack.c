@@ -98,7 +98,8 @@ enum plan_stack_err plan_image_check(const char *image, char *name, size_t namel
     /* name[:tag] — the tag is after the last ':' that follows the last '/'. */
     size_t nlen = (size_t)(at - image);
     const char *slash = memrchr(image, '/', nlen);
-    const char *colon = memrchr(slash ? slash : image, ':', nlen - (size_t)((slash ? slash : image) - image));
+    const char *colon =
+        memrchr(slash ? slash : image, ':', nlen - (size_t)((slash ? slash : image) - image));
     size_t repo_len = colon ? (size_t)(colon - image) : nlen;
     if (!valid_repository(image, repo_len) ||
         (colon && !valid_tag(colon + 1, nlen - repo_len - 1))) {
@@ -143,9 +144,9 @@ void plan_stack_check(const json_t *stack, struct plan_stack_result *res)
     res->warnings = json_array();
     char detail[320];
     const char *image = json_string_value(json_object_get(stack, "image"));
-    enum plan_stack_err e = plan_image_check(image, res->image_name, sizeof res->image_name,
-                                             res->image_digest, sizeof res->image_digest, detail,
-                                             sizeof detail);
+    enum plan_stack_err e =
+        plan_image_check(image, res->image_name, sizeof res->image_name, res->image_digest,
+                         sizeof res->image_digest, detail, sizeof detail);
     if (e != PLAN_STACK_OK) {
         set(res, e, "image", detail);
         return;
@@ -160,8 +161,8 @@ void plan_stack_check(const json_t *stack, struct plan_stack_result *res)
     const char *branch = json_string_value(json_object_get(stack, "driver_branch"));
     if (strncmp(driver, branch, strlen(branch)) != 0 || driver[strlen(branch)] != '.') {
         snprintf(detail, sizeof detail,
-                 "driver_branch %s does not match driver_version %s (branch %.*s)", branch,
-                 driver, (int)strcspn(driver, "."), driver);
+                 "driver_branch %s does not match driver_version %s (branch %.*s)", branch, driver,
+                 (int)strcspn(driver, "."), driver);
         set(res, PLAN_STACK_INVALID_FIELD, "driver_branch", detail);
         return;
     }
@@ -195,8 +196,8 @@ void plan_stack_check(const json_t *stack, struct plan_stack_result *res)
                  "that need the newer driver, such as PTX JIT compilation, are unavailable; "
                  "CUDA %s ships with driver %s",
                  driver, cuda, tk->label, tk->linux_driver);
-        json_array_append_new(res->warnings, json_pack("{s:s, s:s}", "code",
-                                                       "cuda_minor_version_compatibility",
-                                                       "message", detail));
+        json_array_append_new(
+            res->warnings,
+            json_pack("{s:s, s:s}", "code", "cuda_minor_version_compatibility", "message", detail));
     }
 }

@@ -7,9 +7,9 @@
 #include <stddef.h>
 
 struct plan_cuda_toolkit {
-    const char *triplet;       /* "12.4.1" */
-    const char *label;         /* "12.4 Update 1" */
-    const char *linux_driver;  /* minimum driver shipped with the toolkit */
+    const char *triplet;      /* "12.4.1" */
+    const char *label;        /* "12.4 Update 1" */
+    const char *linux_driver; /* minimum driver shipped with the toolkit */
     int ga;
 };
 struct plan_cuda_family {

@@ -9,27 +9,27 @@
 #include "planner/gate.h"
 #include "provisioner/steps.h" /* struct prov_cmd_result */
 
-#define GATE_MAX_CMDS 4
+#define GATE_MAX_CMDS     4
 #define GATE_EVIDENCE_MAX 8192
 
 /* What the gate checks against: the pool's expectations and gate definition, the
  * catalog entry of the pool's GPU model, and the host's current stack. */
 struct prov_gate {
-    const char *image_ref;          /* repository@sha256:… of the current stack */
-    const char *driver_version;     /* the stack's pin */
+    const char *image_ref;      /* repository@sha256:… of the current stack */
+    const char *driver_version; /* the stack's pin */
     int expected_gpus;
-    const char *expected_gpu_name;  /* catalog nvidia_smi_name (may be NULL: not checked) */
-    long expected_memory_mib;       /* catalog nvidia_smi_memory_total_mib (0: not checked) */
-    const char *link_class;         /* every GPU pair must match ("any", "NV*", "PIX,PXB" …) */
+    const char *expected_gpu_name; /* catalog nvidia_smi_name (may be NULL: not checked) */
+    long expected_memory_mib;      /* catalog nvidia_smi_memory_total_mib (0: not checked) */
+    const char *link_class;        /* every GPU pair must match ("any", "NV*", "PIX,PXB" …) */
     double storage_min_mbps;
     const char *durable_path, *scratch_path;
     const json_t *workload_command; /* array of strings, or NULL: the check is skipped */
     const char *workload_metric;
     double workload_min;
     int workload_timeout_s;
-    const char *observability_url;  /* or NULL: skipped */
-    unsigned checks;                /* bit per enum prov_check; 0 = all */
-    int diag_level;                 /* diagnostics jobs: 1..3 */
+    const char *observability_url; /* or NULL: skipped */
+    unsigned checks;               /* bit per enum prov_check; 0 = all */
+    int diag_level;                /* diagnostics jobs: 1..3 */
     /* Query fields this GPU model legitimately reports as [N/A] or [Not Supported]
      * (catalog; comma-separated, e.g. "retired_pages.pending" on H100/A100): those pass and
      * are listed in values.not_applicable. NULL: every field the gate needs must read. */

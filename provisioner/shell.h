@@ -13,8 +13,8 @@ void prov_sh_quote(struct sbuf *b, const char *value);
 char *prov_sh_template(const char *tmpl, int nargs, const char *const *args);
 
 /* Patterns for values that reach commands. */
-int prov_valid_abs_path(const char *s);  /* ^/[A-Za-z0-9._/-]+$, no "..", not "/" */
-int prov_valid_version(const char *s);   /* digits and dots, 1-32 */
+int prov_valid_abs_path(const char *s); /* ^/[A-Za-z0-9._/-]+$, no "..", not "/" */
+int prov_valid_version(const char *s);  /* digits and dots, 1-32 */
 /* A pool's stop_command, run as one command line (not quoted: it is operator-given and
  * may have arguments): 1-512 of [A-Za-z0-9 ._/=:-], starting with a letter, digit or /.
  * No quote, $, ;, |, &, >, <, `, newline or other shell syntax can pass. */

@@ -46,13 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TAIL_CAP 8192
-#define DEFAULT_CONNECT_MS 5000
+#define TAIL_CAP             8192
+#define DEFAULT_CONNECT_MS   5000
 #define DEFAULT_HANDSHAKE_MS 10000
-#define DEFAULT_AUTH_MS 10000
-#define DEFAULT_EXEC_MS 60000
-#define CLOSE_GRACE_MS 1000    /* graceful close: channel frees + disconnect */
-#define CHANNEL_FREE_MS 2000   /* after this a closing channel stops holding a slot */
+#define DEFAULT_AUTH_MS      10000
+#define DEFAULT_EXEC_MS      60000
+#define CLOSE_GRACE_MS       1000 /* graceful close: channel frees + disconnect */
+#define CHANNEL_FREE_MS      2000 /* after this a closing channel stops holding a slot */
 
 /* Terrapin (CVE-2023-48795) mitigation for libssh2 1.10 (no strict kex): no
  * chacha20-poly1305, no CBC, no *-etm MACs. libssh2 1.10 has no aes-gcm and
@@ -257,8 +257,8 @@ static enum prov_ssh_err map_err(enum phase ph, int rc, int sys_errno, int peer_
     } else if (rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT ||
                sys_errno == ETIMEDOUT) {
         e = PROV_SSH_TIMEOUT;
-    } else if (sys_errno == ECONNREFUSED || sys_errno == EHOSTUNREACH ||
-               sys_errno == ENETUNREACH || sys_errno == EADDRNOTAVAIL) {
+    } else if (sys_errno == ECONNREFUSED || sys_errno == EHOSTUNREACH || sys_errno == ENETUNREACH ||
+               sys_errno == EADDRNOTAVAIL) {
         e = PROV_SSH_REFUSED;
     } else if (sys_errno == ECONNRESET || sys_errno == EPIPE || sys_errno == ECONNABORTED) {
         e = PROV_SSH_RESET;
@@ -356,8 +356,8 @@ static ssize_t sock_send(libssh2_socket_t fd, const void *buf, size_t len, int f
 
 /* ------------------------------------------------------- exec callbacks */
 
-static void exec_fire(struct prov_ssh_conn *c, struct exec *e, enum prov_ssh_err err,
-                      int timed_out, const char *msg)
+static void exec_fire(struct prov_ssh_conn *c, struct exec *e, enum prov_ssh_err err, int timed_out,
+                      const char *msg)
 {
     struct prov_ssh_exec_result r;
     char *sig = NULL;
@@ -515,8 +515,8 @@ static enum step st_connecting(struct prov_ssh_conn *c)
     if (soerr == EINPROGRESS || soerr == EALREADY)
         return STEP_AGAIN;
     if (soerr)
-        return conn_set_fail(c, map_err(PH_CONNECT, 0, soerr, 0, NULL),
-                             "connect %s port %d: %s", c->address, c->port, strerror(soerr));
+        return conn_set_fail(c, map_err(PH_CONNECT, 0, soerr, 0, NULL), "connect %s port %d: %s",
+                             c->address, c->port, strerror(soerr));
 
     c->sess = libssh2_session_init_ex(NULL, NULL, NULL, c);
     if (!c->sess)
@@ -578,8 +578,9 @@ static enum step st_hostkey(struct prov_ssh_conn *c)
     const char *kx = libssh2_session_methods(c->sess, LIBSSH2_METHOD_KEX);
     const char *cs = libssh2_session_methods(c->sess, LIBSSH2_METHOD_CRYPT_CS);
     const char *mc = libssh2_session_methods(c->sess, LIBSSH2_METHOD_MAC_CS);
-    snprintf(c->status.algorithms, sizeof c->status.algorithms, "kex=%s hostkey=%s cipher=%s mac=%s",
-             kx ? kx : "?", c->status.host_key_type, cs ? cs : "?", mc ? mc : "?");
+    snprintf(c->status.algorithms, sizeof c->status.algorithms,
+             "kex=%s hostkey=%s cipher=%s mac=%s", kx ? kx : "?", c->status.host_key_type,
+             cs ? cs : "?", mc ? mc : "?");
 
     if (c->pin) {
         size_t pl = strlen(c->pin);
@@ -786,8 +787,8 @@ static enum exstep exec_drive(struct prov_ssh_conn *c, struct exec *e)
             return EXS_FATAL;
         if (r == EXS_AGAIN) {
             /* half-sent packet: nobody else may send until this op finishes */
-            if (c->sess && (libssh2_session_block_directions(c->sess) &
-                            LIBSSH2_SESSION_BLOCK_OUTBOUND))
+            if (c->sess &&
+                (libssh2_session_block_directions(c->sess) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
                 c->out_owner = e;
             else if (c->out_owner == e)
                 c->out_owner = NULL;
@@ -977,9 +978,7 @@ static int conn_check_timeouts(struct prov_ssh_conn *c, int64_t t)
             conn_fail(c);
             return 1;
         case CS_CLOSE_CHANNELS:
-        case CS_DISCONNECT:
-            c->st = CS_TEARDOWN;
-            return 1;
+        case CS_DISCONNECT: c->st = CS_TEARDOWN; return 1;
         default: break;
         }
     }
@@ -1000,8 +999,7 @@ static int conn_check_timeouts(struct prov_ssh_conn *c, int64_t t)
             if (c->closing || c->st != CS_READY)
                 return 1;
         }
-        if (e->st == EX_FREE && !e->abandoned && e->free_deadline_us &&
-            t >= e->free_deadline_us) {
+        if (e->st == EX_FREE && !e->abandoned && e->free_deadline_us && t >= e->free_deadline_us) {
             e->abandoned = 1; /* still driven, no longer holds a slot */
             changed = 1;
         }
@@ -1130,8 +1128,8 @@ struct prov_ssh_conn *prov_ssh_connect(struct prov_ssh_loop *l, const struct pro
     return c;
 }
 
-int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms,
-                  prov_ssh_exec_cb cb, void *ctx)
+int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms, prov_ssh_exec_cb cb,
+                  void *ctx)
 {
     if (!c || !command || c->closing || c->st > CS_READY)
         return -1;
@@ -1305,7 +1303,7 @@ static int v4_forbidden(const unsigned char *b)
 
 int prov_ssh_address_forbidden(const char *address)
 {
-    static const unsigned char aws6[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0,
+    static const unsigned char aws6[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0,    0,
                                            0,    0,    0,    0,    0, 0, 0x02, 0x54};
     static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
     static const unsigned char zero12[12] = {0};

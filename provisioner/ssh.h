@@ -52,8 +52,8 @@ struct prov_ssh_loop;
 struct prov_ssh_conn;
 
 struct prov_ssh_target {
-    const char *address;     /* literal IPv4/IPv6 (no host names, no scope ids) */
-    int port;                /* 1..65535; 0 → 22 */
+    const char *address; /* literal IPv4/IPv6 (no host names, no scope ids) */
+    int port;            /* 1..65535; 0 → 22 */
     const char *user;
     const char *private_key; /* OpenSSH/PEM private key text in memory, never written to disk */
     size_t private_key_len;
@@ -64,29 +64,29 @@ struct prov_ssh_target {
 
 struct prov_ssh_conn_status {
     enum prov_ssh_err err;
-    char message[256];          /* never contains key material */
-    char host_key_sha256[64];   /* what the server presented, "SHA256:…"; "" until known */
-    const char *host_key_type;  /* static string ("ssh-ed25519", …) or NULL until known */
-    char algorithms[160];       /* negotiated, e.g. "kex=curve25519-sha256 hostkey=ssh-ed25519
-                                   cipher=aes256-ctr mac=hmac-sha2-256"; "" until known */
+    char message[256];         /* never contains key material */
+    char host_key_sha256[64];  /* what the server presented, "SHA256:…"; "" until known */
+    const char *host_key_type; /* static string ("ssh-ed25519", …) or NULL until known */
+    char algorithms[160];      /* negotiated, e.g. "kex=curve25519-sha256 hostkey=ssh-ed25519
+                                  cipher=aes256-ctr mac=hmac-sha2-256"; "" until known */
 };
 
 struct prov_ssh_exec_result {
     enum prov_ssh_err err; /* OK when the command ran to an exit status (even non-zero) */
     int exit_status;       /* -1 when none (killed by a signal, timed out, failed) */
     char *exit_signal;     /* e.g. "KILL", or NULL; owned by the engine, valid during the cb */
-    int timed_out;         /* command exceeded its timeout: channel closed, err = PROV_SSH_TIMEOUT */
-    int exec_sent;         /* 1 once the server accepted the exec request for this command
-                              (libssh2_channel_exec succeeded: the command was started), even
-                              when the session failed or the command timed out afterwards;
-                              0 when it never got that far (queued, channel open failed,
-                              connection lost or closed before the request was answered) */
-    char out_tail[8193];   /* last ≤ 8 KiB of stdout, NUL-terminated (may contain NULs) */
-    size_t out_total;      /* total stdout bytes seen; tail length = min(total, 8192) */
+    int timed_out;       /* command exceeded its timeout: channel closed, err = PROV_SSH_TIMEOUT */
+    int exec_sent;       /* 1 once the server accepted the exec request for this command
+                            (libssh2_channel_exec succeeded: the command was started), even
+                            when the session failed or the command timed out afterwards;
+                            0 when it never got that far (queued, channel open failed,
+                            connection lost or closed before the request was answered) */
+    char out_tail[8193]; /* last ≤ 8 KiB of stdout, NUL-terminated (may contain NULs) */
+    size_t out_total;    /* total stdout bytes seen; tail length = min(total, 8192) */
     char err_tail[8193];
     size_t err_total;
-    int64_t duration_us;   /* from channel open to completion */
-    char message[256];     /* failure detail, "" on success; never key material */
+    int64_t duration_us; /* from channel open to completion */
+    char message[256];   /* failure detail, "" on success; never key material */
 };
 
 /* Callbacks run inside prov_ssh_loop_run_once() (or prov_ssh_close() /
@@ -122,8 +122,8 @@ struct prov_ssh_conn *prov_ssh_connect(struct prov_ssh_loop *l, const struct pro
  * timeout_ms ≤ 0 → 60000; it counts from the channel open. cb fires exactly
  * once. Returns 0, or -1 if the session failed or is closing (cb never fires). */
 #define PROV_SSH_MAX_CHANNELS 8
-int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms,
-                  prov_ssh_exec_cb cb, void *ctx);
+int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms, prov_ssh_exec_cb cb,
+                  void *ctx);
 
 /* Closes gracefully (non-blocking) and frees the session when done. Callbacks
  * not yet fired (connect, pending execs) fire NOW with PROV_SSH_DISCONNECT,

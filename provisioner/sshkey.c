@@ -6,6 +6,8 @@
  * with padding bytes 1, 2, 3, … up to the cipher block size (8 for "none"). */
 #include "provisioner/sshkey.h"
 
+#include "common/util.h"
+
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
@@ -35,8 +37,8 @@ static uint32_t rd_u32(struct rd *r)
         r->bad = 1;
         return 0;
     }
-    uint32_t v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 |
-                 r->p[3];
+    uint32_t v =
+        (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
     r->p += 4;
     r->n -= 4;
     return v;
@@ -76,55 +78,6 @@ static const unsigned char *rd_mpint(struct rd *r, size_t *len)
         (*len)--;
     }
     return s;
-}
-
-/* ---- base64 (standard alphabet, whitespace ignored, padding only at the end) ---- */
-
-static int b64val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Decodes in[len] into out (capacity ≥ len * 3 / 4). Returns the length, or -1. */
-static long b64_decode(const char *in, size_t len, unsigned char *out)
-{
-    uint32_t acc = 0;
-    int bits = 0, pad = 0;
-    long n = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64val(c);
-        if (v < 0 || pad)
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (unsigned char)(acc >> bits);
-        }
-    }
-    /* 2 or 4 leftover bits must be zero; padding must complete the last quantum. */
-    if (pad > 2 || (bits == 6) || (acc & ((1u << bits) - 1)) != 0)
-        return -1;
-    if (pad && (bits / 2) != pad)
-        return -1;
-    return n;
 }
 
 void sshkey_fingerprint(const unsigned char *blob, size_t len, char out[64])
@@ -173,11 +126,10 @@ static int ecdsa_matches(const struct curve *cv, const unsigned char *d, size_t 
     BIGNUM *bd = BN_bin2bn(d, (int)dlen, BN_secure_new());
     EC_POINT *pt = g ? EC_POINT_new(g) : NULL;
     unsigned char buf[160];
-    int ok = g && ctx && bd && pt && !BN_is_zero(bd) &&
-             BN_cmp(bd, EC_GROUP_get0_order(g)) < 0 &&
+    int ok = g && ctx && bd && pt && !BN_is_zero(bd) && BN_cmp(bd, EC_GROUP_get0_order(g)) < 0 &&
              EC_POINT_mul(g, pt, bd, NULL, NULL, ctx) == 1;
-    size_t n = ok ? EC_POINT_point2oct(g, pt, POINT_CONVERSION_UNCOMPRESSED, buf, sizeof buf, ctx)
-                  : 0;
+    size_t n =
+        ok ? EC_POINT_point2oct(g, pt, POINT_CONVERSION_UNCOMPRESSED, buf, sizeof buf, ctx) : 0;
     ok = ok && n == qlen && memcmp(buf, q, qlen) == 0;
     EC_POINT_free(pt);
     BN_clear_free(bd);
@@ -204,10 +156,10 @@ static int rsa_matches(const struct rsa_parts *k)
     int ok = ctx && n && e && d && iqmp && p && q && t && m;
     ok = ok && BN_mul(t, p, q, ctx) == 1 && BN_cmp(t, n) == 0;
     /* e·d mod (p−1) and mod (q−1) */
-    ok = ok && BN_sub(m, p, BN_value_one()) == 1 && BN_mod_mul(t, e, d, m, ctx) == 1 &&
-         BN_is_one(t);
-    ok = ok && BN_sub(m, q, BN_value_one()) == 1 && BN_mod_mul(t, e, d, m, ctx) == 1 &&
-         BN_is_one(t);
+    ok =
+        ok && BN_sub(m, p, BN_value_one()) == 1 && BN_mod_mul(t, e, d, m, ctx) == 1 && BN_is_one(t);
+    ok =
+        ok && BN_sub(m, q, BN_value_one()) == 1 && BN_mod_mul(t, e, d, m, ctx) == 1 && BN_is_one(t);
     ok = ok && BN_mod_mul(t, iqmp, q, p, ctx) == 1 && BN_is_one(t);
     BN_clear_free(m);
     BN_clear_free(t);
@@ -235,11 +187,11 @@ static unsigned bit_length(const unsigned char *m, size_t len)
     return bits;
 }
 
-#define FAIL(code, ...)                                                                    \
-    do {                                                                                   \
-        snprintf(detail, detaillen, __VA_ARGS__);                                          \
-        rc = (code);                                                                       \
-        goto cleanup;                                                                      \
+#define FAIL(code, ...)                           \
+    do {                                          \
+        snprintf(detail, detaillen, __VA_ARGS__); \
+        rc = (code);                              \
+        goto cleanup;                             \
     } while (0)
 
 /* Validates one key in the private section against its public blob. */
@@ -293,8 +245,7 @@ static enum sshkey_err check_private(struct rd *priv, struct rd *pub, const char
         const unsigned char *d = rd_mpint(priv, &dl);
         if (pub->bad || priv->bad || !str_is(c1, l1, cv->name) || !str_is(c2, l2, cv->name))
             FAIL(SSHKEY_INVALID, "the ecdsa key is malformed");
-        if (ql != cv->qlen || pql != ql || q[0] != 0x04 || memcmp(q, pq, ql) != 0 ||
-            dl > cv->dmax)
+        if (ql != cv->qlen || pql != ql || q[0] != 0x04 || memcmp(q, pq, ql) != 0 || dl > cv->dmax)
             FAIL(SSHKEY_INVALID, "the ecdsa key has the wrong sizes");
         if (!ecdsa_matches(cv, d, dl, q, ql))
             FAIL(SSHKEY_INVALID, "the ecdsa private key does not match its public key");
@@ -306,8 +257,8 @@ cleanup:
     return rc;
 }
 
-enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out,
-                             char *detail, size_t detaillen)
+enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out, char *detail,
+                             size_t detaillen)
 {
     enum sshkey_err rc = SSHKEY_INVALID;
     unsigned char *buf = NULL;
@@ -326,11 +277,10 @@ enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *o
         FAIL(SSHKEY_INVALID, "the key is longer than %d bytes", SSHKEY_MAX_TEXT);
     if (memchr(text, '\0', len) != NULL)
         FAIL(SSHKEY_INVALID, "the key contains a NUL byte");
-    static const char *const legacy[] = {"-----BEGIN RSA PRIVATE KEY-----",
-                                         "-----BEGIN EC PRIVATE KEY-----",
-                                         "-----BEGIN DSA PRIVATE KEY-----",
-                                         "-----BEGIN PRIVATE KEY-----",
-                                         "-----BEGIN ENCRYPTED PRIVATE KEY-----"};
+    static const char *const legacy[] = {
+        "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----",
+        "-----BEGIN DSA PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----",
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----"};
     for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
         if (len >= strlen(legacy[i]) && memcmp(text, legacy[i], strlen(legacy[i])) == 0)
             FAIL(SSHKEY_INVALID, "this is a PEM key, not an OpenSSH key; %s", CONVERT);
@@ -338,15 +288,12 @@ enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *o
     if (len < bl + el || memcmp(text, BEGIN, bl) != 0 || memcmp(text + len - el, END, el) != 0)
         FAIL(SSHKEY_INVALID, "not an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----); %s",
              CONVERT);
-    cap = (len - bl - el) / 4 * 3 + 3;
-    buf = malloc(cap);
-    if (buf == NULL)
-        FAIL(SSHKEY_INVALID, "out of memory");
-    long n = b64_decode(text + bl, len - bl - el, buf);
-    if (n < 0)
+    size_t n = 0;
+    if (util_b64_decode(text + bl, len - bl - el, &buf, &n) != 0)
         FAIL(SSHKEY_INVALID, "the key body is not valid base64");
+    cap = n + 1; /* what is wiped at the end */
 
-    struct rd r = {buf, (size_t)n, 0};
+    struct rd r = {buf, n, 0};
     if (r.n < sizeof MAGIC || memcmp(r.p, MAGIC, sizeof MAGIC) != 0)
         FAIL(SSHKEY_INVALID, "the key does not start with openssh-key-v1");
     r.p += sizeof MAGIC;

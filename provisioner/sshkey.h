@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#define SSHKEY_MAX_TEXT 16384 /* an rsa-8192 key is about 6.5 KB */
+#define SSHKEY_MAX_TEXT     16384 /* an rsa-8192 key is about 6.5 KB */
 #define SSHKEY_MIN_RSA_BITS 2048
 
 enum sshkey_err {
@@ -24,8 +24,8 @@ struct sshkey_info {
 
 /* Parses text[len] (need not be NUL-terminated). On failure, detail gets one sentence
  * for the client; it never quotes the key. */
-enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out,
-                             char *detail, size_t detaillen);
+enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out, char *detail,
+                             size_t detaillen);
 
 /* Fingerprint of a public key blob, as `ssh-keygen -l` prints it. */
 void sshkey_fingerprint(const unsigned char *blob, size_t len, char out[64]);

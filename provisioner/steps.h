@@ -15,19 +15,19 @@ struct prov_provision {
     const char *image_digest;   /* sha256:… */
     const char *driver_version; /* the stack's pin */
     const char *durable_path, *scratch_path;
-    const char *config_json;    /* the start-up config written to the host */
+    const char *config_json; /* the start-up config written to the host */
     char config_sha256[65];
-    json_t *facts;              /* gathered facts (owned; created by the facts step) */
-    json_t *stack_json;         /* the stack document the strings above point into (owned
-                                   by the caller that set it) */
+    json_t *facts;      /* gathered facts (owned; created by the facts step) */
+    json_t *stack_json; /* the stack document the strings above point into (owned
+                           by the caller that set it) */
 };
 
 /* A command result, as the steps see it. */
 struct prov_cmd_result {
-    int ran;          /* the command reached an exit status */
+    int ran; /* the command reached an exit status */
     int exit_status;
-    const char *out;  /* stdout tail */
-    const char *err;  /* stderr tail */
+    const char *out; /* stdout tail */
+    const char *err; /* stderr tail */
 };
 
 enum prov_verdict {

@@ -1,6 +1,9 @@
 /* worker.h — job workers: each thread runs one libssh2 event loop that drives every job
  * it holds, claims work with FOR UPDATE SKIP LOCKED when woken by LISTEN/NOTIFY (or every
- * second), renews leases, and fences every completing write with the attempt number. */
+ * second), renews leases, and fences every completing write with the attempt number.
+ * Each worker's database work (claims, heartbeats, step records, loads, finishing writes)
+ * runs on db_writers threads of its own, each borrowing a connection from the shared pool
+ * per write: size the pool for threads × (db_writers + 1) beyond what the API uses. */
 #ifndef GPUFLEET_WORKER_H
 #define GPUFLEET_WORKER_H
 
@@ -15,8 +18,9 @@ struct prov_worker_config {
     int stop_timeout_s;       /* the pool's stop command */
     int container_timeout_s;  /* docker run of the pinned image (container_gpu) */
     int connect_timeout_s;
-    const char *allow_cidrs;  /* GPUFLEET_SSH_ALLOW_CIDRS */
-    int diag_timeout_s[3];    /* dcgmi diag -r 1, 2, 3 */
+    const char *allow_cidrs; /* GPUFLEET_SSH_ALLOW_CIDRS */
+    int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
+    int db_writers;          /* database writer threads per worker (0: 4) */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */

@@ -10,11 +10,11 @@
  *               hosts of HOSTS_JSON from one loop; prints wall and CPU time
  *
  * Ends with "N passed, N failed". */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <libssh2.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +29,16 @@ static int g_pass, g_fail;
 static char g_msgs[64 * 1024]; /* every message the engine produced */
 static size_t g_msgs_len;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            g_pass++;                                                                              \
-        } else {                                                                                   \
-            g_fail++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (cond) {                                              \
+            g_pass++;                                            \
+        } else {                                                 \
+            g_fail++;                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 struct host {
@@ -314,8 +314,8 @@ static void test_healthy(void)
     run_until(l, &cr.fired, 1, 15000);
     CHECK(cr.fired == 1 && cr.st.err == PROV_SSH_OK, "connect ok: %s %s",
           prov_ssh_err_name(cr.st.err), cr.st.message);
-    CHECK(strcmp(cr.st.host_key_sha256, h->fp) == 0, "fingerprint %s vs %s",
-          cr.st.host_key_sha256, h->fp);
+    CHECK(strcmp(cr.st.host_key_sha256, h->fp) == 0, "fingerprint %s vs %s", cr.st.host_key_sha256,
+          h->fp);
     CHECK(cr.st.host_key_type && strcmp(cr.st.host_key_type, "ssh-ed25519") == 0, "key type");
     printf("  negotiated with %s: %s\n", h->name, cr.st.algorithms);
     CHECK(strstr(cr.st.algorithms, "kex=curve25519-sha256") && strstr(cr.st.algorithms, "-ctr") &&
@@ -353,8 +353,8 @@ static void test_healthy(void)
     /* non-zero exit with stderr */
     prov_ssh_exec(c, "sh -c 'echo oops >&2; exit 3'", 10000, on_exec, &x[4]);
     run_until(l, &x[4].fired, 1, 15000);
-    CHECK(x[4].err == PROV_SSH_OK && x[4].exit_status == 3 && !x[4].timed_out,
-          "exit 3: %s %d", prov_ssh_err_name(x[4].err), x[4].exit_status);
+    CHECK(x[4].err == PROV_SSH_OK && x[4].exit_status == 3 && !x[4].timed_out, "exit 3: %s %d",
+          prov_ssh_err_name(x[4].err), x[4].exit_status);
     CHECK(x[4].errs && strcmp(x[4].errs, "oops\n") == 0, "stderr tail");
 
     /* 20+ KiB on stdout and stderr: last 8 KiB kept, totals counted */
@@ -458,8 +458,10 @@ static void test_hang(void)
     int during = 0;
     for (int i = 0; i < ch.n; i++)
         during += ch.done_at[i] < x.at_us;
-    CHECK(during >= 3, "healthy session completed %d commands while the hang was pending "
-                       "(%lld ms)", during, (long long)((x.at_us - t0) / 1000));
+    CHECK(during >= 3,
+          "healthy session completed %d commands while the hang was pending "
+          "(%lld ms)",
+          during, (long long)((x.at_us - t0) / 1000));
     CHECK(file_size(log) > before, "hang host logged the call");
     /* the session survives: the hung channel was closed, a new one works */
     prov_ssh_exec(c, "echo alive", 5000, on_exec, &alive);
@@ -696,10 +698,10 @@ static void test_key_types(const char *keydir)
         const char *file;
         int expect_ok;
     } keys[] = {
-        {"id_ecdsa", 1},     /* ecdsa-sha2-nistp256, OpenSSH format */
-        {"id_ecdsa384", 1},  /* ecdsa-sha2-nistp384 */
-        {"id_rsa", 0},       /* libssh2 1.10 signs "ssh-rsa" (SHA-1): OpenSSH 9.2 refuses */
-        {"id_rsa_pem", 0},   /* same, PEM format */
+        {"id_ecdsa", 1},       /* ecdsa-sha2-nistp256, OpenSSH format */
+        {"id_ecdsa384", 1},    /* ecdsa-sha2-nistp384 */
+        {"id_rsa", 0},         /* libssh2 1.10 signs "ssh-rsa" (SHA-1): OpenSSH 9.2 refuses */
+        {"id_rsa_pem", 0},     /* same, PEM format */
         {"id_ed25519_pem", 1}, /* ed25519 again, from the runner's copy */
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
@@ -720,16 +722,15 @@ static void test_key_types(const char *keydir)
         struct prov_ssh_conn *c = prov_ssh_connect(l, &t, on_conn, &cr);
         prov_ssh_exec(c, "echo ok", 5000, on_exec, &x);
         run_until(l, &x.fired, 1, 15000);
-        int ok = cr.st.err == PROV_SSH_OK && x.err == PROV_SSH_OK && x.out &&
-                 strcmp(x.out, "ok\n") == 0;
+        int ok =
+            cr.st.err == PROV_SSH_OK && x.err == PROV_SSH_OK && x.out && strcmp(x.out, "ok\n") == 0;
         printf("  key %-15s from memory: %s (%s)\n", keys[i].file, ok ? "accepted" : "refused",
                ok ? "" : cr.st.message);
         CHECK(ok == keys[i].expect_ok, "key %s: expected %s, got %s: %s", keys[i].file,
               keys[i].expect_ok ? "accepted" : "auth_failed", prov_ssh_err_name(cr.st.err),
               cr.st.message);
         if (!keys[i].expect_ok)
-            CHECK(cr.st.err == PROV_SSH_AUTH_FAILED, "key %s refused as auth_failed",
-                  keys[i].file);
+            CHECK(cr.st.err == PROV_SSH_AUTH_FAILED, "key %s refused as auth_failed", keys[i].file);
         /* no key material in messages */
         char chunk[25];
         const char *body = strchr(key, '\n');
@@ -830,7 +831,8 @@ static void bench(int n)
     double cpu = cpu_ms() - c0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("bench: %d hosts x %d sequential `nvidia-smi -L`, ok %d, failed %d, wall %.0f ms, CPU %.0f ms (%.2f ms/host), "
+    printf("bench: %d hosts x %d sequential `nvidia-smi -L`, ok %d, failed %d, wall %.0f ms, CPU "
+           "%.0f ms (%.2f ms/host), "
            "peak RSS %ld KiB\n",
            n, b.cmds, b.ok, b.bad, wall, cpu, cpu / n, ru.ru_maxrss);
     prov_ssh_loop_free(l);
@@ -854,9 +856,8 @@ int main(int argc, char **argv)
     if (bn && atoi(bn) > 0) {
         bench(atoi(bn));
     } else {
-        int need_ok = host_nth("h100x8", 4) && host_nth("hang", 0) &&
-                      host_nth("auth_refused", 0) && host_nth("hostkey_changed", 0) &&
-                      host_nth("down", 0);
+        int need_ok = host_nth("h100x8", 4) && host_nth("hang", 0) && host_nth("auth_refused", 0) &&
+                      host_nth("hostkey_changed", 0) && host_nth("down", 0);
         CHECK(need_ok, "hosts.json has 5×h100x8, hang, auth_refused, hostkey_changed, down");
         test_policy();
         if (need_ok) {

@@ -15,11 +15,13 @@
 static const unsigned char secret[] = "unit-test-secret-0123456789abcdef-0123456789";
 #define NOW ((int64_t)1796017303)
 
-static char *b64(const char *s) { return util_b64url_encode((const unsigned char *)s, strlen(s)); }
+static char *b64(const char *s)
+{
+    return util_b64url_encode((const unsigned char *)s, strlen(s));
+}
 
 /* "Bearer " + header.payload.HS256(key) */
-static char *forge(const char *header, const char *payload, const unsigned char *key,
-                   size_t keylen)
+static char *forge(const char *header, const char *payload, const unsigned char *key, size_t keylen)
 {
     char *h = b64(header), *p = b64(payload);
     char signing[2048];
@@ -74,8 +76,8 @@ static void valid_token(void)
     free(t);
     /* minted by our own CLI path */
     char *m = NULL;
-    CHECK(auth_mint(JWT_ALG_HS256, secret, sizeof secret - 1, "bob", ROLE_ADMIN, 900,
-                    "gpufleet", "gpufleet", NOW, &m) == 0);
+    CHECK(auth_mint(JWT_ALG_HS256, secret, sizeof secret - 1, "bob", ROLE_ADMIN, 900, "gpufleet",
+                    "gpufleet", NOW, &m) == 0);
     char bearer[2048];
     snprintf(bearer, sizeof bearer, "Bearer %s", m);
     CHECK(verify(&a, bearer, &p) == AUTH_OK && p.role == ROLE_ADMIN);
@@ -138,8 +140,7 @@ static void wrong_secret_and_tamper(void)
     char *dot1 = strchr(good, '.');
     char *dot2 = strchr(dot1 + 1, '.');
     char tampered[2048];
-    snprintf(tampered, sizeof tampered, "%.*s.%s%s", (int)(dot1 - good), good, evil_payload,
-             dot2);
+    snprintf(tampered, sizeof tampered, "%.*s.%s%s", (int)(dot1 - good), good, evil_payload, dot2);
     CHECK(verify(&a, tampered, &p) == AUTH_INVALID);
     /* Flip one signature character. */
     size_t n = strlen(good);
@@ -174,8 +175,9 @@ static void time_claims(void)
               secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_INVALID); /* no exp */
     free(t);
-    t = forge(HS, "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"gpufleet\",\"aud\":\"gpufleet\","
-                  "\"exp\":\"1896017303\"}",
+    t = forge(HS,
+              "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"gpufleet\",\"aud\":\"gpufleet\","
+              "\"exp\":\"1896017303\"}",
               secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_INVALID); /* exp as a string */
     free(t);
@@ -188,15 +190,17 @@ static void issuer_audience_role(void)
     struct api_principal p;
     char payload[512];
     char *t;
-    snprintf(payload, sizeof payload,
-             "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"evil\",\"aud\":\"gpufleet\",\"exp\":%lld}",
-             (long long)NOW + 300);
+    snprintf(
+        payload, sizeof payload,
+        "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"evil\",\"aud\":\"gpufleet\",\"exp\":%lld}",
+        (long long)NOW + 300);
     t = forge(HS, payload, secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_INVALID);
     free(t);
-    snprintf(payload, sizeof payload,
-             "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"gpufleet\",\"aud\":\"other\",\"exp\":%lld}",
-             (long long)NOW + 300);
+    snprintf(
+        payload, sizeof payload,
+        "{\"sub\":\"a\",\"role\":\"viewer\",\"iss\":\"gpufleet\",\"aud\":\"other\",\"exp\":%lld}",
+        (long long)NOW + 300);
     t = forge(HS, payload, secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_INVALID);
     free(t);
@@ -207,9 +211,10 @@ static void issuer_audience_role(void)
     t = forge(HS, payload, secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_OK && p.role == ROLE_VIEWER);
     free(t);
-    snprintf(payload, sizeof payload,
-             "{\"sub\":\"a\",\"role\":\"root\",\"iss\":\"gpufleet\",\"aud\":\"gpufleet\",\"exp\":%lld}",
-             (long long)NOW + 300);
+    snprintf(
+        payload, sizeof payload,
+        "{\"sub\":\"a\",\"role\":\"root\",\"iss\":\"gpufleet\",\"aud\":\"gpufleet\",\"exp\":%lld}",
+        (long long)NOW + 300);
     t = forge(HS, payload, secret, sizeof secret - 1);
     CHECK(verify(&a, t, &p) == AUTH_INVALID);
     free(t);
@@ -273,8 +278,8 @@ static void es256_and_confusion(void)
     char *pk = slurp(priv, &plen), *pubpem = slurp(pub, &publen), *pk2 = slurp(priv2, &p2len);
     char *m = NULL, bearer[2048];
     int64_t now = (int64_t)time(NULL);
-    CHECK(auth_mint(JWT_ALG_ES256, (unsigned char *)pk, plen, "carol", ROLE_VIEWER, 600,
-                    "gpufleet", "gpufleet", now, &m) == 0);
+    CHECK(auth_mint(JWT_ALG_ES256, (unsigned char *)pk, plen, "carol", ROLE_VIEWER, 600, "gpufleet",
+                    "gpufleet", now, &m) == 0);
     snprintf(bearer, sizeof bearer, "Bearer %s", m);
     const char *why;
     CHECK(auth_verify(&a, bearer, now, &p, &why) == AUTH_OK);
@@ -322,13 +327,14 @@ static void cache_rechecks_time(void)
     char extra[64];
     snprintf(extra, sizeof extra, ",\"nbf\":%lld", (long long)(NOW - 10));
     char *t = forge(HS, claims(300, extra), secret, sizeof secret - 1);
-    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK);       /* verified, then cached */
-    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK);       /* cache hit */
+    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK); /* verified, then cached */
+    CHECK(auth_verify(&a, t, NOW, &p, &why) == AUTH_OK); /* cache hit */
     CHECK_STR(p.sub, "alice");
     CHECK(auth_verify(&a, t, NOW + 361, &p, &why) == AUTH_EXPIRED); /* exp re-checked */
     CHECK(auth_verify(&a, t, NOW - 100, &p, &why) == AUTH_INVALID); /* nbf re-checked */
     /* A different token in the same process is verified on its own. */
-    char *t2 = forge(HS, claims(300, NULL), (const unsigned char *)"x-other-secret-of-32-bytes-or-more!!", 36);
+    char *t2 = forge(HS, claims(300, NULL),
+                     (const unsigned char *)"x-other-secret-of-32-bytes-or-more!!", 36);
     CHECK(auth_verify(&a, t2, NOW, &p, &why) == AUTH_INVALID);
     CHECK(auth_verify(&a, t2, NOW, &p, &why) == AUTH_INVALID); /* failures are not cached */
     free(t);

@@ -44,11 +44,17 @@ static void event_settings(void)
 {
     struct api_config cfg;
     char err[512];
-    static const char *const t[] = {"GPUFLEET_EVENT_TICKET_TTL_SECONDS", "1",
-                                    "GPUFLEET_EVENTS_HEARTBEAT_SECONDS", "2",
-                                    "GPUFLEET_EVENTS_RING", "16",
-                                    "GPUFLEET_EVENTS_RETENTION", "3600",
-                                    "GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", "0", NULL};
+    static const char *const t[] = {"GPUFLEET_EVENT_TICKET_TTL_SECONDS",
+                                    "1",
+                                    "GPUFLEET_EVENTS_HEARTBEAT_SECONDS",
+                                    "2",
+                                    "GPUFLEET_EVENTS_RING",
+                                    "16",
+                                    "GPUFLEET_EVENTS_RETENTION",
+                                    "3600",
+                                    "GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS",
+                                    "0",
+                                    NULL};
     CHECK(load(t, 0, &cfg, err) == 0);
     CHECK(cfg.event_ticket_ttl_s == 1 && cfg.events_heartbeat_s == 2 && cfg.events_ring == 16);
     CHECK(cfg.events_retention_s == 3600 && cfg.events_ingest_throttle_s == 0);

@@ -6,7 +6,7 @@
 #include "planner/costs.h"
 #include "tests/unit/unit.h"
 
-#define H (3600LL * 1000000LL) /* one hour in microseconds */
+#define H               (3600LL * 1000000LL) /* one hour in microseconds */
 #define NEAR(a, b, eps) (fabs((a) - (b)) < (eps))
 
 /* Hand-made histories. Times in hours from an origin T0 = 0. */
@@ -24,8 +24,8 @@ static void held_time(void)
 
     /* registered 0, provisioning 1, ready 2, stopped 5, registered (restart) 8, stopped 9.
      * Held: [0,5) and [8,9). Window [3, 10) → 2 h + 1 h = 3 h. */
-    struct plan_state_change h[] = {{0, 1}, {1 * H, 1}, {2 * H, 1}, {5 * H, 0}, {8 * H, 1},
-                                    {9 * H, 0}};
+    struct plan_state_change h[] = {{0, 1},     {1 * H, 1}, {2 * H, 1},
+                                    {5 * H, 0}, {8 * H, 1}, {9 * H, 0}};
     CHECK(plan_held_seconds(h, 6, 3 * H, 10 * H, 100 * H) == 3 * 3600.0);
     /* The state at the window start is the last change before it: window [6, 8.5) starts
      * while stopped → only [8, 8.5) = 0.5 h. */
@@ -160,7 +160,6 @@ static void edge_cases(void)
     /* Zero counts everywhere: no share. */
     CHECK(!c.has_share);
 }
-
 
 /* Grouping. Host a ($2/h, pool p1) held 10 h reports 6 h for brief x and 2 h for brief y:
  * its held time splits 6:2 → x 7.5 h ($15.00), y 2.5 h ($5.00). Host b ($1/h, pool p1)

@@ -56,7 +56,9 @@ static void test_tamper(void)
     nonce[0] ^= 0x80;
     opened += crypt_open(&k, nonce, ct, ctlen, a, al, &out) == 0;
     nonce[0] ^= 0x80;
-    opened += crypt_open(&k, nonce, ct, ctlen, (const unsigned char *)"00000000-0000-4000-8000-000000000000", al, &out) == 0;
+    opened +=
+        crypt_open(&k, nonce, ct, ctlen,
+                   (const unsigned char *)"00000000-0000-4000-8000-000000000000", al, &out) == 0;
     opened += crypt_open(&k, nonce, ct, ctlen, NULL, 0, &out) == 0;
     opened += crypt_open(&other, nonce, ct, ctlen, a, al, &out) == 0;
     opened += crypt_open(&k, nonce, ct, ctlen - 1, a, al, &out) == 0;

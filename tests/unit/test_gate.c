@@ -1,6 +1,6 @@
 /* test_gate.c — gate verdicts, the checks' judgements over recorded output, readiness. */
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/utf8.h"
@@ -113,8 +113,9 @@ static struct prov_gate h100_gate(void)
     return g;
 }
 
-#define ROW(i, ecc, retired) \
-    i ", NVIDIA H100 80GB HBM3, GPU-" i ", 81559, 550.127.05, 00000000:1" i ":00.0, " ecc ", " retired ", No\n"
+#define ROW(i, ecc, retired)                                                              \
+    i ", NVIDIA H100 80GB HBM3, GPU-" i ", 81559, 550.127.05, 00000000:1" i ":00.0, " ecc \
+      ", " retired ", No\n"
 
 static void inventory(void)
 {
@@ -152,11 +153,12 @@ static void inventory(void)
     CHECK(strstr(o.message, "535.309.01") != NULL);
     json_decref(o.values);
     /* no driver loaded: fails without blaming the hardware */
-    struct prov_cmd_result nodrv[2] = {{1, 9, "",
-                                        "NVIDIA-SMI has failed because it couldn't communicate with "
-                                        "the NVIDIA driver. Make sure that the latest NVIDIA driver "
-                                        "is installed and running.\n"},
-                                       {1, 9, "", ""}};
+    struct prov_cmd_result nodrv[2] = {
+        {1, 9, "",
+         "NVIDIA-SMI has failed because it couldn't communicate with "
+         "the NVIDIA driver. Make sure that the latest NVIDIA driver "
+         "is installed and running.\n"},
+        {1, 9, "", ""}};
     prov_check_eval(&g, PROV_CHECK_GPU_INVENTORY, nodrv, 2, &o);
     CHECK(o.status == PLAN_CHECK_FAIL && !o.hardware_evidence);
     json_decref(o.values);
@@ -217,15 +219,17 @@ static void workload_and_storage(void)
     struct prov_cmd_result st[2] = {{1, 0, dd, ""}, {1, 0, dd, ""}};
     prov_check_eval(&g, PROV_CHECK_STORAGE, st, 2, &o);
     CHECK(o.status == PLAN_CHECK_PASS);
-    CHECK(fabs(json_real_value(json_object_get(json_object_get(o.values, "durable"),
-                                               "write_fsync_mbps")) - 335.54432) < 0.01);
+    CHECK(fabs(json_real_value(
+                   json_object_get(json_object_get(o.values, "durable"), "write_fsync_mbps")) -
+               335.54432) < 0.01);
     json_decref(o.values);
     g.storage_min_mbps = 500;
     prov_check_eval(&g, PROV_CHECK_STORAGE, st, 2, &o);
     CHECK(o.status == PLAN_CHECK_FAIL);
     json_decref(o.values);
-    struct prov_cmd_result ro[2] = {{1, 1, "", "dd: failed to open '/data/.gpufleet-gate-probe': Read-only file system\n"},
-                                    {1, 0, dd, ""}};
+    struct prov_cmd_result ro[2] = {
+        {1, 1, "", "dd: failed to open '/data/.gpufleet-gate-probe': Read-only file system\n"},
+        {1, 0, dd, ""}};
     prov_check_eval(&g, PROV_CHECK_STORAGE, ro, 2, &o);
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "Read-only") != NULL);
     json_decref(o.values);
@@ -242,16 +246,18 @@ static void readiness(void)
         "\"/scratch\",\"auto_stop\":true,\"stop_command\":\"shutdown -h now\"}},"
         "\"stack\":{\"id\":\"s\",\"image_digest\":\"sha256:ab\",\"spec\":{\"driver_version\":"
         "\"550.127.05\",\"cuda_version\":\"12.4\"}},\"accepted_gate\":{\"id\":\"g\",\"checks\":"
-        "[{\"name\":\"topology\",\"status\":\"pass\"},{\"name\":\"workload\",\"status\":\"pass\"}]},"
-        "\"last_gate\":{\"id\":\"g\",\"checks\":[{\"name\":\"observability\",\"status\":\"skip\"}]},"
+        "[{\"name\":\"topology\",\"status\":\"pass\"},{\"name\":\"workload\",\"status\":\"pass\"}]}"
+        ","
+        "\"last_gate\":{\"id\":\"g\",\"checks\":[{\"name\":\"observability\",\"status\":\"skip\"}]}"
+        ","
         "\"accepted_gates\":1,\"provisionings\":1}",
         0, NULL);
     CHECK(f != NULL);
     json_t *r = plan_readiness(f);
     json_t *qs = json_object_get(r, "questions");
     CHECK(json_array_size(qs) == 9);
-    static const char *const want[] = {"unknown", "yes", "yes", "yes", "yes",
-                                       "yes",     "unknown", "no", "yes"};
+    static const char *const want[] = {"unknown", "yes",     "yes", "yes", "yes",
+                                       "yes",     "unknown", "no",  "yes"};
     for (size_t i = 0; i < 9; i++)
         CHECK_STR(json_string_value(json_object_get(json_array_get(qs, i), "answer")), want[i]);
     CHECK(json_integer_value(json_object_get(json_object_get(r, "summary"), "yes")) == 6);

@@ -27,9 +27,8 @@ static void test_every_pair(void)
                 enum plan_host_state to;
                 unsigned fx = 0;
                 enum plan_host_actor actor = plan_host_events[e].actor;
-                enum plan_host_answer a =
-                    plan_host_next((enum plan_host_state)s, held, (enum plan_host_event)e, -1,
-                                   actor, &to, &fx);
+                enum plan_host_answer a = plan_host_next(
+                    (enum plan_host_state)s, held, (enum plan_host_event)e, -1, actor, &to, &fx);
                 int n = rows_from((enum plan_host_state)s, (enum plan_host_event)e);
                 if (a != PLAN_HOST_OK) {
                     refused++;
@@ -77,8 +76,7 @@ static void test_lifecycle(void)
     CHECK(next(HS_PROVISIONED, 0, HE_GATE_STARTED, -1, &to) == PLAN_HOST_OK && to == HS_GATING);
     CHECK(next(HS_GATING, 0, HE_GATE_ACCEPTED, -1, &to) == PLAN_HOST_OK && to == HS_READY);
     CHECK(next(HS_READY, 0, HE_DRAIN, -1, &to) == PLAN_HOST_OK && to == HS_DRAINING);
-    CHECK(next(HS_DRAINING, 0, HE_DRAINED_WHEN_IDLE, -1, &to) == PLAN_HOST_OK &&
-          to == HS_DRAINED);
+    CHECK(next(HS_DRAINING, 0, HE_DRAINED_WHEN_IDLE, -1, &to) == PLAN_HOST_OK && to == HS_DRAINED);
     CHECK(next(HS_DRAINED, 0, HE_DIAGNOSTICS_STARTED, -1, &to) == PLAN_HOST_OK &&
           to == HS_DIAGNOSING);
     CHECK(next(HS_DIAGNOSING, 0, HE_DIAGNOSTICS_FINISHED, -1, &to) == PLAN_HOST_OK &&
@@ -95,8 +93,7 @@ static void test_lifecycle(void)
     CHECK(next(HS_STOPPED, 0, HE_DRAIN, -1, &to) == PLAN_HOST_NOT_ALLOWED);
     /* job expiry moves hosts out of job states */
     CHECK(next(HS_PROVISIONING, 0, HE_JOB_EXPIRED, -1, &to) == PLAN_HOST_OK && to == HS_FAILED);
-    CHECK(next(HS_GATING, 0, HE_JOB_EXPIRED, -1, &to) == PLAN_HOST_OK &&
-          to == HS_INVESTIGATING);
+    CHECK(next(HS_GATING, 0, HE_JOB_EXPIRED, -1, &to) == PLAN_HOST_OK && to == HS_INVESTIGATING);
     CHECK(next(HS_DIAGNOSING, 0, HE_JOB_EXPIRED, -1, &to) == PLAN_HOST_OK && to == HS_DRAINED);
     CHECK(next(HS_STOPPING, 0, HE_JOB_EXPIRED, -1, &to) == PLAN_HOST_AMBIGUOUS);
     CHECK(next(HS_STOPPING, 0, HE_JOB_EXPIRED, HS_FAILED, &to) == PLAN_HOST_OK && to == HS_FAILED);
@@ -115,9 +112,9 @@ static void test_quarantine_holds(void)
     CHECK(plan_host_next(HS_READY, 0, HE_KEY_MISMATCH, -1, PLAN_ACTOR_SYSTEM, &to, &fx) ==
               PLAN_HOST_OK &&
           to == HS_QUARANTINED && (fx & PLAN_FX_CLEAR_GATE) && (fx & PLAN_FX_SET_HOLD));
-    const enum plan_host_event refused[] = {HE_DRAIN, HE_RESUME, HE_PROVISION_REQUESTED,
-                                            HE_GATE_REQUESTED, HE_PROVISION_STARTED,
-                                            HE_GATE_STARTED};
+    const enum plan_host_event refused[] = {
+        HE_DRAIN,       HE_RESUME, HE_PROVISION_REQUESTED, HE_GATE_REQUESTED, HE_PROVISION_STARTED,
+        HE_GATE_STARTED};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         CHECK(next(HS_QUARANTINED, 1, refused[i], -1, &to) == PLAN_HOST_QUARANTINED);
         CHECK(next(HS_STOPPED, 1, refused[i], -1, &to) == PLAN_HOST_QUARANTINED);
@@ -149,8 +146,7 @@ static void test_quarantine_holds(void)
     /* the worker may not cause an admin's event, nor an operator the worker's */
     CHECK(plan_host_next(HS_QUARANTINED, 1, HE_RELEASE, HS_PROVISIONED, PLAN_ACTOR_SYSTEM, &to,
                          &fx) == PLAN_HOST_FORBIDDEN);
-    CHECK(plan_host_next(HS_READY, 0, HE_DRAIN, -1, PLAN_ACTOR_OPERATOR, &to, &fx) ==
-          PLAN_HOST_OK);
+    CHECK(plan_host_next(HS_READY, 0, HE_DRAIN, -1, PLAN_ACTOR_OPERATOR, &to, &fx) == PLAN_HOST_OK);
     CHECK(plan_host_next(HS_GATING, 0, HE_GATE_ACCEPTED, -1, PLAN_ACTOR_ADMIN, &to, &fx) ==
           PLAN_HOST_FORBIDDEN);
     /* verdict events */
@@ -193,7 +189,8 @@ static void test_migration_matches(void)
     free(sql);
     CHECK(found);
     char *md = plan_host_markdown();
-    CHECK(md != NULL && strstr(md, "| `gate_isolated` | system | gating, draining → quarantined |"));
+    CHECK(md != NULL &&
+          strstr(md, "| `gate_isolated` | system | gating, draining → quarantined |"));
     free(md);
 }
 

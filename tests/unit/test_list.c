@@ -20,7 +20,8 @@ static void cursor_rejects(void)
     CHECK(api_cursor_decode("audit", "") == NULL);
     CHECK(api_cursor_decode("audit", "not base64!") == NULL);
     CHECK(api_cursor_decode("audit", "YXVkaXQ") == NULL); /* "audit" with no value */
-    char *c = api_cursor_encode("audit", "1\x01" "2");  /* control character inside */
+    char *c = api_cursor_encode("audit", "1\x01"
+                                         "2"); /* control character inside */
     CHECK(api_cursor_decode("audit", c) == NULL);
     free(c);
 }

@@ -151,7 +151,9 @@ static void sizing_json_shape(void)
     free(text);
     CHECK(j != NULL);
     CHECK(json_is_null(json_object_get(j, "brief_id")));
-    CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "gpu_options"), 0), "gpu_model")), "h100_sxm");
+    CHECK_STR(json_string_value(json_object_get(
+                  json_array_get(json_object_get(j, "gpu_options"), 0), "gpu_model")),
+              "h100_sxm");
     CHECK(json_is_true(json_object_get(j, "estimate")));
     CHECK(json_integer_value(json_object_get(json_object_get(j, "total"), "bytes")) ==
           18947483648LL);
@@ -166,12 +168,14 @@ static void sizing_json_shape(void)
 static void brief_rules(void)
 {
     struct plan_error e;
-    const char *base = "{\"name\":\"x\",\"kind\":\"%s\",\"model\":{\"name\":\"m\","
-                       "\"parameter_count\":%s,\"precision\":\"bf16\"},\"load\":{\"concurrency\":4%s},"
-                       "\"targets\":[{\"metric\":\"%s\",\"value\":1%s}]%s}";
+    const char *base =
+        "{\"name\":\"x\",\"kind\":\"%s\",\"model\":{\"name\":\"m\","
+        "\"parameter_count\":%s,\"precision\":\"bf16\"},\"load\":{\"concurrency\":4%s},"
+        "\"targets\":[{\"metric\":\"%s\",\"value\":1%s}]%s}";
     char buf[1024];
-#define BRIEF(kind, params, load, metric, tgt, extra)                                           \
-    (snprintf(buf, sizeof buf, base, kind, params, load, metric, tgt, extra), json_loads(buf, 0, NULL))
+#define BRIEF(kind, params, load, metric, tgt, extra)                         \
+    (snprintf(buf, sizeof buf, base, kind, params, load, metric, tgt, extra), \
+     json_loads(buf, 0, NULL))
     json_t *j = BRIEF("inference_interactive", "7e9", "", "time_to_first_token_ms",
                       ",\"percentile\":\"p95\"", "");
     CHECK(j && plan_brief_check(j, &e) == 0);
@@ -250,7 +254,8 @@ static enum plan_stack_err stack(const char *driver, const char *cuda, struct pl
 {
     char buf[512];
     snprintf(buf, sizeof buf,
-             "{\"image\":\"vllm@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+             "{\"image\":\"vllm@sha256:"
+             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
              "\"driver_branch\":\"%.3s\",\"driver_version\":\"%s\",\"cuda_version\":\"%s\"}",
              driver, driver, cuda);
     json_t *j = json_loads(buf, 0, NULL);

@@ -41,7 +41,7 @@ static void templates(void)
     c = prov_sh_template("printf '%%s' %s", 1, args);
     CHECK_STR(c, "printf '%s' '/data/a b'");
     free(c);
-    CHECK(prov_sh_template("echo %d", 0, NULL) == NULL); /* only %s and %% */
+    CHECK(prov_sh_template("echo %d", 0, NULL) == NULL);    /* only %s and %% */
     CHECK(prov_sh_template("echo %s %s", 1, args) == NULL); /* too few */
     CHECK(prov_sh_template("echo", 1, args) == NULL);       /* too many */
     const char *nul[1] = {NULL};
@@ -180,7 +180,8 @@ static void config_step(void)
     /* the JSON content travels as one quoted printf argument */
     CHECK(strstr(apply, "printf '%s' '{\"image\"") != NULL);
     free(apply);
-    struct prov_cmd_result absent = {1, 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  -\n", ""};
+    struct prov_cmd_result absent = {
+        1, 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  -\n", ""};
     CHECK(step("config")->check_eval(&p, &absent, msg, sizeof msg) == PROV_APPLY);
     char out[80];
     snprintf(out, sizeof out, "%s  -\n", p.config_sha256);

@@ -1,9 +1,33 @@
 /* test_routes.c — the route matcher. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/routes.h"
 #include "api/ui.h"
 #include "tests/unit/unit.h"
+
+/* Every route names its handler and the file that defines it (what `gpufleetd routes`
+ * prints); the file really defines that handler (run from the repository root). */
+static void handler_files(void)
+{
+    for (size_t i = 0; i < api_routes_count; i++) {
+        const struct api_route *rt = &api_routes[i];
+        CHECK(rt->handler_name != NULL && strncmp(rt->handler_name, "api_", 4) == 0);
+        CHECK(rt->file != NULL && strncmp(rt->file, "api/", 4) == 0);
+        FILE *f = fopen(rt->file, "r");
+        CHECK(f != NULL);
+        char def[160], line[512];
+        snprintf(def, sizeof def, "enum MHD_Result %s(struct api_req *r)", rt->handler_name);
+        int found = 0;
+        while (!found && fgets(line, sizeof line, f) != NULL)
+            found = strstr(line, def) == line;
+        fclose(f);
+        if (!found)
+            fprintf(stderr, "    # %s is not defined in %s\n", rt->handler_name, rt->file);
+        CHECK(found);
+    }
+}
 
 static void match(void)
 {
@@ -17,8 +41,9 @@ static void match(void)
     CHECK(n == 1);
     CHECK_STR(params[0], "h100_sxm");
     free(params[0]);
-    CHECK(api_route_match("GET", "/v1/gpu-models", &r, params, &n, allow, sizeof allow,
-                          &label) == MATCH_OK && n == 0);
+    CHECK(api_route_match("GET", "/v1/gpu-models", &r, params, &n, allow, sizeof allow, &label) ==
+              MATCH_OK &&
+          n == 0);
     CHECK(strstr(allow, "POST") != NULL && strstr(allow, "GET") != NULL);
 }
 
@@ -31,8 +56,8 @@ static void misses(void)
     CHECK(api_route_match("GET", "/v1/nothing", &r, params, &n, allow, sizeof allow, &label) ==
           MATCH_NO_PATH);
     CHECK(label == -1);
-    CHECK(api_route_match("GET", "/v1/gpu-models/", &r, params, &n, allow, sizeof allow,
-                          &label) == MATCH_NO_PATH);
+    CHECK(api_route_match("GET", "/v1/gpu-models/", &r, params, &n, allow, sizeof allow, &label) ==
+          MATCH_NO_PATH);
     CHECK(api_route_match("GET", "/v1/gpu-models/a/b", &r, params, &n, allow, sizeof allow,
                           &label) == MATCH_NO_PATH);
     CHECK(api_route_match("DELETE", "/v1/gpu-models", &r, params, &n, allow, sizeof allow,
@@ -68,8 +93,7 @@ static void ui_paths(void)
     char *params[API_MAX_PARAMS];
     int n, label;
     char allow[128];
-    CHECK(api_route_match("GET", "/ui/", &r, params, &n, allow, sizeof allow, &label) ==
-              MATCH_OK &&
+    CHECK(api_route_match("GET", "/ui/", &r, params, &n, allow, sizeof allow, &label) == MATCH_OK &&
           n == 0);
     CHECK_STR(r->path, "/ui/");
     CHECK(api_route_match("GET", "/ui/..", &r, params, &n, allow, sizeof allow, &label) ==
@@ -79,8 +103,8 @@ static void ui_paths(void)
     CHECK_STR(params[0], "..");
     free(params[0]);
     CHECK(api_ui_find("..") == NULL);
-    const char *none[] = {"/ui/../openapi.yaml", "/ui//etc/passwd", "/ui/a/b", "/ui/app.js/",
-                          "/uix", "/ui/./app.js"};
+    const char *none[] = {
+        "/ui/../openapi.yaml", "/ui//etc/passwd", "/ui/a/b", "/ui/app.js/", "/uix", "/ui/./app.js"};
     for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
         CHECK(api_route_match("GET", none[i], &r, params, &n, allow, sizeof allow, &label) ==
               MATCH_NO_PATH);
@@ -103,6 +127,7 @@ static void ui_paths(void)
 }
 
 UNIT_SUITE(routes_tests) = {
+    {"routes: each route names its handler and the file that defines it", handler_files},
     {"routes: parameters and Allow", match},
     {"routes: 404 and 405 cases, HEAD served by GET", misses},
     {"routes: /v1 routes need roles, no duplicates", table_is_sane},

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "provisioner/sshkey.h"
-#include "tests/unit/unit.h"
 #include "tests/unit/sshkeys.inc"
+#include "tests/unit/unit.h"
 
 static enum sshkey_err parse(const char *text, struct sshkey_info *info, char *detail)
 {

@@ -63,10 +63,10 @@ static void b64url_rejects(void)
 {
     unsigned char *d;
     size_t n;
-    CHECK(util_b64url_decode("Zm9v=", 5, &d, &n) != 0);   /* padding */
-    CHECK(util_b64url_decode("Zm+v", 4, &d, &n) != 0);    /* standard alphabet */
-    CHECK(util_b64url_decode("Z", 1, &d, &n) != 0);       /* impossible length */
-    CHECK(util_b64url_decode("Zh", 2, &d, &n) != 0);      /* non-zero trailing bits */
+    CHECK(util_b64url_decode("Zm9v=", 5, &d, &n) != 0); /* padding */
+    CHECK(util_b64url_decode("Zm+v", 4, &d, &n) != 0);  /* standard alphabet */
+    CHECK(util_b64url_decode("Z", 1, &d, &n) != 0);     /* impossible length */
+    CHECK(util_b64url_decode("Zh", 2, &d, &n) != 0);    /* non-zero trailing bits */
 }
 
 static void uuid_format(void)
@@ -191,7 +191,32 @@ static void json_writer(void)
     free(text);
 }
 
+/* Standard base64 (keys): whitespace ignored, padding optional, canonical only. */
+static void b64_standard(void)
+{
+    unsigned char *d = NULL;
+    size_t n = 0;
+    CHECK(util_b64_decode("Zm9v YmFy\n", 10, &d, &n) == 0 && n == 6 && !memcmp(d, "foobar", 6));
+    free(d);
+    CHECK(util_b64_decode("Zm8=", 4, &d, &n) == 0 && n == 2 && !memcmp(d, "fo", 2));
+    free(d);
+    CHECK(util_b64_decode("Zm8", 3, &d, &n) == 0 && n == 2); /* padding optional */
+    free(d);
+    CHECK(util_b64_decode("+/+/", 4, &d, &n) == 0 && n == 3);
+    free(d);
+    CHECK(util_b64_decode("", 0, &d, &n) == 0 && n == 0);
+    free(d);
+    static const char *const bad[] = {"Zm9=", /* stray bits */ "Zg=a", /* pad in the middle */
+                                      "Z===", "Z",
+                                      "-_-_", /* url alphabet */ "Zm9v!",
+                                      "Zm8=="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(util_b64_decode(bad[i], strlen(bad[i]), &d, &n) != 0);
+    CHECK(util_b64_decode("Zm\0v", 4, &d, &n) != 0);
+}
+
 UNIT_SUITE(util_tests) = {
+    {"util: standard base64 through OpenSSL, canonical only", b64_standard},
     {"jw: escaping, numbers, nesting; output parses back", json_writer},
     {"util: RFC 3339 round trip and offsets", rfc3339_roundtrip},
     {"util: RFC 3339 rejects invalid dates and forms", rfc3339_rejects},

@@ -12,21 +12,25 @@ struct unit_test {
 
 void unit_fail(const char *file, int line, const char *what);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            unit_fail(__FILE__, __LINE__, #cond);                                           \
-            return;                                                                         \
-        }                                                                                   \
+#define CHECK(cond)                               \
+    do {                                          \
+        if (!(cond)) {                            \
+            unit_fail(__FILE__, __LINE__, #cond); \
+            return;                               \
+        }                                         \
     } while (0)
 #define CHECK_STR(a, b) CHECK((a) != NULL && strcmp((a), (b)) == 0)
 
 #define UNIT_SUITE(name) const struct unit_test name[]
-#define UNIT_END {NULL, NULL}
+#define UNIT_END   \
+    {              \
+        NULL, NULL \
+    }
 
-extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[], planner_tests[], provision_tests[], gate_tests[],
-    routes_tests[], config_tests[], crypt_tests[], sshkey_tests[], costs_tests[],
-    recommend_tests[], gate_property_tests[], host_state_tests[];
+extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[],
+    planner_tests[], provision_tests[], gate_tests[], routes_tests[], config_tests[], crypt_tests[],
+    sshkey_tests[], costs_tests[], recommend_tests[], gate_property_tests[], host_state_tests[],
+    db_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;

@@ -11,21 +11,20 @@
 
 #define CATALOG_TTL_US (5 * 1000000LL)
 
-struct api_catalog {
+struct svc_catalog {
     int refs; /* guarded by the cache lock */
     size_t n;
-    struct plan_gpu *gpus; /* strings point into the snapshot's own storage */
-    char **strings;
+    struct plan_gpu *gpus; /* one block with its strings (db_gpu_model_catalog) */
     int64_t loaded_us;
 };
 
-/* Returns a referenced snapshot (release it with api_catalog_release), loading it with
+/* Returns a referenced snapshot (release it with svc_catalog_release), loading it with
  * c when needed. NULL with *status set when the load failed. */
-struct api_catalog *api_catalog_get(struct db_conn *c, enum db_status *status);
-void api_catalog_release(struct api_catalog *cat);
+struct svc_catalog *svc_catalog_get(struct db_conn *c, enum db_status *status);
+void svc_catalog_release(struct svc_catalog *cat);
 /* Marks the snapshot stale (after a model was added). */
-void api_catalog_invalidate(void);
+void svc_catalog_invalidate(void);
 /* Drops the cache's reference at shutdown. */
-void api_catalog_shutdown(void);
+void svc_catalog_shutdown(void);
 
 #endif

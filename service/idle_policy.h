@@ -3,13 +3,13 @@
  * One thread, started by `serve` and `worker`. Every interval it opens a transaction,
  * takes pg_try_advisory_xact_lock (db/recommend.h) so that exactly one replica acts, and
  * if it got the lock computes the recommendations as GET /v1/recommendations does
- * (api_recommend_in_tx, as of now). For each `stop` recommendation whose host's pool has
- * auto_stop: true it queues a stop job (api_stop_queue_system) with the reason "idle for
+ * (svc_recommend_in_tx, as of now). For each `stop` recommendation whose host's pool has
+ * auto_stop: true it queues a stop job (svc_stop_queue_system) with the reason "idle for
  * N s (pool idle_stop_after_seconds M)", audited as host.stop by system:idle-policy
  * (role system). Hosts without usage data are never recommended for stopping, so never
  * stopped; a host with a queued or running job is left alone. */
-#ifndef GPUFLEET_API_IDLE_POLICY_H
-#define GPUFLEET_API_IDLE_POLICY_H
+#ifndef GPUFLEET_SERVICE_IDLE_POLICY_H
+#define GPUFLEET_SERVICE_IDLE_POLICY_H
 
 #define IDLE_POLICY_PRINCIPAL "system:idle-policy"
 

@@ -1,5 +1,5 @@
 /* idle_policy.c — see idle_policy.h. */
-#include "api/idle_policy.h"
+#include "service/idle_policy.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "api/recommend.h"
-#include "api/stop.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "db/recommend.h"
+#include "service/recommend.h"
+#include "service/stop.h"
 
 static pthread_t thread;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -40,7 +40,7 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
         json_decref(no_usage);
         return DB_HARD_ERROR;
     }
-    s = api_recommend_in_tx(c, util_now_us(), all, no_usage);
+    s = svc_recommend_in_tx(c, util_now_us(), all, no_usage);
     if (s >= 0) {
         /* The stream's recommendation.opened / .withdrawn: this pass against the last. */
         char *text = json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(15));
@@ -70,7 +70,7 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
         snprintf(reason, sizeof reason, "idle for %.0f s (pool idle_stop_after_seconds %.0f)",
                  json_number_value(json_object_get(ev, "idle_seconds")),
                  json_number_value(json_object_get(ev, "idle_stop_after_seconds")));
-        s = api_stop_queue_system(c, host, IDLE_POLICY_PRINCIPAL, reason, job);
+        s = svc_stop_queue_system(c, host, IDLE_POLICY_PRINCIPAL, reason, job);
         if (s > 0) {
             p->queued++;
             json_array_append_new(p->done, json_pack("{s:s,s:s,s:s}", "host_id", host, "job_id",

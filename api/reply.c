@@ -7,7 +7,7 @@
 
 #include "api/cors.h"
 #include "api/http.h"
-#include "api/ui.h"
+#include "api/routes.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "db/audit.h"
@@ -22,9 +22,18 @@ static const struct {
 #undef X
 };
 
-unsigned api_error_status(enum api_error err) { return errors[err].status; }
-const char *api_error_code(enum api_error err) { return errors[err].code; }
-const char *api_error_title(enum api_error err) { return errors[err].title; }
+unsigned api_error_status(enum api_error err)
+{
+    return errors[err].status;
+}
+const char *api_error_code(enum api_error err)
+{
+    return errors[err].code;
+}
+const char *api_error_title(enum api_error err)
+{
+    return errors[err].title;
+}
 
 const char *api_param(const struct api_req *r, int i)
 {
@@ -56,6 +65,12 @@ static void remember_reply(struct api_req *r, const char *ct, const char *body, 
  * text have no business running script or being framed); the status page gets its own,
  * still strict, policy. */
 #define API_CSP "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+/* The status page's policy: scripts, styles, images and connections from this origin
+ * only, no inline script or style, no framing, no form posts, no <base>. Carried by the
+ * routes flagged ROUTE_UI. */
+#define API_UI_CSP                                                              \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Response *resp)
 {
@@ -64,12 +79,12 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
     MHD_add_response_header(resp, "X-Request-Id", r->request_id);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Content-Security-Policy",
-                            api_ui_path(r->path) ? API_UI_CSP : API_CSP);
+                            r->route && (r->route->flags & ROUTE_UI) ? API_UI_CSP : API_CSP);
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
     if (strncmp(r->path ? r->path : "", "/v1/", 4) == 0 &&
         MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
-    api_cors_add_headers(r, resp);
+    api_cors_add_headers(r->cors_origin, resp);
     r->status = status;
     r->state = REQ_REPLIED;
     enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
@@ -77,9 +92,8 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
     return ret;
 }
 
-static enum MHD_Result reply_buffer(struct api_req *r, unsigned status, const char *ct,
-                                    char *buf, size_t len, const char *etag,
-                                    const char *location)
+static enum MHD_Result reply_buffer(struct api_req *r, unsigned status, const char *ct, char *buf,
+                                    size_t len, const char *etag, const char *location)
 {
     remember_reply(r, ct, buf, len, location);
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
@@ -126,8 +140,8 @@ int api_etag_matches(const char *header, const char *etag, int weak)
             }
             p += 2;
         }
-        if (strncmp(p, etag, elen) == 0 && (p[elen] == '\0' || p[elen] == ',' ||
-                                            p[elen] == ' ' || p[elen] == '\t'))
+        if (strncmp(p, etag, elen) == 0 &&
+            (p[elen] == '\0' || p[elen] == ',' || p[elen] == ' ' || p[elen] == '\t'))
             return 1;
         while (*p && *p != ',')
             p++;
@@ -135,8 +149,7 @@ int api_etag_matches(const char *header, const char *etag, int weak)
     return 0;
 }
 
-enum MHD_Result api_reply_text(struct api_req *r, unsigned status, char *text,
-                               const char *location)
+enum MHD_Result api_reply_text(struct api_req *r, unsigned status, char *text, const char *location)
 {
     if (text == NULL)
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot encode the reply");
@@ -179,9 +192,9 @@ enum MHD_Result api_reply_problem(struct api_req *r, enum api_error err, const c
                           errors[err].title, "status", (int)errors[err].status, "detail", detail,
                           "code", errors[err].code, "request_id", r->request_id);
     if (p == NULL) /* detail was not valid UTF-8 (it may echo input) */
-        p = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s}", "type", type, "title",
-                      errors[err].title, "status", (int)errors[err].status, "detail",
-                      errors[err].title, "code", errors[err].code, "request_id", r->request_id);
+        p = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s}", "type", type, "title", errors[err].title,
+                      "status", (int)errors[err].status, "detail", errors[err].title, "code",
+                      errors[err].code, "request_id", r->request_id);
     if (field != NULL)
         json_object_set_new(p, "field", json_string(field));
     if (json_object_get(p, "field") == NULL && field != NULL)
@@ -245,8 +258,8 @@ enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char 
 }
 
 enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
-                                const char *resource_type, const char *resource_id,
-                                unsigned status, const char *reason)
+                                const char *resource_type, const char *resource_id, unsigned status,
+                                const char *reason)
 {
     static const char *const role_names[] = {[ROLE_VIEWER] = "viewer",
                                              [ROLE_OPERATOR] = "operator",

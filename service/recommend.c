@@ -1,0 +1,361 @@
+/* recommend.c — the recommendations as of a time. In one read transaction
+ * (db/recommend.c): the held seconds of every host in the last hour, the last 24 h and
+ * the 24 h before; the work reports of those windows and of the lookback, summed per
+ * host, brief and unit in one pass over the hour rollup; the hosts not stopped with their
+ * pools' thresholds; the briefs and the GPU catalog. The figures per host are computed by
+ * planner/costs.c, the rules applied by planner/recommend.c. Used by GET
+ * /v1/recommendations (api/recommend.c) and by the idle policy (service/idle_policy.c). */
+#include "service/recommend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "db/costs.h"
+#include "db/recommend.h"
+#include "planner/brief.h"
+#include "planner/costs.h"
+#include "planner/recommend.h"
+#include "service/catalog.h"
+
+struct rec_arg {
+    int64_t at_us;
+    struct db_rec_input in;
+    struct svc_catalog *cat;
+};
+
+static void clear(struct rec_arg *a)
+{
+    db_rec_input_free(&a->in);
+    if (a->cat)
+        svc_catalog_release(a->cat);
+    a->cat = NULL;
+}
+
+static enum db_status read_fn(struct db_conn *c, void *arg)
+{
+    struct rec_arg *a = arg;
+    clear(a);
+    enum db_status s = db_recommend_read(c, a->at_us, &a->in);
+    if (s >= 0)
+        a->cat = svc_catalog_get(c, &s);
+    return s;
+}
+
+/* Sets *out to the pool's setting when it has one (else *out keeps its default). */
+static void opt_setting(const struct db_rec_setting *v, double *out)
+{
+    if (v->set)
+        *out = v->value;
+}
+
+/* Per-host costs of one window: ids[i] and costs[i], sorted by host id. */
+struct window_costs {
+    size_t n;
+    const char **ids;
+    struct plan_cost *costs;
+};
+
+/* Whether a usage row (part 0: the last hour, 1: the rest of the day, 2: the day
+ * before) counts in window win. */
+static int in_window(const struct db_rec_usage *u, int win)
+{
+    return win == DB_REC_HOUR ? u->part == 0 : win == DB_REC_DAY ? u->part <= 1 : u->part == 2;
+}
+
+/* Costs per host of window win: the hosts with their held seconds of the window, and
+ * the usage rows in the window. */
+static int window_costs(const struct db_rec_input *in, int win, struct window_costs *out)
+{
+    size_t nh = in->nheld, n = 0;
+    struct plan_cost_host *hosts = calloc(nh + 1, sizeof *hosts);
+    struct plan_cost_row *rows = calloc(in->nusage + 1, sizeof *rows);
+    struct plan_cost_group *groups = NULL;
+    size_t ng = 0;
+    int rc = -1;
+    out->n = 0;
+    out->ids = NULL;
+    out->costs = NULL;
+    if (hosts == NULL || rows == NULL)
+        goto done;
+    for (size_t i = 0; i < nh; i++) {
+        hosts[i] = in->held[i];
+        hosts[i].held_seconds = in->held_seconds[i][win];
+    }
+    for (size_t i = 0; i < in->nusage; i++)
+        if (in_window(&in->usage[i], win) && in->usage[i].row.host != DB_NO_HOST)
+            rows[n++] = in->usage[i].row;
+    if (plan_costs_group(hosts, nh, rows, n, PLAN_BY_HOST, &groups, &ng) != 0)
+        goto done;
+    out->ids = calloc(ng + 1, sizeof *out->ids);
+    out->costs = calloc(ng + 1, sizeof *out->costs);
+    if (out->ids == NULL || out->costs == NULL)
+        goto done;
+    /* Groups come in host order (first seen), and the hosts are sorted by id. */
+    for (size_t i = 0; i < ng; i++) {
+        out->ids[i] = groups[i].id;
+        plan_cost_finish(&groups[i].acc, &out->costs[i]);
+    }
+    out->n = ng;
+    rc = 0;
+done:
+    free(hosts);
+    free(rows);
+    free(groups);
+    return rc;
+}
+
+static const struct plan_cost *find_cost(const struct window_costs *w, const char *id)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(w->ids[mid], id);
+        if (c == 0)
+            return &w->costs[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static const struct plan_gpu *find_gpu(const struct svc_catalog *cat, const char *key)
+{
+    for (size_t i = 0; cat && key && i < cat->n; i++)
+        if (strcmp(cat->gpus[i].key, key) == 0)
+            return &cat->gpus[i];
+    return NULL;
+}
+
+static void brief_targets(const json_t *spec, struct plan_rec_brief *b)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(spec, "targets"), i, t)
+    {
+        const char *m = json_string_value(json_object_get(t, "metric"));
+        double v = json_number_value(json_object_get(t, "value"));
+        if (m == NULL)
+            continue;
+        if (strcmp(m, "time_to_first_token_ms") == 0 && (!b->has_ttft || v < b->ttft_ms)) {
+            b->has_ttft = 1;
+            b->ttft_ms = v;
+        } else if (strcmp(m, "tail_latency_ms") == 0 && (!b->has_tail || v < b->tail_ms)) {
+            b->has_tail = 1;
+            b->tail_ms = v;
+        } else if (strcmp(m, "queue_delay_s") == 0 && (!b->has_queue || v < b->queue_delay_s)) {
+            b->has_queue = 1;
+            b->queue_delay_s = v;
+        }
+    }
+}
+
+/* The inputs read and the per-host and per-brief figures built from them. */
+struct svc_recommendations {
+    struct rec_arg a;
+    char at[40];
+    struct window_costs wc[DB_REC_WINDOWS];
+    size_t nh, nb;
+    struct plan_rec_host *hosts;
+    struct plan_rec_brief *briefs;
+    json_t **docs;
+};
+
+static void calc_setup(struct svc_recommendations *k, int64_t at_us)
+{
+    memset(k, 0, sizeof *k);
+    util_rfc3339(at_us, k->at, sizeof k->at);
+    k->a.at_us = at_us;
+}
+
+/* The lookback of host h (usage rows flagged lb), and its highest p95 latency and queue
+ * delay of the hour (part 0), from the usage rows from *pos on (sorted by host id; *pos
+ * advances past h's rows). */
+static void lookback(const struct db_rec_input *in, size_t *pos, int64_t at_us,
+                     struct plan_rec_host *h)
+{
+    size_t n = in->nusage;
+    while (*pos < n && strcmp(in->usage[*pos].host_id, h->id) < 0)
+        (*pos)++;
+    long reports = 0;
+    int has_useful = 0, has_first = 0;
+    double useful = 0, first = 0, latest = 0;
+    for (; *pos < n && strcmp(in->usage[*pos].host_id, h->id) == 0; (*pos)++) {
+        const struct db_rec_usage *u = &in->usage[*pos];
+        if (u->part == 0) {
+            if (u->has_p95 && (!h->has_p95 || u->p95_ms > h->p95_ms)) {
+                h->has_p95 = 1;
+                h->p95_ms = u->p95_ms;
+            }
+            if (u->has_queue && (!h->has_queue || u->queue_delay_ms > h->queue_delay_ms)) {
+                h->has_queue = 1;
+                h->queue_delay_ms = u->queue_delay_ms;
+            }
+        }
+        if (!u->lb)
+            continue;
+        reports += u->row.reports;
+        if (u->has_useful_end && (!has_useful || u->useful_end > useful)) {
+            useful = u->useful_end;
+            has_useful = 1;
+        }
+        if (!has_first || u->min_start < first) {
+            first = u->min_start;
+            has_first = 1;
+        }
+        if (u->row.brief_id != NULL && (h->brief_id == NULL || u->max_end > latest)) {
+            h->brief_id = u->row.brief_id;
+            latest = u->max_end;
+        }
+    }
+    h->has_usage = reports > 0;
+    if (h->has_usage) {
+        double idle = (double)at_us / 1e6 - (has_useful ? useful : first);
+        h->idle_s = idle > 0 ? idle : 0;
+    }
+}
+
+static void calc_free(struct svc_recommendations *k)
+{
+    for (int w = 0; w < DB_REC_WINDOWS; w++) {
+        free(k->wc[w].ids);
+        free(k->wc[w].costs);
+        k->wc[w].ids = NULL;
+        k->wc[w].costs = NULL;
+    }
+    for (size_t j = 0; k->docs && j < k->nb; j++)
+        json_decref(k->docs[j]);
+    free(k->docs);
+    free(k->hosts);
+    free(k->briefs);
+    k->docs = NULL;
+    k->hosts = NULL;
+    k->briefs = NULL;
+    clear(&k->a);
+}
+
+/* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
+ * or -1 when out of memory. */
+static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage)
+{
+    const struct db_rec_input *in = &k->a.in;
+    size_t nh = k->nh = in->nhosts, nb = k->nb = in->nbriefs;
+    struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
+    struct plan_rec_brief *briefs = k->briefs = calloc(nb + 1, sizeof *briefs);
+    json_t **docs = k->docs = calloc(nb + 1, sizeof *docs);
+    struct window_costs *wc = k->wc;
+    int ok = hosts && briefs && docs;
+    for (int w = 0; ok && w < DB_REC_WINDOWS; w++)
+        ok = window_costs(in, w, &wc[w]) == 0;
+    if (!ok)
+        return -1;
+    size_t upos = 0;
+    for (size_t i = 0; i < nh; i++) {
+        struct plan_rec_host *h = &hosts[i];
+        const struct db_rec_host *R = &in->hosts[i];
+        h->id = R->id;
+        h->pool_id = R->pool_id;
+        h->state = R->state;
+        h->accepted = R->accepted;
+        h->active_job = R->active_job;
+        plan_rec_default_thresholds(&h->th);
+        opt_setting(&R->idle_stop_after_s, &h->th.idle_stop_after_s);
+        h->price_per_hour = R->price_per_hour;
+        h->gpu = find_gpu(k->a.cat, R->gpu_model);
+        h->gpu_count = R->gpu_count;
+        opt_setting(&R->scale_up_utilization, &h->th.scale_up_utilization);
+        opt_setting(&R->scale_down_utilization, &h->th.scale_down_utilization);
+        opt_setting(&R->failed_share, &h->th.failed_share);
+        opt_setting(&R->cost_increase, &h->th.cost_increase);
+        lookback(in, &upos, k->a.at_us, h);
+        const struct plan_cost *c = find_cost(&wc[DB_REC_HOUR], h->id);
+        if (c && c->has_utilization) {
+            h->has_hour = 1;
+            h->hour_busy_s = c->busy_hours * 3600;
+            h->hour_held_s = c->held_hours * 3600;
+        }
+        c = find_cost(&wc[DB_REC_DAY], h->id);
+        if (c) {
+            h->has_share = c->has_share;
+            h->failed_share = c->failed_retried_share;
+            for (int kk = 0; kk < PLAN_UNIT_COUNT; kk++) {
+                h->has_cpu[kk] = c->has_cost_per_unit[kk];
+                h->cpu[kk] = c->cost_per_unit[kk];
+            }
+        }
+        c = find_cost(&wc[DB_REC_PREV], h->id);
+        for (int kk = 0; c && kk < PLAN_UNIT_COUNT; kk++) {
+            h->has_prev_cpu[kk] = c->has_cost_per_unit[kk];
+            h->prev_cpu[kk] = c->cost_per_unit[kk];
+        }
+    }
+    struct plan_options opts;
+    plan_default_options(&opts);
+    for (size_t j = 0; j < nb; j++) {
+        struct plan_rec_brief *b = &briefs[j];
+        b->id = in->briefs[j].id;
+        docs[j] = json_loads(in->briefs[j].spec, 0, NULL);
+        if (docs[j] == NULL)
+            continue;
+        brief_targets(docs[j], b);
+        struct plan_brief pb;
+        plan_brief_to_sizing(docs[j], &pb);
+        plan_size(&pb, &opts, &b->sizing);
+        b->precision = pb.precision;
+        b->sized = 1;
+    }
+    return plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage);
+}
+
+enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)
+{
+    struct svc_recommendations k;
+    calc_setup(&k, at_us);
+    enum db_status s = read_fn(c, &k.a);
+    if (s >= 0 && calc_run(&k, all, no_usage) != 0)
+        s = DB_HARD_ERROR;
+    calc_free(&k);
+    return s;
+}
+
+struct svc_recommendations *svc_recommend(int64_t at_us, json_t *all, json_t *no_usage,
+                                          enum db_status *status)
+{
+    struct svc_recommendations *k = malloc(sizeof *k);
+    if (k == NULL) {
+        *status = DB_HARD_ERROR;
+        return NULL;
+    }
+    calc_setup(k, at_us);
+    *status = db_run_tx(read_fn, &k->a);
+    if (*status >= 0 && calc_run(k, all, no_usage) != 0)
+        *status = DB_HARD_ERROR;
+    if (*status < 0) {
+        svc_recommendations_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+const char *svc_recommendations_at(const struct svc_recommendations *k)
+{
+    return k->at;
+}
+
+const char *svc_recommendations_host_pool(const struct svc_recommendations *k, const char *id)
+{
+    for (size_t i = 0; id != NULL && i < k->nh; i++)
+        if (strcmp(k->hosts[i].id, id) == 0)
+            return k->hosts[i].pool_id;
+    return NULL;
+}
+
+void svc_recommendations_free(struct svc_recommendations *k)
+{
+    if (k == NULL)
+        return;
+    calc_free(k);
+    free(k);
+}
