@@ -151,8 +151,10 @@ static int cmd_serve(int argc, char **argv, int workers_only)
 
     /* API threads, worker threads and (serve) the event hub each need a connection now
      * and then. */
-    int pool =
-        (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers + (cfg.idle_policy_interval_s > 0);
+    /* Each worker thread writes through its own writer threads (provisioner/job_writer.c),
+     * each borrowing a connection per write: they get slots of their own, beyond the API's. */
+    int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers * (PROV_DB_WRITERS + 1) +
+               (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);
     db_set_keepalives(cfg.db_keepalives_idle_s, cfg.db_keepalives_interval_s,
                       cfg.db_keepalives_count, cfg.db_tcp_user_timeout_ms);

@@ -206,32 +206,10 @@ char *util_b64url_encode(const unsigned char *in, size_t len)
     return out;
 }
 
-int util_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
-{
-    if (len % 4 == 1 || len > (size_t)INT_MAX / 2)
-        return -1;
-    char *std = malloc(len + 4);
-    if (std == NULL)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = in[i];
-        if (c == '+' || c == '/' || c == '=' || c == '\0') { /* not the url alphabet */
-            OPENSSL_cleanse(std, len + 4);
-            free(std);
-            return -1;
-        }
-        std[n++] = c == '-' ? '+' : c == '_' ? '/' : c;
-    }
-    while (n % 4 != 0)
-        std[n++] = '=';
-    int rc = b64_decode_canonical(std, n, out, outlen);
-    OPENSSL_cleanse(std, len + 4);
-    free(std);
-    return rc;
-}
-
-int util_b64_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
+/* Copies in[len] into the standard alphabet with padding, then decodes it canonically.
+ * url: the base64url alphabet, no padding, no whitespace; else the standard alphabet,
+ * whitespace ignored, padding optional. */
+static int b64_decode_as(const char *in, size_t len, int url, unsigned char **out, size_t *outlen)
 {
     if (len > (size_t)INT_MAX / 2)
         return -1;
@@ -239,28 +217,31 @@ int util_b64_decode(const char *in, size_t len, unsigned char **out, size_t *out
     if (std == NULL)
         return -1;
     size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
+    int bad = 0;
+    for (size_t i = 0; i < len && !bad; i++) {
         char c = in[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+        if (!url && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
             continue;
-        if (c == '-' || c == '_' || c == '\0') { /* not the standard alphabet */
-            OPENSSL_cleanse(std, len + 4);
-            free(std);
-            return -1;
-        }
-        std[n++] = c;
+        bad = c == '\0' || (url ? (c == '+' || c == '/' || c == '=') : (c == '-' || c == '_'));
+        std[n++] = url && c == '-' ? '+' : url && c == '_' ? '/' : c;
     }
-    if (n % 4 == 1) {
-        OPENSSL_cleanse(std, len + 4);
-        free(std);
-        return -1;
-    }
-    while (n % 4 != 0) /* padding is optional */
+    bad = bad || n % 4 == 1;
+    while (!bad && n % 4 != 0) /* padding: never given (url), optional (standard) */
         std[n++] = '=';
-    int rc = b64_decode_canonical(std, n, out, outlen);
+    int rc = bad ? -1 : b64_decode_canonical(std, n, out, outlen);
     OPENSSL_cleanse(std, len + 4);
     free(std);
     return rc;
+}
+
+int util_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
+{
+    return b64_decode_as(in, len, 1, out, outlen);
+}
+
+int util_b64_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
+{
+    return b64_decode_as(in, len, 0, out, outlen);
 }
 
 void util_sha256(const void *data, size_t len, unsigned char out[32])

@@ -26,7 +26,6 @@
 
 #define MAX_WORKERS   64
 #define CLAIM_BATCH   32
-#define DB_WRITERS    4 /* writer threads per worker when the configuration says 0 */
 #define WRITE_POLL_MS 5 /* longest SSH wait while a database write is outstanding */
 
 struct worker {
@@ -214,7 +213,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
     if (config.threads > MAX_WORKERS)
         config.threads = MAX_WORKERS;
     if (config.db_writers <= 0)
-        config.db_writers = DB_WRITERS;
+        config.db_writers = PROV_DB_WRITERS;
     atomic_store(&stopping, 0);
     char host[64] = "host";
     gethostname(host, sizeof host - 1);

@@ -7,6 +7,8 @@
 #ifndef GPUFLEET_WORKER_H
 #define GPUFLEET_WORKER_H
 
+#define PROV_DB_WRITERS 4 /* writer threads per worker thread, by default */
+
 struct prov_worker_config {
     const char *database_url; /* for the LISTEN connections */
     int threads;              /* worker threads (GPUFLEET_WORKERS) */
@@ -20,7 +22,7 @@ struct prov_worker_config {
     int connect_timeout_s;
     const char *allow_cidrs; /* GPUFLEET_SSH_ALLOW_CIDRS */
     int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
-    int db_writers;          /* database writer threads per worker (0: 4) */
+    int db_writers;          /* database writer threads per worker (0: PROV_DB_WRITERS) */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */
