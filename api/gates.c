@@ -48,11 +48,9 @@ struct action_arg {
  * not-allowed case as the event's own refusal) and returns -1. */
 static int allowed(struct action_arg *a, enum plan_host_event ev, enum refusal not_allowed)
 {
-    enum plan_host_state to;
-    unsigned fx;
-    enum plan_host_answer ans = plan_host_next(
-        (enum plan_host_state)plan_host_state_parse(a->state), a->held, ev, -1,
-        a->r->principal.role == ROLE_ADMIN ? PLAN_ACTOR_ADMIN : PLAN_ACTOR_OPERATOR, &to, &fx);
+    enum plan_host_answer ans = plan_host_allows(
+        a->state, a->held, ev,
+        a->r->principal.role == ROLE_ADMIN ? PLAN_ACTOR_ADMIN : PLAN_ACTOR_OPERATOR);
     if (ans == PLAN_HOST_OK)
         return 0;
     int stopped = !strcmp(a->state, "stopped") || !strcmp(a->state, "stopping");

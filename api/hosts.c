@@ -307,10 +307,7 @@ static enum db_status delete_fn(struct db_conn *c, void *arg)
     s = db_host_target(c, a->id, &t);
     if (s <= 0)
         return s;
-    enum plan_host_state to;
-    unsigned fx;
-    a->busy = plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
-                             HE_DELETED, -1, PLAN_ACTOR_ADMIN, &to, &fx) != PLAN_HOST_OK;
+    a->busy = plan_host_allows(t.state, t.held, HE_DELETED, PLAN_ACTOR_ADMIN) != PLAN_HOST_OK;
     db_host_target_free(&t);
     if (a->busy)
         return DB_NO_RESULTS;
@@ -357,11 +354,8 @@ static enum db_status provision_fn(struct db_conn *c, void *arg)
         a->missing_host = s == DB_NO_RESULTS;
         return s;
     }
-    enum plan_host_state to;
-    unsigned fx;
     enum plan_host_answer ans =
-        plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
-                       HE_PROVISION_REQUESTED, -1, PLAN_ACTOR_OPERATOR, &to, &fx);
+        plan_host_allows(t.state, t.held, HE_PROVISION_REQUESTED, PLAN_ACTOR_OPERATOR);
     db_host_target_free(&t);
     a->quarantined = ans == PLAN_HOST_QUARANTINED;
     a->busy = ans != PLAN_HOST_OK && !a->quarantined; /* a job's state: it runs one now */

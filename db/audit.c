@@ -6,10 +6,11 @@
 
 #include "db/db_pg.h"
 
-#define AUDIT_COLS                                  \
-    "seq::text AS seq_key, id::text AS id, " DB_TS( \
-        "at") " AS at, principal, role, action,"    \
-              " resource_type, resource_id, method, path, status, request_id, reason"
+// clang-format off
+#define AUDIT_COLS                                                                          \
+    "seq::text AS seq_key, id::text AS id, " DB_TS("at") " AS at, principal, role, action," \
+    " resource_type, resource_id, method, path, status, request_id, reason"
+// clang-format on
 
 const struct db_stmt db_audit_stmts[] = {
     {"audit_insert",

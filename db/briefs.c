@@ -9,15 +9,13 @@
 #include "db/db_pg.h"
 
 /* {"id":…,"revision":…,<spec members>,"created_at":…,"updated_at":…,"created_by":…} */
-#define BRIEF_DOC                                                                                \
-    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',' ||"                             \
-    " substr(spec::text, 2, length(spec::text) - 2) ||"                                          \
-    " ',\"created_at\":\"' || " DB_TS(                                                           \
-        "created_at") " ||"                                                                      \
-                      " '\",\"updated_at\":\"' || " DB_TS(                                       \
-                          "updated_at") " ||"                                                    \
-                                        " '\",\"created_by\":' || to_json(created_by)::text || " \
-                                        "'}'"
+// clang-format off
+#define BRIEF_DOC                                                                     \
+    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',' ||"                  \
+    " substr(spec::text, 2, length(spec::text) - 2) ||" " ',\"created_at\":\"' || "   \
+    DB_TS("created_at") " ||" " '\",\"updated_at\":\"' || " DB_TS("updated_at") " ||" \
+    " '\",\"created_by\":' || to_json(created_by)::text || " "'}'"
+// clang-format on
 
 const struct db_stmt db_brief_stmts[] = {
     {"brief_insert", "INSERT INTO briefs (name, kind, spec, created_by) VALUES ($1::json->>'name',"

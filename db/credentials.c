@@ -9,12 +9,13 @@
 #include "db/db_pg.h"
 
 /* {"id":…,"name":…,"key_type":…,"fingerprint":…,"created_at":…,"created_by":…} */
+// clang-format off
 #define CREDENTIAL_DOC                                                             \
     "'{\"id\":\"' || id || '\",\"name\":' || to_json(name)::text ||"               \
     " ',\"key_type\":\"' || key_type || '\",\"fingerprint\":\"' || fingerprint ||" \
-    " '\",\"created_at\":\"' || " DB_TS(                                           \
-        "created_at") " ||"                                                        \
-                      " '\",\"created_by\":' || to_json(created_by)::text || '}'"
+    " '\",\"created_at\":\"' || " DB_TS("created_at") " ||"                        \
+    " '\",\"created_by\":' || to_json(created_by)::text || '}'"
+// clang-format on
 
 const struct db_stmt db_credential_stmts[] = {
     {"credential_insert",

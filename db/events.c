@@ -11,13 +11,14 @@
 /* The event's data document: the common members first, then its own (which may not
  * override them). */
 #define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id')"
-#define EVENT_COLS                                                                                 \
-    "e.id::text, e.type, coalesce(e.pool_id::text, '') AS pool_id,"                                \
-    " coalesce(e.host_id::text, '') AS host_id,"                                                   \
-    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS(                           \
-        "e.at") ","                                                                                \
-                " 'pool_id', e.pool_id, 'host_id', e.host_id)::text, '}') || CASE WHEN " EVENT_OWN \
-                " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
+// clang-format off
+#define EVENT_COLS                                                                     \
+    "e.id::text, e.type, coalesce(e.pool_id::text, '') AS pool_id,"                    \
+    " coalesce(e.host_id::text, '') AS host_id,"                                       \
+    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS("e.at") ","    \
+    " 'pool_id', e.pool_id, 'host_id', e.host_id)::text, '}') || CASE WHEN " EVENT_OWN \
+    " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
+// clang-format on
 
 const struct db_stmt db_event_stmts[] = {
     {"event_emit", "INSERT INTO events (type, pool_id, host_id, data)"

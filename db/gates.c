@@ -8,14 +8,15 @@
 
 #include "db/db_pg.h"
 
-#define RUN_DOC(g)                                                                    \
-    "json_build_object('id', " g ".id, 'kind', " g ".kind, 'host_id', " g ".host_id," \
-    " 'job_id', " g ".job_id, 'stack_id', " g ".stack_id, 'pool_id', " g ".pool_id,"  \
-    " 'gate_version', " g ".gate_version, 'diag_level', " g ".diag_level,"            \
-    " 'verdict', " g ".verdict, 'reason', " g ".reason, 'checks', " g ".checks,"      \
-    " 'connect_ms', " g ".connect_ms, 'started_at', " DB_TS(                          \
-        g ".started_at") ","                                                          \
-                         " 'finished_at', " DB_TS(g ".finished_at") ")::text"
+// clang-format off
+#define RUN_DOC(g)                                                                          \
+    "json_build_object('id', " g ".id, 'kind', " g ".kind, 'host_id', " g ".host_id,"       \
+    " 'job_id', " g ".job_id, 'stack_id', " g ".stack_id, 'pool_id', " g ".pool_id,"        \
+    " 'gate_version', " g ".gate_version, 'diag_level', " g ".diag_level," " 'verdict', " g \
+    ".verdict, 'reason', " g ".reason, 'checks', " g ".checks," " 'connect_ms', " g         \
+    ".connect_ms, 'started_at', " DB_TS(g ".started_at") "," " 'finished_at', "             \
+    DB_TS(g ".finished_at") ")::text"
+// clang-format on
 
 const struct db_stmt db_gate_stmts[] = {
     {"gate_context",

@@ -13,74 +13,32 @@
  * the newest run of kind gate (diagnostics apart) with the names of its checks that
  * failed or timed out, in check order: what a status page shows without a query per host
  * (gate_runs_host_seq serves it). */
-#define HOST_DOC(h)                                                                                \
-    "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"        \
-    " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"           \
-    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256,"                         \
-    " 'labels', " h ".labels, 'state', " h ".state, 'facts', " h ".facts,"                         \
-    " 'current_stack_id', " h ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id,"     \
-    " 'accepted_gate_run_id', " h ".accepted_gate_run_id,"                                         \
-    " 'quarantine', CASE WHEN " h ".quarantined_at IS NULL THEN NULL ELSE json_build_object("      \
-    "   'since', " DB_TS(                                                                          \
-        h                                                                                          \
-        ".quarantined_at") ", 'reason', " h ".quarantine_reason) END,"                             \
-                           " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, "   \
-                           "'state', j.state,"                                                     \
-                           "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h          \
-                           ".last_job_id),"                                                        \
-                           " 'last_seen', " DB_TS(                                                 \
-                               h                                                                   \
-                               ".last_seen") ","                                                   \
-                                             " 'last_gate', (SELECT json_build_object('id', "      \
-                                             "g.id, 'verdict', g.verdict,"                         \
-                                             "   'failing_checks', coalesce((SELECT "              \
-                                             "json_agg(c.value->>'name' ORDER BY c.ord)"           \
-                                             "     FROM jsonb_array_elements(g.checks) WITH "      \
-                                             "ORDINALITY AS c(value, ord)"                         \
-                                             "     WHERE c.value->>'status' IN ('fail', "          \
-                                             "'timeout')), '[]'::json),"                           \
-                                             "   'finished_at', " DB_TS(                           \
-                                                 "g.finished_at") ") FROM gate_runs g"             \
-                                                                  "   WHERE g.host_id = " h        \
-                                                                  ".id AND g.kind = 'gate' "       \
-                                                                  "ORDER BY g.seq DESC LIMIT "     \
-                                                                  "1),"                            \
-                                                                  " 'state_history', "             \
-                                                                  "coalesce((SELECT "              \
-                                                                  "json_agg(json_build_object('"   \
-                                                                  "from', s.from_state,"           \
-                                                                  "   'to', s.to_state, "          \
-                                                                  "'reason', s.reason, "           \
-                                                                  "'job_id', s.job_id, "           \
-                                                                  "'actor', s.actor,"              \
-                                                                  "   'at', " DB_TS(               \
-                                                                      "s.at") ") ORDER BY s.id "   \
-                                                                              "DESC) FROM "        \
-                                                                              "(SELECT * FROM "    \
-                                                                              "host_state_"        \
-                                                                              "history"            \
-                                                                              "   WHERE "          \
-                                                                              "host_id = " h       \
-                                                                              ".id ORDER BY id "   \
-                                                                              "DESC LIMIT 20) "    \
-                                                                              "s), '[]'::json),"   \
-                                                                              " 'created_by',"     \
-                                                                              " " h                \
-                                                                              ".created_by, "      \
-                                                                              "'created_at',"      \
-                                                                              " " DB_TS(           \
-                                                                                  h                \
-                                                                                  ".created_"      \
-                                                                                  "at") ","        \
-                                                                                        " '"       \
-                                                                                        "upda"     \
-                                                                                        "ted_"     \
-                                                                                        "at',"     \
-                                                                                        " " DB_TS( \
-                                                                                            h      \
-                                                                                            ".upd" \
-                                                                                            "ated" \
-                                                                                            "_at") ")::text"
+// clang-format off
+#define HOST_DOC(h)                                                                              \
+    "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"      \
+    " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"         \
+    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256," " 'labels', " h       \
+    ".labels, 'state', " h ".state, 'facts', " h ".facts," " 'current_stack_id', " h             \
+    ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," " 'accepted_gate_run_id', " \
+    h ".accepted_gate_run_id," " 'quarantine', CASE WHEN " h                                     \
+    ".quarantined_at IS NULL THEN NULL ELSE json_build_object(" "   'since', "                   \
+    DB_TS(h ".quarantined_at") ", 'reason', " h ".quarantine_reason) END,"                       \
+    " 'last_job', (SELECT json_build_object('id', j.id, 'kind', j.kind, " "'state', j.state,"    \
+    "   'error_class', j.error_class) FROM jobs j WHERE j.id = " h ".last_job_id),"              \
+    " 'last_seen', " DB_TS(h ".last_seen") "," " 'last_gate', (SELECT json_build_object('id', "  \
+    "g.id, 'verdict', g.verdict," "   'failing_checks', coalesce((SELECT "                       \
+    "json_agg(c.value->>'name' ORDER BY c.ord)" "     FROM jsonb_array_elements(g.checks) WITH " \
+    "ORDINALITY AS c(value, ord)" "     WHERE c.value->>'status' IN ('fail', "                   \
+    "'timeout')), '[]'::json)," "   'finished_at', " DB_TS("g.finished_at") ") FROM gate_runs g" \
+    "   WHERE g.host_id = " h ".id AND g.kind = 'gate' " "ORDER BY g.seq DESC LIMIT " "1),"      \
+    " 'state_history', " "coalesce((SELECT " "json_agg(json_build_object('"                      \
+    "from', s.from_state," "   'to', s.to_state, " "'reason', s.reason, " "'job_id', s.job_id, " \
+    "'actor', s.actor," "   'at', " DB_TS("s.at") ") ORDER BY s.id " "DESC) FROM "               \
+    "(SELECT * FROM " "host_state_" "history" "   WHERE " "host_id = " h ".id ORDER BY id "      \
+    "DESC LIMIT 20) " "s), '[]'::json)," " 'created_by'," " " h ".created_by, " "'created_at',"  \
+    " " DB_TS(h ".created_" "at") "," " '" "upda" "ted_" "at'," " " DB_TS(h ".upd" "ated" "_at") \
+    ")::text"
+// clang-format on
 
 const struct db_stmt db_host_stmts[] = {
     {"host_insert",

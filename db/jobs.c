@@ -7,26 +7,27 @@
 
 #include "db/db_pg.h"
 
-#define JOB_DOC(j, with_steps)                                                                    \
-    "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"             \
-    " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"                \
-    " 'max_attempts', " j ".max_attempts,"                                                        \
-    " 'progress', json_build_object('step', " j ".progress_step, 'of', " j ".progress_total),"    \
-    " 'cancel_requested', " j ".cancel_requested, 'error_class', " j ".error_class,"              \
-    " 'error', " j ".error, 'params', " j ".params, 'created_by', " j ".created_by,"              \
-    " 'created_at', " DB_TS(j ".created_at") ", 'started_at', " DB_TS(                            \
-        j                                                                                         \
-        ".started_at") ","                                                                        \
-                       " 'finished_at', " DB_TS(j ".finished_at") ", 'lease_expires_at', " DB_TS( \
-                           j ".lease_expires_at") with_steps ")::text"
-#define JOB_STEPS(j)                                                                             \
-    ", 'steps', coalesce((SELECT json_agg(json_build_object('attempt', s.attempt, 'index',"      \
-    " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"             \
-    " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"         \
-    " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', " DB_TS( \
-        "s.finished_at") ") ORDER BY s.attempt, s.idx, array_position(ARRAY['check', 'apply', "  \
-                         "'verify'], s.phase)) FROM job_steps s"                                 \
-                         " WHERE s.job_id = " j ".id), '[]'::json)"
+// clang-format off
+#define JOB_DOC(j, with_steps)                                                                   \
+    "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"            \
+    " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"               \
+    " 'max_attempts', " j ".max_attempts," " 'progress', json_build_object('step', " j           \
+    ".progress_step, 'of', " j ".progress_total)," " 'cancel_requested', " j                     \
+    ".cancel_requested, 'error_class', " j ".error_class," " 'error', " j ".error, 'params', " j \
+    ".params, 'created_by', " j ".created_by," " 'created_at', " DB_TS(j ".created_at")          \
+    ", 'started_at', " DB_TS(j ".started_at") "," " 'finished_at', " DB_TS(j ".finished_at")     \
+    ", 'lease_expires_at', " DB_TS(j ".lease_expires_at") with_steps ")::text"
+// clang-format on
+// clang-format off
+#define JOB_STEPS(j)                                                                        \
+    ", 'steps', coalesce((SELECT json_agg(json_build_object('attempt', s.attempt, 'index'," \
+    " s.idx, 'name', s.name, 'phase', s.phase, 'command', s.command, 'exit_status',"        \
+    " s.exit_status, 'outcome', s.outcome, 'stdout_tail', s.stdout_tail, 'stderr_tail',"    \
+    " s.stderr_tail, 'message', s.message, 'duration_ms', s.duration_ms, 'finished_at', "   \
+    DB_TS("s.finished_at")                                                                  \
+    ") ORDER BY s.attempt, s.idx, array_position(ARRAY['check', 'apply', "                  \
+    "'verify'], s.phase)) FROM job_steps s" " WHERE s.job_id = " j ".id), '[]'::json)"
+// clang-format on
 
 const struct db_stmt db_job_stmts[] = {
     {"job_create",

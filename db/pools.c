@@ -9,15 +9,13 @@
 
 /* {"id":…,"revision":…,"gate_version":…,<spec members>,"created_at":…,"updated_at":…,
  *  "created_by":…} */
-#define POOL_DOC                                                                                 \
-    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',\"gate_version\":' ||"            \
-    " gate_version || ',' || substr(spec::text, 2, length(spec::text) - 2) ||"                   \
-    " ',\"created_at\":\"' || " DB_TS(                                                           \
-        "created_at") " ||"                                                                      \
-                      " '\",\"updated_at\":\"' || " DB_TS(                                       \
-                          "updated_at") " ||"                                                    \
-                                        " '\",\"created_by\":' || to_json(created_by)::text || " \
-                                        "'}'"
+// clang-format off
+#define POOL_DOC                                                                             \
+    "'{\"id\":\"' || id || '\",\"revision\":' || revision || ',\"gate_version\":' ||"        \
+    " gate_version || ',' || substr(spec::text, 2, length(spec::text) - 2) ||"               \
+    " ',\"created_at\":\"' || " DB_TS("created_at") " ||" " '\",\"updated_at\":\"' || "      \
+    DB_TS("updated_at") " ||" " '\",\"created_by\":' || to_json(created_by)::text || " "'}'"
+// clang-format on
 
 const struct db_stmt db_pool_stmts[] = {
     {"pool_insert",

@@ -8,13 +8,14 @@
 
 /* {"id":…,<spec members>,"image_name":…,"image_digest":…,"warnings":[…],"created_at":…,
  *  "created_by":…} over table alias s */
+// clang-format off
 #define STACK_DOC                                                                            \
     "'{\"id\":\"' || s.id || '\",' || substr(s.spec::text, 2, length(s.spec::text) - 2) ||"  \
     " ',\"image_name\":' || to_json(split_part(s.spec->>'image', '@', 1))::text ||"          \
     " ',\"image_digest\":\"' || s.image_digest || '\",\"warnings\":' || s.warnings::text ||" \
-    " ',\"created_at\":\"' || " DB_TS(                                                       \
-        "s.created_at") " ||"                                                                \
-                        " '\",\"created_by\":' || to_json(s.created_by)::text || '}'"
+    " ',\"created_at\":\"' || " DB_TS("s.created_at") " ||"                                  \
+    " '\",\"created_by\":' || to_json(s.created_by)::text || '}'"
+// clang-format on
 
 const struct db_stmt db_stack_stmts[] = {
     {"stack_insert",

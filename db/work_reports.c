@@ -18,17 +18,16 @@
     "host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
     " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb"
 
-#define WR_DOC                                                                               \
-    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id,"                  \
-    " 'window_start', " DB_TS("window_start") ", 'window_end', " DB_TS(                      \
-        "window_end") ","                                                                    \
-                      " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', " \
-                      "retried,"                                                             \
-                      " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"     \
-                      " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, "      \
-                      "'storage_gb', storage_gb,"                                            \
-                      " 'reported_by', reported_by, 'received_at', " DB_TS(                  \
-                          "received_at") ")::text"
+// clang-format off
+#define WR_DOC                                                                                  \
+    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id," " 'window_start', " \
+    DB_TS("window_start") ", 'window_end', " DB_TS("window_end") ","                            \
+    " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', " "retried,"           \
+    " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                          \
+    " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, "                           \
+    "'storage_gb', storage_gb," " 'reported_by', reported_by, 'received_at', "                  \
+    DB_TS("received_at") ")::text"
+// clang-format on
 
 const struct db_stmt db_work_report_stmts[] = {
     {"wr_check_refs",

@@ -263,6 +263,16 @@ enum plan_host_answer plan_host_next(enum plan_host_state from, int held, enum p
     return PLAN_HOST_OK;
 }
 
+enum plan_host_answer plan_host_allows(const char *state, int held, enum plan_host_event ev,
+                                       enum plan_host_actor actor)
+{
+    int from = plan_host_state_parse(state);
+    enum plan_host_state to;
+    unsigned fx;
+    return from < 0 ? PLAN_HOST_NOT_ALLOWED
+                    : plan_host_next((enum plan_host_state)from, held, ev, -1, actor, &to, &fx);
+}
+
 enum plan_host_state plan_host_stop_back(const char *previous_state, int held)
 {
     static const enum plan_host_state rest[] = {HS_REGISTERED,    HS_PROVISIONED, HS_READY,
@@ -328,43 +338,38 @@ char *plan_host_sql(void)
 
 char *plan_host_markdown(void)
 {
+    unsigned char *done = calloc(plan_host_nrules, 1); /* rows already listed */
+    if (done == NULL)
+        return NULL;
     struct sbuf b;
     sbuf_init(&b, 16384);
     sbuf_adds(&b, "| event | caused by | from → to | accepted gate | quarantine hold |\n"
                   "|---|---|---|---|---|\n");
-    for (int e = 0; e < HE__COUNT; e++) {
-        const struct plan_host_event_def *d = &plan_host_events[e];
-        /* rows of one event grouped by (to, effects) */
-        int done[64] = {0};
-        size_t nr = 0;
-        const struct plan_host_rule *rows[64];
-        for (size_t i = 0; i < plan_host_nrules && nr < 64; i++)
-            if ((int)plan_host_rules[i].event == e)
-                rows[nr++] = &plan_host_rules[i];
-        for (size_t i = 0; i < nr; i++) {
-            if (done[i])
+    /* Rows in table order, one line per (event, to, effects): rows that keep the state
+     * are listed together, the others by their to. */
+    for (size_t i = 0; i < plan_host_nrules; i++) {
+        const struct plan_host_rule *ri = &plan_host_rules[i];
+        if (done[i])
+            continue;
+        const struct plan_host_event_def *d = &plan_host_events[ri->event];
+        int same = ri->to == ri->from;
+        sbuf_printf(&b, "| `%s` | %s%s | ", d->name, actor_name(d->actor),
+                    d->refused_when_held ? " (not while quarantined)" : "");
+        for (size_t k = i; k < plan_host_nrules; k++) {
+            const struct plan_host_rule *rk = &plan_host_rules[k];
+            if (done[k] || rk->event != ri->event || (rk->to == rk->from) != same ||
+                rk->effects != ri->effects || (!same && rk->to != ri->to))
                 continue;
-            /* rows that keep the state are listed together, the others by their to */
-            int same = rows[i]->to == rows[i]->from;
-            sbuf_printf(&b, "| `%s` | %s%s | ", d->name, actor_name(d->actor),
-                        d->refused_when_held ? " (not while quarantined)" : "");
-            int first = 1;
-            for (size_t k = i; k < nr; k++) {
-                int ksame = rows[k]->to == rows[k]->from;
-                if (done[k] || ksame != same || rows[k]->effects != rows[i]->effects ||
-                    (!same && rows[k]->to != rows[i]->to))
-                    continue;
-                done[k] = 1;
-                sbuf_printf(&b, "%s%s", first ? "" : ", ", plan_host_state_names[rows[k]->from]);
-                first = 0;
-            }
-            unsigned fx = rows[i]->effects;
-            if (same)
-                sbuf_printf(&b, " (unchanged) | %s | %s |\n", gate_name(fx), hold_name(fx));
-            else
-                sbuf_printf(&b, " → %s | %s | %s |\n", plan_host_state_names[rows[i]->to],
-                            gate_name(fx), hold_name(fx));
+            done[k] = 1;
+            sbuf_printf(&b, "%s%s", k == i ? "" : ", ", plan_host_state_names[rk->from]);
         }
+        if (same)
+            sbuf_printf(&b, " (unchanged) | %s | %s |\n", gate_name(ri->effects),
+                        hold_name(ri->effects));
+        else
+            sbuf_printf(&b, " → %s | %s | %s |\n", plan_host_state_names[ri->to],
+                        gate_name(ri->effects), hold_name(ri->effects));
     }
+    free(done);
     return sbuf_take(&b, NULL);
 }

@@ -113,6 +113,11 @@ enum plan_host_answer plan_host_next(enum plan_host_state from, int held, enum p
                                      int hint, enum plan_host_actor actor, enum plan_host_state *to,
                                      unsigned *effects);
 
+/* Whether ev may happen now to a host whose state is named state (as stored): the answer
+ * of plan_host_next without a hint, its row not needed. An unknown state is NOT_ALLOWED. */
+enum plan_host_answer plan_host_allows(const char *state, int held, enum plan_host_event ev,
+                                       enum plan_host_actor actor);
+
 /* Where a host goes when its stop fails or is cancelled: back to the state it had when
  * the stop was requested if that was a resting state, else failed (quarantined while
  * held). */

@@ -51,15 +51,9 @@ enum db_status svc_stop_queue(struct db_conn *c, struct svc_stop *a)
     }
     if (t.stop_command == NULL || !prov_valid_stop_command(t.stop_command))
         a->refused = SVC_STOP_NO_COMMAND;
-    else {
-        enum plan_host_state to;
-        unsigned fx;
-        enum plan_host_answer ans =
-            plan_host_next((enum plan_host_state)plan_host_state_parse(t.state), t.held,
-                           HE_STOP_REQUESTED, -1, PLAN_ACTOR_OPERATOR, &to, &fx);
-        if (ans != PLAN_HOST_OK)
-            a->refused = !strcmp(t.state, "stopped") ? SVC_STOP_STOPPED : SVC_STOP_BUSY;
-    }
+    else if (plan_host_allows(t.state, t.held, HE_STOP_REQUESTED, PLAN_ACTOR_OPERATOR) !=
+             PLAN_HOST_OK)
+        a->refused = !strcmp(t.state, "stopped") ? SVC_STOP_STOPPED : SVC_STOP_BUSY;
     if (!a->refused) {
         s = active_job(c, a);
         if (s < 0) {
