@@ -35,7 +35,7 @@ endif
 
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
-              common/crypt.c common/utf8.c provisioner/sshkey.c
+              common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c
 DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c

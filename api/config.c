@@ -1,6 +1,7 @@
 /* config.c — environment configuration, validated up front so a bad setting stops the
  * process at start with one clear line rather than failing later. */
 #include "api/config.h"
+#include "common/netpolicy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -207,8 +208,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                       &cfg->events_ingest_throttle_s, err, errlen))
         return -1;
     cfg->ssh_allow_cidrs = dup_or(get("GPUFLEET_SSH_ALLOW_CIDRS"), "");
-    if (cfg->ssh_allow_cidrs[0] != '\0' &&
-        prov_ssh_cidr_match("127.0.0.1", cfg->ssh_allow_cidrs) < 0) {
+    if (cfg->ssh_allow_cidrs[0] != '\0' && net_cidr_match("127.0.0.1", cfg->ssh_allow_cidrs) < 0) {
         snprintf(err, errlen,
                  "GPUFLEET_SSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.0.0.0/8 (got "
                  "\"%.80s\")",

@@ -1,4 +1,4 @@
-/* credentials.c — SSH credentials. The private key is parsed (provisioner/sshkey.c),
+/* credentials.c — SSH credentials. The private key is parsed (common/sshkey.c),
  * sealed with AES-256-GCM under the process key (common/crypt.c) with the new row's id
  * as AAD, and only the ciphertext is stored. No reply, problem or log line carries the
  * key: problems name the field and say why, never quote the value. */
@@ -14,9 +14,9 @@
 #include "api/resource.h"
 #include "common/crypt.h"
 #include "common/log.h"
+#include "common/sshkey.h"
 #include "common/util.h"
 #include "db/credentials.h"
-#include "provisioner/sshkey.h"
 
 struct credential_in {
     const char *name;

@@ -2,6 +2,7 @@
  * door (the worker checks it again before connecting); provisioning queues a durable job
  * and answers 202 with its location. */
 #include "api/hosts.h"
+#include "common/netpolicy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -163,12 +164,12 @@ enum MHD_Result api_hosts_create(struct api_req *r)
     if (api_spec_parse(r, r->json, host_spec, &in) != 0)
         return MHD_YES;
     const char *address = in.address;
-    if (prov_ssh_address_forbidden(address))
+    if (net_address_forbidden(address))
         return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
                                  "%s is link-local, a cloud metadata address or otherwise never "
                                  "an SSH target",
                                  address);
-    if (prov_ssh_cidr_match(address, allow_cidrs) != 1)
+    if (net_cidr_match(address, allow_cidrs) != 1)
         return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
                                  "%s is not in GPUFLEET_SSH_ALLOW_CIDRS", address);
     char port[16];

@@ -18,6 +18,7 @@
  * meanwhile. The write that ends a task (success, verdict, failure, cancellation) is
  * written the same way: the task has closed its session and runs nothing after it, so
  * nothing waits on it but the log line and the task's memory. */
+#include "common/netpolicy.h"
 #include "provisioner/job.h"
 
 #include <assert.h>
@@ -541,8 +542,8 @@ static void cred_done(struct job_task *t, enum db_status s)
 void job_connect(struct job_task *t)
 {
     const char *allow = t->w->cfg->allow_cidrs;
-    if (prov_ssh_address_forbidden(t->host.address) ||
-        prov_ssh_cidr_match(t->host.address, allow ? allow : "") != 1) {
+    if (net_address_forbidden(t->host.address) ||
+        net_cidr_match(t->host.address, allow ? allow : "") != 1) {
         job_fail(t, "address_not_allowed",
                  "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS (or is link-local or a "
                  "metadata address)",

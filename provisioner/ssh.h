@@ -19,7 +19,7 @@
  *   - algorithm preferences avoid Terrapin-prone combinations (libssh2 1.10
  *     has no strict kex): curve25519/ECDH kex, aes-ctr ciphers, non-ETM
  *     hmac-sha2 MACs, no chacha20, no CBC, no SHA-1;
- *   - prov_ssh_connect() itself refuses prov_ssh_address_forbidden()
+ *   - prov_ssh_connect() itself refuses net_address_forbidden()
  *     addresses (the CIDR allow-list is the caller's configuration).
  */
 #ifndef PROV_SSH_H
@@ -137,20 +137,5 @@ void prov_ssh_close(struct prov_ssh_conn *c);
  * enforce timeouts. Returns the number of sessions not yet freed (including
  * closing ones); 0 means the loop is idle. */
 int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms);
-
-/* Address policy helpers (pure, thread-safe). */
-/* 1 if the address must never be an SSH target, or is not a literal IP:
- * 0.0.0.0/8, 169.254.0.0/16 (link-local, cloud metadata), 224.0.0.0/4
- * (multicast), 240.0.0.0/4 (reserved, broadcast), 100.100.100.200 (Alibaba
- * metadata), 168.63.129.16 (Azure wire server); ::, fe80::/10, ff00::/8,
- * fd00:ec2::254 (AWS metadata); IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
- * and NAT64 (64:ff9b::/96) forms of the IPv4 rules. Loopback and private
- * ranges are NOT forbidden here (use the allow-list). Otherwise 0. */
-int prov_ssh_address_forbidden(const char *address);
-/* 1 if address lies in one of the comma-separated CIDRs ("127.0.0.0/8,
- * 10.0.0.0/8, fd00::/8"; a bare address means /32 or /128; spaces allowed),
- * 0 if not, -1 if the address or any list entry is malformed. An
- * IPv4-mapped IPv6 address is matched as IPv4. */
-int prov_ssh_cidr_match(const char *address, const char *cidr_list);
 
 #endif

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provisioner/sshkey.h"
+#include "common/sshkey.h"
 #include "tests/unit/sshkeys.inc"
 #include "tests/unit/unit.h"
 

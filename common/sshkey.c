@@ -4,7 +4,7 @@
  * and, unencrypted, the private section is
  *   uint32 check1, uint32 check2, { string type, <key fields>, string comment }, padding
  * with padding bytes 1, 2, 3, … up to the cipher block size (8 for "none"). */
-#include "provisioner/sshkey.h"
+#include "common/sshkey.h"
 
 #include "common/util.h"
 
