@@ -10,7 +10,7 @@
 SSH_SRC       := provisioner/ssh.c
 SSH_TEST_SRC  := tests/ssh/test_ssh.c
 
-SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o)
+SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o
 SSH_TEST_OBJ  := $(SSH_TEST_SRC:%.c=$(BUILD)/%.o)
 SSH_TEST_BIN  := $(BUILD)/ssh-tests
 
