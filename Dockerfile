@@ -8,7 +8,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential pkg-config xxd \
-        libmicrohttpd-dev libpq-dev libjansson-dev libssh2-1-dev libjwt-dev libssl-dev \
+        libmicrohttpd-dev libpq-dev libjansson-dev libssh2-1-dev libjwt-dev libssl-dev libcurl4-openssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -21,7 +21,7 @@ RUN make clean && make -j"$(nproc)" GIT_REV="$GIT_REV" bin/gpufleetd \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd12 libpq5 libjansson4 libssh2-1 libjwt0 libssl3 \
+        libmicrohttpd12 libpq5 libjansson4 libssh2-1 libjwt0 libssl3 libcurl4 \
         ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /nonexistent --no-create-home \

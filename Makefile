@@ -7,7 +7,7 @@
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
 
 CC        ?= cc
-PKGS      := libmicrohttpd libpq jansson libjwt libssh2 libcrypto
+PKGS      := libmicrohttpd libpq jansson libjwt libssh2 libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
