@@ -79,6 +79,21 @@ static int check_obj(const json_t *obj, const struct spec_field *fields, const c
 static int check_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
                        struct spec_error *err);
 
+/* v is an array whose length is within the field's min..max (max 0: no limit). */
+static int check_array(const json_t *v, const struct spec_field *f, const char *path,
+                       struct spec_error *err)
+{
+    char buf[64];
+    if (!json_is_array(v))
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an array%s", NULL);
+    size_t n = json_array_size(v);
+    if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
+        snprintf(buf, sizeof buf, " (%g to %g)", f->min, f->max);
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong number of items%s", buf);
+    }
+    return 0;
+}
+
 /* Validates v and fills its destination. */
 static int parse_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
                        struct spec_error *err)
@@ -149,14 +164,9 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
         }
         return 0;
     case SPEC_ENUM_ARRAY: {
-        if (!json_is_array(v))
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an array%s", NULL);
+        if (check_array(v, f, path, err) != 0)
+            return -1;
         size_t n = json_array_size(v);
-        if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
-            snprintf(buf, sizeof buf, " (%g to %g)", f->min, f->max);
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong number of items%s",
-                        buf);
-        }
         for (size_t i = 0; i < n; i++) {
             const json_t *it = json_array_get(v, i);
             if (!json_is_string(it) || !in_enum(json_string_value(it), f->enum_values)) {
@@ -175,14 +185,9 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
         return check_obj(v, f->children, path, out, err);
     case SPEC_ARRAY: {
-        if (!json_is_array(v))
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an array%s", NULL);
+        if (check_array(v, f, path, err) != 0)
+            return -1;
         size_t n = json_array_size(v);
-        if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
-            snprintf(buf, sizeof buf, " (%g to %g)", f->min, f->max);
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong number of items%s",
-                        buf);
-        }
         for (size_t i = 0; i < n; i++) {
             char ipath[128];
             snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);

@@ -652,6 +652,18 @@ static enum exstep exec_err(struct prov_ssh_conn *c, struct exec *e, int rc, con
     return EXS_FAILED;
 }
 
+/* One libssh2 call's outcome: wait, fail through exec_err, or move to next. */
+static enum exstep ex_advance(struct prov_ssh_conn *c, struct exec *e, int rc, const char *what,
+                              enum exec_state next)
+{
+    if (rc == LIBSSH2_ERROR_EAGAIN)
+        return EXS_AGAIN;
+    if (rc)
+        return exec_err(c, e, rc, what);
+    e->st = next;
+    return EXS_OK;
+}
+
 static enum exstep ex_open(struct prov_ssh_conn *c, struct exec *e)
 {
     e->ch = libssh2_channel_open_session(c->sess);
@@ -671,26 +683,17 @@ static enum exstep ex_open(struct prov_ssh_conn *c, struct exec *e)
 
 static enum exstep ex_exec(struct prov_ssh_conn *c, struct exec *e)
 {
-    int rc = libssh2_channel_exec(e->ch, e->command);
-    if (rc == LIBSSH2_ERROR_EAGAIN)
-        return EXS_AGAIN;
-    if (rc)
-        return exec_err(c, e, rc, "exec request");
-    e->exec_sent = 1; /* libssh2 waited for the server's CHANNEL_SUCCESS */
-    e->st = EX_EOF;
-    return EXS_OK;
+    enum exstep r =
+        ex_advance(c, e, libssh2_channel_exec(e->ch, e->command), "exec request", EX_EOF);
+    if (r == EXS_OK)
+        e->exec_sent = 1; /* libssh2 waited for the server's CHANNEL_SUCCESS */
+    return r;
 }
 
 /* stdin gets EOF at once: commands that read stdin must not wait for it */
 static enum exstep ex_eof(struct prov_ssh_conn *c, struct exec *e)
 {
-    int rc = libssh2_channel_send_eof(e->ch);
-    if (rc == LIBSSH2_ERROR_EAGAIN)
-        return EXS_AGAIN;
-    if (rc)
-        return exec_err(c, e, rc, "send eof");
-    e->st = EX_READ;
-    return EXS_OK;
+    return ex_advance(c, e, libssh2_channel_send_eof(e->ch), "send eof", EX_READ);
 }
 
 static enum exstep ex_read(struct prov_ssh_conn *c, struct exec *e)
@@ -719,13 +722,7 @@ static enum exstep ex_read(struct prov_ssh_conn *c, struct exec *e)
 
 static enum exstep ex_close(struct prov_ssh_conn *c, struct exec *e)
 {
-    int rc = libssh2_channel_close(e->ch);
-    if (rc == LIBSSH2_ERROR_EAGAIN)
-        return EXS_AGAIN;
-    if (rc)
-        return exec_err(c, e, rc, "channel close");
-    e->st = EX_WAIT_CLOSED;
-    return EXS_OK;
+    return ex_advance(c, e, libssh2_channel_close(e->ch), "channel close", EX_WAIT_CLOSED);
 }
 
 static enum exstep ex_wait_closed(struct prov_ssh_conn *c, struct exec *e)
