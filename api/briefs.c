@@ -183,16 +183,11 @@ static int valid_kind(const char *v)
 {
     return plan_lookup(kinds, v) >= 0;
 }
-static int valid_prefix(const char *v)
-{
-    return strlen(v) <= 128;
-}
-
 static const struct list_filter brief_filters[] = {
     {"kind", valid_kind,
      "one of inference_interactive, inference_batch, training, fine_tuning, embeddings, "
      "distributed_serving"},
-    {"name_prefix", valid_prefix, "1-128 characters"},
+    {"name_prefix", api_valid_name_prefix, "1-128 characters"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)

@@ -163,13 +163,8 @@ enum MHD_Result api_credentials_get(struct api_req *r)
     return id ? api_get_document(r, id, "credential", db_credential_get) : MHD_YES;
 }
 
-static int valid_prefix(const char *v)
-{
-    return strlen(v) <= 128;
-}
-
 static const struct list_filter credential_filters[] = {
-    {"name_prefix", valid_prefix, "1-128 characters"},
+    {"name_prefix", api_valid_name_prefix, "1-128 characters"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)

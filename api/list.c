@@ -19,6 +19,11 @@ int api_valid_uuid(const char *v)
     return util_is_uuid(v);
 }
 
+int api_valid_name_prefix(const char *v)
+{
+    return strlen(v) <= 128;
+}
+
 int api_valid_seq(const char *s)
 {
     size_t n = strlen(s);

@@ -313,14 +313,9 @@ enum MHD_Result api_pools_get(struct api_req *r)
     return id ? api_get_document(r, id, "pool", fetch_pool) : MHD_YES;
 }
 
-static int valid_prefix(const char *v)
-{
-    return strlen(v) <= 128;
-}
-
 static const struct list_filter pool_filters[] = {
     {"gpu_model", valid_gpu_model, "a GPU model key"},
-    {"name_prefix", valid_prefix, "1-128 characters"},
+    {"name_prefix", api_valid_name_prefix, "1-128 characters"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)

@@ -216,13 +216,8 @@ enum MHD_Result api_stacks_lineage(struct api_req *r)
     return ret;
 }
 
-static int valid_prefix(const char *v)
-{
-    return strlen(v) <= 128;
-}
-
 static const struct list_filter stack_filters[] = {
-    {"name_prefix", valid_prefix, "1-128 characters"},
+    {"name_prefix", api_valid_name_prefix, "1-128 characters"},
     {"framework", valid_fw_name, "a framework name"},
 };
 
