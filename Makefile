@@ -35,22 +35,25 @@ endif
 
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
-              common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c
-DB_SRC     := db/db.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
+              common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c
+DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c
-API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/jsonspec.c api/cors.c \
+API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
+              api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/ui.c api/events.c \
-              api/events_hub.c
+              api/stop.c api/recommend.c api/ui.c api/events.c
 # Background services: used by the API and by the workers; they know no HTTP.
-SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c
+SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c \
+              service/events_hub.c service/events_sub.c service/jwks.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
-              planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c
-GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c
+              planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \
+              planner/xid_policy.c
+GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c \
+              build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js
@@ -65,12 +68,21 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
 LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
-              tests/unit/test_auth.c tests/unit/test_list.c tests/unit/test_routes.c \
+              tests/unit/test_auth.c tests/unit/test_oidc.c tests/unit/test_jwk.c \
+              tests/unit/test_list.c \
+              tests/unit/test_routes.c \
               tests/unit/test_config.c tests/unit/test_planner.c \
               tests/unit/test_crypt.c tests/unit/test_sshkey.c \
               tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c \
               tests/unit/test_recommend.c tests/unit/test_gate_property.c \
-              tests/unit/test_host_state.c tests/unit/test_db.c
+              tests/unit/test_host_state.c tests/unit/test_db.c \
+              tests/unit/test_xid.c
+
+# Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
+# credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.
+LIB_SRC    += common/webhook.c db/sealed.c db/webhooks.c service/webhooks.c \
+              service/webhook_horizon.c service/webhook_send.c api/webhooks.c
+UNIT_SRC   += tests/unit/test_webhook.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -110,6 +122,11 @@ build/gen/openapi_blob.c: scripts/embed openapi/openapi.yaml
 build/gen/ui_blob.c: scripts/embed $(UI_FILES)
 	@mkdir -p $(dir $@)
 	scripts/embed ui $(UI_FILES) > $@.tmp && mv $@.tmp $@
+
+# NVIDIA's Xid catalog as a C table (planner/xid_policy.c); the script checks the CSV.
+build/gen/xid_catalog.c: scripts/gen-xid-catalog data/xid_catalog.csv
+	@mkdir -p $(dir $@)
+	scripts/gen-xid-catalog data/xid_catalog.csv > $@.tmp && mv $@.tmp $@
 
 bootstrap:
 	@scripts/bootstrap

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/rolemap.h"
 #include "common/secret.h"
 #include "common/util.h"
+#include "service/jwks.h"
 
 /* Verified-token cache. A token that verified once is identified by the SHA-256 of its
  * text (compared in constant time); its time claims are re-checked on every use, so a
@@ -27,7 +29,8 @@ struct auth_cache_entry {
     unsigned char digest[32];
     int used;
     int64_t exp, nbf; /* nbf = INT64_MIN when absent */
-    struct api_principal principal;
+    uint64_t gen;     /* OIDC: the key set generation that verified it (0 otherwise) */
+    struct api_principal principal; /* scope owned by the slot */
 };
 
 struct auth_cache {
@@ -48,7 +51,8 @@ static size_t cache_slot(const unsigned char digest[32])
     return ((size_t)digest[0] | (size_t)digest[1] << 8) & (AUTH_CACHE_SLOTS - 1);
 }
 
-/* Returns 1 and fills *e when the token is cached. */
+/* Returns 1 and fills *e when the token is cached; e->principal.scope is then a copy the
+ * caller owns. */
 static int cache_get(struct auth_cache *c, const unsigned char digest[32],
                      struct auth_cache_entry *e)
 {
@@ -59,19 +63,44 @@ static int cache_get(struct auth_cache *c, const unsigned char digest[32],
     struct auth_cache_entry *s = &c->slots[cache_slot(digest)];
     if (s->used && CRYPTO_memcmp(s->digest, digest, 32) == 0) {
         *e = *s;
-        hit = 1;
+        e->principal.scope = s->principal.scope ? strdup(s->principal.scope) : NULL;
+        hit = !(s->principal.scope != NULL && e->principal.scope == NULL);
     }
     pthread_mutex_unlock(&c->mu);
     return hit;
 }
 
+/* Stores a copy of e (and of its scope). */
 static void cache_put(struct auth_cache *c, const struct auth_cache_entry *e)
 {
     if (c == NULL)
         return;
+    char *scope = NULL;
+    if (e->principal.scope != NULL && (scope = strdup(e->principal.scope)) == NULL)
+        return;
     pthread_mutex_lock(&c->mu);
-    c->slots[cache_slot(e->digest)] = *e;
+    struct auth_cache_entry *s = &c->slots[cache_slot(e->digest)];
+    char *old = s->principal.scope;
+    *s = *e;
+    s->principal.scope = scope;
     pthread_mutex_unlock(&c->mu);
+    free(old);
+}
+
+static void cache_free(struct auth_cache *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < AUTH_CACHE_SLOTS; i++)
+        free(c->slots[i].principal.scope);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void auth_principal_clear(struct api_principal *p)
+{
+    free(p->scope);
+    p->scope = NULL;
 }
 
 enum api_role auth_role_parse(const char *s)
@@ -167,15 +196,41 @@ int auth_init(struct api_auth *a, const char *secret_file, const char *public_ke
     return 0;
 }
 
+int auth_init_oidc(struct api_auth *a, struct jwks *jwks, const char *role_map,
+                   const char *role_claim, const char *principal_claim, const char *issuer,
+                   const char *audience, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    a->alg = JWT_ALG_NONE;
+    a->jwks = jwks;
+    if (auth_rolemap_parse(role_map, &a->rolemap, err, errlen) != 0) {
+        auth_free(a);
+        return -1;
+    }
+    a->role_claim = strdup(role_claim);
+    a->principal_claim = strdup(principal_claim);
+    a->issuer = strdup(issuer);
+    a->audience = strdup(audience);
+    a->cache = cache_new();
+    if (a->role_claim == NULL || a->principal_claim == NULL || a->issuer == NULL ||
+        a->audience == NULL || a->cache == NULL) {
+        snprintf(err, errlen, "out of memory");
+        auth_free(a);
+        return -1;
+    }
+    return 0;
+}
+
 void auth_free(struct api_auth *a)
 {
     secret_free(a->key, a->keylen);
     free(a->issuer);
     free(a->audience);
-    if (a->cache != NULL) {
-        pthread_mutex_destroy(&a->cache->mu);
-        free(a->cache);
-    }
+    cache_free(a->cache);
+    jwks_free(a->jwks);
+    auth_rolemap_free(a->rolemap);
+    free(a->role_claim);
+    free(a->principal_claim);
     memset(a, 0, sizeof *a);
 }
 
@@ -195,20 +250,79 @@ static json_t *decode_segment(const char *seg, size_t len)
     return j;
 }
 
-static int printable_ascii(const char *s, size_t max)
+int auth_scope_item_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > max)
+    if (n == 0 || n > 128)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (s[i] < 0x21 || s[i] > 0x7e)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             return 0;
     return 1;
 }
 
-/* Checks the claims. Returns AUTH_OK and fills p, or a failure with *why. */
-static enum auth_result check_claims(const struct api_auth *a, json_t *claims, int64_t now,
-                                     struct api_principal *p, const char **why)
+/* A scope member as compared with the database: a UUID in lowercase, a name as is. */
+static json_t *scope_member(const char *v)
+{
+    if (!util_is_uuid(v))
+        return json_string(v);
+    char low[UTIL_UUID_LEN + 1];
+    for (size_t i = 0; i <= UTIL_UUID_LEN; i++)
+        low[i] = (char)tolower((unsigned char)v[i]);
+    return json_string(low);
+}
+
+/* The token's own "pools" and "hosts" claims. Returns 0 with *scope (NULL when the token
+ * has neither), or -1 when either is not an array of at most AUTH_MAX_SCOPE_ITEMS valid
+ * names. */
+static int claims_scope(json_t *claims, json_t **scope)
+{
+    static const char *const names[] = {"pools", "hosts"};
+    *scope = NULL;
+    json_t *out = NULL;
+    for (int k = 0; k < 2; k++) {
+        json_t *c = json_object_get(claims, names[k]);
+        if (c == NULL)
+            continue;
+        if (!json_is_array(c) || json_array_size(c) > AUTH_MAX_SCOPE_ITEMS)
+            goto bad;
+        if (out == NULL)
+            out = json_pack("{s:[], s:[]}", "pools", "hosts");
+        json_t *arr = json_object_get(out, names[k]);
+        size_t i;
+        json_t *v;
+        json_array_foreach(c, i, v)
+        {
+            if (!json_is_string(v) || !auth_scope_item_ok(json_string_value(v)))
+                goto bad;
+            json_array_append_new(arr, scope_member(json_string_value(v)));
+        }
+    }
+    *scope = out;
+    return 0;
+bad:
+    json_decref(out);
+    return -1;
+}
+
+/* A claim by name; when there is none and the name has dots, by path (realm_access.roles). */
+static json_t *claim_at(json_t *claims, const char *name)
+{
+    json_t *v = json_object_get(claims, name);
+    if (v != NULL || strchr(name, '.') == NULL)
+        return v;
+    char path[256];
+    snprintf(path, sizeof path, "%s", name);
+    char *save = NULL;
+    v = claims;
+    for (char *part = strtok_r(path, ".", &save); part && v; part = strtok_r(NULL, ".", &save))
+        v = json_is_object(v) ? json_object_get(v, part) : NULL;
+    return v;
+}
+
+/* exp, nbf, iat, iss and aud. */
+static enum auth_result check_time_iss_aud(const struct api_auth *a, json_t *claims, int64_t now,
+                                           const char **why)
 {
     json_t *exp = json_object_get(claims, "exp");
     if (!json_is_integer(exp)) {
@@ -258,18 +372,117 @@ static enum auth_result check_claims(const struct api_auth *a, json_t *claims, i
         *why = "the token audience (aud) is not accepted";
         return AUTH_INVALID;
     }
-    const char *sub = json_string_value(json_object_get(claims, "sub"));
-    if (sub == NULL || !printable_ascii(sub, sizeof p->sub - 1)) {
-        *why = "the sub claim is missing or not 1-128 printable ASCII characters";
+    return AUTH_OK;
+}
+
+/* The principal: sub (or the configured claim), role and, for a reporter, the scope. */
+static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
+                                       struct api_principal *p, const char **why)
+{
+    const char *pclaim = a->jwks ? a->principal_claim : "sub";
+    const char *sub = json_string_value(claim_at(claims, pclaim));
+    if (sub == NULL || !util_printable_ascii(sub, sizeof p->sub - 1)) {
+        *why = a->jwks ? "the principal claim is missing or not 1-128 printable ASCII characters"
+                       : "the sub claim is missing or not 1-128 printable ASCII characters";
         return AUTH_INVALID;
     }
-    enum api_role role = auth_role_parse(json_string_value(json_object_get(claims, "role")));
-    if (role == ROLE_NONE) {
-        *why = "the role claim is missing or unknown";
+    enum api_role role;
+    json_t *scope = NULL;
+    if (a->jwks != NULL) {
+        role = auth_rolemap_resolve(a->rolemap, claim_at(claims, a->role_claim), &scope);
+        if (role == ROLE_NONE) {
+            *why = "no value of the token's role claim is in GPUFLEET_JWT_ROLE_MAP";
+            return AUTH_NO_ROLE;
+        }
+    } else {
+        role = auth_role_parse(json_string_value(json_object_get(claims, "role")));
+        if (role == ROLE_NONE) {
+            *why = "the role claim is missing or unknown";
+            return AUTH_INVALID;
+        }
+    }
+    if (role == ROLE_REPORTER && scope == NULL && claims_scope(claims, &scope) != 0) {
+        *why = "the pools or hosts claim is not an array of at most 256 names or ids";
+        return AUTH_INVALID;
+    }
+    char *text = NULL;
+    if (role == ROLE_REPORTER && scope != NULL)
+        text = json_dumps(scope, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(scope);
+    if (role == ROLE_REPORTER && scope != NULL && text == NULL) {
+        *why = "out of memory";
         return AUTH_INVALID;
     }
     snprintf(p->sub, sizeof p->sub, "%s", sub);
     p->role = role;
+    p->scope = text;
+    return AUTH_OK;
+}
+
+/* typ may be absent, JWT, or (OIDC access tokens, RFC 9068) at+jwt. */
+static int typ_ok(const json_t *hdr, int oidc)
+{
+    const json_t *t = json_object_get(hdr, "typ");
+    if (t == NULL)
+        return 1;
+    const char *typ = json_string_value(t);
+    if (typ == NULL)
+        return 0;
+    if (strcasecmp(typ, "JWT") == 0)
+        return 1;
+    return oidc && (strcasecmp(typ, "at+jwt") == 0 || strcasecmp(typ, "application/at+jwt") == 0);
+}
+
+/* The key for a token: the configured one (*key, *keylen, *alg), or the JWK set's key named
+ * by kid (*jk) — whose algorithm must be the header's. On AUTH_OK in OIDC mode *set holds
+ * a reference the caller releases. */
+static enum auth_result pick_key(const struct api_auth *a, json_t *hdr, const unsigned char **key,
+                                 size_t *keylen, jwt_alg_t *alg, struct jwk_set **set,
+                                 const struct jwk_key **jk, const char **why)
+{
+    const char *halg = json_string_value(json_object_get(hdr, "alg"));
+    *set = NULL;
+    if (halg == NULL || !typ_ok(hdr, a->jwks != NULL) || json_object_get(hdr, "crit") != NULL) {
+        *why = "the token algorithm or header is not accepted";
+        return AUTH_INVALID;
+    }
+    if (a->jwks == NULL) {
+        if (strcmp(halg, jwt_alg_str(a->alg)) != 0) {
+            *why = "the token algorithm or header is not accepted";
+            return AUTH_INVALID;
+        }
+        *key = a->key;
+        *keylen = a->keylen;
+        *alg = a->alg;
+        return AUTH_OK;
+    }
+    /* Only algorithms a JWK can pin get as far as a key lookup (which may fetch). */
+    if (strcmp(halg, "RS256") != 0 && strcmp(halg, "ES256") != 0) {
+        *why = "the token algorithm is not accepted (RS256 or ES256 with a key of the JWK set)";
+        return AUTH_INVALID;
+    }
+    const char *kid = json_string_value(json_object_get(hdr, "kid"));
+    if (kid == NULL || !util_printable_ascii(kid, JWK_MAX_KID)) {
+        *why = "the token header has no valid kid";
+        return AUTH_INVALID;
+    }
+    const struct jwk_key *k;
+    switch (jwks_lookup(a->jwks, kid, set, &k)) {
+    case JWKS_FOUND: break;
+    case JWKS_NO_KEYS:
+        *why = "no signing keys are loaded from the identity provider yet";
+        return AUTH_INVALID;
+    case JWKS_UNKNOWN_KID:
+        *why = "the token's kid is not a key of the identity provider's JWK set";
+        return AUTH_INVALID;
+    }
+    if (strcmp(halg, jwt_alg_str(k->alg)) != 0) {
+        jwk_set_release(*set);
+        *set = NULL;
+        *why = "the token algorithm is not the one its key is for";
+        return AUTH_INVALID;
+    }
+    *jk = k;
     return AUTH_OK;
 }
 
@@ -277,6 +490,7 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
                              struct api_principal *p, const char **why)
 {
     *why = "";
+    p->scope = NULL;
     if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0) {
         *why = "an Authorization: Bearer token is required";
         return AUTH_MISSING;
@@ -296,17 +510,24 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     unsigned char digest[32];
     util_sha256(token, tlen, digest);
     struct auth_cache_entry ce;
+    /* OIDC: a token verified with an earlier key set is verified again (its key may be
+     * gone). */
     if (cache_get(a->cache, digest, &ce)) {
-        if (ce.exp + AUTH_LEEWAY_S < now) {
-            *why = "the token has expired";
-            return AUTH_EXPIRED;
+        if (a->jwks == NULL || ce.gen == jwks_generation(a->jwks)) {
+            if (ce.exp + AUTH_LEEWAY_S < now) {
+                auth_principal_clear(&ce.principal);
+                *why = "the token has expired";
+                return AUTH_EXPIRED;
+            }
+            if (ce.nbf - AUTH_LEEWAY_S > now) {
+                auth_principal_clear(&ce.principal);
+                *why = "the token is not valid yet (nbf)";
+                return AUTH_INVALID;
+            }
+            *p = ce.principal;
+            return AUTH_OK;
         }
-        if (ce.nbf - AUTH_LEEWAY_S > now) {
-            *why = "the token is not valid yet (nbf)";
-            return AUTH_INVALID;
-        }
-        *p = ce.principal;
-        return AUTH_OK;
+        auth_principal_clear(&ce.principal);
     }
     const char *dot1 = strchr(token, '.');
     const char *dot2 = dot1 ? strchr(dot1 + 1, '.') : NULL;
@@ -315,34 +536,41 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
         return AUTH_INVALID;
     }
 
-    /* 1. Pin the algorithm before libjwt chooses one from the header. */
+    /* 1. Pin the algorithm (and pick the key) before libjwt chooses one from the header. */
     json_t *hdr = decode_segment(token, (size_t)(dot1 - token));
     if (hdr == NULL) {
         *why = "the token header is not valid base64url JSON";
         return AUTH_INVALID;
     }
-    const char *alg = json_string_value(json_object_get(hdr, "alg"));
-    const char *typ = json_string_value(json_object_get(hdr, "typ"));
-    int hdr_ok = alg != NULL && strcmp(alg, jwt_alg_str(a->alg)) == 0 &&
-                 (json_object_get(hdr, "typ") == NULL || (typ && strcasecmp(typ, "JWT") == 0)) &&
-                 json_object_get(hdr, "crit") == NULL;
+    const unsigned char *key = NULL;
+    size_t keylen = 0;
+    jwt_alg_t alg = JWT_ALG_NONE;
+    struct jwk_set *set = NULL;
+    const struct jwk_key *jk = NULL;
+    enum auth_result res = pick_key(a, hdr, &key, &keylen, &alg, &set, &jk, why);
     json_decref(hdr);
-    if (!hdr_ok) {
-        *why = "the token algorithm or header is not accepted";
-        return AUTH_INVALID;
-    }
+    if (res != AUTH_OK)
+        return res;
+    uint64_t gen = set ? set->gen : 0;
 
-    /* 2. Verify the signature with the configured key. */
-    jwt_t *jwt = NULL;
-    char *tok = strndup(token, tlen);
-    int rc = tok ? jwt_decode(&jwt, tok, a->key, (int)a->keylen) : ENOMEM;
-    free(tok);
-    if (rc != 0 || jwt == NULL || jwt_get_alg(jwt) != a->alg) {
+    /* 2. Verify the signature with that key: libjwt for the configured key, OpenSSL with
+     *    the key's pinned algorithm for a JWK (see common/jwk.h). */
+    int ok;
+    if (jk != NULL) {
+        ok = jwk_verify_compact(jk, token, (size_t)(dot2 - token));
+    } else {
+        jwt_t *jwt = NULL;
+        char *tok = strndup(token, tlen);
+        int rc = tok ? jwt_decode(&jwt, tok, key, (int)keylen) : ENOMEM;
+        free(tok);
+        ok = rc == 0 && jwt != NULL && jwt_get_alg(jwt) == alg;
         jwt_free(jwt);
+    }
+    jwk_set_release(set);
+    if (!ok) {
         *why = "the token signature is not valid";
         return AUTH_INVALID;
     }
-    jwt_free(jwt);
 
     /* 3. Claims, parsed strictly from the (now authenticated) payload. */
     json_t *claims = decode_segment(dot1 + 1, (size_t)(dot2 - dot1 - 1));
@@ -350,11 +578,14 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
         *why = "the token payload is not a JSON object";
         return AUTH_INVALID;
     }
-    enum auth_result res = check_claims(a, claims, now, p, why);
+    res = check_time_iss_aud(a, claims, now, why);
+    if (res == AUTH_OK)
+        res = check_identity(a, claims, p, why);
     if (res == AUTH_OK) {
         memset(&ce, 0, sizeof ce);
         memcpy(ce.digest, digest, sizeof digest);
         ce.used = 1;
+        ce.gen = gen;
         ce.exp = (int64_t)json_integer_value(json_object_get(claims, "exp"));
         json_t *nbf = json_object_get(claims, "nbf");
         ce.nbf = nbf ? (int64_t)json_integer_value(nbf) : INT64_MIN / 2;
@@ -365,26 +596,55 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     return res;
 }
 
-int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-              enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
-              char **out)
+int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
+                     enum api_role role, long ttl_s, const char *issuer, const char *audience,
+                     int64_t now, const char *const *pools, size_t npools, const char *const *hosts,
+                     size_t nhosts, char **out)
 {
     jwt_t *jwt = NULL;
     int rc = -1;
+    char *scope = NULL;
     char jti[UTIL_UUID_LEN + 1];
     util_uuid4(jti);
-    if (jwt_new(&jwt) != 0)
+    if (npools > AUTH_MAX_SCOPE_ITEMS || nhosts > AUTH_MAX_SCOPE_ITEMS)
         return -1;
+    if (npools + nhosts > 0) {
+        json_t *o = json_pack("{s:[], s:[]}", "pools", "hosts");
+        for (size_t i = 0; i < npools; i++)
+            json_array_append_new(json_object_get(o, "pools"), json_string(pools[i]));
+        for (size_t i = 0; i < nhosts; i++)
+            json_array_append_new(json_object_get(o, "hosts"), json_string(hosts[i]));
+        if (npools == 0)
+            json_object_del(o, "pools");
+        if (nhosts == 0)
+            json_object_del(o, "hosts");
+        scope = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (scope == NULL)
+            return -1;
+    }
+    if (jwt_new(&jwt) != 0)
+        goto cleanup;
     if (jwt_add_grant(jwt, "sub", sub) || jwt_add_grant(jwt, "role", auth_role_name(role)) ||
         jwt_add_grant(jwt, "iss", issuer) || jwt_add_grant(jwt, "aud", audience) ||
         jwt_add_grant(jwt, "jti", jti) || jwt_add_grant_int(jwt, "iat", (long)now) ||
         jwt_add_grant_int(jwt, "nbf", (long)now) ||
         jwt_add_grant_int(jwt, "exp", (long)(now + ttl_s)) ||
+        (scope != NULL && jwt_add_grants_json(jwt, scope)) ||
         jwt_set_alg(jwt, alg, key, (int)keylen))
         goto cleanup;
     *out = jwt_encode_str(jwt);
     rc = *out ? 0 : -1;
 cleanup:
     jwt_free(jwt);
+    free(scope);
     return rc;
+}
+
+int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
+              enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
+              char **out)
+{
+    return auth_mint_scoped(alg, key, keylen, sub, role, ttl_s, issuer, audience, now, NULL, 0,
+                            NULL, 0, out);
 }

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/rolemap.h"
 #include "common/util.h"
 #include "provisioner/ssh.h"
+#include "service/jwks.h"
 
 static char *dup_or(const char *v, const char *def)
 {
@@ -130,6 +132,131 @@ static int readable_file(const char *var, const char *path, char *err, size_t er
     return 0;
 }
 
+/* A claim name: 1-128 printable ASCII characters. */
+static int claim_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 128)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x21 || s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
+/* The OIDC settings and GPUFLEET_ALLOW_UNSCOPED_REPORTERS (read whatever the command). */
+static int load_oidc(struct api_config *cfg, const char *(*get)(const char *), char *err,
+                     size_t errlen)
+{
+    cfg->jwt_jwks_url = dup_or(get("GPUFLEET_JWT_JWKS_URL"), NULL);
+    cfg->jwt_jwks_file = dup_or(get("GPUFLEET_JWT_JWKS_FILE"), NULL);
+    cfg->jwt_jwks_ca_file = dup_or(get("GPUFLEET_JWT_JWKS_CA_FILE"), NULL);
+    cfg->jwt_role_claim = dup_or(get("GPUFLEET_JWT_ROLE_CLAIM"), "groups");
+    cfg->jwt_role_map = dup_or(get("GPUFLEET_JWT_ROLE_MAP"), NULL);
+    cfg->jwt_principal_claim = dup_or(get("GPUFLEET_JWT_PRINCIPAL_CLAIM"), "sub");
+    if (parse_int_var(get, "GPUFLEET_JWT_JWKS_REFRESH_SECONDS", 600, 10, 86400,
+                      &cfg->jwt_jwks_refresh_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_JWT_JWKS_MIN_REFRESH_SECONDS", 30, 1, 3600,
+                      &cfg->jwt_jwks_min_refresh_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_JWT_JWKS_TIMEOUT_SECONDS", 5, 1, 60, &cfg->jwt_jwks_timeout_s,
+                      err, errlen) ||
+        parse_int_var(get, "GPUFLEET_ALLOW_UNSCOPED_REPORTERS", 0, 0, 1,
+                      &cfg->allow_unscoped_reporters, err, errlen))
+        return -1;
+    if (cfg->jwt_jwks_min_refresh_s > cfg->jwt_jwks_refresh_s) {
+        snprintf(err, errlen,
+                 "GPUFLEET_JWT_JWKS_MIN_REFRESH_SECONDS (%d) must not exceed "
+                 "GPUFLEET_JWT_JWKS_REFRESH_SECONDS (%d)",
+                 cfg->jwt_jwks_min_refresh_s, cfg->jwt_jwks_refresh_s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Exactly one way of verifying tokens; OIDC settings only with OIDC, and complete. */
+static int check_jwt(struct api_config *cfg, const char *(*get)(const char *), char *err,
+                     size_t errlen)
+{
+    int modes = (cfg->jwt_secret_file != NULL) + (cfg->jwt_public_key_file != NULL) +
+                (cfg->jwt_jwks_url != NULL) + (cfg->jwt_jwks_file != NULL);
+    if (modes > 1) {
+        snprintf(err, errlen,
+                 "set only one of GPUFLEET_JWT_SECRET_FILE (HS256), "
+                 "GPUFLEET_JWT_PUBLIC_KEY_FILE (ES256), GPUFLEET_JWT_JWKS_URL and "
+                 "GPUFLEET_JWT_JWKS_FILE (OIDC)");
+        return -1;
+    }
+    if (modes == 0) {
+        snprintf(err, errlen,
+                 "set GPUFLEET_JWT_SECRET_FILE (HS256), GPUFLEET_JWT_PUBLIC_KEY_FILE (ES256) or "
+                 "GPUFLEET_JWT_JWKS_URL (OIDC); gpufleetd keygen PATH makes a secret");
+        return -1;
+    }
+    if (cfg->jwt_secret_file &&
+        readable_file("GPUFLEET_JWT_SECRET_FILE", cfg->jwt_secret_file, err, errlen))
+        return -1;
+    if (cfg->jwt_public_key_file &&
+        readable_file("GPUFLEET_JWT_PUBLIC_KEY_FILE", cfg->jwt_public_key_file, err, errlen))
+        return -1;
+    int oidc = cfg->jwt_jwks_url != NULL || cfg->jwt_jwks_file != NULL;
+    static const char *const oidc_only[] = {"GPUFLEET_JWT_ROLE_MAP",
+                                            "GPUFLEET_JWT_ROLE_CLAIM",
+                                            "GPUFLEET_JWT_PRINCIPAL_CLAIM",
+                                            "GPUFLEET_JWT_JWKS_CA_FILE",
+                                            "GPUFLEET_JWT_JWKS_REFRESH_SECONDS",
+                                            "GPUFLEET_JWT_JWKS_MIN_REFRESH_SECONDS",
+                                            "GPUFLEET_JWT_JWKS_TIMEOUT_SECONDS"};
+    if (!oidc) {
+        for (size_t i = 0; i < sizeof oidc_only / sizeof oidc_only[0]; i++) {
+            const char *v = get(oidc_only[i]);
+            if (v != NULL && *v != '\0') {
+                snprintf(err, errlen,
+                         "%s applies to OIDC tokens only (GPUFLEET_JWT_JWKS_URL or "
+                         "GPUFLEET_JWT_JWKS_FILE)",
+                         oidc_only[i]);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (cfg->jwt_jwks_url && jwks_check_url(cfg->jwt_jwks_url, err, errlen) != 0)
+        return -1;
+    if (cfg->jwt_jwks_file &&
+        readable_file("GPUFLEET_JWT_JWKS_FILE", cfg->jwt_jwks_file, err, errlen))
+        return -1;
+    if (cfg->jwt_jwks_ca_file &&
+        readable_file("GPUFLEET_JWT_JWKS_CA_FILE", cfg->jwt_jwks_ca_file, err, errlen))
+        return -1;
+    static const char *const required[] = {"GPUFLEET_JWT_ISSUER", "GPUFLEET_JWT_AUDIENCE"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = get(required[i]);
+        if (v == NULL || *v == '\0') {
+            snprintf(err, errlen,
+                     "%s must be set with OIDC: the identity provider's %s (tokens carrying "
+                     "another are refused)",
+                     required[i], i == 0 ? "issuer URL (iss)" : "audience for gpufleet (aud)");
+            return -1;
+        }
+    }
+    if (!claim_name_ok(cfg->jwt_role_claim) || !claim_name_ok(cfg->jwt_principal_claim)) {
+        snprintf(err, errlen,
+                 "GPUFLEET_JWT_ROLE_CLAIM and GPUFLEET_JWT_PRINCIPAL_CLAIM must be 1-128 "
+                 "printable ASCII characters");
+        return -1;
+    }
+    if (cfg->jwt_role_map == NULL) {
+        snprintf(err, errlen,
+                 "GPUFLEET_JWT_ROLE_MAP must be set with OIDC, e.g. "
+                 "platform-admins:admin,platform:operator,gpu-reporters:reporter@POOL");
+        return -1;
+    }
+    struct auth_rolemap *m = NULL;
+    if (auth_rolemap_parse(cfg->jwt_role_map, &m, err, errlen) != 0)
+        return -1;
+    auth_rolemap_free(m);
+    return 0;
+}
+
 int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const char *), char *err,
                 size_t errlen)
 {
@@ -144,6 +271,8 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
     cfg->jwt_issuer = dup_or(get("GPUFLEET_JWT_ISSUER"), "gpufleet");
     cfg->jwt_audience = dup_or(get("GPUFLEET_JWT_AUDIENCE"), "gpufleet");
     cfg->master_key_file = dup_or(get("GPUFLEET_MASTER_KEY_FILE"), NULL);
+    if (load_oidc(cfg, get, err, errlen) != 0)
+        return -1;
 
     const char *lvl = get("GPUFLEET_LOG_LEVEL");
     cfg->log_level = LOG_INFO;
@@ -215,6 +344,24 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                  cfg->ssh_allow_cidrs);
         return -1;
     }
+    cfg->webhook_allow_cidrs = dup_or(get("GPUFLEET_WEBHOOK_ALLOW_CIDRS"), "");
+    if (cfg->webhook_allow_cidrs[0] != '\0' &&
+        net_cidr_match("127.0.0.1", cfg->webhook_allow_cidrs) < 0) {
+        snprintf(err, errlen,
+                 "GPUFLEET_WEBHOOK_ALLOW_CIDRS must be comma-separated CIDRs like 10.0.0.0/8 "
+                 "(got \"%.80s\")",
+                 cfg->webhook_allow_cidrs);
+        return -1;
+    }
+    if (parse_int_var(get, "GPUFLEET_WEBHOOK_TIMEOUT_MS", 10000, 100, 120000,
+                      &cfg->webhook_timeout_ms, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WEBHOOK_RETRY_BASE_MS", 5000, 10, 3600000,
+                      &cfg->webhook_retry_base_ms, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WEBHOOK_RETRY_MAX_SECONDS", 86400, 1, 2592000,
+                      &cfg->webhook_retry_max_s, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_WEBHOOK_CONCURRENCY", 64, 1, 4096, &cfg->webhook_concurrency,
+                      err, errlen))
+        return -1;
     if (parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
         return -1;
     if ((need & CONFIG_NEED_LISTEN) && parse_listen(cfg, err, errlen) != 0)
@@ -225,26 +372,8 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                  "scripts/local-pg url prints the local one)");
         return -1;
     }
-    if (need & CONFIG_NEED_JWT) {
-        if (cfg->jwt_secret_file != NULL && cfg->jwt_public_key_file != NULL) {
-            snprintf(err, errlen,
-                     "set only one of GPUFLEET_JWT_SECRET_FILE (HS256) and "
-                     "GPUFLEET_JWT_PUBLIC_KEY_FILE (ES256)");
-            return -1;
-        }
-        if (cfg->jwt_secret_file == NULL && cfg->jwt_public_key_file == NULL) {
-            snprintf(err, errlen,
-                     "set GPUFLEET_JWT_SECRET_FILE (HS256) or GPUFLEET_JWT_PUBLIC_KEY_FILE "
-                     "(ES256); gpufleetd keygen PATH makes a secret");
-            return -1;
-        }
-        if (cfg->jwt_secret_file &&
-            readable_file("GPUFLEET_JWT_SECRET_FILE", cfg->jwt_secret_file, err, errlen))
-            return -1;
-        if (cfg->jwt_public_key_file &&
-            readable_file("GPUFLEET_JWT_PUBLIC_KEY_FILE", cfg->jwt_public_key_file, err, errlen))
-            return -1;
-    }
+    if ((need & CONFIG_NEED_JWT) && check_jwt(cfg, get, err, errlen) != 0)
+        return -1;
     if (need & CONFIG_NEED_MASTER_KEY) {
         if (cfg->master_key_file == NULL) {
             snprintf(err, errlen,
@@ -266,8 +395,15 @@ void config_free(struct api_config *cfg)
     free(cfg->jwt_public_key_file);
     free(cfg->jwt_issuer);
     free(cfg->jwt_audience);
+    free(cfg->jwt_jwks_url);
+    free(cfg->jwt_jwks_file);
+    free(cfg->jwt_jwks_ca_file);
+    free(cfg->jwt_role_claim);
+    free(cfg->jwt_role_map);
+    free(cfg->jwt_principal_claim);
     free(cfg->master_key_file);
     free(cfg->ssh_allow_cidrs);
+    free(cfg->webhook_allow_cidrs);
     for (int i = 0; i < cfg->ncors; i++)
         free(cfg->cors_origins[i]);
     memset(cfg, 0, sizeof *cfg);
@@ -317,6 +453,19 @@ void config_log(const struct api_config *cfg)
         origins, "log_level", lvl[cfg->log_level], "max_connections", cfg->max_connections,
         "max_connections_per_ip", cfg->max_connections_per_ip, "connection_timeout_s",
         cfg->connection_timeout_s);
+    if (cfg->jwt_jwks_url != NULL || cfg->jwt_jwks_file != NULL) {
+        json_object_set_new(o, "jwt_algorithm", json_string("OIDC (RS256/ES256 per JWK)"));
+        json_object_set_new(o, "jwt_oidc",
+                            json_pack("{s:s?, s:s?, s:s?, s:i, s:i, s:i, s:s, s:s, s:s}",
+                                      "jwks_url", cfg->jwt_jwks_url, "jwks_file",
+                                      cfg->jwt_jwks_file, "jwks_ca_file", cfg->jwt_jwks_ca_file,
+                                      "refresh_s", cfg->jwt_jwks_refresh_s, "min_refresh_s",
+                                      cfg->jwt_jwks_min_refresh_s, "timeout_s",
+                                      cfg->jwt_jwks_timeout_s, "role_claim", cfg->jwt_role_claim,
+                                      "role_map", cfg->jwt_role_map ? cfg->jwt_role_map : "",
+                                      "principal_claim", cfg->jwt_principal_claim));
+    }
+    json_object_set_new(o, "allow_unscoped_reporters", json_boolean(cfg->allow_unscoped_reporters));
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
@@ -339,5 +488,11 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "events_ring", json_integer(cfg->events_ring));
     json_object_set_new(o, "events_retention_s", json_integer(cfg->events_retention_s));
     json_object_set_new(o, "events_ingest_throttle_s", json_integer(cfg->events_ingest_throttle_s));
+    json_object_set_new(o, "webhooks",
+                        json_pack("{s:s, s:i, s:i, s:i, s:i}", "allow_cidrs",
+                                  cfg->webhook_allow_cidrs, "timeout_ms", cfg->webhook_timeout_ms,
+                                  "retry_base_ms", cfg->webhook_retry_base_ms, "retry_max_s",
+                                  cfg->webhook_retry_max_s, "concurrency",
+                                  cfg->webhook_concurrency));
     log_json_steal(LOG_INFO, o);
 }

@@ -20,6 +20,17 @@ struct api_config {
     char *jwt_public_key_file;
     char *jwt_issuer;
     char *jwt_audience;
+    /* OIDC: keys from a JWK set (URL or file), roles through the role map. */
+    char *jwt_jwks_url;
+    char *jwt_jwks_file;
+    char *jwt_jwks_ca_file;
+    int jwt_jwks_refresh_s;     /* scheduled refresh */
+    int jwt_jwks_min_refresh_s; /* at most one fetch per this (unknown kid, retries) */
+    int jwt_jwks_timeout_s;     /* one fetch */
+    char *jwt_role_claim;
+    char *jwt_role_map;
+    char *jwt_principal_claim;
+    int allow_unscoped_reporters; /* reporter tokens without pools/hosts may post reports */
     char *master_key_file;
     char *cors_origins[CONFIG_MAX_ORIGINS];
     int ncors;
@@ -46,6 +57,9 @@ struct api_config {
     int events_ring;              /* events held in memory for live streams */
     int events_retention_s;       /* events older than this are deleted */
     int events_ingest_throttle_s; /* work_reports.ingested: at most one per pool per this */
+    /* Webhooks (service/webhooks.h) */
+    char *webhook_allow_cidrs; /* loopback/private receivers allowed; empty = public only */
+    int webhook_timeout_ms, webhook_retry_base_ms, webhook_retry_max_s, webhook_concurrency;
 };
 
 /* What a command needs; missing required settings are refused. */

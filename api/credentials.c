@@ -96,7 +96,7 @@ enum MHD_Result api_credentials_create(struct api_req *r)
 {
     struct credential_in in = {NULL, NULL};
     enum MHD_Result ret;
-    unsigned char *ct = NULL;
+    struct api_sealed sealed = {0};
     if (check_body(r, &in) != 0) {
         scrub_request(r, NULL);
         return MHD_YES;
@@ -121,28 +121,17 @@ enum MHD_Result api_credentials_create(struct api_req *r)
                                 "ed25519 or ecdsa key");
         goto cleanup;
     }
-    const struct crypt_key *mk = crypt_master();
-    if (mk == NULL) {
-        log_msg(LOG_ERROR, "credential create: no master key loaded");
-        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "the server has no master key");
+    if (api_seal_new(r, "credential create", "the key",
+                     (const unsigned char *)json_string_value(key), json_string_length(key),
+                     &sealed, &ret) != 0)
         goto cleanup;
-    }
-    char id[UTIL_UUID_LEN + 1];
-    util_uuid4(id);
-    unsigned char nonce[CRYPT_NONCE_LEN];
-    size_t ctlen;
-    if (crypt_seal(mk, (const unsigned char *)json_string_value(key), json_string_length(key),
-                   (const unsigned char *)id, strlen(id), nonce, &ct, &ctlen) != 0) {
-        log_msg(LOG_ERROR, "credential create: encryption failed");
-        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "the key could not be sealed");
-        goto cleanup;
-    }
     scrub_request(r, key); /* from here on only the ciphertext exists */
-    struct create_arg a = {
-        r,
-        {id, in.name, info.type, info.fingerprint, r->principal.sub, mk->kid, nonce, ct, ctlen},
-        NULL,
-        NULL};
+    const char *id = sealed.id;
+    struct create_arg a = {r,
+                           {id, in.name, info.type, info.fingerprint, r->principal.sub, sealed.kid,
+                            sealed.nonce, sealed.ct, sealed.ctlen},
+                           NULL,
+                           NULL};
     enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
     if (s < 0) {
         ret = api_reply_write_error(r, a.violation, s);
@@ -153,7 +142,7 @@ enum MHD_Result api_credentials_create(struct api_req *r)
     ret = api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 cleanup:
     scrub_request(r, key);
-    free(ct);
+    free(sealed.ct);
     return ret;
 }
 

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "api/auth.h"
-#include "api/events_hub.h"
 #include "api/list.h"
 #include "common/util.h"
 #include "db/events.h"
+#include "service/events_hub.h"
 
 #define TICKET_BYTES 32
 #define TICKET_LEN   43 /* base64url of 32 bytes, unpadded */
@@ -163,6 +163,48 @@ static const struct list_filter stream_params[] = {
     [F_TICKET] = {"ticket", NULL, NULL}, /* redeemed before the handler runs */
 };
 
+/* The event hub's subscriber is the response's content; MHD suspends the connection
+ * while it is parked and resumes it when the hub wakes it. */
+
+static void stream_park(void *conn)
+{
+    MHD_suspend_connection(conn);
+}
+
+static void stream_wake(void *conn)
+{
+    MHD_resume_connection(conn);
+}
+
+static const struct ev_sub_ops stream_ops = {stream_park, stream_wake};
+
+/* MHD_ContentReaderCallback; cls is the subscriber. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    ssize_t n = ev_sub_read(cls, buf, max);
+    return n == EV_SUB_END ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+/* MHD_ContentReaderFreeCallback: the connection is done with the subscriber. */
+static void stream_free(void *cls)
+{
+    ev_sub_close(cls);
+    ev_sub_unref(cls);
+}
+
+/* The request ended: adds the stream's figures to its access-log line (line may be
+ * NULL) and drops the request's reference. */
+static void stream_done(void *cls, json_t *line)
+{
+    struct ev_sub *s = cls;
+    if (line != NULL) {
+        json_object_set_new(line, "events_sent", json_integer((json_int_t)ev_sub_sent(s)));
+        json_object_set_new(line, "stream_end", json_string(ev_sub_end_reason(s)));
+    }
+    ev_sub_unref(s);
+}
+
 static void lower_uuid(const char *in, char out[37])
 {
     out[0] = '\0';
@@ -204,20 +246,21 @@ enum MHD_Result api_events_stream(struct api_req *r)
     if (strcmp(r->method, "HEAD") == 0) {
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
-        sub = ev_sub_open(r->conn, &f, after, r->request_id, r->principal.sub);
+        sub = ev_sub_open(&f, after, r->request_id, r->principal.sub, &stream_ops, r->conn);
         if (sub == NULL)
             return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
                                      "the event stream is not available right now; retry "
                                      "shortly");
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, ev_sub_read, sub,
-                                                 ev_sub_release);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, sub,
+                                                 stream_free);
         if (resp == NULL) {
-            ev_sub_release(sub);
-            ev_sub_done(sub, NULL);
+            ev_sub_close(sub);
+            ev_sub_unref(sub);
             return MHD_NO;
         }
+        ev_sub_hold(sub); /* the response's, dropped by stream_free; the request's: stream_done */
         r->stream = sub;
-        r->stream_done = ev_sub_done;
+        r->stream_done = stream_done;
     }
     if (resp == NULL)
         return MHD_NO;

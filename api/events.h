@@ -4,7 +4,9 @@
  * which cannot send headers — by ?ticket=: a random, single-use ticket that lives
  * GPUFLEET_EVENT_TICKET_TTL_SECONDS, minted for the caller by POST /v1/event-tickets and
  * stored only as its SHA-256, so any replica can redeem it. A JWT is never accepted in
- * the URL. The stream itself is served by the event hub (api/events_hub.h). */
+ * the URL. The stream is a subscriber of the event hub (service/events_hub.h); this file
+ * plugs it into MHD: the content reader, suspending and resuming the connection, and the
+ * stream's figures in the access log. */
 #ifndef GPUFLEET_API_EVENTS_H
 #define GPUFLEET_API_EVENTS_H
 

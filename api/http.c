@@ -15,7 +15,6 @@
 #include "api/auth.h"
 #include "api/cors.h"
 #include "api/events.h"
-#include "api/events_hub.h"
 #include "api/metrics.h"
 #include "api/routes.h"
 #include "api/server.h"
@@ -23,6 +22,7 @@
 #include "common/util.h"
 #include "db/audit.h"
 #include "db/idempotency.h"
+#include "service/events_hub.h"
 
 static struct MHD_Daemon *daemon_handle;
 static const struct api_auth *auth_cfg;
@@ -55,6 +55,7 @@ static void req_free(struct api_req *r)
     free(r->idem_key);
     free(r->reply_body);
     free(r->reply_location);
+    auth_principal_clear(&r->principal);
     free(r);
 }
 
@@ -163,6 +164,7 @@ static enum MHD_Result authenticate(struct api_req *r)
     case AUTH_MISSING: return api_reply_problem(r, API_ERR_MISSING_TOKEN, NULL, "%s", why);
     case AUTH_EXPIRED: return api_reply_problem(r, API_ERR_TOKEN_EXPIRED, NULL, "%s", why);
     case AUTH_INVALID: return api_reply_problem(r, API_ERR_INVALID_TOKEN, NULL, "%s", why);
+    case AUTH_NO_ROLE: return api_reply_problem(r, API_ERR_ROLE_NOT_MAPPED, NULL, "%s", why);
     }
     r->authenticated = 1;
 role:

@@ -42,6 +42,9 @@ enum api_role {
 struct api_principal {
     char sub[129];
     enum api_role role;
+    /* A reporter's scope: {"hosts":[…],"pools":[…]} as compact JSON (owned; freed by
+     * auth_principal_clear), or NULL when the token is unscoped. */
+    char *scope;
 };
 
 struct api_route;

@@ -68,7 +68,7 @@ enum MHD_Result api_page_reply(struct api_req *r, const struct db_page *page, lo
 /* Validators usable in filter tables. */
 int api_valid_rfc3339(const char *v);
 int api_valid_uuid(const char *v);
-int api_valid_seq(const char *v); /* a keyset sequence number */
+int api_valid_seq(const char *v);         /* a keyset sequence number */
 int api_valid_name_prefix(const char *v); /* a name_prefix filter: at most 128 bytes */
 
 #endif

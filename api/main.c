@@ -12,10 +12,11 @@
 #include "api/auth.h"
 #include "api/config.h"
 #include "api/events.h"
-#include "api/events_hub.h"
 #include "api/hosts.h"
 #include "api/routes.h"
 #include "api/server.h"
+#include "api/webhooks.h"
+#include "api/work_reports.h"
 #include "common/crypt.h"
 #include "common/log.h"
 #include "common/secret.h"
@@ -25,7 +26,10 @@
 #include "planner/host_state.h"
 #include "provisioner/worker.h"
 #include "service/catalog.h"
+#include "service/events_hub.h"
 #include "service/idle_policy.h"
+#include "service/jwks.h"
+#include "service/webhooks.h"
 
 #include <openssl/crypto.h>
 
@@ -42,6 +46,7 @@ static int usage(FILE *out)
             "  worker [--migrate]     run job workers only (no API)\n"
             "  migrate                apply pending database migrations\n"
             "  token --sub NAME --role viewer|operator|admin|reporter [--ttl 15m]\n"
+            "        [--pool NAME_OR_ID]... [--host NAME_OR_ID]...   (reporter scope)\n"
             "        [--private-key-file EC_P256.pem]   print a signed JWT (HS256 with\n"
             "                         GPUFLEET_JWT_SECRET_FILE, or ES256 with the key file)\n"
             "  keygen PATH            write a new random secret file (mode 0600)\n"
@@ -91,6 +96,48 @@ static int cmd_migrate(void)
     return 0;
 }
 
+/* The token verifier: HS256/ES256 with a configured key, or OIDC (a JWK set, fetched now
+ * and refreshed in the background). An unreachable JWKS URL at start is logged, not fatal:
+ * /readyz answers 503 jwks_unavailable until a refresh succeeds. A bad JWKS file is
+ * fatal. */
+static int init_auth(struct api_auth *auth, const struct api_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->jwt_jwks_url == NULL && cfg->jwt_jwks_file == NULL)
+        return auth_init(auth, cfg->jwt_secret_file, cfg->jwt_public_key_file, cfg->jwt_issuer,
+                         cfg->jwt_audience, err, errlen);
+    struct jwks_config jc = {cfg->jwt_jwks_url,           cfg->jwt_jwks_file,
+                             cfg->jwt_jwks_ca_file,       cfg->jwt_jwks_refresh_s,
+                             cfg->jwt_jwks_min_refresh_s, cfg->jwt_jwks_timeout_s};
+    struct jwks *j = jwks_new(&jc);
+    if (j == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char why[256];
+    if (jwks_load(j, why, sizeof why) != 0) {
+        if (cfg->jwt_jwks_file != NULL) {
+            snprintf(err, errlen, "GPUFLEET_JWT_JWKS_FILE: %s", why);
+            jwks_free(j);
+            return -1;
+        }
+        log_json_steal(LOG_ERROR,
+                       json_pack("{s:s, s:s}", "msg",
+                                 "the JWK set cannot be loaded at start; tokens are refused and "
+                                 "/readyz answers 503 until a refresh succeeds",
+                                 "reason", why));
+    }
+    if (auth_init_oidc(auth, j, cfg->jwt_role_map, cfg->jwt_role_claim, cfg->jwt_principal_claim,
+                       cfg->jwt_issuer, cfg->jwt_audience, err, errlen) != 0)
+        return -1; /* auth_init_oidc freed j */
+    if (jwks_start(j) != 0) {
+        snprintf(err, errlen, "cannot start the JWKS refresher");
+        auth_free(auth);
+        return -1;
+    }
+    jwks_set_global(j);
+    return 0;
+}
+
 /* serve: the API (and GPUFLEET_WORKERS job workers); worker: job workers only. */
 static int cmd_serve(int argc, char **argv, int workers_only)
 {
@@ -115,8 +162,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     log_set_level(cfg.log_level);
     if (workers_only && cfg.workers == 0)
         cfg.workers = 1;
-    if (!workers_only && auth_init(&auth, cfg.jwt_secret_file, cfg.jwt_public_key_file,
-                                   cfg.jwt_issuer, cfg.jwt_audience, err, sizeof err) != 0) {
+    if (!workers_only && init_auth(&auth, &cfg, err, sizeof err) != 0) {
         config_free(&cfg);
         return fatal(what, err);
     }
@@ -149,11 +195,11 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* API threads, worker threads and (serve) the event hub each need a connection now
-     * and then. */
+    /* API threads, worker threads and (serve) the event hub and the webhook dispatcher
+     * each need a connection now and then. */
     /* Each worker thread writes through its own writer threads (provisioner/job_writer.c),
      * each borrowing a connection per write: they get slots of their own, beyond the API's. */
-    int pool = (workers_only ? 0 : cfg.db_pool_size + 1) + cfg.workers * (PROV_DB_WRITERS + 1) +
+    int pool = (workers_only ? 0 : cfg.db_pool_size + 2) + cfg.workers * (PROV_DB_WRITERS + 1) +
                (cfg.idle_policy_interval_s > 0);
     db_set_statement_timeout(cfg.db_statement_timeout_ms);
     db_set_keepalives(cfg.db_keepalives_idle_s, cfg.db_keepalives_interval_s,
@@ -163,6 +209,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         goto cleanup_auth;
     }
     api_hosts_configure(cfg.ssh_allow_cidrs);
+    api_webhooks_configure(cfg.webhook_allow_cidrs);
+    api_work_reports_configure(cfg.allow_unscoped_reporters);
     if (!workers_only) {
         raise_nofile();
         api_events_configure(cfg.event_ticket_ttl_s);
@@ -175,6 +223,16 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         if (api_server_start(&cfg, &auth, err, sizeof err) != 0) {
             ev_hub_stop();
             fatal(what, err);
+            goto cleanup_pool;
+        }
+        /* Webhook deliveries (one more pooled connection); stopped at cleanup_pool. */
+        struct svc_webhooks_config whc = {cfg.database_url,        cfg.webhook_allow_cidrs,
+                                          cfg.webhook_timeout_ms,  cfg.webhook_retry_base_ms,
+                                          cfg.webhook_retry_max_s, cfg.webhook_concurrency};
+        if (svc_webhooks_start(&whc) != 0) {
+            api_server_stop();
+            ev_hub_stop();
+            fatal(what, "cannot start the webhook dispatcher");
             goto cleanup_pool;
         }
     }
@@ -228,6 +286,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     svc_catalog_shutdown();
     rc = 0;
 cleanup_pool:
+    svc_webhooks_stop();
     db_pool_shutdown();
 cleanup_auth:
     crypt_shutdown();
@@ -243,8 +302,12 @@ static int cmd_token(int argc, char **argv)
                                          {"role", required_argument, NULL, 'r'},
                                          {"ttl", required_argument, NULL, 't'},
                                          {"private-key-file", required_argument, NULL, 'k'},
+                                         {"pool", required_argument, NULL, 'p'},
+                                         {"host", required_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *sub = NULL, *role_s = NULL, *ttl_s = "15m", *keyfile = NULL;
+    const char *pools[AUTH_MAX_SCOPE_ITEMS], *hosts[AUTH_MAX_SCOPE_ITEMS];
+    size_t npools = 0, nhosts = 0;
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -253,6 +316,17 @@ static int cmd_token(int argc, char **argv)
         case 'r': role_s = optarg; break;
         case 't': ttl_s = optarg; break;
         case 'k': keyfile = optarg; break;
+        case 'p':
+        case 'h':
+            if (!auth_scope_item_ok(optarg))
+                return fatal("token", "--pool and --host take a name or id of 1-128 characters");
+            if ((c == 'p' ? npools : nhosts) == AUTH_MAX_SCOPE_ITEMS)
+                return fatal("token", "at most 256 --pool and 256 --host options");
+            if (c == 'p')
+                pools[npools++] = optarg;
+            else
+                hosts[nhosts++] = optarg;
+            break;
         default: return usage(stderr);
         }
     }
@@ -261,6 +335,8 @@ static int cmd_token(int argc, char **argv)
     enum api_role role = auth_role_parse(role_s);
     if (role == ROLE_NONE)
         return fatal("token", "--role must be viewer, operator, admin or reporter");
+    if (npools + nhosts > 0 && role != ROLE_REPORTER)
+        return fatal("token", "--pool and --host scope reporter tokens only");
     if (*sub == '\0' || strlen(sub) > 128)
         return fatal("token", "--sub must be 1-128 characters");
     for (const char *p = sub; *p; p++)
@@ -274,9 +350,12 @@ static int cmd_token(int argc, char **argv)
     if (config_load(&cfg, keyfile ? 0 : CONFIG_NEED_JWT, env, err, sizeof err) != 0)
         return fatal("token", err);
     if (!keyfile && cfg.jwt_secret_file == NULL) {
+        int oidc = cfg.jwt_jwks_url != NULL || cfg.jwt_jwks_file != NULL;
         config_free(&cfg);
-        return fatal("token", "ES256 tokens need --private-key-file (the server only holds the "
-                              "public key)");
+        return fatal("token", oidc ? "with OIDC (GPUFLEET_JWT_JWKS_*) tokens come from the "
+                                     "identity provider"
+                                   : "ES256 tokens need --private-key-file (the server only "
+                                     "holds the public key)");
     }
     const char *path = keyfile ? keyfile : cfg.jwt_secret_file;
     unsigned char *key;
@@ -287,8 +366,9 @@ static int cmd_token(int argc, char **argv)
     }
     key[keylen] = '\0'; /* PEM text for ES256 */
     char *tok = NULL;
-    int rc = auth_mint(keyfile ? JWT_ALG_ES256 : JWT_ALG_HS256, key, keylen, sub, role, ttl,
-                       cfg.jwt_issuer, cfg.jwt_audience, (int64_t)time(NULL), &tok);
+    int rc = auth_mint_scoped(keyfile ? JWT_ALG_ES256 : JWT_ALG_HS256, key, keylen, sub, role, ttl,
+                              cfg.jwt_issuer, cfg.jwt_audience, (int64_t)time(NULL), pools, npools,
+                              hosts, nhosts, &tok);
     secret_free(key, keylen);
     config_free(&cfg);
     if (rc != 0)

@@ -10,10 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/events_hub.h"
 #include "api/routes.h"
 #include "common/sbuf.h"
 #include "db/db.h"
+#include "service/events_hub.h"
+#include "service/webhooks.h"
 
 static const char *const methods[] = {"GET",    "POST",    "PUT",  "PATCH",
                                       "DELETE", "OPTIONS", "HEAD", "OTHER"};
@@ -186,6 +187,7 @@ int api_metrics_render(char **out, size_t *len)
                 (unsigned long long)ps.waits, (double)ps.wait_us_total / 1e6,
                 (unsigned long long)ps.timeouts, (unsigned long long)ps.connect_failures);
     ev_hub_metrics(&b);
+    svc_webhooks_metrics(&b);
     process_metrics(&b);
     *out = sbuf_take(&b, len);
     return *out ? 0 : -1;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "api/list.h"
+#include "common/log.h"
+#include "common/util.h"
 
 const char *api_path_id(struct api_req *r, const char *what)
 {
@@ -15,6 +17,27 @@ const char *api_path_id(struct api_req *r, const char *what)
         return NULL;
     }
     return id;
+}
+
+int api_seal_new(struct api_req *r, const char *what, const char *secret, const unsigned char *pt,
+                 size_t ptlen, struct api_sealed *out, enum MHD_Result *ret)
+{
+    const struct crypt_key *mk = crypt_master();
+    memset(out, 0, sizeof *out);
+    if (mk == NULL) {
+        log_msg(LOG_ERROR, "%s: no master key loaded", what);
+        *ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "the server has no master key");
+        return -1;
+    }
+    util_uuid4(out->id);
+    out->kid = mk->kid;
+    if (crypt_seal(mk, pt, ptlen, (const unsigned char *)out->id, strlen(out->id), out->nonce,
+                   &out->ct, &out->ctlen) != 0) {
+        log_msg(LOG_ERROR, "%s: encryption failed", what);
+        *ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "%s could not be sealed", secret);
+        return -1;
+    }
+    return 0;
 }
 
 struct delete_arg {

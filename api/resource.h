@@ -3,10 +3,25 @@
 #define GPUFLEET_RESOURCE_H
 
 #include "api/http.h"
+#include "common/crypt.h"
 
 /* The {id} path parameter when it is a UUID; otherwise replies 404 "no <what> has this id"
  * (an id that cannot exist is answered like an unknown one) and returns NULL. */
 const char *api_path_id(struct api_req *r, const char *what);
+
+/* A secret sealed for a new row (common/crypt.h), its fresh id the AAD. */
+struct api_sealed {
+    char id[37];
+    const char *kid; /* the master key's id (borrowed) */
+    unsigned char nonce[CRYPT_NONCE_LEN];
+    unsigned char *ct; /* ciphertext and tag (caller frees) */
+    size_t ctlen;
+};
+/* Seals pt[ptlen] under the master key for a new row. Returns 0, or -1 after logging
+ * "<what>: …" and replying 500 into *ret: no master key, or "<secret> could not be
+ * sealed". */
+int api_seal_new(struct api_req *r, const char *what, const char *secret, const unsigned char *pt,
+                 size_t ptlen, struct api_sealed *out, enum MHD_Result *ret);
 
 /* DELETE of one row: 204 and an audit event in the same transaction, 404 when absent,
  * 409 when a foreign key still references it. */

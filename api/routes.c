@@ -20,6 +20,7 @@
 #include "api/stacks.h"
 #include "api/stop.h"
 #include "api/ui.h"
+#include "api/webhooks.h"
 #include "api/work_reports.h"
 
 /* ROUTE(method, path, handler, roles, flags, file): the handler's name is kept as text
@@ -107,6 +108,16 @@ const struct api_route api_routes[] = {
     ROUTE("GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0, "api/recommend.c"),
     ROUTE("GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET, "api/events.c"),
     ROUTE("POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0, "api/events.c"),
+    ROUTE("GET", "/v1/webhooks", api_webhooks_list, ROLES_ADMIN, 0, "api/webhooks.c"),
+    ROUTE("POST", "/v1/webhooks", api_webhooks_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/webhooks.c"),
+    ROUTE("GET", "/v1/webhooks/{id}", api_webhooks_get, ROLES_ADMIN, 0, "api/webhooks.c"),
+    ROUTE("DELETE", "/v1/webhooks/{id}", api_webhooks_delete, ROLES_ADMIN, ROUTE_MUTATES,
+          "api/webhooks.c"),
+    ROUTE("GET", "/v1/webhooks/{id}/deliveries", api_webhooks_deliveries, ROLES_ADMIN, 0,
+          "api/webhooks.c"),
+    ROUTE("POST", "/v1/webhooks/{id}/replay", api_webhooks_replay, ROLES_ADMIN,
+          ROUTE_BODY | ROUTE_MUTATES, "api/webhooks.c"),
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
 

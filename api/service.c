@@ -6,6 +6,7 @@
 
 #include "api/metrics.h"
 #include "db/migrate.h"
+#include "service/jwks.h"
 
 enum MHD_Result api_healthz(struct api_req *r)
 {
@@ -30,10 +31,27 @@ enum MHD_Result api_readyz(struct api_req *r)
                                  "the schema has %d migrations applied, last %s; this binary "
                                  "expects %zu, last %s",
                                  applied, last, db_migrations_count, want);
-    return api_reply_json(r, MHD_HTTP_OK,
-                          json_pack("{s:s, s:s, s:s, s:i}", "status", "ready", "database", "ok",
-                                    "schema", "current", "migrations_applied", applied),
-                          NULL);
+    /* OIDC: no keys at all is not ready (every token would be refused); a failed refresh
+     * with cached keys is "degraded" but still 200, so that an identity provider outage does
+     * not take every replica out of its load balancer while the cached keys still verify. */
+    int unavailable = 0;
+    json_t *jwks = jwks_global() ? jwks_health(jwks_global(), &unavailable) : NULL;
+    if (unavailable) {
+        const char *why = json_string_value(json_object_get(jwks, "last_error"));
+        enum MHD_Result ret = api_reply_problem(r, API_ERR_JWKS_UNAVAILABLE, NULL,
+                                                "no signing keys are loaded from the identity "
+                                                "provider's JWK set%s%s",
+                                                why ? ": " : "", why ? why : "");
+        json_decref(jwks);
+        return ret;
+    }
+    int degraded =
+        jwks != NULL && strcmp(json_string_value(json_object_get(jwks, "status")), "degraded") == 0;
+    json_t *body = json_pack("{s:s, s:s, s:s, s:i}", "status", degraded ? "degraded" : "ready",
+                             "database", "ok", "schema", "current", "migrations_applied", applied);
+    if (jwks != NULL)
+        json_object_set_new(body, "jwks", jwks);
+    return api_reply_json(r, MHD_HTTP_OK, body, NULL);
 }
 
 enum MHD_Result api_metrics(struct api_req *r)

@@ -234,6 +234,13 @@ static int build_batch(const struct wr_record *rec, size_t n, char *text[DB_WR_C
 
 /* ---- ingestion ---- */
 
+static int allow_unscoped;
+
+void api_work_reports_configure(int allow_unscoped_reporters)
+{
+    allow_unscoped = allow_unscoped_reporters;
+}
+
 struct ingest_arg {
     struct api_req *r;
     struct db_wr_batch batch;
@@ -241,7 +248,27 @@ struct ingest_arg {
     int bad_ref_first, bad_ref_is_host, bad_ref_count;
     int ref_vanished;
     int conflict_first, conflict_count;
+    int scope_first, scope_count; /* records outside a scoped reporter's pools and hosts */
+    char scope_host[UTIL_UUID_LEN + 1];
 };
+
+/* A scoped reporter's batch: the records outside its scope, if any. Nothing is inserted
+ * then; the refusal is audited (committed) and the handler answers 403. */
+static enum db_status scope_fn(struct db_conn *c, struct ingest_arg *a)
+{
+    a->scope_count = 0;
+    if (a->r->principal.role != ROLE_REPORTER || a->r->principal.scope == NULL)
+        return DB_NO_RESULTS;
+    enum db_status s = db_wr_out_of_scope(c, &a->batch, a->r->principal.scope, &a->scope_first,
+                                          a->scope_host, &a->scope_count);
+    if (s < 0 || a->scope_count == 0)
+        return s;
+    char reason[128];
+    snprintf(reason, sizeof reason, "records[%d].host_id %s is outside the reporter's scope",
+             a->scope_first, a->scope_host);
+    return api_audit_reason(c, a->r, "work_report.denied", "work_report", NULL, MHD_HTTP_FORBIDDEN,
+                            reason);
+}
 
 /* The insert relies on the foreign keys to find unknown hosts and briefs: only when one
  * fails is the batch looked at again (refs_fn) to name the first bad record. Likewise
@@ -252,7 +279,10 @@ static enum db_status ingest_fn(struct db_conn *c, void *arg)
     a->inserted = 0;
     a->ref_vanished = 0;
     a->conflict_count = 0;
-    enum db_status s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
+    enum db_status s = scope_fn(c, a);
+    if (s < 0 || a->scope_count > 0)
+        return s;
+    s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
     if (s == DB_HARD_ERROR && db_conn_fk_violation(c)) {
         a->ref_vanished = 1;
         return s;
@@ -277,8 +307,22 @@ static enum db_status refs_fn(struct db_conn *c, void *arg)
                             &a->bad_ref_count);
 }
 
+static enum db_status unscoped_fn(struct db_conn *c, void *arg)
+{
+    return api_audit_reason(c, arg, "work_report.denied", "work_report", NULL, MHD_HTTP_FORBIDDEN,
+                            "unscoped reporter token");
+}
+
 enum MHD_Result api_work_reports_create(struct api_req *r)
 {
+    if (r->principal.role == ROLE_REPORTER && r->principal.scope == NULL && !allow_unscoped) {
+        db_run_tx(unscoped_fn, r);
+        return api_reply_problem(
+            r, API_ERR_REPORTER_SCOPE_REQUIRED, NULL,
+            "this reporter token names no pools or hosts; mint one with gpufleetd token --role "
+            "reporter --pool NAME (or scope the role-map entry: GROUP:reporter@POOL), or set "
+            "GPUFLEET_ALLOW_UNSCOPED_REPORTERS=1");
+    }
     struct batch_check b = {.first = -1};
     const json_t *records;
     if (check_envelope(r->json, &b, &records) != 0)
@@ -309,6 +353,22 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
             ret = api_reply_db(r, rs);
             goto out;
         }
+    }
+    if (a.scope_count > 0 && s >= 0) {
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].host_id", a.scope_first);
+        if (a.scope_count == 1)
+            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
+                                    "%s: host %s is outside this reporter's scope (its pools "
+                                    "and hosts); nothing was stored",
+                                    field, a.scope_host);
+        else
+            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
+                                    "%s: host %s is outside this reporter's scope (its pools "
+                                    "and hosts); %d of %zu records name hosts outside it (the "
+                                    "first is shown); nothing was stored",
+                                    field, a.scope_host, a.scope_count, n);
+        goto out;
     }
     if (a.bad_ref_count > 0) {
         int i = a.bad_ref_first;

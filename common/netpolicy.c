@@ -2,8 +2,8 @@
 #include "common/netpolicy.h"
 
 #include <arpa/inet.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ipaddr {
     int v6; /* 0: IPv4 in b[0..3]; 1: IPv6 in b[0..15] */

@@ -153,6 +153,17 @@ int util_is_uuid(const char *s)
     return 1;
 }
 
+int util_printable_ascii(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x21 || s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
 /* ---- base64, through OpenSSL (EVP_EncodeBlock / EVP_DecodeBlock) ----
  * Decoding is strict: the input must be the canonical encoding of what it decodes to
  * (checked by encoding the result again), so no stray bits, no padding in the middle,

@@ -24,6 +24,8 @@ int util_random(void *buf, size_t len);
 void util_uuid4(char out[UTIL_UUID_LEN + 1]);
 /* True when s is a canonical lowercase or uppercase 8-4-4-4-12 UUID. */
 int util_is_uuid(const char *s);
+/* 1 when s is 1 to max characters, each printable ASCII other than the space (0x21-0x7e). */
+int util_printable_ascii(const char *s, size_t max);
 
 /* base64url without padding. Caller frees the result. */
 char *util_b64url_encode(const unsigned char *in, size_t len);

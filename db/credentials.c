@@ -1,12 +1,12 @@
 /* credentials.c — credentials access. bytea values travel as hex text ("\x…"). */
 #include "db/credentials.h"
 
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/sealed.h"
 
 /* {"id":…,"name":…,"key_type":…,"fingerprint":…,"created_at":…,"created_by":…} */
 // clang-format off
@@ -35,54 +35,12 @@ const struct db_stmt db_credential_stmts[] = {
 };
 const size_t db_credential_nstmts = sizeof db_credential_stmts / sizeof db_credential_stmts[0];
 
-/* "\x" + hex; caller frees. */
-static char *bytea_hex(const unsigned char *b, size_t n)
-{
-    char *s = malloc(2 * n + 3);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\\';
-    s[1] = 'x';
-    for (size_t i = 0; i < n; i++)
-        snprintf(s + 2 + 2 * i, 3, "%02x", b[i]);
-    return s;
-}
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Decodes lowercase hex into a malloc'd buffer. Returns 0, or -1. */
-static int unhex(const char *s, unsigned char **out, size_t *len)
-{
-    size_t n = strlen(s);
-    *out = NULL;
-    *len = 0;
-    if (n % 2 != 0)
-        return -1;
-    unsigned char *b = malloc(n / 2 + 1);
-    if (b == NULL)
-        return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(b);
-            return -1;
-        }
-        b[i] = (unsigned char)(hi << 4 | lo);
-    }
-    *out = b;
-    *len = n / 2;
-    return 0;
-}
-
 enum db_status db_credential_insert(struct db_conn *c, const struct db_credential_new *in,
                                     char **doc)
 {
     *doc = NULL;
-    char *nonce = bytea_hex(in->nonce, CRYPT_NONCE_LEN);
-    char *ct = bytea_hex(in->ciphertext, in->ciphertext_len);
+    char *nonce = db_bytea_hex(in->nonce, CRYPT_NONCE_LEN);
+    char *ct = db_bytea_hex(in->ciphertext, in->ciphertext_len);
     const char *p[8] = {in->id,  in->name, in->key_type, in->fingerprint,
                         in->kid, nonce,    ct,           in->created_by};
     enum db_status s = nonce && ct ? db_exec_doc(c, "credential_insert", 8, p, doc) : DB_HARD_ERROR;
@@ -129,38 +87,32 @@ enum db_status db_credential_load(struct db_conn *c, const char *id, struct cryp
         snprintf(err, errlen, "credential %s does not exist", id);
         return DB_NO_RESULTS;
     }
-    const struct crypt_key *k = crypt_master();
     /* Every column is NOT NULL (the nonce and ciphertext as hex). */
-    const char *kid = db_str(r, 0, "kid"), *row_id = db_str(r, 0, "id");
-    unsigned char *nonce = NULL, *ct = NULL;
-    size_t nlen = 0, ctlen = 0;
-    s = DB_HARD_ERROR;
-    *decrypt_failed = 1;
-    if (k == NULL) {
+    const char *kid = db_str(r, 0, "kid");
+    enum db_sealed o = db_sealed_open(kid, db_str(r, 0, "nonce"), db_str(r, 0, "ciphertext"),
+                                      db_str(r, 0, "id"), out);
+    *decrypt_failed = o != DB_SEALED_OK;
+    switch (o) {
+    case DB_SEALED_OK: break;
+    case DB_SEALED_NO_KEY:
         snprintf(err, errlen, "credential %s cannot be decrypted: no master key is loaded", id);
-    } else if (strcmp(kid, k->kid) != 0) {
+        break;
+    case DB_SEALED_OTHER_KEY:
         snprintf(err, errlen,
                  "credential %s was sealed under key id %.16s, but the loaded master key has id "
                  "%s (was GPUFLEET_MASTER_KEY_FILE changed?)",
-                 id, kid, k->kid);
-    } else if (unhex(db_str(r, 0, "nonce"), &nonce, &nlen) != 0 || nlen != CRYPT_NONCE_LEN ||
-               unhex(db_str(r, 0, "ciphertext"), &ct, &ctlen) != 0) {
+                 id, kid, crypt_master()->kid);
+        break;
+    case DB_SEALED_MALFORMED:
         snprintf(err, errlen, "credential %s cannot be decrypted: the stored row is malformed", id);
-    } else if (crypt_open(k, nonce, ct, ctlen, (const unsigned char *)row_id, strlen(row_id),
-                          out) != 0) {
+        break;
+    case DB_SEALED_FORGED:
         snprintf(err, errlen,
                  "credential %s cannot be decrypted: authentication failed (wrong master key or "
                  "a tampered row)",
                  id);
-    } else {
-        *decrypt_failed = 0;
-        s = DB_ONE_RESULT;
-    }
-    free(nonce);
-    if (ct != NULL) {
-        OPENSSL_cleanse(ct, ctlen);
-        free(ct);
+        break;
     }
     PQclear(r);
-    return s;
+    return o == DB_SEALED_OK ? DB_ONE_RESULT : DB_HARD_ERROR;
 }

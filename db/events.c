@@ -69,6 +69,21 @@ const struct db_stmt db_event_stmts[] = {
 };
 const size_t db_event_nstmts = sizeof db_event_stmts / sizeof db_event_stmts[0];
 
+const char *const db_event_types[] = {
+#define EVENT_TYPE(name) name,
+#include "db/event_types.def"
+#undef EVENT_TYPE
+    NULL};
+const int db_event_ntypes = (int)(sizeof db_event_types / sizeof db_event_types[0]) - 1;
+
+int db_event_type_known(const char *name)
+{
+    for (int i = 0; i < db_event_ntypes; i++)
+        if (strcmp(db_event_types[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 enum db_status db_events_emit(struct db_conn *c, const char *type, const char *pool_id,
                               const char *host_id, const char *data_json)
 {

@@ -16,6 +16,12 @@
 enum db_status db_events_emit(struct db_conn *c, const char *type, const char *pool_id,
                               const char *host_id, const char *data_json);
 
+/* Every known event type (db/event_types.def), NULL-terminated, and their number. */
+extern const char *const db_event_types[];
+extern const int db_event_ntypes;
+/* 1 when name is a known event type, else 0. */
+int db_event_type_known(const char *name);
+
 /* The highest event id, 0 when there is none. */
 enum db_status db_events_max_id(struct db_conn *c, int64_t *max);
 

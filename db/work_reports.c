@@ -35,6 +35,19 @@ const struct db_stmt db_work_report_stmts[] = {
      " FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS i(host_id, brief_id, idx)"
      " LEFT JOIN hosts h ON h.id = i.host_id LEFT JOIN briefs b ON b.id = i.brief_id"
      " WHERE h.id IS NULL OR (i.brief_id IS NOT NULL AND b.id IS NULL) ORDER BY i.idx"},
+    /* A record is in scope when its host is named (id or name) in hosts, or its host's
+     * pool is named (id or name) in pools. A host that does not exist is left to the
+     * foreign key (400 invalid_field, as for any reporter). */
+    {"wr_out_of_scope",
+     "WITH sh AS (SELECT json_array_elements_text(coalesce($2::json -> 'hosts', '[]')) AS v),"
+     " sp AS (SELECT json_array_elements_text(coalesce($2::json -> 'pools', '[]')) AS v),"
+     " o AS (SELECT i.idx, i.host_id FROM unnest($1::uuid[]) WITH ORDINALITY AS i(host_id, idx)"
+     " JOIN hosts h ON h.id = i.host_id"
+     " WHERE NOT EXISTS (SELECT 1 FROM sh WHERE sh.v = h.id::text OR sh.v = h.name)"
+     " AND NOT EXISTS (SELECT 1 FROM sp JOIN pools p ON p.id = h.pool_id"
+     " AND (p.id::text = sp.v OR p.name = sp.v)))"
+     " SELECT (idx - 1)::int AS idx, host_id::text AS host_id, (SELECT count(*) FROM o)::int AS n"
+     " FROM o ORDER BY idx LIMIT 1"},
     {"wr_insert",
      "WITH i AS (" WR_INPUT "), ins AS (INSERT INTO work_reports (" WR_COLS ", reported_by)"
      " SELECT " WR_COLS ", $14 FROM i ORDER BY idx"
@@ -72,6 +85,26 @@ enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, 
     if (*count > 0) {
         *first = (int)db_long(r, 0, "idx");
         *first_is_host = db_bool(r, 0, "bad_host");
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_out_of_scope(struct db_conn *c, const struct db_wr_batch *b, const char *scope,
+                                  int *first, char *host_id, int *count)
+{
+    PGresult *r;
+    *first = -1;
+    *count = 0;
+    host_id[0] = '\0';
+    const char *p[2] = {b->col[0], scope};
+    enum db_status s = db_exec(c, "wr_out_of_scope", 2, p, &r);
+    if (s < 0)
+        return s;
+    if (PQntuples(r) == 1) {
+        *first = (int)db_long(r, 0, "idx");
+        *count = (int)db_long(r, 0, "n");
+        snprintf(host_id, 37, "%s", db_str(r, 0, "host_id"));
     }
     PQclear(r);
     return s;

@@ -105,6 +105,9 @@ int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, siz
 /* Raw trimmed cell of `field` (units ignored, aliases like gpu_uuid/uuid
  * accepted) in `row`, or NULL. Borrowed from q. */
 const char *prov_qgpu_cell(const prov_qgpu_t *q, size_t row, const char *field);
+/* Column index of `field` (same matching as prov_qgpu_cell), or -1: look a
+ * column up once, then read q->cells[row * q->nfields + col]. */
+int prov_qgpu_field(const prov_qgpu_t *q, const char *field);
 void prov_qgpu_free(prov_qgpu_t *q);
 json_t *prov_qgpu_to_json(const prov_qgpu_t *q);
 

@@ -26,6 +26,8 @@ static const char *const aliases[][2] = {
     {"clocks.current.sm", "clocks.sm"},
     {"clocks.current.memory", "clocks.mem"},
     {"temperature.gpu", "temperature.gpu"},
+    /* renamed in driver 535; older drivers know only the throttle name */
+    {"clocks_event_reasons.active", "clocks_throttle_reasons.active"},
 };
 
 static bool field_is(const char *f, const char *canon)
@@ -326,6 +328,11 @@ const char *prov_qgpu_cell(const prov_qgpu_t *q, size_t row, const char *field)
         return NULL;
     int c = field_index(q, field);
     return c < 0 ? NULL : q->cells[row * q->nfields + (size_t)c];
+}
+
+int prov_qgpu_field(const prov_qgpu_t *q, const char *field)
+{
+    return q && field ? field_index(q, field) : -1;
 }
 
 void prov_qgpu_free(prov_qgpu_t *q)

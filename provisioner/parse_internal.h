@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "provisioner/parse.h"
+#include "provisioner/parse_monitor.h"
 
 /* Upper bound on items (GPUs, rows, links, ...) any parser accepts: keeps
  * garbage input from growing arrays without bound. */
@@ -77,10 +78,19 @@ char *prov_strip_ansi(const char *text, size_t len, size_t *outlen);
 bool prov_parse_gpu_line(prov_span_t line, int *index, char *name, size_t name_cap, char *uuid,
                          size_t uuid_cap);
 
+/* Splits a kernel log line into its time stamps and message body (the
+ * prefixes listed in parse_monitor.h; parse_ktime.c).  *bad_time when a
+ * stamp-shaped prefix had impossible values (t then lacks that part).
+ * False for a syslog line of another program ("host systemd[1]: ..."). */
+bool prov_kline_split(prov_span_t line, prov_ktime_t *t, prov_span_t *body, bool *bad_time);
+
 /* JSON helpers: return new references; a number in a non-OK state becomes
  * null and, if `state_key` is given, the state is stored too. */
 json_t *prov_num_json(prov_num_t n);
 json_t *prov_flag_json(prov_flag_t f);
 json_t *prov_str_json(const char *s); /* "" -> null */
+/* A new object holding a new empty array under `key`; *arr borrows that
+ * array (the object owns it).  NULL when out of memory. */
+json_t *prov_json_with_array(const char *key, json_t **arr);
 
 #endif

@@ -413,3 +413,65 @@ json_t *prov_str_json(const char *s)
     free(a);
     return j;
 }
+
+/* Value of 1..max hex digits at s[*i] (advancing *i); -1 if none or more. */
+static long hex_run(const char *s, size_t n, size_t *i, size_t max)
+{
+    size_t st = *i;
+    long v = 0;
+    while (*i < n && isxdigit((unsigned char)s[*i])) {
+        if (*i - st >= max)
+            return -1;
+        char c = (char)tolower((unsigned char)s[*i]);
+        v = v * 16 + (c <= '9' ? c - '0' : c - 'a' + 10);
+        (*i)++;
+    }
+    return *i > st ? v : -1;
+}
+
+bool prov_pci_canon(const char *s, size_t n, char *out, bool *function_implied)
+{
+    assert(out);
+    out[0] = '\0';
+    if (function_implied)
+        *function_implied = false;
+    prov_span_t v = prov_trim(prov_span(s, n));
+    size_t i = 0, st;
+    long dom = hex_run(v.p, v.n, &i, 8);
+    if (dom < 0 || i >= v.n || v.p[i++] != ':')
+        return false;
+    st = i;
+    long bus = hex_run(v.p, v.n, &i, 2);
+    if (bus < 0 || i - st != 2 || i >= v.n || v.p[i++] != ':')
+        return false;
+    st = i;
+    long dev = hex_run(v.p, v.n, &i, 2);
+    if (dev < 0 || i - st != 2 || dev > 0x1f)
+        return false;
+    long fn = 0;
+    bool implied = i == v.n;
+    if (!implied) {
+        if (v.p[i++] != '.' || i + 1 != v.n || v.p[i] < '0' || v.p[i] > '7')
+            return false;
+        fn = v.p[i] - '0';
+    }
+    snprintf(out, PROV_PCI_MAX, "%08X:%02X:%02X.%X", (unsigned)dom & 0xffffffffu,
+             (unsigned)bus & 0xffu, (unsigned)dev & 0x1fu, (unsigned)fn & 7u);
+    if (function_implied)
+        *function_implied = implied;
+    return true;
+}
+
+json_t *prov_json_with_array(const char *key, json_t **arr)
+{
+    json_t *root = json_object();
+    *arr = json_array();
+    if (!root || !*arr || json_object_set(root, key, *arr) != 0) {
+        json_decref(root);
+        json_decref(*arr);
+        *arr = NULL;
+        return NULL;
+    }
+    json_decref(*arr); /* root holds it now; *arr stays a borrowed pointer */
+    return root;
+}

@@ -10,16 +10,20 @@
 PARSER_SRC := provisioner/parse_util.c provisioner/parse_csv.c provisioner/parse_smi.c \
               provisioner/parse_list.c provisioner/parse_topo.c provisioner/parse_nvlink.c \
               provisioner/parse_dcgmi.c provisioner/parse_container.c \
-              provisioner/parse_version.c provisioner/parse_nvsmi_err.c provisioner/parse_xml.c
+              provisioner/parse_version.c provisioner/parse_nvsmi_err.c provisioner/parse_xml.c \
+              provisioner/parse_ktime.c provisioner/parse_kmsg.c provisioner/parse_sample.c \
+              provisioner/parse_fabric.c
 PARSER_TEST_SRC := tests/parsers/main.c tests/parsers/test_helpers.c \
-                   tests/parsers/test_fixtures.c
+                   tests/parsers/test_fixtures.c tests/parsers/test_monitor.c \
+                   tests/parsers/test_monitor_unit.c
 
 PARSER_OBJ      := $(PARSER_SRC:%.c=$(BUILD)/%.o)
 PARSER_TEST_OBJ := $(PARSER_TEST_SRC:%.c=$(BUILD)/%.o)
 PARSER_TEST_BIN := $(BUILD)/parser-tests
 FUZZ_SECONDS    ?= 10
 
-$(PARSER_TEST_BIN): $(PARSER_TEST_OBJ) $(PARSER_OBJ)
+# parse_kmsg.c cleans text with common/utf8.c (part of COMMON_SRC in the daemon).
+$(PARSER_TEST_BIN): $(PARSER_TEST_OBJ) $(PARSER_OBJ) $(BUILD)/common/utf8.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -66,7 +66,6 @@ before(async () => {
   admin = srv.token('admin');
   operator = srv.token('operator');
   viewer = srv.token('viewer');
-  reporter = srv.token('reporter');
   const key = fleet.sshKey();
   const cred = await fleet.createCredential(client, admin, key.text);
   pool = await fleet.createPool(client, admin, {
@@ -75,6 +74,7 @@ before(async () => {
     egress_price_per_gb: 0.05,
     overhead_pct: 10,
   });
+  reporter = srv.token('reporter', { args: ['--pool', pool.name] }); // scoped to its pool
   const host = (n) =>
     fleet.createHost(client, operator, {
       name: `cost-${n}-${fleet.uniq()}`,

@@ -572,7 +572,8 @@ describe('replicas and other writers', () => {
       retried: 0,
       busy_seconds: 60,
     });
-    const post = (records) => client.request('POST', '/v1/work-reports', { token: reporter, body: { records } });
+    const scoped = srvA.token('reporter', { args: ['--pool', pool.name] });
+    const post = (records) => client.request('POST', '/v1/work-reports', { token: scoped, body: { records } });
     expectStatus(await post([rec(1, 30), rec(2, 30), rec(3, 45)]), 201);
     await s.waitFor((ev) => ev.length >= 1, 10000, 'the first event');
     expectStatus(await post([rec(4, 10), rec(5, 20)]), 201);

@@ -74,10 +74,10 @@ before(async () => {
   const admin = srv.token('admin');
   const operator = srv.token('operator');
   viewer = srv.token('viewer');
-  reporter = srv.token('reporter');
   const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   P = await fleet.createPool(client, admin, { price_per_hour: 4 });
   Q = await fleet.createPool(client, admin, { price_per_hour: 2, idle_stop_after_seconds: 7200 });
+  reporter = srv.token('reporter', { args: ['--pool', P.name, '--pool', Q.name] }); // scoped to P and Q
   for (const [n, pool] of [['idle', P], ['idleq', Q], ['none', P], ['job', P], ['s1', P], ['s2', P], ['up', P], ['fail', P], ['cost', P], ['reuse', P]]) {
     H[n] = await fleet.createHost(client, operator, {
       name: `rec-${n}-${fleet.uniq()}`,
@@ -276,6 +276,7 @@ describe('recommendations', () => {
     const admin = srv.token('admin');
     const cred = expectStatus(await client.request('GET', `/v1/hosts/${H.idle.id}`, { token: viewer }), 200).credential_id;
     const R = await fleet.createPool(client, admin, { price_per_hour: 3 });
+    reporter = srv.token('reporter', { args: ['--pool', P.name, '--pool', Q.name, '--pool', R.name] });
     const h = await fleet.createHost(client, srv.token('operator'), {
       name: `rec-fine-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: R.id,
     });

@@ -34,9 +34,9 @@ before(async () => {
   const admin = srv.token('admin');
   const operator = srv.token('operator');
   viewer = srv.token('viewer');
-  reporter = srv.token('reporter');
   const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   pool = await fleet.createPool(client, admin, { price_per_hour: 5 });
+  reporter = srv.token('reporter', { args: ['--pool', pool.name] }); // scoped to its pool
   const mk = (n) => fleet.createHost(client, operator, { name: `recev-${n}-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
   host = await mk('a');
   other = await mk('b');

@@ -121,13 +121,13 @@ before(async () => {
   admin = srv.token('admin');
   operator = srv.token('operator');
   viewer = srv.token('viewer');
-  reporter = srv.token('reporter');
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   const stack = await fleet.createStack(client, operator);
   pools.auto = expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput({ auto_stop: true }) }), 201);
   pools.manual = expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput({}) }), 201);
   assert.equal(pools.auto.auto_stop, true);
   assert.equal(pools.manual.auto_stop, false);
+  reporter = srv.token('reporter', { args: ['--pool', pools.auto.name, '--pool', pools.manual.name] });
   await Promise.all(
     NAMES.map(async (n, i) => {
       const s = sim.hosts[i];

@@ -68,6 +68,9 @@ typedef enum pkind {
     PK_SMI_VERSION,
     PK_NVSMI_ERR,
     PK_XML,
+    PK_KMSG,   /* kernel log (parse_kmsg.c) */
+    PK_SAMPLE, /* monitor --query-gpu sample (parse_sample.c) */
+    PK_FABRIC, /* nvidia-smi -q Fabric (parse_fabric.c) */
     PK_COUNT
 } pkind_t;
 
@@ -86,7 +89,13 @@ typedef struct fixture_case {
 
 extern const fixture_case_t fixture_cases[];
 extern const size_t fixture_cases_n;
+/* The health monitor's parsers (test_monitor.c); a file may be in both tables. */
+extern const fixture_case_t monitor_fixture_cases[];
+extern const size_t monitor_fixture_cases_n;
 
-void run_unit_tests(th_t *t); /* test_helpers.c */
+void run_unit_tests(th_t *t);         /* test_helpers.c */
+void run_monitor_unit_tests(th_t *t); /* test_monitor_unit.c */
+/* pk_run for PK_KMSG, PK_SAMPLE, PK_FABRIC (test_monitor.c): rc and *j as pk_run's. */
+int pk_run_monitor(pkind_t k, const char *text, size_t len, prov_err_t *err, json_t **j);
 
 #endif

@@ -70,28 +70,50 @@ cleanup:
     return buf;
 }
 
+static void run_fixture(th_t *t, const char *dir, const fixture_case_t *fc)
+{
+    th_begin(t);
+    size_t len = 0;
+    char *buf = read_file(dir, fc->file, &len);
+    if (!buf)
+        th_fail(t, __LINE__, "cannot read %s/%s", dir, fc->file);
+    else
+        fc->check(t, buf, len);
+    free(buf);
+    th_end(t, "fixture %s [%s]", fc->file, pk_name(fc->kind));
+}
+
+/* Every table of fixture checks; a file may appear in more than one. */
+static const struct {
+    const fixture_case_t *cases;
+    const size_t *n;
+} tables[] = {{fixture_cases, &fixture_cases_n}, {monitor_fixture_cases, &monitor_fixture_cases_n}};
+#define NTABLES (sizeof tables / sizeof tables[0])
+
 static const fixture_case_t *find_case(const char *file)
 {
-    for (size_t i = 0; i < fixture_cases_n; i++)
-        if (strcmp(fixture_cases[i].file, file) == 0)
-            return &fixture_cases[i];
+    for (size_t k = 0; k < NTABLES; k++)
+        for (size_t i = 0; i < *tables[k].n; i++)
+            if (strcmp(tables[k].cases[i].file, file) == 0)
+                return &tables[k].cases[i];
     return NULL;
+}
+
+/* Distinct file names over all tables. */
+static size_t distinct_files(void)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < NTABLES; k++)
+        for (size_t i = 0; i < *tables[k].n; i++)
+            n += find_case(tables[k].cases[i].file) == &tables[k].cases[i];
+    return n;
 }
 
 static void run_fixtures(th_t *t, const char *dir)
 {
-    for (size_t i = 0; i < fixture_cases_n; i++) {
-        const fixture_case_t *fc = &fixture_cases[i];
-        th_begin(t);
-        size_t len = 0;
-        char *buf = read_file(dir, fc->file, &len);
-        if (!buf)
-            th_fail(t, __LINE__, "cannot read %s/%s", dir, fc->file);
-        else
-            fc->check(t, buf, len);
-        free(buf);
-        th_end(t, "fixture %s [%s]", fc->file, pk_name(fc->kind));
-    }
+    for (size_t k = 0; k < NTABLES; k++)
+        for (size_t i = 0; i < *tables[k].n; i++)
+            run_fixture(t, dir, &tables[k].cases[i]);
 }
 
 /* Meta-test: a fixture file without a table entry is a failure. */
@@ -113,39 +135,47 @@ static void run_meta(th_t *t, const char *dir)
         }
         closedir(d);
     }
-    if (files < fixture_cases_n)
-        th_fail(t, __LINE__, "table lists %zu fixtures but the dir has only %zu", fixture_cases_n,
-                files);
+    size_t listed = distinct_files();
+    if (files < listed)
+        th_fail(t, __LINE__, "tables list %zu fixtures but the dir has only %zu", listed, files);
     th_end(t, "meta: every fixture file in %s is covered (%zu files)", dir, files);
 }
 
-/* Every parser over prefixes of every fixture. */
+/* Parser k over prefixes of one fixture; returns the runs. */
+static size_t truncate_one(th_t *t, const char *dir, const char *file, pkind_t k)
+{
+    size_t len = 0, runs = 0;
+    char *buf = read_file(dir, file, &len);
+    if (!buf)
+        return 0;
+    size_t step = len / 100 + 1;
+    for (size_t n = 0;; n = n + step > len ? len : n + step) {
+        char *copy = malloc(n ? n : 1); /* exact size: ASan catches over-reads */
+        if (!copy)
+            break;
+        memcpy(copy, buf, n);
+        char why[256];
+        if (pk_run(k, copy, n, why, sizeof why) < 0)
+            th_fail(t, __LINE__, "%s prefix %zu: %s", file, n, why);
+        free(copy);
+        runs++;
+        if (n == len)
+            break;
+    }
+    free(buf);
+    return runs;
+}
+
+/* Every parser over prefixes of every fixture (each file once). */
 static void run_truncation(th_t *t, const char *dir)
 {
     for (int k = 0; k < PK_COUNT; k++) {
         th_begin(t);
         size_t runs = 0;
-        for (size_t i = 0; i < fixture_cases_n; i++) {
-            size_t len = 0;
-            char *buf = read_file(dir, fixture_cases[i].file, &len);
-            if (!buf)
-                continue;
-            size_t step = len / 100 + 1;
-            for (size_t n = 0;; n = n + step > len ? len : n + step) {
-                char *copy = malloc(n ? n : 1); /* exact size: ASan catches over-reads */
-                if (!copy)
-                    break;
-                memcpy(copy, buf, n);
-                char why[256];
-                if (pk_run((pkind_t)k, copy, n, why, sizeof why) < 0)
-                    th_fail(t, __LINE__, "%s prefix %zu: %s", fixture_cases[i].file, n, why);
-                free(copy);
-                runs++;
-                if (n == len)
-                    break;
-            }
-            free(buf);
-        }
+        for (size_t m = 0; m < NTABLES; m++)
+            for (size_t i = 0; i < *tables[m].n; i++)
+                if (find_case(tables[m].cases[i].file) == &tables[m].cases[i])
+                    runs += truncate_one(t, dir, tables[m].cases[i].file, (pkind_t)k);
         th_end(t, "truncated prefixes through %s (%zu runs)", pk_name((pkind_t)k), runs);
     }
 }

@@ -18,7 +18,10 @@ const char *pk_name(pkind_t k)
                                                 "/proc/driver/nvidia/version",
                                                 "nvidia-smi --version",
                                                 "nvidia-smi errors",
-                                                "-q -x xml"};
+                                                "-q -x xml",
+                                                "kernel log",
+                                                "monitor sample",
+                                                "-q fabric"};
     return k < PK_COUNT ? names[k] : "?";
 }
 
@@ -179,6 +182,9 @@ int pk_run(pkind_t k, const char *text, size_t len, char *why, size_t cap)
         }
         break;
     }
+    case PK_KMSG:
+    case PK_SAMPLE:
+    case PK_FABRIC: rc = pk_run_monitor(k, text, len, &err, &j); break;
     case PK_COUNT: snprintf(why, cap, "bad kind"); return -1;
     }
     int r = finish(rc, &err, j, why, cap);
@@ -520,4 +526,5 @@ void run_unit_tests(th_t *t)
     test_diag_variants(t);
     test_classifiers(t);
     test_versions(t);
+    run_monitor_unit_tests(t);
 }

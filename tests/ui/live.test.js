@@ -137,7 +137,7 @@ describe('live updates', () => {
 
   test('work reports refresh the costs (at most every 5 s)', async () => {
     const before = b.requests.filter((r) => pathOf(r.url) === '/v1/costs').length;
-    const reporter = srv.token('reporter');
+    const reporter = srv.token('reporter', { args: ['--pool', pool.name] });
     const now = Date.now();
     const records = [
       { host_id: host.id, window_start: new Date(now - 600e3).toISOString(), window_end: new Date(now - 60e3).toISOString(), unit: 'requests', completed: 900, failed: 100, retried: 0, busy_seconds: 300 },

@@ -124,7 +124,7 @@ before(async () => {
   psql(srv.database.url, `UPDATE host_state_history SET at = at - interval '4 hours' WHERE host_id IN (${ids})`);
 
   // Work reports: the L4 did work in the last hours, the H100 sat idle (a stop recommendation).
-  const reporter = srv.token('reporter');
+  const reporter = srv.token('reporter', { args: ['--host', hosts.l4.id, '--host', hosts.h100.id] });
   const records = [
     { host_id: hosts.l4.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 120000, failed: 6000, retried: 0, busy_seconds: 2880 },
     { host_id: hosts.h100.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },

@@ -30,7 +30,11 @@ void unit_fail(const char *file, int line, const char *what);
 extern const struct unit_test util_tests[], jsonspec_tests[], auth_tests[], list_tests[],
     planner_tests[], provision_tests[], gate_tests[], routes_tests[], config_tests[], crypt_tests[],
     sshkey_tests[], costs_tests[], recommend_tests[], gate_property_tests[], host_state_tests[],
-    db_tests[];
+    db_tests[], xid_tests[];
+
+extern const struct unit_test webhook_tests[];
+extern const struct unit_test oidc_tests[];
+extern const struct unit_test jwk_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;

@@ -1,0 +1,92 @@
+/* events_hub.h — the event hub: one thread per replica that follows the events table
+ * (LISTEN gpufleet_events, with a 1 s poll as fallback), renders each event once as an
+ * SSE frame into a bounded in-memory ring, and wakes the subscribers. It knows no HTTP:
+ * a stream (GET /v1/events, api/events.c) is a subscriber that keeps a cursor into the
+ * ring and pulls frames with ev_sub_read; with nothing to send the subscriber is parked
+ * (its transport stops asking, e.g. the connection is suspended, so an idle stream holds
+ * no HTTP thread) until the hub wakes it through the ops the transport supplied.
+ *
+ * A subscriber resuming from an id older than the ring gets the backlog from the database
+ * first (loaded by the hub, in bounded chunks). When the ring overtakes a subscriber's
+ * cursor, a parked one (it had sent everything) reads the rest from the database the same
+ * way; one that is still writing is cut off: its client does not keep up (slow consumer).
+ *
+ * Delivery is in id order without gaps: ids are taken from a sequence and may commit
+ * out of order, so the hub waits up to EV_GAP_WAIT_US for a missing id before it skips
+ * it (a rolled-back transaction leaves a hole forever). */
+#ifndef GPUFLEET_SERVICE_EVENTS_HUB_H
+#define GPUFLEET_SERVICE_EVENTS_HUB_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/sbuf.h"
+
+#define EV_GAP_WAIT_US 1000000LL
+
+/* The known event types; the types filter accepts exactly these. */
+extern const char *const ev_type_names[];
+extern const int ev_ntypes;
+/* Index in ev_type_names, or -1. */
+int ev_type_index(const char *name);
+
+struct ev_hub_config {
+    const char *database_url;
+    int heartbeat_s;        /* ": heartbeat" comment period */
+    int ring_events;        /* ring capacity in events (bytes are capped too) */
+    long retention_s;       /* events older than this are deleted */
+    long ingest_throttle_s; /* work_reports.ingested: at most one per pool per this */
+};
+/* Starts the hub thread. Returns 0, or -1 when it cannot start. */
+int ev_hub_start(const struct ev_hub_config *cfg);
+/* Ends every stream cleanly (each subscriber's next read reports the end) and waits up
+ * to wait_ms for their transports to close them (ev_sub_close); no subscriber stays
+ * parked afterwards. Call before stopping the HTTP daemon. New subscribers are refused
+ * from then on. */
+void ev_hub_end_streams(int wait_ms);
+/* Stops the thread (after the HTTP daemon is stopped: every subscriber is closed). */
+void ev_hub_stop(void);
+
+struct ev_filter {
+    uint32_t types;                /* bit per ev_type_names index; 0: every type */
+    char pool_id[37], host_id[37]; /* lowercase UUID, or "" for any */
+};
+
+/* How the hub parks and wakes a subscriber's transport. Both are called with the
+ * subscriber's lock held, so a wake never overtakes the park it answers; they must not
+ * call back into the hub. ctx is the one given to ev_sub_open. */
+struct ev_sub_ops {
+    void (*park)(void *ctx); /* nothing to send: stop reading until wake */
+    void (*wake)(void *ctx); /* something to send (or the end): read again */
+};
+
+#define EV_SUB_END ((ssize_t)-1)
+
+struct ev_sub;
+/* Registers a subscriber. after: deliver events with a greater id (a client's
+ * Last-Event-ID), or -1 for events from now on. request_id and principal are copied (for
+ * the log). Returns NULL when the hub does not know the current position yet (database
+ * unreachable since start) or streams are ending. The subscriber comes with one
+ * reference, the caller's (ev_sub_unref); ev_sub_hold adds one. */
+struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
+                           const char *principal, const struct ev_sub_ops *ops, void *ctx);
+/* Copies up to max bytes of frames into buf and returns how many. 0: nothing to send
+ * now; ops->park was called and ops->wake will be. EV_SUB_END: the stream is over
+ * (ended by ev_hub_end_streams, or cut off after its error frame). */
+ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max);
+/* The transport is done with s: s leaves the registry and is woken no more. Only once s
+ * is not parked (an HTTP server does not close a suspended connection before it resumes;
+ * ev_hub_end_streams wakes them all before shutdown). Takes no subscriber lock (safe from
+ * callbacks that hold the transport's locks); drops no reference. */
+void ev_sub_close(struct ev_sub *s);
+void ev_sub_hold(struct ev_sub *s);
+void ev_sub_unref(struct ev_sub *s);
+/* For the access log: events delivered, and why the stream ended ("client",
+ * "slow_consumer", "shutdown"). */
+uint64_t ev_sub_sent(const struct ev_sub *s);
+const char *ev_sub_end_reason(const struct ev_sub *s);
+
+/* gpufleet_event_streams, gpufleet_events_delivered_total, gpufleet_event_streams_cut_total. */
+void ev_hub_metrics(struct sbuf *b);
+
+#endif

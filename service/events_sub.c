@@ -1,0 +1,546 @@
+/* events_sub.c — the event hub's subscribers: the registry, each subscriber's cursor into
+ * the ring and its pending bytes, reading, parking and waking, backlogs, the end of
+ * streams and their figures. See events_hub.h; the locks are in events_internal.h.
+ *
+ * Each subscriber's mu guards its cursor, buffer and flags; subs.mu guards the registry. */
+#include "service/events_hub.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "db/db.h"
+#include "db/events.h"
+#include "service/events_internal.h"
+
+#define BACKLOG_LIMIT   256 /* backlog events loaded per subscriber per turn */
+#define RETRY_FRAME     "retry: 3000\n\n"
+#define HEARTBEAT_FRAME ": heartbeat\n\n"
+#define SLOW_FRAME      "event: error\ndata: {\"code\":\"slow_consumer\"}\n\n"
+
+enum ev_end { END_CLIENT = 0, END_SLOW, END_SHUTDOWN };
+static const char *const end_names[] = {"client", "slow_consumer", "shutdown"};
+
+struct ev_sub {
+    pthread_mutex_t mu;
+    atomic_int refs;
+    atomic_int closed; /* ev_sub_close ran: ops and ctx are gone */
+    atomic_uint_fast64_t sent;
+    atomic_int end;
+    const struct ev_sub_ops *ops;
+    void *ctx;
+    struct ev_filter f;
+    int64_t cursor;   /* the last event id examined */
+    int live;         /* reads from the ring (a cursor the ring overwrote means: cut) */
+    int suspended;    /* it is parked */
+    int need_backlog; /* waits for the hub to load events after cursor from the database */
+    int hb;           /* a heartbeat is due */
+    int cut;          /* slow consumer: send the error frame, then end */
+    int ending;       /* the last frame is queued: end once pend is drained */
+    char *pend;       /* bytes to send before anything else */
+    size_t pend_len, pend_off, pend_cap;
+    size_t idx; /* position in the registry */
+    char request_id[129];
+    char principal[129];
+};
+
+static struct {
+    pthread_mutex_t mu;
+    struct ev_sub **all;
+    size_t n, cap;
+    struct ev_sub **snap; /* hub thread only */
+    size_t snap_cap;
+    atomic_int ending; /* streams are being ended (shutdown) */
+    atomic_int backlog_wanted;
+    atomic_uint_fast64_t delivered, cut;
+} subs = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- references, buffer ---- */
+
+void ev_sub_hold(struct ev_sub *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+}
+
+void ev_sub_unref(struct ev_sub *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&s->mu);
+    free(s->pend);
+    free(s);
+}
+
+static int pend_add(struct ev_sub *s, const char *p, size_t n)
+{
+    if (s->pend_off > 0 && s->pend_off == s->pend_len)
+        s->pend_off = s->pend_len = 0;
+    if (s->pend_len + n > s->pend_cap) {
+        size_t cap = s->pend_cap ? s->pend_cap : 256;
+        while (cap < s->pend_len + n)
+            cap *= 2;
+        char *np = realloc(s->pend, cap);
+        if (np == NULL)
+            return -1;
+        s->pend = np;
+        s->pend_cap = cap;
+    }
+    memcpy(s->pend + s->pend_len, p, n);
+    s->pend_len += n;
+    return 0;
+}
+
+/* Copies pending bytes into buf; returns how many. */
+static size_t pend_drain(struct ev_sub *s, char *buf, size_t max)
+{
+    size_t n = s->pend_len - s->pend_off;
+    if (n == 0)
+        return 0;
+    if (n > max)
+        n = max;
+    memcpy(buf, s->pend + s->pend_off, n);
+    s->pend_off += n;
+    if (s->pend_off == s->pend_len) {
+        s->pend_off = s->pend_len = 0;
+        if (s->pend_cap > 64 * 1024) { /* a backlog chunk: give the memory back */
+            free(s->pend);
+            s->pend = NULL;
+            s->pend_cap = 0;
+        }
+    }
+    return n;
+}
+
+/* Queues a fixed frame and copies what fits into buf[n..max); returns the new n. */
+static size_t pend_frame(struct ev_sub *s, const char *frame, char *buf, size_t n, size_t max)
+{
+    pend_add(s, frame, strlen(frame));
+    return n + pend_drain(s, buf + n, max - n);
+}
+
+/* ---- reading ---- */
+
+/* Marks s cut off (once), with a log line. Called with s->mu held. */
+static void mark_cut(struct ev_sub *s)
+{
+    if (s->cut)
+        return;
+    s->cut = 1;
+    atomic_store(&s->end, END_SLOW);
+    atomic_fetch_add(&subs.cut, 1);
+    json_t *line =
+        json_pack("{s:s, s:s, s:s, s:I, s:I}", "msg", "event stream cut off: slow consumer",
+                  "request_id", s->request_id, "principal", s->principal, "cursor",
+                  (json_int_t)s->cursor, "ring_floor", (json_int_t)ev_ring.floor);
+    log_json_steal(LOG_WARN, line);
+}
+
+static int sub_matches(const struct ev_sub *s, const struct ev_ent *e)
+{
+    if (s->f.types != 0 && (e->type < 0 || !(s->f.types & (1u << e->type))))
+        return 0;
+    if (s->f.pool_id[0] != '\0' && strcmp(s->f.pool_id, e->pool) != 0)
+        return 0;
+    if (s->f.host_id[0] != '\0' && strcmp(s->f.host_id, e->host) != 0)
+        return 0;
+    return 1;
+}
+
+/* Copies ring frames after s->cursor that match into buf[n..max). Called with s->mu held
+ * and pend empty. Sets *want_backlog when the cursor is older than the ring. */
+static size_t copy_ring(struct ev_sub *s, char *buf, size_t max, size_t n, int *want_backlog)
+{
+    pthread_rwlock_rdlock(&ev_ring.lock);
+    if (s->cursor < ev_ring.floor) {
+        if (s->live)
+            mark_cut(s);
+        else
+            *want_backlog = 1;
+        goto done;
+    }
+    s->live = 1;
+    for (size_t i = ev_ring_after(s->cursor); i < ev_ring.count && n < max; i++) {
+        const struct ev_ent *e = ev_ring_at(i);
+        if (!sub_matches(s, e)) {
+            s->cursor = e->id;
+            continue;
+        }
+        if (e->len > max - n) {
+            if (n > 0)
+                break;
+            /* A frame larger than the caller's buffer: send a part, keep the rest. */
+            memcpy(buf, e->frame, max);
+            if (pend_add(s, e->frame + max, e->len - max) != 0)
+                break;
+            n = max;
+        } else {
+            memcpy(buf + n, e->frame, e->len);
+            n += e->len;
+        }
+        s->cursor = e->id;
+        atomic_fetch_add(&s->sent, 1);
+        atomic_fetch_add(&subs.delivered, 1);
+    }
+done:
+    pthread_rwlock_unlock(&ev_ring.lock);
+    return n;
+}
+
+ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = pend_drain(s, buf, max);
+    if (n == max)
+        goto out;
+    if (s->ending)
+        goto out; /* everything is sent: end */
+    if (atomic_load(&subs.ending)) {
+        atomic_store(&s->end, END_SHUTDOWN);
+        s->ending = 1;
+        goto out;
+    }
+    if (s->hb) {
+        s->hb = 0;
+        n = pend_frame(s, HEARTBEAT_FRAME, buf, n, max);
+    }
+    if (!s->cut && !s->need_backlog && n < max) {
+        int want = 0;
+        n = copy_ring(s, buf, max, n, &want);
+        if (want) {
+            s->need_backlog = 1;
+            atomic_store(&subs.backlog_wanted, 1);
+            ev_hub_kick();
+        }
+    }
+    if (s->cut && !s->ending) {
+        /* No id: a client that reconnects with its Last-Event-ID resumes from the log. */
+        n = pend_frame(s, SLOW_FRAME, buf, n, max);
+        s->ending = 1;
+    }
+out:
+    if (n > 0) {
+        pthread_mutex_unlock(&s->mu);
+        return (ssize_t)n;
+    }
+    if (s->ending) {
+        pthread_mutex_unlock(&s->mu);
+        return EV_SUB_END;
+    }
+    /* Nothing to send: park until the hub wakes s. */
+    s->suspended = 1;
+    s->ops->park(s->ctx);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* Wakes s if it is parked. Called with s->mu held. */
+static void wake_locked(struct ev_sub *s)
+{
+    if (s->suspended && !atomic_load(&s->closed)) {
+        s->suspended = 0;
+        s->ops->wake(s->ctx);
+    }
+}
+
+/* ---- the registry ---- */
+
+struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
+                           const char *principal, const struct ev_sub_ops *ops, void *ctx)
+{
+    if (!ev_hub_ready() || atomic_load(&subs.ending))
+        return NULL;
+    struct ev_sub *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    pthread_mutex_init(&s->mu, NULL);
+    atomic_init(&s->refs, 1);
+    s->ops = ops;
+    s->ctx = ctx;
+    s->f = *f;
+    snprintf(s->request_id, sizeof s->request_id, "%s", request_id);
+    snprintf(s->principal, sizeof s->principal, "%s", principal);
+    pthread_rwlock_rdlock(&ev_ring.lock);
+    s->cursor = after >= 0 ? after : ev_ring.last;
+    pthread_rwlock_unlock(&ev_ring.lock);
+    if (pend_add(s, RETRY_FRAME, strlen(RETRY_FRAME)) != 0)
+        goto fail;
+    pthread_mutex_lock(&subs.mu);
+    if (subs.n == subs.cap) {
+        size_t cap = subs.cap ? subs.cap * 2 : 64;
+        struct ev_sub **ns = realloc(subs.all, cap * sizeof *ns);
+        if (ns == NULL) {
+            pthread_mutex_unlock(&subs.mu);
+            goto fail;
+        }
+        subs.all = ns;
+        subs.cap = cap;
+    }
+    s->idx = subs.n;
+    subs.all[subs.n++] = s;
+    pthread_mutex_unlock(&subs.mu);
+    return s;
+fail:
+    pthread_mutex_destroy(&s->mu);
+    free(s->pend);
+    free(s);
+    return NULL;
+}
+
+void ev_sub_close(struct ev_sub *s)
+{
+    atomic_store(&s->closed, 1);
+    pthread_mutex_lock(&subs.mu);
+    if (s->idx < subs.n && subs.all[s->idx] == s) {
+        subs.all[s->idx] = subs.all[--subs.n];
+        subs.all[s->idx]->idx = s->idx;
+    }
+    pthread_mutex_unlock(&subs.mu);
+}
+
+uint64_t ev_sub_sent(const struct ev_sub *s)
+{
+    return (uint64_t)atomic_load(&s->sent);
+}
+
+const char *ev_sub_end_reason(const struct ev_sub *s)
+{
+    return end_names[atomic_load(&s->end)];
+}
+
+/* A referenced copy of the registry (hub thread only); release with snap_release. */
+static size_t snap_take(void)
+{
+    pthread_mutex_lock(&subs.mu);
+    if (subs.n > subs.snap_cap) {
+        struct ev_sub **ns = realloc(subs.snap, subs.n * sizeof *ns);
+        if (ns == NULL) {
+            pthread_mutex_unlock(&subs.mu);
+            return 0;
+        }
+        subs.snap = ns;
+        subs.snap_cap = subs.n;
+    }
+    size_t n = subs.n;
+    for (size_t i = 0; i < n; i++) {
+        subs.snap[i] = subs.all[i];
+        ev_sub_hold(subs.snap[i]);
+    }
+    pthread_mutex_unlock(&subs.mu);
+    return n;
+}
+
+static void snap_release(size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ev_sub_unref(subs.snap[i]);
+}
+
+void ev_subs_clear(void)
+{
+    free(subs.snap);
+    subs.snap = NULL;
+    subs.snap_cap = 0;
+    pthread_mutex_lock(&subs.mu);
+    free(subs.all); /* empty: the HTTP daemon, stopped first, closed every subscriber */
+    subs.all = NULL;
+    subs.n = subs.cap = 0;
+    pthread_mutex_unlock(&subs.mu);
+    atomic_store(&subs.ending, 0);
+}
+
+/* ---- the hub thread's turns ---- */
+
+void ev_subs_wake(int heartbeat)
+{
+    size_t n = snap_take();
+    for (size_t i = 0; i < n; i++) {
+        struct ev_sub *s = subs.snap[i];
+        pthread_mutex_lock(&s->mu);
+        if (heartbeat)
+            s->hb = 1;
+        /* Behind the ring: a parked stream had sent everything it had, so it keeps up and
+         * only a burst outran it: it reads the rest from the log. A stream that is not
+         * parked is still writing what it had: its client is too slow. */
+        if (s->live && s->cursor < ev_ring.floor) {
+            if (s->suspended)
+                s->live = 0;
+            else
+                mark_cut(s);
+        }
+        /* A parked stream whose filter selects none of the new events just moves on:
+         * no wake-up, and a burst of other events never makes it a slow consumer. */
+        if (s->live && s->suspended && !s->cut && !s->need_backlog && s->cursor < ev_ring.last) {
+            size_t k = ev_ring_after(s->cursor);
+            while (k < ev_ring.count && !sub_matches(s, ev_ring_at(k)))
+                k++;
+            if (k == ev_ring.count)
+                s->cursor = ev_ring.last;
+        }
+        if (heartbeat || s->cut || (!s->need_backlog && s->cursor < ev_ring.last))
+            wake_locked(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+    snap_release(n);
+}
+
+struct backlog_arg {
+    int64_t after, upto;
+    const char *types, *pool, *host;
+    struct db_event_rows ev;
+};
+
+static enum db_status backlog_fn(struct db_conn *c, void *arg)
+{
+    struct backlog_arg *a = arg;
+    return db_events_backlog(c, a->after, a->upto, a->types, a->pool, a->host, BACKLOG_LIMIT,
+                             &a->ev);
+}
+
+/* "{host.state,job.state}" for a type mask (every name is a known, plain word). */
+static void types_literal(uint32_t mask, char *out, size_t len)
+{
+    size_t used = (size_t)snprintf(out, len, "{");
+    for (int i = 0; i < ev_ntypes; i++)
+        if (mask & (1u << i))
+            used += (size_t)snprintf(out + used, len - used, "%s%s", used > 1 ? "," : "",
+                                     ev_type_names[i]);
+    snprintf(out + used, len - used, "}");
+}
+
+/* Renders into b the next chunk of f's events after after, up to *upto (lowered to the
+ * last one rendered when the chunk is full). *rows: how many. Returns -1 when the
+ * database failed. */
+static int load_backlog(int64_t after, int64_t *upto, const struct ev_filter *f, struct sbuf *b,
+                        int *rows)
+{
+    *rows = 0;
+    if (after >= *upto)
+        return 0;
+    char types[512];
+    types_literal(f->types, types, sizeof types);
+    struct backlog_arg a = {after,
+                            *upto,
+                            f->types ? types : NULL,
+                            f->pool_id[0] ? f->pool_id : NULL,
+                            f->host_id[0] ? f->host_id : NULL,
+                            {0}};
+    if (db_run(backlog_fn, &a) < 0)
+        return -1;
+    *rows = a.ev.n;
+    for (int k = 0; k < a.ev.n; k++) {
+        ev_render_frame(b, &a.ev.rows[k]);
+        if (k == a.ev.n - 1 && a.ev.n == BACKLOG_LIMIT)
+            *upto = a.ev.rows[k].id; /* more to come */
+    }
+    db_event_rows_free(&a.ev);
+    return 0;
+}
+
+int ev_subs_serve_backlogs(void)
+{
+    if (!atomic_exchange(&subs.backlog_wanted, 0))
+        return 0;
+    int rc = 0;
+    size_t n = snap_take();
+    for (size_t i = 0; i < n; i++) {
+        struct ev_sub *s = subs.snap[i];
+        pthread_mutex_lock(&s->mu);
+        int want = s->need_backlog && !atomic_load(&s->closed);
+        int64_t after = s->cursor;
+        struct ev_filter f = s->f;
+        pthread_mutex_unlock(&s->mu);
+        if (!want)
+            continue;
+        int64_t upto = ev_ring.floor;
+        struct sbuf b;
+        sbuf_init(&b, 4096);
+        int rows;
+        if (load_backlog(after, &upto, &f, &b, &rows) != 0) {
+            free(sbuf_take(&b, NULL));
+            rc = -1;
+            continue;
+        }
+        size_t len;
+        char *text = sbuf_take(&b, &len);
+        pthread_mutex_lock(&s->mu);
+        if (text != NULL && (len == 0 || pend_add(s, text, len) == 0)) {
+            if (upto > s->cursor)
+                s->cursor = upto;
+            s->need_backlog = 0;
+            atomic_fetch_add(&s->sent, (uint_fast64_t)rows);
+            atomic_fetch_add(&subs.delivered, (uint_fast64_t)rows);
+            wake_locked(s);
+        } else {
+            rc = -1;
+        }
+        pthread_mutex_unlock(&s->mu);
+        free(text);
+    }
+    snap_release(n);
+    if (rc < 0)
+        atomic_store(&subs.backlog_wanted, 1);
+    return rc;
+}
+
+/* ---- the end, figures ---- */
+
+void ev_hub_end_streams(int wait_ms)
+{
+    if (!ev_hub_running())
+        return;
+    atomic_store(&subs.ending, 1);
+    /* Whoever parks after this sees the flag; whoever parked before is woken here. */
+    pthread_mutex_lock(&subs.mu);
+    for (size_t i = 0; i < subs.n; i++)
+        ev_sub_hold(subs.all[i]);
+    size_t n = subs.n;
+    struct ev_sub **all = n ? malloc(n * sizeof *all) : NULL;
+    if (all != NULL)
+        memcpy(all, subs.all, n * sizeof *all);
+    pthread_mutex_unlock(&subs.mu);
+    if (all == NULL && n > 0) {
+        log_msg(LOG_ERROR, "events: out of memory while ending %zu streams", n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&all[i]->mu);
+        wake_locked(all[i]);
+        pthread_mutex_unlock(&all[i]->mu);
+        ev_sub_unref(all[i]);
+    }
+    free(all);
+    /* Let the readers run and end their streams; a client that does not read keeps its
+     * connection (not parked) until its transport closes it. */
+    for (int waited = 0; waited < wait_ms; waited += 20) {
+        pthread_mutex_lock(&subs.mu);
+        size_t left = subs.n;
+        pthread_mutex_unlock(&subs.mu);
+        if (left == 0)
+            break;
+        usleep(20 * 1000);
+    }
+}
+
+void ev_hub_metrics(struct sbuf *b)
+{
+    pthread_mutex_lock(&subs.mu);
+    size_t n = subs.n;
+    pthread_mutex_unlock(&subs.mu);
+    sbuf_printf(b,
+                "# HELP gpufleet_event_streams Open event streams (GET /v1/events).\n"
+                "# TYPE gpufleet_event_streams gauge\ngpufleet_event_streams %zu\n"
+                "# HELP gpufleet_events_delivered_total Events written to event streams.\n"
+                "# TYPE gpufleet_events_delivered_total counter\n"
+                "gpufleet_events_delivered_total %llu\n"
+                "# HELP gpufleet_event_streams_cut_total Event streams cut off because the "
+                "client fell behind the ring (slow consumer).\n"
+                "# TYPE gpufleet_event_streams_cut_total counter\n"
+                "gpufleet_event_streams_cut_total %llu\n",
+                n, (unsigned long long)atomic_load(&subs.delivered),
+                (unsigned long long)atomic_load(&subs.cut));
+}
