@@ -38,13 +38,14 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c
+              db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
+              db/monitor.c
 API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
               api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/ui.c api/events.c
+              api/stop.c api/recommend.c api/ui.c api/events.c api/health.c
 # Background services: used by the API and by the workers; they know no HTTP.
 SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c \
               service/events_hub.c service/events_sub.c service/jwks.c
@@ -64,7 +65,7 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
               provisioner/gate_checks.c provisioner/gate_inventory.c provisioner/gate_judges.c \
               provisioner/worker.c provisioner/job_writer.c \
               provisioner/job_core.c provisioner/job_provision.c provisioner/job_gate.c \
-              provisioner/job_stop.c
+              provisioner/job_stop.c provisioner/monitor.c provisioner/monitor_sample.c
 LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
@@ -76,13 +77,14 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_provision.c tests/unit/test_gate.c tests/unit/test_costs.c \
               tests/unit/test_recommend.c tests/unit/test_gate_property.c \
               tests/unit/test_host_state.c tests/unit/test_db.c \
-              tests/unit/test_xid.c
+              tests/unit/test_xid.c tests/unit/test_monitor_sample.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
 # credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.
 LIB_SRC    += common/webhook.c db/sealed.c db/webhooks.c service/webhooks.c \
               service/webhook_horizon.c service/webhook_send.c api/webhooks.c
 UNIT_SRC   += tests/unit/test_webhook.c
+UNIT_SRC   += tests/unit/test_health.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

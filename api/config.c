@@ -291,6 +291,13 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
         parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600, &cfg->connection_timeout_s,
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_WORKERS", 1, 0, 64, &cfg->workers, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MONITOR", 1, 0, 1, &cfg->monitor, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_RAW", 7 * 86400, 3600, 3650 * 86400,
+                      &cfg->monitor_keep_s[0], err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400,
+                      &cfg->monitor_keep_s[1], err, errlen) ||
+        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400,
+                      &cfg->monitor_keep_s[2], err, errlen) ||
         parse_int_var(get, "GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, &cfg->worker_concurrency,
                       err, errlen) ||
         parse_int_var(get, "GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, &cfg->job_lease_s, err,
@@ -467,6 +474,10 @@ void config_log(const struct api_config *cfg)
     }
     json_object_set_new(o, "allow_unscoped_reporters", json_boolean(cfg->allow_unscoped_reporters));
     json_object_set_new(o, "workers", json_integer(cfg->workers));
+    json_object_set_new(o, "monitor", json_boolean(cfg->monitor));
+    json_object_set_new(o, "monitor_keep_s",
+                        json_pack("{s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
+                                  cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2]));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
     json_object_set_new(o, "worker_concurrency", json_integer(cfg->worker_concurrency));

@@ -249,6 +249,8 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         .connect_timeout_s = cfg.ssh_connect_timeout_s,
         .allow_cidrs = cfg.ssh_allow_cidrs,
         .diag_timeout_s = {cfg.diag_timeout_s[0], cfg.diag_timeout_s[1], cfg.diag_timeout_s[2]},
+        .monitor = cfg.monitor,
+        .monitor_keep_s = {cfg.monitor_keep_s[0], cfg.monitor_keep_s[1], cfg.monitor_keep_s[2]},
     };
     if (cfg.workers > 0 && prov_workers_start(&wc) != 0) {
         fatal(what, "cannot start the job workers");

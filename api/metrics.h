@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define METRICS_MAX_ROUTES 64
+#define METRICS_MAX_ROUTES 96
 
 /* Index of a method name in the fixed method list (OTHER for anything else). */
 int api_metrics_method_index(const char *method);

@@ -177,6 +177,25 @@ static const struct spec_field thresholds_spec[] = {
     NUM("investigate_cost_increase", SPEC_EXCLUSIVE_MIN, 0, 100),
     SPEC_END,
 };
+/* monitor.xid_policy: {"79": "record", "13": "isolate"} overrides the catalog's policy. */
+static int valid_xid_code(const char *v)
+{
+    char *end;
+    long code = strtol(v, &end, 10);
+    return v[0] >= '1' && v[0] <= '9' && *end == '\0' && code >= 1 && code <= 65535;
+}
+static const char *const xid_policies[] = {"isolate", "record", NULL};
+static const struct spec_field xid_policy_value[] = {
+    {"", SPEC_ENUM, 0, 0, 0, NULL, NULL, xid_policies, NULL, SPEC_NONE},
+};
+static const struct spec_field monitor_spec[] = {
+    {"enabled", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("interval_seconds", 0, 10, 3600),
+    INT("unreachable_after", 0, 1, 100),
+    {"xid_policy", SPEC_MAP, 0, 0, 64, valid_xid_code, "an Xid code from 1 to 65535", NULL,
+     xid_policy_value, SPEC_NONE},
+    SPEC_END,
+};
 static const struct spec_field pool_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"gpu_model", SPEC_STRING, SPEC_REQUIRED, 2, 64, valid_gpu_model,
@@ -198,6 +217,7 @@ static const struct spec_field pool_spec[] = {
     PATH("durable_path", TO(durable_path)),
     PATH("scratch_path", TO(scratch_path)),
     {"gate", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, gate_spec, SPEC_NONE},
+    {"monitor", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, monitor_spec, SPEC_NONE},
     SPEC_END,
 };
 

@@ -12,7 +12,9 @@
 #include "api/events.h"
 #include "api/gates.h"
 #include "api/gpu_models.h"
+#include "api/health.h"
 #include "api/hosts.h"
+#include "api/metrics.h"
 #include "api/pools.h"
 #include "api/recommend.h"
 #include "api/service.h"
@@ -95,6 +97,10 @@ const struct api_route api_routes[] = {
           "api/stop.c"),
     ROUTE("GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/hosts/{id}/health", api_hosts_health, ROLES_READ, 0, "api/health.c"),
+    ROUTE("GET", "/v1/hosts/{id}/samples", api_hosts_samples, ROLES_READ, 0, "api/health.c"),
+    ROUTE("GET", "/v1/gpus", api_gpus_list, ROLES_READ, 0, "api/health.c"),
+    ROUTE("GET", "/v1/gpus/{uuid}/events", api_gpus_events, ROLES_READ, 0, "api/health.c"),
     ROUTE("GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/gate-runs/{id}", api_gate_runs_get, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0, "api/hosts.c"),
@@ -120,6 +126,9 @@ const struct api_route api_routes[] = {
           ROUTE_BODY | ROUTE_MUTATES, "api/webhooks.c"),
 };
 const size_t api_routes_count = sizeof api_routes / sizeof api_routes[0];
+/* Each route has its own metrics label (api/metrics.c). */
+_Static_assert(sizeof api_routes / sizeof api_routes[0] <= METRICS_MAX_ROUTES,
+               "raise METRICS_MAX_ROUTES");
 
 /* Compares one template against path; on success stores parameters. Returns 1 on match. */
 static int path_matches(const char *tmpl, const char *path, char **params, int *nparams)

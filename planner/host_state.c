@@ -8,9 +8,9 @@
 #include "common/sbuf.h"
 
 const char *const plan_host_state_names[HS__COUNT] = {
-    "registered",    "provisioning", "provisioned", "gating",  "ready",
-    "investigating", "quarantined",  "draining",    "drained", "diagnosing",
-    "stopping",      "stopped",      "failed"};
+    "registered",    "provisioning", "provisioned", "gating",     "ready",
+    "investigating", "quarantined",  "draining",    "drained",    "diagnosing",
+    "stopping",      "stopped",      "failed",      "unreachable"};
 
 #define OP PLAN_ACTOR_OPERATOR
 #define AD PLAN_ACTOR_ADMIN
@@ -41,6 +41,9 @@ const struct plan_host_event_def plan_host_events[HE__COUNT] = {
     [HE_JOB_CANCELLED] = {"job_cancelled", SY, NULL, 0},
     [HE_JOB_EXPIRED] = {"job_expired", SY, NULL, 0},
     [HE_DELETED] = {"deleted", AD, "host.delete", 0},
+    [HE_MONITOR_UNREACHABLE] = {"monitor_unreachable", SY, NULL, 0},
+    [HE_MONITOR_REACHABLE] = {"monitor_reachable", SY, NULL, 0},
+    [HE_MONITOR_ISOLATED] = {"monitor_isolated", SY, "host.quarantine", 0},
 };
 #undef OP
 #undef AD
@@ -58,12 +61,13 @@ const struct plan_host_event_def plan_host_events[HE__COUNT] = {
 #define REST(ev)                                                                                  \
     R(ev, REGISTERED, REGISTERED, 0), R(ev, PROVISIONED, PROVISIONED, 0), R(ev, READY, READY, 0), \
         R(ev, INVESTIGATING, INVESTIGATING, 0), R(ev, QUARANTINED, QUARANTINED, 0),               \
-        R(ev, DRAINED, DRAINED, 0), R(ev, FAILED, FAILED, 0), R(ev, STOPPED, STOPPED, 0)
+        R(ev, DRAINED, DRAINED, 0), R(ev, FAILED, FAILED, 0), R(ev, STOPPED, STOPPED, 0),         \
+        R(ev, UNREACHABLE, UNREACHABLE, 0)
 /* A stop that fails or is cancelled returns the host to where it was (the hint). */
 #define BACK_FROM_STOPPING(ev)                                                                  \
     R(ev, STOPPING, REGISTERED, 0), R(ev, STOPPING, PROVISIONED, 0), R(ev, STOPPING, READY, 0), \
         R(ev, STOPPING, INVESTIGATING, 0), R(ev, STOPPING, QUARANTINED, 0),                     \
-        R(ev, STOPPING, DRAINED, 0), R(ev, STOPPING, FAILED, 0)
+        R(ev, STOPPING, DRAINED, 0), R(ev, STOPPING, FAILED, 0), R(ev, STOPPING, UNREACHABLE, 0)
 
 const struct plan_host_rule plan_host_rules[] = {
     /* provisioning */
@@ -145,6 +149,7 @@ const struct plan_host_rule plan_host_rules[] = {
     R(STOP_REQUESTED, DRAINED, DRAINED, 0),
     R(STOP_REQUESTED, DIAGNOSING, DIAGNOSING, 0),
     R(STOP_REQUESTED, FAILED, FAILED, 0),
+    R(STOP_REQUESTED, UNREACHABLE, UNREACHABLE, 0),
     R(STOP_STARTED, REGISTERED, STOPPING, 0),
     R(STOP_STARTED, PROVISIONING, STOPPING, 0),
     R(STOP_STARTED, PROVISIONED, STOPPING, 0),
@@ -156,6 +161,7 @@ const struct plan_host_rule plan_host_rules[] = {
     R(STOP_STARTED, DRAINED, STOPPING, 0),
     R(STOP_STARTED, DIAGNOSING, STOPPING, 0),
     R(STOP_STARTED, FAILED, STOPPING, 0),
+    R(STOP_STARTED, UNREACHABLE, STOPPING, 0),
     R(STOP_STARTED, STOPPING, STOPPING, 0),
     R(STOP_DONE, STOPPING, STOPPED, 0),
     BACK_FROM_STOPPING(STOP_FAILED),
@@ -173,6 +179,7 @@ const struct plan_host_rule plan_host_rules[] = {
     R(KEY_MISMATCH, DIAGNOSING, QUARANTINED, Q),
     R(KEY_MISMATCH, STOPPING, QUARANTINED, Q),
     R(KEY_MISMATCH, FAILED, QUARANTINED, Q),
+    R(KEY_MISMATCH, UNREACHABLE, QUARANTINED, Q),
     R(RELEASE, QUARANTINED, PROVISIONED, PLAN_FX_CLEAR_HOLD),
     R(RELEASE, QUARANTINED, REGISTERED, PLAN_FX_CLEAR_HOLD),
     R(RELEASE, STOPPED, STOPPED, PLAN_FX_CLEAR_HOLD),
@@ -191,6 +198,20 @@ const struct plan_host_rule plan_host_rules[] = {
     R(JOB_EXPIRED, STOPPING, QUARANTINED, 0),
     REST(JOB_EXPIRED),
     REST(DELETED),
+    /* the monitor (passive health) */
+    R(MONITOR_UNREACHABLE, READY, UNREACHABLE, 0),
+    R(MONITOR_UNREACHABLE, DRAINING, UNREACHABLE, 0),
+    R(MONITOR_UNREACHABLE, DRAINED, UNREACHABLE, 0),
+    R(MONITOR_UNREACHABLE, UNREACHABLE, UNREACHABLE, 0),
+    R(MONITOR_UNREACHABLE, QUARANTINED, QUARANTINED, 0),
+    R(MONITOR_REACHABLE, UNREACHABLE, READY, 0),
+    R(MONITOR_REACHABLE, UNREACHABLE, DRAINING, 0),
+    R(MONITOR_REACHABLE, UNREACHABLE, DRAINED, 0),
+    R(MONITOR_ISOLATED, READY, QUARANTINED, Q),
+    R(MONITOR_ISOLATED, DRAINING, QUARANTINED, Q),
+    R(MONITOR_ISOLATED, DRAINED, QUARANTINED, Q),
+    R(MONITOR_ISOLATED, UNREACHABLE, QUARANTINED, Q),
+    R(MONITOR_ISOLATED, QUARANTINED, QUARANTINED, Q),
 };
 const size_t plan_host_nrules = sizeof plan_host_rules / sizeof plan_host_rules[0];
 #undef CG
@@ -277,7 +298,7 @@ enum plan_host_state plan_host_stop_back(const char *previous_state, int held)
 {
     static const enum plan_host_state rest[] = {HS_REGISTERED,    HS_PROVISIONED, HS_READY,
                                                 HS_INVESTIGATING, HS_QUARANTINED, HS_DRAINED,
-                                                HS_FAILED};
+                                                HS_FAILED,        HS_UNREACHABLE};
     if (held)
         return HS_QUARANTINED;
     int s = plan_host_state_parse(previous_state);
@@ -322,8 +343,12 @@ char *plan_host_sql(void)
         sbuf_printf(&b, "    ('%s', '%s', %s%s%s, %s)%s\n", d->name, actor_name(d->actor),
                     d->audit_action ? "'" : "", d->audit_action ? d->audit_action : "NULL",
                     d->audit_action ? "'" : "", d->refused_when_held ? "true" : "false",
-                    i + 1 < HE__COUNT ? "," : ";");
+                    i + 1 < HE__COUNT ? "," : "");
     }
+    /* events are referenced by history rows: a reload updates them in place */
+    sbuf_adds(&b, "ON CONFLICT (event) DO UPDATE SET actor = EXCLUDED.actor,\n"
+                  "    audit_action = EXCLUDED.audit_action,"
+                  " refused_when_held = EXCLUDED.refused_when_held;\n");
     sbuf_adds(&b,
               "INSERT INTO host_transitions (event, from_state, to_state, gate, hold) VALUES\n");
     for (size_t i = 0; i < plan_host_nrules; i++) {

@@ -14,6 +14,11 @@
  * state it had; a release goes to provisioned or registered): the caller names the
  * wanted to state (the hint), and the row must exist.
  *
+ * The monitor watches ready, draining, drained, quarantined and unreachable hosts: missed
+ * samples make a watched host unreachable (a quarantined one stays quarantined), resumed
+ * samples return it to the state it had, and an isolating health event quarantines it.
+ * Unreachable is a resting state: no job acts on it, the idle policy never stops it.
+ *
  * The quarantine hold: quarantining sets it (with the accepted gate cleared); only a
  * release (admin) clears it. While it is set the host can only be quarantined, stopping
  * or stopped, and the events marked refused_when_held answer host_quarantined. */
@@ -36,6 +41,7 @@ enum plan_host_state {
     HS_STOPPING,
     HS_STOPPED,
     HS_FAILED,
+    HS_UNREACHABLE, /* the monitor missed monitor.unreachable_after samples in a row */
     HS__COUNT
 };
 
@@ -65,6 +71,9 @@ enum plan_host_event {
     HE_JOB_CANCELLED,         /* worker: the job was cancelled */
     HE_JOB_EXPIRED,           /* database: the lease lapsed with no attempt left */
     HE_DELETED,               /* admin: DELETE /v1/hosts/{id} */
+    HE_MONITOR_UNREACHABLE,   /* monitor: unreachable_after samples missed in a row */
+    HE_MONITOR_REACHABLE,     /* monitor: samples resume; back to the state before (hint) */
+    HE_MONITOR_ISOLATED,      /* monitor: an isolating health event (quarantine) */
     HE__COUNT
 };
 

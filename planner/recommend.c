@@ -85,10 +85,13 @@ static double win_of(const struct plan_rec_host *h)
     return h->th.idle_stop_after_s > 0 ? h->th.idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
 }
 
+/* An unreachable host is not idle: nothing is known of it (issue 13), so it is never
+ * recommended for a stop, nor stopped by the idle policy. */
 static int idle_past_window(const struct plan_rec_host *h)
 {
     return h->has_usage && !h->active_job && h->idle_s > win_of(h) &&
-           (h->state == NULL || strcmp(h->state, "stopping") != 0);
+           (h->state == NULL ||
+            (strcmp(h->state, "stopping") != 0 && strcmp(h->state, "unreachable") != 0));
 }
 
 static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_usage)

@@ -54,6 +54,7 @@
 #define DEFAULT_EXEC_MS      60000
 #define CLOSE_GRACE_MS       1000 /* graceful close: channel frees + disconnect */
 #define CHANNEL_FREE_MS      2000 /* after this a closing channel stops holding a slot */
+#define KEEPALIVE_S          15   /* an idle session sends an SSH keepalive this often */
 
 /* Terrapin (CVE-2023-48795) mitigation for libssh2 1.10 (no strict kex): no
  * chacha20-poly1305, no CBC, no *-etm MACs. libssh2 1.10 has no aes-gcm and
@@ -137,6 +138,8 @@ struct prov_ssh_conn {
     struct prov_ssh_conn_status status;
     struct exec *ex_head, *ex_tail;
     struct exec *out_owner; /* exec whose op left a half-sent packet */
+    int64_t keepalive_us;   /* when an idle ready session sends its next keepalive */
+    int keepalive_pending;  /* a keepalive packet is half sent: finish it first */
     /* recorded by our recv/send callbacks */
     int sock_errno;
     int peer_eof;
@@ -616,6 +619,10 @@ static enum step st_auth(struct prov_ssh_conn *c)
     c->st = CS_READY;
     c->deadline_us = 0;
     int64_t t = now_us();
+    /* a long-lived session (the health monitor's) stays open through NAT and firewalls
+     * between its commands, and a dead peer shows up as a failed send */
+    libssh2_keepalive_config(c->sess, 1, KEEPALIVE_S);
+    c->keepalive_us = t + (int64_t)KEEPALIVE_S * 1000000;
     for (struct exec *e = c->ex_head; e; e = e->next)
         exec_arm(c, e, t);
     conn_fire(c, PROV_SSH_OK, "connected");
@@ -842,8 +849,30 @@ static void execs_sweep(struct prov_ssh_conn *c)
     c->ex_tail = last;
 }
 
+/* Sends a keepalive when an idle session is due one. STEP_AGAIN while its packet is half
+ * sent (nothing else may be sent meanwhile), STEP_ERR when the session is dead. */
+static enum step keepalive(struct prov_ssh_conn *c)
+{
+    int64_t t = now_us();
+    if (!c->keepalive_pending &&
+        (c->ex_head != NULL || c->out_owner != NULL || t < c->keepalive_us))
+        return STEP_OK;
+    int next_s = 0;
+    int rc = libssh2_keepalive_send(c->sess, &next_s);
+    c->keepalive_pending = rc == LIBSSH2_ERROR_EAGAIN;
+    if (rc == LIBSSH2_ERROR_EAGAIN)
+        return STEP_AGAIN;
+    if (rc)
+        return conn_fail_rc(c, PH_CHANNEL, rc, "keepalive");
+    c->keepalive_us = t + (int64_t)(next_s > 0 ? next_s : KEEPALIVE_S) * 1000000;
+    return STEP_OK;
+}
+
 static enum step st_ready(struct prov_ssh_conn *c)
 {
+    enum step ka = keepalive(c);
+    if (ka != STEP_OK)
+        return ka;
     int progress;
     do {
         progress = 0;
@@ -1011,6 +1040,8 @@ static int64_t conn_next_deadline(const struct prov_ssh_conn *c)
     if (c->deadline_us && c->st != CS_READY && c->st != CS_FAILED)
         d = c->deadline_us;
     if (c->st == CS_READY) {
+        if (c->ex_head == NULL && c->keepalive_us && (!d || c->keepalive_us < d))
+            d = c->keepalive_us;
         for (const struct exec *e = c->ex_head; e; e = e->next) {
             int64_t x = 0;
             if (!e->cb_fired)

@@ -23,6 +23,7 @@
 #include "db/db.h"
 #include "db/jobs.h"
 #include "provisioner/job.h"
+#include "provisioner/monitor.h"
 
 #define MAX_WORKERS   64
 #define CLAIM_BATCH   32
@@ -32,6 +33,7 @@ struct worker {
     struct job_worker jw; /* what the tasks see */
     int idx;
     struct db_listener *listener;
+    struct monitor *mon; /* passive health (monitor.h), or NULL when turned off */
     struct job_task *tasks;
     int active;
     pthread_t thread;
@@ -181,8 +183,10 @@ static void *worker_main(void *arg)
             claim(w);
             last_claim = now;
         }
+        if (w->mon != NULL)
+            mon_tick(w->mon);
         int writing = job_writer_pending(w->jw.writer) > 0;
-        if (w->active > 0) {
+        if (w->active > 0 || (w->mon != NULL && mon_active(w->mon) > 0)) {
             prov_ssh_loop_run_once(w->jw.loop, writing ? WRITE_POLL_MS : 50);
         } else {
             int fd = db_listener_fd(w->listener);
@@ -196,8 +200,10 @@ static void *worker_main(void *arg)
      * Writes already queued still complete (they are fenced). */
     for (struct job_task *t = w->tasks; t != NULL; t = t->next)
         job_close(t);
+    mon_close(w->mon);
     prov_ssh_loop_free(w->jw.loop);
     job_writer_free(w->jw.writer);
+    mon_free(w->mon); /* its hosts' leases lapse: another worker takes them over */
     while (w->tasks != NULL) {
         struct job_task *t = w->tasks;
         w->tasks = t->next;
@@ -226,10 +232,13 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         w->jw.loop = prov_ssh_loop_new();
         w->jw.writer = job_writer_new(config.db_writers);
         w->listener = db_listen(config.database_url, "gpufleet_jobs");
+        w->mon = config.monitor ? mon_new(&w->jw) : NULL;
         if (w->jw.loop == NULL || w->jw.writer == NULL || w->listener == NULL ||
+            (config.monitor && w->mon == NULL) ||
             pthread_create(&w->thread, NULL, worker_main, w) != 0) {
             prov_ssh_loop_free(w->jw.loop);
             job_writer_free(w->jw.writer);
+            mon_free(w->mon);
             db_listener_free(w->listener);
             break;
         }

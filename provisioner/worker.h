@@ -23,6 +23,8 @@ struct prov_worker_config {
     const char *allow_cidrs; /* GPUFLEET_SSH_ALLOW_CIDRS */
     int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
     int db_writers;          /* database writer threads per worker (0: PROV_DB_WRITERS) */
+    int monitor;             /* run the health monitor (monitor.h) beside the jobs */
+    long monitor_keep_s[3];  /* retention of raw samples, 5-minute and 1-hour rollups */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */

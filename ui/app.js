@@ -11,7 +11,7 @@ import { costRow, hostRow, recItem, tickSeen } from './render.js';
 const TOKEN_KEY = 'gpufleet.token';
 const HOST_STATES = [
   'registered', 'provisioning', 'provisioned', 'gating', 'ready', 'investigating', 'quarantined',
-  'draining', 'drained', 'diagnosing', 'stopping', 'stopped', 'failed',
+  'draining', 'drained', 'diagnosing', 'stopping', 'stopped', 'failed', 'unreachable',
 ];
 const HOST_FETCH_DELAY_MS = 150; // coalesces a burst of events about one host
 const RECS_DELAY_MS = 500;

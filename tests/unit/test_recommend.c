@@ -114,6 +114,9 @@ static void stop_rule(void)
     h.active_job = 0;
     h.state = "stopping";
     CHECK(run(&h, 1, NULL, 0) == 0 && json_array_size(items) == 0);
+    /* Nor one the monitor cannot reach: unreachable is not idle. */
+    h.state = "unreachable";
+    CHECK(run(&h, 1, NULL, 0) == 0 && json_array_size(items) == 0);
     h.state = "ready";
     /* The pool's own window. */
     h.active_job = 0;

@@ -212,6 +212,9 @@ async function startServer(options = {}) {
     GPUFLEET_JWT_SECRET_FILE: secrets.jwtSecretFile,
     GPUFLEET_MASTER_KEY_FILE: secrets.masterKeyFile,
     GPUFLEET_LOG_LEVEL: 'info',
+    // The health monitor samples every watched host in the background; suites that are
+    // not about it turn it off (options.env may turn it on).
+    GPUFLEET_MONITOR: '0',
   });
   for (const [k, v] of Object.entries(options.env || {})) {
     if (v === undefined) delete env[k];

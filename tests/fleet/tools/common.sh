@@ -1,6 +1,7 @@
 # common.sh - sourced by the simulated tools (bash). Kept cheap: no external
 # programs except `cat`, `sleep` and (for --query-gpu) one `awk`; a hanging
-# nvidia-smi (smi_hang) is `timeout` + `tail`.
+# nvidia-smi (smi_hang) is `timeout` + `tail`. The host's mutable state
+# (`simfleet set`, DIR/<host>/state/health) is read with bash builtins only.
 # The sshd of each simulated host sets GPUFLEET_SIM_DIR and GPUFLEET_SIM_HOST
 # (sshd_config SetEnv); they select this host's files.
 export LC_ALL=C
@@ -11,7 +12,30 @@ fi
 SIM_H=$GPUFLEET_SIM_DIR/$GPUFLEET_SIM_HOST
 # shellcheck disable=SC1091
 . "$SIM_H/env"            # SIM_PROFILE SIM_P SIM_DELAY SIM_WORKLOAD SIM_SLOW SIM_HANG
-. "$SIM_P/profile.env"    # SIM_NVSMI SIM_DOCKER SIM_DCGM SIM_NGPU SIM_MODEL SIM_DRIVER SIM_DIGESTS
+. "$SIM_P/profile.env"    # SIM_NVSMI SIM_DOCKER SIM_DCGM SIM_NGPU SIM_MODEL SIM_DRIVER SIM_DIGESTS SIM_CUDA
+
+# ---- mutable health state (simfleet set) --------------------------------------
+# DIR/<host>/state/health: "key=value" (every GPU) or "key.N=value" (GPU N, its
+# index in the profile) lines, replaced atomically by `simfleet set`. No file =
+# the profile's static outputs. sim_state loads it into ST (builtins only) and
+# sets SIM_GONE (",3,5," for gpu_gone=3,5; "" when none).
+declare -A ST=()
+SIM_GONE=
+sim_state() {
+  local l g
+  [[ -f $SIM_H/state/health ]] || return 1
+  while IFS= read -r l; do [[ $l == ?*=* ]] && ST[${l%%=*}]=${l#*=}; done < "$SIM_H/state/health"
+  g=${ST[gpu_gone]:-}
+  [[ -z $g ]] || SIM_GONE=",$g,"
+  return 0
+}
+# sim_val KEY IDX -> REPLY: GPU IDX's value (key.IDX, else key); 1 when unset
+sim_val() {
+  if [[ -n ${ST[$1.$2]+x} ]]; then REPLY=${ST[$1.$2]}
+  elif [[ -n ${ST[$1]+x} ]]; then REPLY=${ST[$1]}
+  else return 1; fi
+}
+sim_gone() { [[ -n $SIM_GONE && $SIM_GONE == *",$1,"* ]]; }
 
 # sim_json_str STR -> sets REPLY to the JSON string literal of STR
 sim_json_str() {

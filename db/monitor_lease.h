@@ -1,0 +1,66 @@
+/* monitor_lease.h — the health monitor's ownership of hosts and its state changes
+ * (provisioner/monitor.c). Each worker thread claims a fair share of the watched hosts
+ * (ready, draining, drained, quarantined, unreachable) with a lease per host in
+ * host_monitor; every write it makes about a host is fenced by that lease, so a host is
+ * sampled and acted on by one worker at a time, and a dead worker's hosts are taken over
+ * once their leases lapse. */
+#ifndef GPUFLEET_DB_MONITOR_LEASE_H
+#define GPUFLEET_DB_MONITOR_LEASE_H
+
+#include "db/db.h"
+
+/* The states the monitor watches, as an SQL list. */
+#define DB_MON_WATCHED "('ready', 'draining', 'drained', 'quarantined', 'unreachable')"
+
+/* One host a worker holds, with what sampling it needs. Strings owned (db_mon_hosts_free). */
+struct db_mon_host {
+    char *id, *name, *address, *user, *credential_id, *host_key_sha256, *state, *pool_id;
+    char *xid_policy;  /* the pool's monitor.xid_policy object as JSON text, or NULL */
+    char *kmsg_cursor; /* where the last sample's kernel log read ended, or NULL */
+    double kmsg_mono;  /* the dmesg mark (seconds since boot), or -1 */
+    int port, held, gpu_count, nvswitch, enabled;
+    int interval_s, unreachable_after, missed;
+    long since_sample_ms; /* since the last stored sample, or -1 when never */
+};
+
+struct db_mon_claim {
+    const char *owner;
+    int period_s; /* how often each worker claims: leases last 3 periods */
+    int max;      /* the most hosts this worker holds */
+    /* out */
+    struct db_mon_host *hosts;
+    int nhosts;
+    int live_workers, share;
+};
+
+/* In one transaction: records this worker as alive, releases its hosts no longer watched
+ * and those above its fair share, renews the rest, claims free hosts up to the share,
+ * and reads what it holds. */
+enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl);
+void db_mon_hosts_free(struct db_mon_host *h, int n);
+
+/* Gives every host of owner back (a worker that stops); the leases stay until they lapse,
+ * so no other worker samples them sooner. */
+enum db_status db_mon_release_all(struct db_conn *c, const char *owner);
+
+/* A sample could not be taken (missed counts the misses in a row). When missed reaches
+ * unreachable_after, a watched host that is ready, draining or drained becomes
+ * unreachable. DB_NO_RESULTS when the lease is gone (nothing written). *state gets the
+ * host's state afterwards. */
+enum db_status db_mon_missed(struct db_conn *c, const char *owner, const char *host_id, int missed,
+                             int unreachable_after, const char *reason, char state[24]);
+
+/* A sample was taken: stores it (monitor_store), brings an unreachable host back to the
+ * state it had, and quarantines the host when isolate_reason is not NULL (audited
+ * host.quarantine). *result gets monitor_store's answer (caller frees). DB_NO_RESULTS
+ * when the lease is gone (nothing written). */
+enum db_status db_mon_sampled(struct db_conn *c, const char *owner, const char *host_id,
+                              const char *doc, const char *isolate_reason, char state[24],
+                              char **result);
+
+/* The samples' housekeeping, by one worker at a time (an advisory lock; the others skip):
+ * rolls up complete buckets, then applies retention (seconds). *ran = 0 when another
+ * worker holds the lock. */
+enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int *ran);
+
+#endif

@@ -1,0 +1,478 @@
+/* monitor.c — see monitor.h. All of it runs on the worker thread except the ops' fns,
+ * which run on the writer's threads and touch only their host's op fields. A host has at
+ * most one database op in flight; it samples and connects only between ops. */
+#include "provisioner/monitor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/netpolicy.h"
+#include "common/utf8.h"
+#include "common/util.h"
+#include "db/credentials.h"
+#include "db/monitor_lease.h"
+#include "provisioner/monitor_sample.h"
+
+enum mon_conn { MC_NONE, MC_CONNECTING, MC_UP };
+enum mon_op { MO_NONE, MO_CRED, MO_MISSED, MO_SAMPLED };
+
+struct mon_host {
+    struct monitor *m;
+    struct db_mon_host h; /* from the last claim (strings owned) */
+    struct mon_policy pol;
+    struct mon_memory mem;
+    struct crypt_secret key;
+    int key_ok;
+    struct prov_ssh_conn *conn;
+    enum mon_conn cs;
+    int sampling;
+    int64_t next_sample_us, next_connect_us;
+    int backoff_s;
+    int missed;
+    int claimed; /* in the latest claim */
+    /* the op in flight */
+    struct job_op op;
+    enum mon_op kind;
+    char reason[512];
+    char *doc;
+    char isolate[512];
+    char state[24];
+    char *result;
+    int decrypt_failed;
+    char err[256];
+    struct mon_host *next;
+};
+
+struct monitor {
+    struct job_worker *w;
+    struct mon_host *hosts;
+    struct job_op claim_op;
+    struct db_mon_claim claim;
+    int64_t next_claim_us;
+    int nconn;
+    int stopping;        /* no new ops: the writer is being freed */
+    struct job_op hk_op; /* the samples' housekeeping */
+    int64_t next_hk_us;
+    int hk_ran;
+};
+
+static void host_free_fields(struct mon_host *x)
+{
+    /* the strings of x->h, freed as one claim row */
+    struct db_mon_host *copy = malloc(sizeof *copy);
+    if (copy != NULL) {
+        *copy = x->h;
+        db_mon_hosts_free(copy, 1);
+    }
+    memset(&x->h, 0, sizeof x->h);
+}
+
+struct monitor *mon_new(struct job_worker *w)
+{
+    struct monitor *m = calloc(1, sizeof *m);
+    if (m != NULL)
+        m->w = w;
+    return m;
+}
+
+int mon_active(const struct monitor *m)
+{
+    return m->nconn;
+}
+
+int mon_pending(const struct monitor *m)
+{
+    int n = m->claim_op.busy + m->hk_op.busy;
+    for (const struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        n += x->op.busy;
+    return n;
+}
+
+static void conn_close(struct mon_host *x)
+{
+    if (x->conn != NULL) {
+        struct prov_ssh_conn *c = x->conn;
+        x->conn = NULL;
+        prov_ssh_close(c);
+    }
+    if (x->cs != MC_NONE)
+        x->m->nconn--;
+    x->cs = MC_NONE;
+}
+
+static void submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_done_fn done)
+{
+    if (x->m->stopping)
+        return;
+    x->kind = kind;
+    x->op = (struct job_op){.fn = fn, .arg = x, .tx = 1, .done = done, .ctx = x};
+    job_writer_submit(x->m->w->writer, &x->op);
+}
+
+/* ---- missed samples ---- */
+
+static enum db_status missed_fn(struct db_conn *c, void *arg)
+{
+    struct mon_host *x = arg;
+    return db_mon_missed(c, x->m->w->owner, x->h.id, x->missed, x->h.unreachable_after, x->reason,
+                         x->state);
+}
+
+static void missed_done(struct job_op *op)
+{
+    struct mon_host *x = op->ctx;
+    x->kind = MO_NONE;
+    if (op->status > 0 && !strcmp(x->state, "unreachable") && x->missed == x->h.unreachable_after)
+        log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:i, s:s}", "msg",
+                                           "monitor: host unreachable", "host_id", x->h.id, "host",
+                                           x->h.name, "missed", x->missed, "reason", x->reason));
+}
+
+static void missed(struct mon_host *x, const char *why)
+{
+    x->missed++;
+    utf8_clean(why, strlen(why), x->reason, sizeof x->reason);
+    if (!x->op.busy)
+        submit(x, MO_MISSED, missed_fn, missed_done);
+}
+
+/* ---- samples ---- */
+
+static enum db_status sampled_fn(struct db_conn *c, void *arg)
+{
+    struct mon_host *x = arg;
+    free(x->result);
+    x->result = NULL;
+    return db_mon_sampled(c, x->m->w->owner, x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
+                          x->state, &x->result);
+}
+
+static void sampled_done(struct job_op *op)
+{
+    struct mon_host *x = op->ctx;
+    x->kind = MO_NONE;
+    free(x->doc);
+    x->doc = NULL;
+    if (op->status < 0)
+        log_msg(LOG_WARN, "monitor: host %s: the sample could not be stored", x->h.id);
+    else if (x->isolate[0] != '\0' && !strcmp(x->state, "quarantined"))
+        log_json_steal(LOG_WARN,
+                       json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host isolated", "host_id",
+                                 x->h.id, "host", x->h.name, "reason", x->isolate));
+}
+
+static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
+{
+    (void)c;
+    struct mon_host *x = ctx;
+    x->sampling = 0;
+    if (r->err != PROV_SSH_OK) {
+        char why[320];
+        snprintf(why, sizeof why, "the sample failed: %s%s%s", prov_ssh_err_name(r->err),
+                 r->message[0] ? ": " : "", r->message);
+        if (!r->timed_out || r->err == PROV_SSH_DISCONNECT)
+            conn_close(x);
+        missed(x, why);
+        return;
+    }
+    struct mon_outcome o;
+    size_t n = r->out_total < 8192 ? r->out_total : 8192;
+    char *text = utf8_dup(r->out_tail, n, 8192);
+    if (text == NULL || mon_sample_read(&x->mem, &x->pol, text, r->out_total, &o) != 0) {
+        free(text);
+        missed(x, "out of memory reading the sample");
+        return;
+    }
+    free(text);
+    x->missed = 0;
+    snprintf(x->isolate, sizeof x->isolate, "%s", o.isolate);
+    free(x->doc);
+    x->doc = json_dumps(o.doc, JSON_COMPACT);
+    mon_outcome_clear(&o);
+    if (x->doc == NULL) {
+        missed(x, "out of memory rendering the sample");
+        return;
+    }
+    if (!x->op.busy)
+        submit(x, MO_SAMPLED, sampled_fn, sampled_done);
+}
+
+static void sample(struct mon_host *x, int64_t now)
+{
+    const struct prov_worker_config *cfg = x->m->w->cfg;
+    char *cmd = mon_sample_command(&x->mem, &x->pol);
+    int64_t step = (int64_t)x->h.interval_s * 1000000;
+    x->next_sample_us += step;
+    if (x->next_sample_us < now)
+        x->next_sample_us = now + step; /* never a burst to catch up */
+    if (cmd == NULL) {
+        missed(x, "out of memory building the sample");
+        return;
+    }
+    x->sampling = 1;
+    if (prov_ssh_exec(x->conn, cmd, cfg->query_timeout_s * 1000, on_sample, x) != 0) {
+        x->sampling = 0;
+        conn_close(x);
+        missed(x, "the SSH session ended");
+    }
+    free(cmd);
+}
+
+/* ---- connections ---- */
+
+static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_status *st, void *ctx)
+{
+    (void)c;
+    struct mon_host *x = ctx;
+    if (st->err == PROV_SSH_OK) {
+        x->cs = MC_UP;
+        x->backoff_s = 0;
+        return;
+    }
+    char why[320];
+    snprintf(why, sizeof why, "could not connect: %s: %s", prov_ssh_err_name(st->err), st->message);
+    conn_close(x);
+    x->backoff_s = x->backoff_s ? x->backoff_s * 2 : 1;
+    if (x->backoff_s > x->h.interval_s)
+        x->backoff_s = x->h.interval_s;
+    x->next_connect_us = util_mono_us() + (int64_t)x->backoff_s * 1000000;
+    /* the sample due now is missed; a host key mismatch is also just that here: the
+     * jobs quarantine on it, the monitor never authenticates to a host it does not know */
+    if (util_mono_us() >= x->next_sample_us) {
+        x->next_sample_us += (int64_t)x->h.interval_s * 1000000;
+        missed(x, why);
+    }
+}
+
+static enum db_status cred_fn(struct db_conn *c, void *arg)
+{
+    struct mon_host *x = arg;
+    crypt_secret_free(&x->key);
+    x->decrypt_failed = 0;
+    return db_credential_load(c, x->h.credential_id, &x->key, &x->decrypt_failed, x->err,
+                              sizeof x->err);
+}
+
+static void cred_done(struct job_op *op)
+{
+    struct mon_host *x = op->ctx;
+    x->kind = MO_NONE;
+    x->key_ok = op->status > 0;
+    if (!x->key_ok) {
+        x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
+        missed(x, x->decrypt_failed ? x->err : "could not load the host's credential");
+    }
+}
+
+static void connect(struct mon_host *x)
+{
+    const struct prov_worker_config *cfg = x->m->w->cfg;
+    const char *allow = cfg->allow_cidrs;
+    if (net_address_forbidden(x->h.address) ||
+        net_cidr_match(x->h.address, allow ? allow : "") != 1) {
+        x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
+        missed(x, "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS");
+        return;
+    }
+    struct prov_ssh_target t = {
+        .address = x->h.address,
+        .port = x->h.port,
+        .user = x->h.user,
+        .private_key = (const char *)x->key.data,
+        .private_key_len = x->key.len,
+        .pinned_host_key_sha256 = x->h.host_key_sha256,
+        .connect_timeout_ms = cfg->connect_timeout_s * 1000,
+        .handshake_timeout_ms = cfg->connect_timeout_s * 2000,
+        .auth_timeout_ms = cfg->connect_timeout_s * 2000,
+    };
+    if (x->h.host_key_sha256 == NULL) { /* never pinned: the monitor does not pin */
+        x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
+        missed(x, "the host has no pinned host key");
+        return;
+    }
+    x->conn = prov_ssh_connect(x->m->w->loop, &t, on_connect, x);
+    if (x->conn == NULL)
+        return;
+    x->cs = MC_CONNECTING;
+    x->m->nconn++;
+}
+
+/* ---- claims ---- */
+
+static enum db_status claim_fn(struct db_conn *c, void *arg)
+{
+    struct monitor *m = arg;
+    db_mon_hosts_free(m->claim.hosts, m->claim.nhosts);
+    m->claim = (struct db_mon_claim){
+        .owner = m->w->owner, .period_s = MON_CLAIM_PERIOD_S, .max = MON_MAX_HOSTS};
+    return db_mon_claim(c, &m->claim);
+}
+
+static struct mon_host *find(struct monitor *m, const char *id)
+{
+    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        if (!strcmp(x->h.id, id))
+            return x;
+    return NULL;
+}
+
+/* Takes the claim's row i into x (the strings move). */
+static void adopt(struct mon_host *x, struct db_mon_host *row)
+{
+    int key_changed = x->h.host_key_sha256 == NULL || row->host_key_sha256 == NULL ||
+                      strcmp(x->h.host_key_sha256, row->host_key_sha256) != 0 ||
+                      strcmp(x->h.address, row->address) != 0 || x->h.port != row->port;
+    int cred_changed = x->h.credential_id == NULL || row->credential_id == NULL ||
+                       strcmp(x->h.credential_id, row->credential_id) != 0;
+    host_free_fields(x);
+    x->h = *row;
+    memset(row, 0, sizeof *row);
+    if (x->h.interval_s < 1)
+        x->h.interval_s = 60;
+    if (x->h.unreachable_after < 1)
+        x->h.unreachable_after = 3;
+    x->pol.nvswitch = x->h.nvswitch;
+    x->pol.gpu_count = x->h.gpu_count;
+    if (mon_policy_overrides(&x->pol, x->h.xid_policy) != 0)
+        x->pol.nov = 0; /* the API validates it; a bad stored one falls back to the catalog */
+    if (key_changed)
+        conn_close(x);
+    if (cred_changed)
+        x->key_ok = 0;
+}
+
+static void claim_done(struct job_op *op)
+{
+    struct monitor *m = op->ctx;
+    if (op->status < 0) {
+        log_msg(LOG_WARN, "monitor %s: the claim failed; hosts keep their leases until then",
+                m->w->owner);
+        return;
+    }
+    int64_t now = util_mono_us();
+    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        x->claimed = 0;
+    for (int i = 0; i < m->claim.nhosts; i++) {
+        struct db_mon_host *row = &m->claim.hosts[i];
+        struct mon_host *x = find(m, row->id);
+        if (x == NULL) {
+            x = calloc(1, sizeof *x);
+            if (x == NULL)
+                continue;
+            x->m = m;
+            x->missed = row->missed;
+            x->mem.mono = row->kmsg_mono;
+            if (row->kmsg_cursor != NULL)
+                snprintf(x->mem.cursor, sizeof x->mem.cursor, "%s", row->kmsg_cursor);
+            /* a host taken over is sampled one interval after its last sample, not sooner */
+            int64_t wait_ms = (int64_t)(row->interval_s > 0 ? row->interval_s : 60) * 1000 -
+                              (row->since_sample_ms >= 0 ? row->since_sample_ms : 1000000000);
+            x->next_sample_us = now + (wait_ms > 0 ? wait_ms * 1000 : 0);
+            x->next = m->hosts;
+            m->hosts = x;
+            log_json_steal(LOG_INFO,
+                           json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host taken",
+                                     "host_id", row->id, "host", row->name, "worker", m->w->owner));
+        }
+        adopt(x, row);
+        x->claimed = 1;
+    }
+}
+
+static void claim(struct monitor *m, int64_t now)
+{
+    if (m->stopping || m->claim_op.busy || now < m->next_claim_us)
+        return;
+    m->next_claim_us = now + (int64_t)MON_CLAIM_PERIOD_S * 1000000;
+    m->claim_op = (struct job_op){.fn = claim_fn, .arg = m, .tx = 1, .done = claim_done, .ctx = m};
+    job_writer_submit(m->w->writer, &m->claim_op);
+}
+
+/* ---- housekeeping: rollups and retention, once a minute by one worker ---- */
+
+static enum db_status hk_fn(struct db_conn *c, void *arg)
+{
+    struct monitor *m = arg;
+    const struct prov_worker_config *cfg = m->w->cfg;
+    return db_mon_housekeeping(c, cfg->monitor_keep_s, &m->hk_ran);
+}
+
+static void hk_done(struct job_op *op)
+{
+    struct monitor *m = op->ctx;
+    if (op->status < 0)
+        log_msg(LOG_WARN, "monitor %s: the samples' rollup or retention failed", m->w->owner);
+}
+
+static void housekeeping(struct monitor *m, int64_t now)
+{
+    if (m->stopping || m->hk_op.busy || now < m->next_hk_us)
+        return;
+    m->next_hk_us = now + (int64_t)60 * 1000000;
+    m->hk_op = (struct job_op){.fn = hk_fn, .arg = m, .tx = 1, .done = hk_done, .ctx = m};
+    job_writer_submit(m->w->writer, &m->hk_op);
+}
+
+static void host_free(struct mon_host *x)
+{
+    conn_close(x);
+    crypt_secret_free(&x->key);
+    mon_memory_clear(&x->mem);
+    host_free_fields(x);
+    free(x->doc);
+    free(x->result);
+    free(x);
+}
+
+void mon_tick(struct monitor *m)
+{
+    int64_t now = util_mono_us();
+    claim(m, now);
+    housekeeping(m, now);
+    struct mon_host **pp = &m->hosts;
+    while (*pp != NULL) {
+        struct mon_host *x = *pp;
+        if (!x->claimed) { /* released or lost: stop at once, free once idle */
+            conn_close(x);
+            if (!x->op.busy && !x->sampling) {
+                *pp = x->next;
+                host_free(x);
+                continue;
+            }
+        } else if (!x->op.busy && !x->sampling) {
+            if (x->cs == MC_NONE && now >= x->next_connect_us) {
+                if (!x->key_ok)
+                    submit(x, MO_CRED, cred_fn, cred_done);
+                else
+                    connect(x);
+            } else if (x->cs == MC_UP && now >= x->next_sample_us) {
+                sample(x, now);
+            }
+        }
+        pp = &x->next;
+    }
+}
+
+void mon_close(struct monitor *m)
+{
+    if (m == NULL)
+        return;
+    m->stopping = 1;
+    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        conn_close(x);
+}
+
+void mon_free(struct monitor *m)
+{
+    if (m == NULL)
+        return;
+    while (m->hosts != NULL) {
+        struct mon_host *x = m->hosts;
+        m->hosts = x->next;
+        host_free(x);
+    }
+    db_mon_hosts_free(m->claim.hosts, m->claim.nhosts);
+    free(m);
+}

@@ -1,0 +1,234 @@
+'use strict';
+// Passive health monitoring against the simulated GPU fleet (issue 13; needs root). Six
+// h100x8 hosts are provisioned and accepted by the gate into a pool whose monitor samples
+// every 10 s (the smallest interval) and calls a host unreachable after 2 missed samples.
+// The server runs two worker threads, each with its own monitor: ownership is a lease
+// per host, so every host is sampled by one of them.
+//
+// The tests drive the hosts' health through simfleet (tests/fleet/README.md): real Xid
+// kernel log lines (from tests/fixtures/nvidia/kernel_*) appended to a host's kernel log,
+// a fabric that is not trained, a GPU whose row remapping failed, a host whose sshd stops
+// answering and comes back. Every response goes through the validating client.
+
+const { describe, test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { startServer, psql, ROOT } = require('../api/lib/server');
+const { api } = require('../api/lib/openapi');
+const { expectStatus } = require('../api/lib/assert');
+const fleet = require('../api/lib/fleet');
+
+const INTERVAL_S = 10;
+const UNREACHABLE_AFTER = 2;
+const SIMFLEET = path.join(ROOT, 'tests', 'fleet', 'simfleet');
+const WORKER_ENV = {
+  GPUFLEET_WORKERS: '2',
+  GPUFLEET_MONITOR: '1',
+  GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8',
+  GPUFLEET_SSH_COMMAND_TIMEOUT: '10',
+  GPUFLEET_SSH_QUERY_TIMEOUT: '5',
+  GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
+};
+const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm'];
+// Real lines (tests/fixtures/nvidia/kernel_xid_79_crashdump…, kernel_xid_13_43_decode_iso…),
+// with the PCI address of the simulated host's GPU 0 (h100x8: 00000000:18:00.0).
+const XID79 =
+  'NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has fallen off the bus.';
+const XID13 =
+  'NVRM: Xid (PCI:0000:18:00): 13, pid=2287, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address';
+
+let sim, srv, client, admin, operator, viewer;
+const H = {}; // name -> {sim, api}
+
+function simctl(...args) {
+  const r = spawnSync(SIMFLEET, [...args, '--dir', sim.dir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`simfleet ${args.join(' ')}: ${r.status}\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+const sql = (q) => psql(srv.database.url, q);
+const getHost = async (id) => expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
+
+/** Polls until the host's state is one of states; returns the host. */
+async function waitState(name, states, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const host = await getHost(H[name].api.id);
+    if (states.includes(host.state)) return host;
+    if (Date.now() > deadline) throw new Error(`${name} is ${host.state}, not ${states} after ${timeoutMs} ms`);
+    await fleet.sleep(250);
+  }
+}
+
+/** Polls until the SQL answers something other than ''; returns it. */
+async function waitSql(q, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = sql(q);
+    if (v !== '') return v;
+    if (Date.now() > deadline) throw new Error(`${what}: nothing after ${timeoutMs} ms`);
+    await fleet.sleep(250);
+  }
+}
+
+const events = (name, where = 'true') =>
+  sql(`SELECT kind || ':' || coalesce(code::text, '') || ':' || policy FROM gpu_events
+        WHERE host_id = '${H[name].api.id}' AND ${where} ORDER BY id`);
+
+before(async () => {
+  sim = fleet.simfleet.up({
+    count: NAMES.length,
+    profile: 'h100x8',
+    net: 223,
+    user: 'gpufleet-mtest',
+    delay: 0,
+    dir: fs.mkdtempSync('/tmp/gft-monitor-fleet-'),
+  });
+  srv = await startServer({ name: 'fleet-monitor', env: WORKER_ENV });
+  client = api(srv);
+  admin = srv.token('admin');
+  operator = srv.token('operator');
+  viewer = srv.token('viewer');
+  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
+  const stack = await fleet.createStack(client, operator);
+  const pool = expectStatus(
+    await client.request('POST', '/v1/pools', {
+      token: admin,
+      body: {
+        name: `monitor-${fleet.uniq()}`,
+        gpu_model: 'h100_sxm',
+        gpu_count: 8,
+        interconnect: 'nvlink',
+        price_per_hour: 10,
+        durable_path: sim.env.SIMFLEET_DURABLE_PATH,
+        scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
+        gate: {
+          storage_min_mbps: 1,
+          workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
+        },
+        monitor: { interval_seconds: INTERVAL_S, unreachable_after: UNREACHABLE_AFTER, xid_policy: { 43: 'record' } },
+      },
+    }),
+    201,
+  );
+  assert.deepEqual(pool.monitor, { interval_seconds: INTERVAL_S, unreachable_after: UNREACHABLE_AFTER, xid_policy: { 43: 'record' } });
+  await Promise.all(
+    NAMES.map(async (n, i) => {
+      const s = sim.hosts[i];
+      const host = await fleet.createHost(client, operator, {
+        name: `mon-${n}-${fleet.uniq()}`,
+        address: s.address,
+        port: s.port,
+        user: s.user,
+        credential_id: cred.id,
+        pool_id: pool.id,
+        host_key_sha256: s.host_key_sha256,
+      });
+      H[n] = { sim: s, api: host };
+      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 90_000, intervalMs: 400 });
+      assert.equal(pj.state, 'succeeded', `provision ${n}: ${pj.error_class} ${pj.error}`);
+      const gate = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
+      const gj = await fleet.waitJob(client, viewer, gate.id, { timeoutMs: 90_000, intervalMs: 400 });
+      assert.equal(gj.state, 'succeeded', `gate ${n}: ${gj.error_class} ${gj.error}`);
+      assert.equal((await getHost(host.id)).state, 'ready', n);
+    }),
+  );
+});
+
+after(async () => {
+  if (srv) await srv.stop();
+  if (sim) {
+    sim.down();
+    fs.rmSync(sim.dir, { recursive: true, force: true });
+  }
+});
+
+describe('health monitor', () => {
+  test('every watched host is sampled over one persistent connection, by one worker', async () => {
+    const ids = NAMES.map((n) => `'${H[n].api.id}'`).join(',');
+    // two samples of every host: at least one interval has passed for each
+    await waitSql(
+      `SELECT 1 WHERE (SELECT count(*) FROM (SELECT host_id, count(DISTINCT at) AS n FROM gpu_samples
+                        WHERE host_id IN (${ids}) GROUP BY host_id) s WHERE n >= 2) = ${NAMES.length}`,
+      4 * INTERVAL_S * 1000,
+      'two samples of every host',
+    );
+    const owners = sql(`SELECT count(DISTINCT owner) FROM host_monitor WHERE host_id IN (${ids})`);
+    assert.equal(owners, '2', 'the two worker threads share the hosts');
+    const perGpu = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.calm.api.id}'
+                         AND at = (SELECT max(at) FROM gpu_samples WHERE host_id = '${H.calm.api.id}')`);
+    assert.equal(perGpu, '8', 'one row per GPU per sample');
+    // A sample costs a channel, not a handshake: the monitor authenticated once per host
+    // (the provision and gate jobs each did once before it).
+    for (const n of NAMES) {
+      const log = fs.readFileSync(path.join(sim.dir, H[n].sim.name, 'sshd.log'), 'utf8');
+      const accepted = (log.match(/Accepted publickey/g) || []).length;
+      assert.ok(accepted <= 3, `${n}: ${accepted} SSH logins (provision, gate, one for the monitor)`);
+    }
+    // No host is sampled twice within one interval.
+    const tight = sql(`SELECT count(*) FROM (SELECT host_id, at - lag(at) OVER (PARTITION BY host_id ORDER BY at) AS gap
+                         FROM (SELECT DISTINCT host_id, at FROM gpu_samples WHERE host_id IN (${ids})) d) g
+                        WHERE gap < interval '${INTERVAL_S * 0.8} seconds'`);
+    assert.equal(tight, '0', 'samples of a host are an interval apart');
+  });
+
+  test('an application Xid (13) and an overridden one (43) only record', async () => {
+    simctl('kmsg', H.xid13.sim.name, '--line', XID13);
+    simctl('kmsg', H.xid13.sim.name, '--line', XID13.replace(': 13,', ': 43,'));
+    await waitSql(`SELECT 1 FROM gpu_events WHERE host_id = '${H.xid13.api.id}' AND code = 43`, 3 * INTERVAL_S * 1000, 'Xid 43 recorded');
+    assert.match(events('xid13', "kind = 'xid'"), /^xid:13:record\nxid:43:record$/);
+    assert.equal((await getHost(H.xid13.api.id)).state, 'ready');
+  });
+
+  test('Xid 79 (GPU fallen off the bus) isolates within two intervals', async () => {
+    const t0 = Date.now();
+    simctl('kmsg', H.xid79.sim.name, '--line', XID79);
+    const host = await waitState('xid79', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+    assert.ok(Date.now() - t0 <= 2 * INTERVAL_S * 1000 + 5000);
+    assert.match(host.quarantine.reason, /Xid 79/);
+    assert.equal(host.accepted_gate_run_id, null, 'the accepted gate is cleared');
+    assert.match(events('xid79', "kind = 'xid'"), /xid:79:isolate/);
+    const audit = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=host.quarantine&resource_id=${H.xid79.api.id}`, { token: admin }),
+      200,
+    );
+    assert.equal(audit.items.length, 1);
+    assert.match(audit.items[0].principal, /^worker:/);
+    // it stays quarantined while samples go on, and nothing runs on it
+    const res = await client.request('POST', `/v1/hosts/${H.xid79.api.id}/gate`, { token: operator });
+    assert.equal(res.status, 409);
+  });
+
+  test('a fabric that is not trained isolates (NVSwitch model)', async () => {
+    simctl('set', H.fabric.sim.name, 'fabric_state=In Progress', 'fabric_status=N/A');
+    const host = await waitState('fabric', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+    assert.match(host.quarantine.reason, /fabric state In Progress/);
+  });
+
+  test('a row-remapping failure isolates; a pending remap only records', async () => {
+    simctl('set', H.calm.sim.name, 'remap_pending=Yes');
+    await waitSql(`SELECT 1 FROM gpu_events WHERE host_id = '${H.calm.api.id}' AND kind = 'remap'`, 3 * INTERVAL_S * 1000, 'remap pending recorded');
+    assert.equal((await getHost(H.calm.api.id)).state, 'ready');
+    simctl('set', H.remap.sim.name, 'remap_failure=Yes');
+    const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+    assert.match(host.quarantine.reason, /row remapping failed/);
+  });
+
+  test('a host that stops answering is unreachable (not stopped, not isolated) and comes back', async () => {
+    simctl('pause', H.gone.sim.name);
+    try {
+      const host = await waitState('gone', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000 + 10_000);
+      assert.equal(host.quarantine, null);
+      assert.ok(host.accepted_gate_run_id, 'the accepted gate is kept');
+      const hist = host.state_history[0];
+      assert.deepEqual([hist.from, hist.to], ['ready', 'unreachable']);
+    } finally {
+      simctl('resume', H.gone.sim.name);
+    }
+    const back = await waitState('gone', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
+    assert.equal(back.state_history[0].from, 'unreachable');
+    assert.equal(sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.gone.api.id}' AND kind = 'stop'`), '0');
+  });
+});

@@ -1,0 +1,210 @@
+/* test_monitor_sample.c — what the monitor makes of one sample's output: readings into
+ * the document (unread stays null), which evidence isolates and which only records, the
+ * kernel log cursor kept between samples, and the command's quoting. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provisioner/monitor_sample.h"
+#include "tests/unit/unit.h"
+
+#define UUID0 "GPU-a1b2c3d4-0000-1111-2222-333344445555"
+#define UUID1 "GPU-a1b2c3d4-0000-1111-2222-333344445556"
+/* uuid, pci, util, mem util, used, total, temp, power, clocks, ecc, retired, remap p, remap f */
+#define ROW0                                                                                      \
+    UUID0 ", 00000000:18:00.0, 87, 40, 60000, 81559, 61, 612.40, 0x0000000000000000, 0, No, No, " \
+          "No\n"
+#define ROW1                                                                                      \
+    UUID1 ", 00000000:2A:00.0, 85, 41, 60100, 81559, 63, 598.02, 0x0000000000000000, 0, No, No, " \
+          "No\n"
+#define CURSOR \
+    "s=0123456789abcdef0123456789abcdef;i=2a;b=fedcba9876543210fedcba9876543210;m=3f;t=5f;x=1a2b"
+
+static struct mon_memory mem;
+static struct mon_policy pol;
+static struct mon_outcome out;
+
+static void reset(int gpu_count)
+{
+    mon_memory_clear(&mem);
+    memset(&mem, 0, sizeof mem);
+    mem.mono = -1;
+    memset(&pol, 0, sizeof pol);
+    pol.gpu_count = gpu_count;
+}
+
+/* Reads one sample made of these sections. */
+static int read_sample(const char *gpu, int gpu_rc, const char *kmsg, int docker_rc)
+{
+    char text[8192];
+    snprintf(text, sizeof text, "@@gpu\n%s\n@@gpu_rc %d\n@@kmsg\n%s@@docker\n@@docker_rc %d\n", gpu,
+             gpu_rc, kmsg, docker_rc);
+    mon_outcome_clear(&out);
+    return mon_sample_read(&mem, &pol, text, strlen(text), &out);
+}
+
+static const json_t *events(void)
+{
+    return json_object_get(out.doc, "events");
+}
+
+/* The policy of the first event of this kind (and code, when > 0), or NULL. */
+static const char *policy_of(const char *kind, int code)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(events(), i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "kind")), kind) != 0)
+            continue;
+        if (code > 0 && json_integer_value(json_object_get(e, "code")) != code)
+            continue;
+        return json_string_value(json_object_get(e, "policy"));
+    }
+    return NULL;
+}
+
+static void test_healthy(void)
+{
+    reset(2);
+    CHECK(read_sample(ROW0 ROW1, 0, "-- No entries --\n-- cursor: " CURSOR "\n", 0) == 0);
+    CHECK(out.gpu_read && out.isolate[0] == '\0');
+    const json_t *gpus = json_object_get(out.doc, "gpus");
+    CHECK(json_array_size(gpus) == 2);
+    const json_t *g = json_array_get(gpus, 0);
+    CHECK_STR(json_string_value(json_object_get(g, "uuid")), UUID0);
+    CHECK_STR(json_string_value(json_object_get(g, "pci_bus_id")), "00000000:18:00.0");
+    CHECK(json_real_value(json_object_get(g, "power_w")) > 612.3);
+    CHECK(json_array_size(events()) == 0);
+    CHECK_STR(mem.cursor, CURSOR);
+    CHECK(json_is_true(json_object_get(out.doc, "container_runtime")));
+    /* the next command reads after that cursor, single-quoted */
+    char *cmd = mon_sample_command(&mem, &pol);
+    CHECK(cmd != NULL && strstr(cmd, "--after-cursor='" CURSOR "'") != NULL);
+    CHECK(strstr(cmd, "nvidia-smi -q") == NULL); /* no fabric read without NVSwitch */
+    free(cmd);
+    pol.nvswitch = 1;
+    cmd = mon_sample_command(&mem, &pol);
+    CHECK(cmd != NULL && strstr(cmd, "echo @@fabric") != NULL);
+    free(cmd);
+}
+
+static void test_unread_is_not_evidence(void)
+{
+    reset(2);
+    /* [N/A] and [Unknown Error] stay null, never 0, and isolate nothing */
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, [N/A], [N/A], 60000, 81559, [Unknown Error], "
+                            "[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n" ROW1,
+                      0, "", 0) == 0);
+    const json_t *g = json_array_get(json_object_get(out.doc, "gpus"), 0);
+    CHECK(json_is_null(json_object_get(g, "util_gpu")));
+    CHECK(json_is_null(json_object_get(g, "temp_c")));
+    CHECK(json_is_null(json_object_get(g, "remapped_rows_failure")));
+    CHECK(out.isolate[0] == '\0');
+    /* nvidia-smi that does not answer: recorded, the host is not isolated on it */
+    CHECK(read_sample("", 124, "", 0) == 0);
+    CHECK(!out.gpu_read && out.isolate[0] == '\0');
+    CHECK_STR(policy_of("gpu_missing", 0), "record");
+    /* a dead container runtime is recorded */
+    CHECK(read_sample(ROW0 ROW1, 0, "", 1) == 0);
+    CHECK_STR(policy_of("container_runtime", 0), "record");
+    CHECK(json_is_false(json_object_get(out.doc, "container_runtime")));
+    CHECK(out.isolate[0] == '\0');
+}
+
+static void test_isolating_evidence(void)
+{
+    /* a GPU of the pool missing */
+    reset(2);
+    CHECK(read_sample(ROW0, 0, "", 0) == 0);
+    CHECK_STR(policy_of("gpu_missing", 0), "isolate");
+    CHECK(strstr(out.isolate, "1 of the pool's 2 GPUs") != NULL);
+    /* row remapping failed; pending only records */
+    reset(2);
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 0, "
+                            "No, Yes, No\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK_STR(policy_of("remap", 0), "record");
+    CHECK(out.isolate[0] == '\0');
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 0, "
+                            "No, No, Yes\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK_STR(policy_of("remap", 0), "isolate");
+    CHECK(strstr(out.isolate, "row remapping failed") != NULL);
+    /* uncorrectable ECC: the first count is the baseline; growth isolates */
+    reset(2);
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 2, "
+                            "No, No, No\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK_STR(policy_of("ecc", 0), "record");
+    CHECK(out.isolate[0] == '\0');
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 2, "
+                            "No, No, No\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK(out.isolate[0] == '\0' && policy_of("ecc", 0) == NULL);
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 5, "
+                            "No, No, No\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK_STR(policy_of("ecc", 0), "isolate");
+    CHECK(strstr(out.isolate, "grew from 2 to 5") != NULL);
+    /* hardware slowdown only records */
+    reset(2);
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 90, 70.0, 0x0000000000000048, 0, "
+                            "No, No, No\n" ROW1,
+                      0, "", 0) == 0);
+    CHECK_STR(policy_of("thermal", 0), "record");
+    CHECK(out.isolate[0] == '\0');
+}
+
+static void test_kernel_log(void)
+{
+    reset(2);
+    /* real lines (kernel_xid_13_43_decode_iso, kernel_xid_79_crashdump), journalctl
+     * short-monotonic, then the cursor */
+    const char *log =
+        "[ 4254.197816] sim-001 kernel: NVRM: Xid (PCI:0000:18:00): 13, pid=2287, name=python3, "
+        "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address\n"
+        "-- cursor: " CURSOR "\n";
+    CHECK(read_sample(ROW0 ROW1, 0, log, 0) == 0);
+    CHECK_STR(policy_of("xid", 13), "record");
+    CHECK(out.isolate[0] == '\0');
+    /* the GPU is named by the sample's PCI address */
+    const json_t *e = json_array_get(events(), 0);
+    CHECK_STR(json_string_value(json_object_get(e, "gpu_uuid")), UUID0);
+    const char *log79 = "[ 4260.000001] sim-001 kernel: NVRM: Xid (PCI:0000:2a:00): 79, pid=1910, "
+                        "name=python3, GPU has fallen off the bus.\n";
+    CHECK(read_sample(ROW0 ROW1, 0, log79, 0) == 0);
+    CHECK_STR(policy_of("xid", 79), "isolate");
+    CHECK(strstr(out.isolate, "Xid 79") != NULL);
+    CHECK_STR(mem.cursor, CURSOR); /* a read without a new cursor keeps the old one */
+    /* a pool override records Xid 79 */
+    CHECK(mon_policy_overrides(&pol, "{\"79\": \"record\"}") == 0 && pol.nov == 1);
+    CHECK(read_sample(ROW0 ROW1, 0, log79, 0) == 0);
+    CHECK_STR(policy_of("xid", 79), "record");
+    CHECK(out.isolate[0] == '\0');
+    CHECK(mon_policy_overrides(&pol, "{\"79\": \"maybe\"}") == -1);
+    CHECK(mon_policy_overrides(&pol, "[1]") == -1);
+    CHECK(mon_policy_overrides(&pol, "{\"0\": \"record\"}") == -1);
+    /* a hostile cursor-shaped line is refused by the parser and never quoted into a command */
+    reset(2);
+    CHECK(read_sample(ROW0 ROW1, 0, "-- cursor: s=1';reboot;'\n", 0) == 0);
+    CHECK(mem.cursor[0] == '\0');
+    char *cmd = mon_sample_command(&mem, &pol);
+    CHECK(cmd != NULL && strstr(cmd, "reboot") == NULL && strstr(cmd, "-n 200") != NULL);
+    free(cmd);
+}
+
+static void test_cleanup(void)
+{
+    mon_outcome_clear(&out);
+    mon_memory_clear(&mem);
+}
+
+UNIT_SUITE(monitor_sample_tests) = {
+    {"monitor sample: a healthy host, its cursor and the next command", test_healthy},
+    {"monitor sample: unread values are recorded, never evidence", test_unread_is_not_evidence},
+    {"monitor sample: missing GPU, remap failure, growing ECC isolate", test_isolating_evidence},
+    {"monitor sample: kernel log Xids by the catalog and the pool's overrides", test_kernel_log},
+    {"monitor sample: cleanup", test_cleanup},
+    UNIT_END,
+};
