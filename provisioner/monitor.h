@@ -14,7 +14,7 @@
 
 #include "provisioner/job.h"
 
-#define MON_CLAIM_PERIOD_S 5 /* claims and lease renewals; a lease lasts three of them */
+#define MON_CLAIM_PERIOD_S 2 /* claims and lease renewals; a lease lasts three of them */
 #define MON_MAX_HOSTS      2048
 
 struct monitor;

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/netpolicy.h"
 #include "provisioner/ssh.h"
 
 static int g_pass, g_fail;
@@ -256,41 +255,9 @@ static long file_size(const char *path)
 
 /* ---- tests ---- */
 
+/* error names and classes (the address policy has its unit tests: test_netpolicy.c) */
 static void test_policy(void)
 {
-    CHECK(net_address_forbidden("169.254.169.254") == 1, "metadata v4");
-    CHECK(net_address_forbidden("169.254.1.1") == 1, "link-local v4");
-    CHECK(net_address_forbidden("fd00:ec2::254") == 1, "metadata v6");
-    CHECK(net_address_forbidden("fe80::1") == 1, "link-local v6");
-    CHECK(net_address_forbidden("febf::1") == 1, "link-local v6 /10 end");
-    CHECK(net_address_forbidden("fec0::1") == 0, "fec0 is not fe80::/10");
-    CHECK(net_address_forbidden("0.0.0.0") == 1, "0.0.0.0");
-    CHECK(net_address_forbidden("::") == 1, "::");
-    CHECK(net_address_forbidden("224.0.0.1") == 1, "multicast");
-    CHECK(net_address_forbidden("255.255.255.255") == 1, "broadcast");
-    CHECK(net_address_forbidden("ff02::1") == 1, "v6 multicast");
-    CHECK(net_address_forbidden("::ffff:169.254.169.254") == 1, "v4-mapped metadata");
-    CHECK(net_address_forbidden("64:ff9b::a9fe:a9fe") == 1, "NAT64 metadata");
-    CHECK(net_address_forbidden("example.com") == 1, "host name");
-    CHECK(net_address_forbidden("") == 1, "empty");
-    CHECK(net_address_forbidden("127.0.0.5") == 0, "loopback allowed here");
-    CHECK(net_address_forbidden("10.1.2.3") == 0, "private allowed here");
-    CHECK(net_address_forbidden("::1") == 0, "::1");
-    CHECK(net_address_forbidden("2001:db8::1") == 0, "global v6");
-    CHECK(net_cidr_match("127.0.0.5", "127.0.0.0/8") == 1, "127.0.0.5 in 127/8");
-    CHECK(net_cidr_match("10.1.2.3", "127.0.0.0/8") == 0, "10.1.2.3 not in 127/8");
-    CHECK(net_cidr_match("10.1.2.3", "127.0.0.0/8, 10.0.0.0/8") == 1, "list");
-    CHECK(net_cidr_match("10.1.2.3", "10.1.2.3") == 1, "bare address");
-    CHECK(net_cidr_match("10.1.2.4", "10.1.2.3") == 0, "bare address no");
-    CHECK(net_cidr_match("192.168.1.129", "192.168.1.128/25") == 1, "/25");
-    CHECK(net_cidr_match("192.168.1.127", "192.168.1.128/25") == 0, "/25 no");
-    CHECK(net_cidr_match("1.2.3.4", "0.0.0.0/0") == 1, "/0");
-    CHECK(net_cidr_match("fd12::1", "fd00::/8") == 1, "v6");
-    CHECK(net_cidr_match("fd12::1", "10.0.0.0/8") == 0, "v6 vs v4 list");
-    CHECK(net_cidr_match("::ffff:10.0.0.1", "10.0.0.0/8") == 1, "mapped");
-    CHECK(net_cidr_match("10.0.0.1", "10.0.0.0/33") == -1, "bad prefix");
-    CHECK(net_cidr_match("10.0.0.1", "10.0.0/8") == -1, "bad net");
-    CHECK(net_cidr_match("nope", "10.0.0.0/8") == -1, "bad address");
     CHECK(strcmp(prov_ssh_err_name(PROV_SSH_TIMEOUT), "timed_out") == 0, "err name");
     CHECK(strcmp(prov_ssh_err_name(PROV_SSH_HOSTKEY_MISMATCH), "host_key_mismatch") == 0, "name");
     CHECK(prov_ssh_err_transient(PROV_SSH_REFUSED) && prov_ssh_err_transient(PROV_SSH_TIMEOUT) &&

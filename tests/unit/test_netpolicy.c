@@ -1,0 +1,47 @@
+/* test_netpolicy.c — common/netpolicy.c: the addresses gpufleet never connects to on a
+ * user's say-so (SSH targets, webhook receivers), and the CIDR allow-lists. */
+#include "common/netpolicy.h"
+#include "tests/unit/unit.h"
+
+static void forbidden_and_allow_lists(void)
+{
+    CHECK(net_address_forbidden("169.254.169.254") == 1);              /* metadata v4 */
+    CHECK(net_address_forbidden("169.254.1.1") == 1);                  /* link-local v4 */
+    CHECK(net_address_forbidden("fd00:ec2::254") == 1);                /* metadata v6 */
+    CHECK(net_address_forbidden("fe80::1") == 1);                      /* link-local v6 */
+    CHECK(net_address_forbidden("febf::1") == 1);                      /* link-local v6 /10 end */
+    CHECK(net_address_forbidden("fec0::1") == 0);                      /* fec0 is not fe80::/10 */
+    CHECK(net_address_forbidden("0.0.0.0") == 1);                      /* 0.0.0.0 */
+    CHECK(net_address_forbidden("::") == 1);                           /* :: */
+    CHECK(net_address_forbidden("224.0.0.1") == 1);                    /* multicast */
+    CHECK(net_address_forbidden("255.255.255.255") == 1);              /* broadcast */
+    CHECK(net_address_forbidden("ff02::1") == 1);                      /* v6 multicast */
+    CHECK(net_address_forbidden("::ffff:169.254.169.254") == 1);       /* v4-mapped metadata */
+    CHECK(net_address_forbidden("64:ff9b::a9fe:a9fe") == 1);           /* NAT64 metadata */
+    CHECK(net_address_forbidden("example.com") == 1);                  /* host name */
+    CHECK(net_address_forbidden("") == 1);                             /* empty */
+    CHECK(net_address_forbidden("127.0.0.5") == 0);                    /* loopback allowed here */
+    CHECK(net_address_forbidden("10.1.2.3") == 0);                     /* private allowed here */
+    CHECK(net_address_forbidden("::1") == 0);                          /* ::1 */
+    CHECK(net_address_forbidden("2001:db8::1") == 0);                  /* global v6 */
+    CHECK(net_cidr_match("127.0.0.5", "127.0.0.0/8") == 1);            /* 127.0.0.5 in 127/8 */
+    CHECK(net_cidr_match("10.1.2.3", "127.0.0.0/8") == 0);             /* 10.1.2.3 not in 127/8 */
+    CHECK(net_cidr_match("10.1.2.3", "127.0.0.0/8, 10.0.0.0/8") == 1); /* list */
+    CHECK(net_cidr_match("10.1.2.3", "10.1.2.3") == 1);                /* bare address */
+    CHECK(net_cidr_match("10.1.2.4", "10.1.2.3") == 0);                /* bare address no */
+    CHECK(net_cidr_match("192.168.1.129", "192.168.1.128/25") == 1);   /* /25 */
+    CHECK(net_cidr_match("192.168.1.127", "192.168.1.128/25") == 0);   /* /25 no */
+    CHECK(net_cidr_match("1.2.3.4", "0.0.0.0/0") == 1);                /* /0 */
+    CHECK(net_cidr_match("fd12::1", "fd00::/8") == 1);                 /* v6 */
+    CHECK(net_cidr_match("fd12::1", "10.0.0.0/8") == 0);               /* v6 vs v4 list */
+    CHECK(net_cidr_match("::ffff:10.0.0.1", "10.0.0.0/8") == 1);       /* mapped */
+    CHECK(net_cidr_match("10.0.0.1", "10.0.0.0/33") == -1);            /* bad prefix */
+    CHECK(net_cidr_match("10.0.0.1", "10.0.0/8") == -1);               /* bad net */
+    CHECK(net_cidr_match("nope", "10.0.0.0/8") == -1);                 /* bad address */
+}
+
+UNIT_SUITE(netpolicy_tests) = {
+    {"netpolicy: metadata, link-local, multicast and non-literals refused; CIDR lists",
+     forbidden_and_allow_lists},
+    UNIT_END,
+};
