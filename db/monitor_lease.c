@@ -231,6 +231,18 @@ static int in(const char *state, const char *const *list)
     return 0;
 }
 
+/* The quarantine's audit row: by the worker, for the host's health. */
+static enum db_status audit_quarantine(struct db_conn *c, const char *owner, const char *host_id,
+                                       const char *reason)
+{
+    char path[80], request_id[UTIL_UUID_LEN + 1];
+    snprintf(path, sizeof path, "/v1/hosts/%s/health", host_id);
+    util_uuid4(request_id); /* the sample's own: no request caused it */
+    struct db_audit_event ev = {owner,    "system", "host.quarantine", "host", host_id,
+                                "WORKER", path,     request_id,        409,    reason};
+    return db_audit_insert(c, &ev);
+}
+
 /* monitor_store's answer, copied. */
 static enum db_status store(struct db_conn *c, const char *const *p, char **result)
 {
@@ -294,15 +306,25 @@ enum db_status db_mon_sampled(struct db_conn *c, const char *owner, const char *
     if (isolate_reason != NULL && (in(state, serving) || !strcmp(state, "unreachable"))) {
         if ((s = apply(c, owner, host_id, "monitor_isolated", NULL, isolate_reason, state)) < 0)
             return s;
-        char path[80], request_id[UTIL_UUID_LEN + 1];
-        snprintf(path, sizeof path, "/v1/hosts/%s/health", host_id);
-        util_uuid4(request_id); /* the sample's own: no request caused it */
-        struct db_audit_event ev = {owner,    "system", "host.quarantine", "host", host_id,
-                                    "WORKER", path,     request_id,        409,    isolate_reason};
-        if ((s = db_audit_insert(c, &ev)) < 0)
+        if ((s = audit_quarantine(c, owner, host_id, isolate_reason)) < 0)
             return s;
     }
     return DB_ONE_RESULT;
+}
+
+enum db_status db_mon_key_mismatch(struct db_conn *c, const char *owner, const char *host_id,
+                                   const char *reason, char state[24])
+{
+    int held = 0;
+    enum db_status s;
+    state[0] = '\0';
+    if ((s = fence(c, owner, host_id)) <= 0 || (s = host_state(c, host_id, state, &held)) <= 0)
+        return s;
+    if (!(in(state, serving) || !strcmp(state, "unreachable")))
+        return DB_ONE_RESULT; /* quarantined already, or no longer watched */
+    if ((s = apply(c, owner, host_id, "key_mismatch", NULL, reason, state)) < 0)
+        return s;
+    return audit_quarantine(c, owner, host_id, reason);
 }
 
 enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int *ran)

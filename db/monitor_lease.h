@@ -58,6 +58,12 @@ enum db_status db_mon_sampled(struct db_conn *c, const char *owner, const char *
                               const char *doc, const char *isolate_reason, char state[24],
                               char **result);
 
+/* The host presented another key than its pin: a watched host that is not quarantined
+ * yet is (key_mismatch, audited host.quarantine), as the jobs do. DB_NO_RESULTS when the
+ * lease is gone. */
+enum db_status db_mon_key_mismatch(struct db_conn *c, const char *owner, const char *host_id,
+                                   const char *reason, char state[24]);
+
 /* The samples' housekeeping, by one worker at a time (an advisory lock; the others skip):
  * rolls up complete buckets, then applies retention (seconds). *ran = 0 when another
  * worker holds the lock. */

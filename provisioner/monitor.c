@@ -16,7 +16,7 @@
 #include "provisioner/monitor_sample.h"
 
 enum mon_conn { MC_NONE, MC_CONNECTING, MC_UP };
-enum mon_op { MO_NONE, MO_CRED, MO_MISSED, MO_SAMPLED };
+enum mon_op { MO_NONE, MO_CRED, MO_MISSED, MO_SAMPLED, MO_KEY };
 
 struct mon_host {
     struct monitor *m;
@@ -31,7 +31,8 @@ struct mon_host {
     int64_t next_sample_us, next_connect_us;
     int backoff_s;
     int missed;
-    int claimed; /* in the latest claim */
+    int key_mismatch; /* the host presented another key: quarantine it (once) */
+    int claimed;      /* in the latest claim */
     /* the op in flight */
     struct job_op op;
     enum mon_op kind;
@@ -138,6 +139,25 @@ static void missed(struct mon_host *x, const char *why)
         submit(x, MO_MISSED, missed_fn, missed_done);
 }
 
+/* ---- a host key that is not the pin ---- */
+
+static enum db_status key_fn(struct db_conn *c, void *arg)
+{
+    struct mon_host *x = arg;
+    return db_mon_key_mismatch(c, x->m->w->owner, x->h.id, x->reason, x->state);
+}
+
+static void key_done(struct job_op *op)
+{
+    struct mon_host *x = op->ctx;
+    x->kind = MO_NONE;
+    x->key_mismatch = 0;
+    if (op->status > 0 && !strcmp(x->state, "quarantined"))
+        log_json_steal(LOG_WARN,
+                       json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host quarantined",
+                                 "host_id", x->h.id, "host", x->h.name, "reason", x->reason));
+}
+
 /* ---- samples ---- */
 
 static enum db_status sampled_fn(struct db_conn *c, void *arg)
@@ -234,6 +254,17 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
     char why[320];
     snprintf(why, sizeof why, "could not connect: %s: %s", prov_ssh_err_name(st->err), st->message);
     conn_close(x);
+    if (st->err == PROV_SSH_HOSTKEY_MISMATCH && x->h.state != NULL &&
+        strcmp(x->h.state, "quarantined") != 0) {
+        /* never authenticated to it: quarantined as the jobs do, its health unknown */
+        snprintf(x->reason, sizeof x->reason,
+                 "host key mismatch seen by the health monitor: the host presented %s",
+                 st->host_key_sha256[0] ? st->host_key_sha256 : "another key");
+        x->key_mismatch = 1;
+        x->backoff_s = x->h.interval_s;
+        x->next_connect_us = util_mono_us() + (int64_t)x->backoff_s * 1000000;
+        return;
+    }
     x->backoff_s = x->backoff_s ? x->backoff_s * 2 : 1;
     if (x->backoff_s > x->h.interval_s)
         x->backoff_s = x->h.interval_s;
@@ -442,7 +473,9 @@ void mon_tick(struct monitor *m)
                 continue;
             }
         } else if (!x->op.busy && !x->sampling) {
-            if (x->cs == MC_NONE && now >= x->next_connect_us) {
+            if (x->key_mismatch) {
+                submit(x, MO_KEY, key_fn, key_done);
+            } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
                 if (!x->key_ok)
                     submit(x, MO_CRED, cred_fn, cred_done);
                 else

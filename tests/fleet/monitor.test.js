@@ -32,7 +32,7 @@ const WORKER_ENV = {
   GPUFLEET_SSH_QUERY_TIMEOUT: '5',
   GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
 };
-const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm'];
+const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm', 'rekeyed'];
 // Real lines (tests/fixtures/nvidia/kernel_xid_79_crashdump…, kernel_xid_13_43_decode_iso…),
 // with the PCI address of the simulated host's GPU 0 (h100x8: 00000000:18:00.0).
 const XID79 =
@@ -214,6 +214,19 @@ describe('health monitor', () => {
     simctl('set', H.remap.sim.name, 'remap_failure=Yes');
     const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
     assert.match(host.quarantine.reason, /row remapping failed/);
+  });
+
+  test('a host reinstalled with another host key is quarantined, never sampled', async () => {
+    const before = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
+    simctl('rekey', H.rekeyed.sim.name);
+    simctl('pause', H.rekeyed.sim.name, '--refuse'); // a reboot: the open session ends
+    simctl('resume', H.rekeyed.sim.name);
+    const host = await waitState('rekeyed', ['quarantined'], 3 * INTERVAL_S * 1000 + 5000);
+    assert.match(host.quarantine.reason, /host key mismatch seen by the health monitor/);
+    assert.equal(host.accepted_gate_run_id, null);
+    await fleet.sleep(INTERVAL_S * 1000);
+    const after = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
+    assert.ok(Number(after) - Number(before) <= 8, 'at most the sample taken before the reboot');
   });
 
   test('a host that stops answering is unreachable (not stopped, not isolated) and comes back', async () => {

@@ -171,10 +171,11 @@ describe('monitor ownership across worker processes', () => {
     const g = gaps(since);
     const hostsSeen = new Set(g.map((x) => x.host));
     assert.equal(hostsSeen.size, COUNT, `every host sampled again after the kill: ${g.length} gaps`);
-    assert.ok(g.length >= COUNT * 3, `samples since the start: ${g.length} gaps`);
     const tight = g.filter((x) => x.gap < INTERVAL_S * 0.8);
     assert.deepEqual(tight, [], 'no host sampled twice within one interval');
     const late = g.filter((x) => x.gap > 2 * INTERVAL_S + 1);
     assert.deepEqual(late, [], 'no host unsampled for more than two intervals');
+    // and the samples did go on: at least two gaps per host over the run (~5 intervals)
+    assert.ok(g.length >= COUNT * 2, `samples since the start: ${g.length} gaps`);
   });
 });
