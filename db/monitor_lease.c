@@ -95,10 +95,15 @@ static const struct db_str_field host_strings[] = {
 #undef F
 #define NSTR (sizeof host_strings / sizeof host_strings[0])
 
+void db_mon_host_clear(struct db_mon_host *h)
+{
+    db_free_fields(host_strings, NSTR, h);
+}
+
 void db_mon_hosts_free(struct db_mon_host *h, int n)
 {
     for (int i = 0; h != NULL && i < n; i++)
-        db_free_fields(host_strings, NSTR, &h[i]);
+        db_mon_host_clear(&h[i]);
     free(h);
 }
 

@@ -38,6 +38,8 @@ struct db_mon_claim {
  * and reads what it holds. */
 enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl);
 void db_mon_hosts_free(struct db_mon_host *h, int n);
+/* Frees the strings of one row (the row itself is the caller's). */
+void db_mon_host_clear(struct db_mon_host *h);
 
 /* Gives every host of owner back (a worker that stops); the leases stay until they lapse,
  * so no other worker samples them sooner. */

@@ -61,12 +61,7 @@ struct monitor {
 
 static void host_free_fields(struct mon_host *x)
 {
-    /* the strings of x->h, freed as one claim row */
-    struct db_mon_host *copy = malloc(sizeof *copy);
-    if (copy != NULL) {
-        *copy = x->h;
-        db_mon_hosts_free(copy, 1);
-    }
+    db_mon_host_clear(&x->h);
     memset(&x->h, 0, sizeof x->h);
 }
 

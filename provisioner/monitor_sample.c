@@ -126,17 +126,21 @@ static int status_line(const char *out, const char *name)
     return s ? atoi(s + strlen(marker)) : -1;
 }
 
+/* A JSON string of host text, made valid UTF-8 first (jansson refuses invalid bytes);
+ * null for NULL or "". */
+static json_t *text(const char *s)
+{
+    return s != NULL && *s != '\0' ? utf8_json(s, strlen(s)) : json_null();
+}
+
 static void add_event(json_t *events, const char *kind, int code, const char *category,
                       plan_xid_policy_t policy, const char *uuid, const char *pci, const char *raw,
                       const char *message)
 {
-    json_t *e = json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:s}", "kind", kind, "code",
-                          code > 0 ? json_integer(code) : json_null(), "category",
-                          category ? json_string(category) : json_null(), "policy",
-                          plan_xid_policy_name(policy), "gpu_uuid",
-                          uuid && *uuid ? json_string(uuid) : json_null(), "pci_bus_id",
-                          pci && *pci ? json_string(pci) : json_null(), "raw",
-                          raw ? json_string(raw) : json_null(), "message", message);
+    json_t *e = json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "kind", kind, "code",
+                          code > 0 ? json_integer(code) : json_null(), "category", text(category),
+                          "policy", plan_xid_policy_name(policy), "gpu_uuid", text(uuid),
+                          "pci_bus_id", text(pci), "raw", text(raw), "message", text(message));
     if (e != NULL)
         json_array_append_new(events, e);
 }
