@@ -33,6 +33,10 @@ struct mon_host {
     int missed;
     int key_mismatch; /* the host presented another key: quarantine it (once) */
     int claimed;      /* in the latest claim */
+    /* a claim row that arrived while an op was in flight: the op's fn reads x->h on a
+     * writer thread, so the row is adopted when the op is done, never under it */
+    struct db_mon_host pend;
+    int has_pend;
     /* the op in flight */
     struct job_op op;
     enum mon_op kind;
@@ -98,6 +102,19 @@ static void conn_close(struct mon_host *x)
     x->cs = MC_NONE;
 }
 
+static void adopt(struct mon_host *x, struct db_mon_host *row);
+
+/* Every op's done ends here: the host is free for the next op and takes a claim row
+ * that waited for it. */
+static void op_finished(struct mon_host *x)
+{
+    x->kind = MO_NONE;
+    if (x->has_pend) {
+        x->has_pend = 0;
+        adopt(x, &x->pend);
+    }
+}
+
 static void submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_done_fn done)
 {
     if (x->m->stopping)
@@ -119,7 +136,7 @@ static enum db_status missed_fn(struct db_conn *c, void *arg)
 static void missed_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    x->kind = MO_NONE;
+    op_finished(x);
     if (op->status > 0 && !strcmp(x->state, "unreachable") && x->missed == x->h.unreachable_after)
         log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:i, s:s}", "msg",
                                            "monitor: host unreachable", "host_id", x->h.id, "host",
@@ -129,9 +146,10 @@ static void missed_done(struct job_op *op)
 static void missed(struct mon_host *x, const char *why)
 {
     x->missed++;
+    if (x->op.busy) /* its fn may be reading x->reason: the count is carried to the next */
+        return;
     utf8_clean(why, strlen(why), x->reason, sizeof x->reason);
-    if (!x->op.busy)
-        submit(x, MO_MISSED, missed_fn, missed_done);
+    submit(x, MO_MISSED, missed_fn, missed_done);
 }
 
 /* ---- a host key that is not the pin ---- */
@@ -145,7 +163,7 @@ static enum db_status key_fn(struct db_conn *c, void *arg)
 static void key_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    x->kind = MO_NONE;
+    op_finished(x);
     x->key_mismatch = 0;
     if (op->status > 0 && !strcmp(x->state, "quarantined"))
         log_json_steal(LOG_WARN,
@@ -167,7 +185,7 @@ static enum db_status sampled_fn(struct db_conn *c, void *arg)
 static void sampled_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    x->kind = MO_NONE;
+    op_finished(x);
     free(x->doc);
     x->doc = NULL;
     if (op->status < 0)
@@ -284,7 +302,7 @@ static enum db_status cred_fn(struct db_conn *c, void *arg)
 static void cred_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    x->kind = MO_NONE;
+    op_finished(x);
     x->key_ok = op->status > 0;
     if (!x->key_ok) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
@@ -402,7 +420,15 @@ static void claim_done(struct job_op *op)
                            json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host taken",
                                      "host_id", row->id, "host", row->name, "worker", m->w->owner));
         }
-        adopt(x, row);
+        if (x->op.busy) { /* its fn may be reading x->h right now */
+            if (x->has_pend)
+                db_mon_host_clear(&x->pend);
+            x->pend = *row;
+            memset(row, 0, sizeof *row);
+            x->has_pend = 1;
+        } else {
+            adopt(x, row);
+        }
         x->claimed = 1;
     }
 }
@@ -447,6 +473,8 @@ static void host_free(struct mon_host *x)
     crypt_secret_free(&x->key);
     mon_memory_clear(&x->mem);
     host_free_fields(x);
+    if (x->has_pend)
+        db_mon_host_clear(&x->pend);
     free(x->doc);
     free(x->result);
     free(x);
