@@ -39,7 +39,7 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
-              db/monitor.c
+              db/monitor.c db/gpu_metrics.c
 API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
               api/jsonspec.c api/cors.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
@@ -57,7 +57,7 @@ GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_
               build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
-              ui/render.js ui/dom.js
+              ui/render.js ui/dom.js ui/health.js
 MAIN_SRC   := api/main.c
 include provisioner/parsers.mk
 include provisioner/ssh.mk
@@ -86,6 +86,13 @@ LIB_SRC    += common/webhook.c db/sealed.c db/webhooks.c service/webhooks.c \
               service/webhook_horizon.c service/webhook_send.c api/webhooks.c
 UNIT_SRC   += tests/unit/test_webhook.c
 UNIT_SRC   += tests/unit/test_health.c
+UNIT_SRC   += tests/unit/test_metrics.c
+
+# Automatic recovery of hosts the monitor isolated: the planner, the table, the driver
+# (in the worker process), the route.
+LIB_SRC    += planner/recovery.c db/recovery.c service/recovery.c api/recovery.c
+UNIT_SRC   += tests/unit/test_recovery.c
+UNIT_SRC   += tests/unit/test_recommend_idle.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

@@ -152,11 +152,11 @@ static int valid_types(const char *v)
 
 enum { F_TYPES, F_POOL, F_HOST, F_LAST_EVENT_ID, F_TICKET };
 static const struct list_filter stream_params[] = {
-    [F_TYPES] = {"types", valid_types,
-                 "a comma-separated list of event types (host.created, host.state, "
-                 "host.updated, host.deleted, job.state, job.step, gate.verdict, "
-                 "diagnostics.verdict, recommendation.opened, recommendation.withdrawn, "
-                 "work_reports.ingested)"},
+    [F_TYPES] = {"types", valid_types, "a comma-separated list of event types, each one of:"
+#define EVENT_TYPE(name) " " name
+#include "db/event_types.def"
+#undef EVENT_TYPE
+    },
     [F_POOL] = {"pool_id", api_valid_uuid, "a pool id (UUID)"},
     [F_HOST] = {"host_id", api_valid_uuid, "a host id (UUID)"},
     [F_LAST_EVENT_ID] = {"last_event_id", api_valid_seq, "a whole number of 0 or more"},

@@ -1,4 +1,5 @@
-/* metrics.h — Prometheus counters and histograms for HTTP, plus pool and build info. */
+/* metrics.h — Prometheus counters and histograms for HTTP, plus pool and build info, and
+ * the GPU health families the monitor's storage gives (db/gpu_metrics.h). */
 #ifndef GPUFLEET_METRICS_H
 #define GPUFLEET_METRICS_H
 
@@ -13,5 +14,10 @@ int api_metrics_method_index(const char *method);
 void api_metrics_observe(int route, int method_idx, unsigned status, int64_t duration_us);
 /* Renders the exposition text. Caller frees *out. */
 int api_metrics_render(char **out, size_t *len);
+
+struct sbuf;
+/* Appends v (NULL: "") as a label value: cleaned UTF-8, with backslash, double quote and
+ * newline escaped as the text exposition format requires. */
+void api_metrics_label_value(struct sbuf *b, const char *v);
 
 #endif

@@ -194,6 +194,9 @@ static const struct spec_field monitor_spec[] = {
     INT("unreachable_after", 0, 1, 100),
     {"xid_policy", SPEC_MAP, 0, 0, 64, valid_xid_code, "an Xid code from 1 to 65535", NULL,
      xid_policy_value, SPEC_NONE},
+    /* drain → diagnostics → gate → ready after an isolation (planner/recovery.h) */
+    {"auto_recover", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("recovery_diagnostics_level", 0, 1, 3),
     SPEC_END,
 };
 static const struct spec_field pool_spec[] = {
@@ -207,6 +210,7 @@ static const struct spec_field pool_spec[] = {
     NUM("egress_price_per_gb", 0, 0, 100000),
     NUM("overhead_pct", 0, 0, 100),
     INT("idle_stop_after_seconds", 0, 60, 2592000),
+    NUM("idle_gpu_utilization_pct", 0, 0, 100),
     {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, TO(auto_stop)},
     {"recommendation_thresholds", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, thresholds_spec,
      SPEC_NONE},
@@ -278,6 +282,7 @@ static json_t *pool_check(struct api_req *r)
     set_default(doc, "egress_price_per_gb", json_integer(0));
     set_default(doc, "overhead_pct", json_integer(0));
     set_default(doc, "idle_stop_after_seconds", json_integer((json_int_t)PLAN_REC_IDLE_DEFAULT_S));
+    set_default(doc, "idle_gpu_utilization_pct", json_real(PLAN_REC_IDLE_GPU_PCT));
     set_default(doc, "auto_stop", json_false());
     set_default(doc, "recommendation_thresholds", json_object());
     json_t *tdoc = json_object_get(doc, "recommendation_thresholds");

@@ -17,6 +17,7 @@
 #include "api/metrics.h"
 #include "api/pools.h"
 #include "api/recommend.h"
+#include "api/recovery.h"
 #include "api/service.h"
 #include "api/sizing.h"
 #include "api/stacks.h"
@@ -97,6 +98,8 @@ const struct api_route api_routes[] = {
           "api/stop.c"),
     ROUTE("GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/hosts/{id}/recoveries", api_hosts_recoveries, ROLES_READ, 0,
+          "api/recovery.c"),
     ROUTE("GET", "/v1/hosts/{id}/health", api_hosts_health, ROLES_READ, 0, "api/health.c"),
     ROUTE("GET", "/v1/hosts/{id}/samples", api_hosts_samples, ROLES_READ, 0, "api/health.c"),
     ROUTE("GET", "/v1/gpus", api_gpus_list, ROLES_READ, 0, "api/health.c"),

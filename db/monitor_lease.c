@@ -18,52 +18,80 @@
 
 // clang-format off
 const struct db_stmt db_mon_stmts[] = {
+    /* a worker's lease: renewed once a claim period, it covers every host the worker owns */
     {"mon_seen",
-     "INSERT INTO monitor_workers (owner) VALUES ($1)"
-     " ON CONFLICT (owner) DO UPDATE SET seen_at = now()"},
-    {"mon_prune_workers",
-     "DELETE FROM monitor_workers WHERE seen_at < now() - make_interval(secs => $1::int * 20)"},
+     "WITH gone AS (DELETE FROM monitor_workers"
+     "              WHERE seen_at < now() - make_interval(secs => $2::int * 20))"
+     " INSERT INTO monitor_workers (owner, lease_until)"
+     " VALUES ($1, now() + make_interval(secs => $2::int * 3))"
+     " ON CONFLICT (owner) DO UPDATE SET seen_at = now(), lease_until = EXCLUDED.lease_until"},
     {"mon_ensure",
      "INSERT INTO host_monitor (host_id) SELECT h.id FROM hosts h JOIN pools p ON p.id = h.pool_id"
-     " WHERE " WATCHED " ON CONFLICT (host_id) DO NOTHING"},
-    {"mon_release_unwatched",
-     "UPDATE host_monitor m SET owner = NULL FROM hosts h JOIN pools p ON p.id = h.pool_id"
-     " WHERE m.host_id = h.id AND m.owner = $1 AND NOT (" WATCHED ")"},
+     " WHERE " WATCHED " AND NOT EXISTS (SELECT 1 FROM host_monitor m WHERE m.host_id = h.id)"
+     " ON CONFLICT (host_id) DO NOTHING"},
+    /* one pass over the watched hosts: the share, and whether ensure or expire have work */
     {"mon_share",
-     "SELECT (SELECT count(*) FROM monitor_workers"
-     "         WHERE seen_at > now() - make_interval(secs => $1::int * 3)) AS live,"
-     " (SELECT count(*) FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE " WATCHED ") AS watched,"
-     " (SELECT count(*) FROM host_monitor WHERE owner = $2) AS mine"},
+     "SELECT (SELECT count(*) FROM monitor_workers WHERE lease_until > now()) AS live,"
+     " count(*) AS watched, count(*) FILTER (WHERE m.owner = $1) AS mine,"
+     " count(*) FILTER (WHERE m.host_id IS NULL) AS unrowed,"
+     " count(*) FILTER (WHERE m.owner IS NOT NULL AND w.owner IS NULL) AS lapsed"
+     " FROM hosts h JOIN pools p ON p.id = h.pool_id LEFT JOIN host_monitor m ON m.host_id = h.id"
+     " LEFT JOIN monitor_workers w ON w.owner = m.owner AND w.lease_until > now()"
+     " WHERE " WATCHED},
+    /* given up: no one takes them before this worker's lease would have lapsed */
     {"mon_shed",
-     "UPDATE host_monitor SET owner = NULL WHERE host_id IN"
-     " (SELECT host_id FROM host_monitor WHERE owner = $1 ORDER BY host_id DESC LIMIT $2::int)"},
-    {"mon_renew",
-     "UPDATE host_monitor SET lease_until = now() + make_interval(secs => $2::int * 3)"
-     " WHERE owner = $1"},
+     "UPDATE host_monitor SET owner = NULL, seen_config = NULL,"
+     " lease_until = (SELECT lease_until FROM monitor_workers WHERE owner = $1)"
+     " WHERE host_id IN (SELECT host_id FROM host_monitor WHERE owner = $1"
+     "                   ORDER BY host_id DESC LIMIT $2::int) RETURNING host_id::text AS id"},
+    /* the hosts of workers whose lease lapsed are free at once */
+    {"mon_expire",
+     "UPDATE host_monitor m SET owner = NULL, seen_config = NULL, lease_until = NULL"
+     " WHERE m.owner IS NOT NULL AND m.owner <> $1 AND NOT EXISTS (SELECT 1 FROM monitor_workers w"
+     "   WHERE w.owner = m.owner AND w.lease_until > now())"},
     {"mon_take",
-     "UPDATE host_monitor SET owner = $1, lease_until = now() + make_interval(secs => $2::int * 3)"
+     "UPDATE host_monitor SET owner = $1, seen_config = NULL, lease_until = NULL"
      " WHERE host_id IN (SELECT m.host_id FROM host_monitor m JOIN hosts h ON h.id = m.host_id"
      "   JOIN pools p ON p.id = h.pool_id"
-     "   WHERE " WATCHED " AND (m.lease_until IS NULL OR m.lease_until < now())"
-     "   ORDER BY m.lease_until NULLS FIRST, m.host_id LIMIT $3::int FOR UPDATE OF m SKIP LOCKED)"},
+     "   WHERE " WATCHED " AND m.owner IS NULL AND (m.lease_until IS NULL OR m.lease_until < now())"
+     "   ORDER BY m.lease_until NULLS FIRST, m.host_id LIMIT $2::int FOR UPDATE OF m SKIP LOCKED)"
+     " RETURNING host_id"},
+    /* The hosts of this worker whose configuration changed since it last read them (all
+     * with $2), recorded as read; and those no longer watched, given up (watched false). */
     {"mon_mine",
-     "SELECT h.id, h.name, host(h.address) AS address, h.port, h.ssh_user, h.credential_id,"
-     " h.host_key_sha256, h.state, h.quarantined_at IS NOT NULL AS held, h.pool_id,"
+     "WITH x AS (SELECT m.host_id, " WATCHED " AS watched,"
+     "   md5(ROW(h.name, h.address, h.port, h.ssh_user, h.credential_id, h.host_key_sha256,"
+     "           h.state, h.quarantined_at IS NOT NULL, h.pool_id, p.gpu_model, p.spec->'gpu_count',"
+     "           p.spec->'monitor', g.nvswitch)::text) AS fp"
+     "   FROM host_monitor m JOIN hosts h ON h.id = m.host_id JOIN pools p ON p.id = h.pool_id"
+     "   JOIN gpu_models g ON g.key = p.gpu_model WHERE m.owner = $1),"
+     " u AS (UPDATE host_monitor m SET owner = CASE WHEN x.watched THEN m.owner END,"
+     "   seen_config = CASE WHEN x.watched THEN x.fp END,"
+     "   lease_until = CASE WHEN x.watched THEN m.lease_until"
+     "     ELSE (SELECT lease_until FROM monitor_workers WHERE owner = $1) END"
+     "   FROM x WHERE m.host_id = x.host_id AND m.owner = $1"
+     "     AND (NOT x.watched OR $2::boolean OR m.seen_config IS DISTINCT FROM x.fp)"
+     "   RETURNING m.host_id, x.watched, m.kmsg_cursor, m.kmsg_mono, m.missed, m.last_sample_at)"
+     " SELECT h.id, u.watched, h.name, host(h.address) AS address, h.port, h.ssh_user,"
+     " h.credential_id, h.host_key_sha256, h.state, h.quarantined_at IS NOT NULL AS held, h.pool_id,"
      " (p.spec->>'gpu_count')::int AS gpu_count, g.nvswitch,"
      " coalesce((p.spec->'monitor'->>'interval_seconds')::int, 60) AS interval_s,"
      " coalesce((p.spec->'monitor'->>'unreachable_after')::int, 3) AS unreachable_after,"
      " (p.spec->'monitor'->'xid_policy')::text AS xid_policy,"
-     " m.kmsg_cursor, coalesce(m.kmsg_mono, -1) AS kmsg_mono, coalesce(m.missed, 0) AS missed,"
-     " CASE WHEN m.last_sample_at IS NULL THEN -1"
-     "      ELSE (extract(epoch FROM now() - m.last_sample_at) * 1000)::bigint END AS since_ms"
-     " FROM host_monitor m JOIN hosts h ON h.id = m.host_id JOIN pools p ON p.id = h.pool_id"
-     " JOIN gpu_models g ON g.key = p.gpu_model"
-     " WHERE m.owner = $1 ORDER BY h.id LIMIT $2::int"},
-    {"mon_release_all", "UPDATE host_monitor SET owner = NULL WHERE owner = $1"},
+     " u.kmsg_cursor, coalesce(u.kmsg_mono, -1) AS kmsg_mono, coalesce(u.missed, 0) AS missed,"
+     " CASE WHEN u.last_sample_at IS NULL THEN -1"
+     "      ELSE (extract(epoch FROM now() - u.last_sample_at) * 1000)::bigint END AS since_ms"
+     " FROM u JOIN hosts h ON h.id = u.host_id JOIN pools p ON p.id = h.pool_id"
+     " JOIN gpu_models g ON g.key = p.gpu_model ORDER BY h.id"},
+    /* a worker that stops: its hosts wait until its lease would have lapsed */
+    {"mon_release_all",
+     "UPDATE host_monitor m SET owner = NULL, seen_config = NULL, lease_until = w.lease_until"
+     " FROM monitor_workers w WHERE w.owner = $1 AND m.owner = $1"},
     {"mon_fence",
-     "SELECT 1 FROM host_monitor WHERE host_id = $1 AND owner = $2 AND lease_until > now()"
-     " FOR UPDATE"},
-    {"mon_set_missed", "UPDATE host_monitor SET missed = $2::int WHERE host_id = $1"},
+     "SELECT 1 FROM host_monitor m JOIN monitor_workers w ON w.owner = m.owner"
+     " WHERE m.host_id = $1 AND m.owner = $2 AND w.lease_until > now() FOR UPDATE OF m"},
+    {"mon_set_missed",
+     "UPDATE host_monitor SET missed = $2::int, miss_reason = left($3, 256) WHERE host_id = $1"},
     {"mon_host_state",
      "SELECT state, quarantined_at IS NOT NULL AS held FROM hosts WHERE id = $1 FOR UPDATE"},
     {"mon_back_state",
@@ -107,11 +135,36 @@ void db_mon_hosts_free(struct db_mon_host *h, int n)
     free(h);
 }
 
+void db_mon_claim_clear(struct db_mon_claim *cl)
+{
+    db_mon_hosts_free(cl->hosts, cl->nhosts);
+    for (int i = 0; cl->dropped != NULL && i < cl->ndropped; i++)
+        free(cl->dropped[i]);
+    free(cl->dropped);
+    cl->hosts = NULL;
+    cl->nhosts = 0;
+    cl->dropped = NULL;
+    cl->ndropped = 0;
+}
+
+/* Appends the ids in column "id" of r to cl->dropped. */
+static int add_dropped(struct db_mon_claim *cl, const PGresult *r, int row)
+{
+    char **d = realloc(cl->dropped, (size_t)(cl->ndropped + 2) * sizeof *d);
+    if (d == NULL)
+        return -1;
+    cl->dropped = d;
+    int oom = 0;
+    d[cl->ndropped] = db_dup(r, row, "id", &oom);
+    if (d[cl->ndropped] == NULL)
+        return -1;
+    d[++cl->ndropped] = NULL;
+    return 0;
+}
+
 static enum db_status read_mine(struct db_conn *c, struct db_mon_claim *cl)
 {
-    char max[16];
-    snprintf(max, sizeof max, "%d", cl->max);
-    const char *p[2] = {cl->owner, max};
+    const char *p[2] = {cl->owner, cl->full ? "true" : "false"};
     PGresult *r;
     enum db_status s = db_exec(c, "mon_mine", 2, p, &r);
     if (s < 0)
@@ -123,13 +176,15 @@ static enum db_status read_mine(struct db_conn *c, struct db_mon_claim *cl)
         return DB_HARD_ERROR;
     }
     for (int i = 0; i < n; i++) {
-        struct db_mon_host *h = &cl->hosts[i];
-        if (db_dup_fields(r, i, host_strings, NSTR, h) != 0) {
-            db_mon_hosts_free(cl->hosts, i);
-            cl->hosts = NULL;
-            PQclear(r);
-            return DB_HARD_ERROR;
+        if (!db_bool(r, i, "watched")) { /* given up by this claim */
+            if (add_dropped(cl, r, i) != 0)
+                goto oom;
+            continue;
         }
+        struct db_mon_host *h = &cl->hosts[cl->nhosts];
+        if (db_dup_fields(r, i, host_strings, NSTR, h) != 0)
+            goto oom;
+        cl->nhosts++;
         h->port = (int)db_long(r, i, "port");
         h->held = db_bool(r, i, "held");
         h->gpu_count = (int)db_long(r, i, "gpu_count");
@@ -141,9 +196,12 @@ static enum db_status read_mine(struct db_conn *c, struct db_mon_claim *cl)
         h->since_sample_ms = db_long(r, i, "since_ms");
         h->enabled = 1;
     }
-    cl->nhosts = n;
     PQclear(r);
-    return n > 0 ? DB_MANY_RESULTS : DB_NO_RESULTS;
+    return cl->nhosts > 0 ? DB_MANY_RESULTS : DB_NO_RESULTS;
+oom:
+    PQclear(r);
+    db_mon_claim_clear(cl);
+    return DB_HARD_ERROR;
 }
 
 enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl)
@@ -151,22 +209,19 @@ enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl)
     char period[16], n[24];
     snprintf(period, sizeof period, "%d", cl->period_s);
     const char *own[1] = {cl->owner};
-    const char *per[1] = {period};
     const char *own_per[2] = {cl->owner, period};
-    const char *per_own[2] = {period, cl->owner};
     cl->hosts = NULL;
     cl->nhosts = 0;
+    cl->dropped = NULL;
+    cl->ndropped = 0;
     enum db_status s;
-    if ((s = db_exec_noresult(c, "mon_seen", 1, own)) < 0 ||
-        (s = db_exec_noresult(c, "mon_prune_workers", 1, per)) < 0 ||
-        (s = db_exec_noresult(c, "mon_ensure", 0, NULL)) < 0 ||
-        (s = db_exec_noresult(c, "mon_release_unwatched", 1, own)) < 0)
-        return s;
     PGresult *r;
-    if ((s = db_exec(c, "mon_share", 2, per_own, &r)) < 0)
+    if ((s = db_exec_noresult(c, "mon_seen", 2, own_per)) < 0 ||
+        (s = db_exec(c, "mon_share", 1, own, &r)) < 0)
         return s;
     long live = db_long(r, 0, "live"), watched = db_long(r, 0, "watched");
-    long mine = db_long(r, 0, "mine");
+    long mine = db_long(r, 0, "mine"), unrowed = db_long(r, 0, "unrowed");
+    long lapsed = db_long(r, 0, "lapsed");
     PQclear(r);
     if (live < 1)
         live = 1;
@@ -175,21 +230,39 @@ enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl)
         share = cl->max;
     cl->live_workers = (int)live;
     cl->share = (int)share;
+    if (unrowed > 0 && (s = db_exec_noresult(c, "mon_ensure", 0, NULL)) < 0)
+        return s;
     if (mine > share) {
         snprintf(n, sizeof n, "%ld", mine - share);
         const char *p[2] = {cl->owner, n};
-        if ((s = db_exec_noresult(c, "mon_shed", 2, p)) < 0)
+        if ((s = db_exec(c, "mon_shed", 2, p, &r)) < 0)
             return s;
+        for (int i = 0; i < PQntuples(r); i++)
+            if (add_dropped(cl, r, i) != 0) {
+                PQclear(r);
+                db_mon_claim_clear(cl);
+                return DB_HARD_ERROR;
+            }
+        mine -= PQntuples(r);
+        PQclear(r);
     }
-    if ((s = db_exec_noresult(c, "mon_renew", 2, own_per)) < 0)
-        return s;
     if (mine < share) {
+        if (lapsed > 0 && (s = db_exec_noresult(c, "mon_expire", 1, own)) < 0)
+            goto fail;
         snprintf(n, sizeof n, "%ld", share - mine);
-        const char *p[3] = {cl->owner, period, n};
-        if ((s = db_exec_noresult(c, "mon_take", 3, p)) < 0)
-            return s;
+        const char *p[2] = {cl->owner, n};
+        if ((s = db_exec(c, "mon_take", 2, p, &r)) < 0)
+            goto fail;
+        mine += PQntuples(r);
+        PQclear(r);
     }
-    return read_mine(c, cl);
+    cl->owned = (int)mine;
+    if ((s = read_mine(c, cl)) < 0)
+        goto fail;
+    return s;
+fail:
+    db_mon_claim_clear(cl);
+    return s;
 }
 
 enum db_status db_mon_release_all(struct db_conn *c, const char *owner)
@@ -268,12 +341,12 @@ enum db_status db_mon_missed(struct db_conn *c, const char *owner, const char *h
 {
     char n[16];
     snprintf(n, sizeof n, "%d", missed);
-    const char *p[2] = {host_id, n};
+    const char *p[3] = {host_id, n, reason}; /* the reason: host.health's (migration 0017) */
     int held = 0;
     enum db_status s;
     state[0] = '\0';
     if ((s = fence(c, owner, host_id)) <= 0 ||
-        (s = db_exec_noresult(c, "mon_set_missed", 2, p)) < 0 ||
+        (s = db_exec_noresult(c, "mon_set_missed", 3, p)) < 0 ||
         (s = host_state(c, host_id, state, &held)) <= 0)
         return s;
     if (missed >= unreachable_after && in(state, serving))

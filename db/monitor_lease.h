@@ -25,18 +25,27 @@ struct db_mon_host {
 
 struct db_mon_claim {
     const char *owner;
-    int period_s; /* how often each worker claims: leases last 3 periods */
+    int period_s; /* how often each worker claims: its lease lasts 3 periods */
     int max;      /* the most hosts this worker holds */
+    int full;     /* read back every host held, not only those whose configuration changed */
     /* out */
-    struct db_mon_host *hosts;
+    struct db_mon_host *hosts; /* full: every host held; else the new and changed ones */
     int nhosts;
+    char **dropped; /* ids of the hosts given up by this claim (NULL-terminated, or NULL) */
+    int ndropped;
+    int owned; /* how many hosts the worker holds after the claim */
     int live_workers, share;
 };
 
-/* In one transaction: records this worker as alive, releases its hosts no longer watched
- * and those above its fair share, renews the rest, claims free hosts up to the share,
- * and reads what it holds. */
+/* In one transaction: renews this worker's lease (which covers every host it owns),
+ * gives up its hosts no longer watched and those above its fair share, frees the hosts of
+ * workers whose lease lapsed, takes free hosts up to the share, and reads back the hosts
+ * it holds: all of them with full, else only those new to it or whose configuration
+ * (host_monitor.seen_config) changed. A worker that holds other hosts than hosts[] and
+ * its earlier claims say (owned differs from its count) claims again with full. */
 enum db_status db_mon_claim(struct db_conn *c, struct db_mon_claim *cl);
+/* Frees what a claim returned (hosts and dropped) and zeroes them. */
+void db_mon_claim_clear(struct db_mon_claim *cl);
 void db_mon_hosts_free(struct db_mon_host *h, int n);
 /* Frees the strings of one row (the row itself is the caller's). */
 void db_mon_host_clear(struct db_mon_host *h);

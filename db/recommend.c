@@ -33,33 +33,129 @@
     " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END," \
     " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"       \
     " FROM work_reports r WHERE " cond
-#define SEGMENT(part, x, y, ch, fh, cq, fq)                                                            \
-    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)                        \
-    " UNION ALL " ROLL(                                                                                \
-        "work_report_hours", part,                                                                     \
-        USAGE_BEFORE(                                                                                  \
-            "d.bucket", ch, fh,                                                                        \
-            cq)) " UNION ALL " ROLL("work_report_hours", part,                                         \
-                                    USAGE_AFTER(                                                       \
-                                        "d.bucket", fh, cq,                                            \
-                                        fq)) " UNION ALL " RAW(part,                                   \
-                                                               USAGE_BEFORE(                           \
-                                                                   "r.window_start", x, y,             \
-                                                                   ch)) " UNION ALL " RAW(part,        \
-                                                                                          USAGE_AFTER( \
-                                                                                              "r."     \
-                                                                                              "wi"     \
-                                                                                              "nd"     \
-                                                                                              "ow"     \
-                                                                                              "_s"     \
-                                                                                              "ta"     \
-                                                                                              "r"      \
-                                                                                              "t",     \
-                                                                                              y,       \
-                                                                                              ch,      \
-                                                                                              fh))
+// clang-format off
+#define SEGMENT(part, x, y, ch, fh, cq, fq)                                                  \
+    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)              \
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_BEFORE("d.bucket", ch, fh, cq))      \
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_AFTER("d.bucket", fh, cq, fq))       \
+    " UNION ALL " RAW(part, USAGE_BEFORE("r.window_start", x, y, ch))                        \
+    " UNION ALL " RAW(part, USAGE_AFTER("r.window_start", y, ch, fh))
+
+/* recommend_held: see db_rec_input.held ($1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h). */
+#define HELD_SQL                                                                             \
+    "WITH c AS (SELECT s.host_id, s.at, s.to_state,"                                         \
+    "   lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"             \
+    "  FROM host_state_history s WHERE s.at < least($1::timestamptz, now())),"               \
+    " i AS (SELECT host_id, at AS a, least(coalesce(next_at, least($1::timestamptz, now())),"\
+    "   least($1::timestamptz, now())) AS b FROM c WHERE to_state <> 'stopped'"              \
+    "   AND (next_at IS NULL OR next_at > $4::timestamptz)),"                                \
+    " held AS (SELECT host_id,"                                                              \
+    "   sum(" HELD("$2::timestamptz", "$1::timestamptz") ") AS hour,"                        \
+    "   sum(" HELD("$3::timestamptz", "$1::timestamptz") ") AS day,"                         \
+    "   sum(" HELD("$4::timestamptz", "$3::timestamptz") ") AS prev"                         \
+    "  FROM i GROUP BY host_id),"                                                            \
+    " " USAGE_POOL_PRICES                                                                    \
+    " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name, p.hour,"        \
+    "  p.storage, p.egress, p.overhead, coalesce(held.hour, 0) AS held_hour,"                \
+    "  coalesce(held.day, 0) AS held_day, coalesce(held.prev, 0) AS held_prev"               \
+    " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"         \
+    " ORDER BY h.id"
+
+/* recommend_usage: see SEGMENT and db_rec_usage. */
+#define USAGE_SQL                                                                            \
+    "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7))                         \
+    "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13))                      \
+    "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19)) "),"               \
+    " g AS (SELECT host_id, brief_id, unit, part, max_end > $1::timestamptz AS lb,"          \
+    "  sum(reports)::int AS reports, sum(completed) AS completed, sum(failed) AS failed,"    \
+    "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered," \
+    "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"\
+    "  max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end," \
+    "  max(p95) AS p95, max(queue) AS queue  FROM src GROUP BY 1, 2, 3, 4, 5)"               \
+    " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, g.reports,"   \
+    "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.part, g.lb," \
+    "  " EPOCH_OF("g.useful_end") " AS useful_end, " EPOCH_OF("g.min_start") " AS min_start," \
+    "  " EPOCH_OF("g.max_end") " AS max_end, g.p95, g.queue"                                 \
+    " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"                                      \
+    " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"
+// clang-format on
+
+// clang-format off
+#define ORIGIN "timestamptz '2000-01-01 00:00Z'"
+/* x rounded down and up to a bucket of width w (date_bin from 2000-01-01 UTC, as the
+ * rollups of migrations/0014). */
+#define FLOOR(w, x) "date_bin(interval '" w "', " x ", " ORIGIN ")"
+#define CEIL(w, x) FLOOR(w, x " + interval '" w "' - interval '1 microsecond'")
+#define AT "$1::timestamptz"
+
+/* recommend_gpu_util ($1 at, $2 the default idle window in seconds): per pool, its window
+ * [ws, at) cut into the raw edges [ws, m0) and [e5, at), whole 5-minute buckets
+ * [m0, least(h0, e5)) and [h1, e5), and whole hours [h0, h1): every bucket ends before
+ * its grain's watermark (done_upto) and at. Per host, one row per raw sample or rollup
+ * bucket (n: its samples; ok: every GPU read), then summed. */
+#define GPU_UTIL_BOUNDS                                                                     \
+    "WITH st AS (SELECT max(done_upto) FILTER (WHERE grain = '5m') AS d5,"                 \
+    "   max(done_upto) FILTER (WHERE grain = '1h') AS d1 FROM gpu_samples_rollup_state),"  \
+    " w AS (SELECT id, (spec #>> '{monitor,interval_seconds}')::float8 AS iv,"              \
+    "   (spec->>'idle_gpu_utilization_pct')::float8 AS thr, " AT " - make_interval(secs =>"  \
+    "   coalesce((spec->>'idle_stop_after_seconds')::float8, $2::float8)) AS ws FROM pools)," \
+    " w5 AS (SELECT w.*, least(" CEIL("5 minutes", "w.ws") ", " AT ") AS m0,"               \
+    "   " CEIL("1 hour", "w.ws") " AS h0 FROM w),"                                         \
+    " b AS MATERIALIZED (SELECT w5.*, e.e5,"                                                \
+    "   greatest(w5.h0, " FLOOR("1 hour", "least(" AT ", st.d1, e.e5)") ") AS h1"           \
+    "  FROM w5 CROSS JOIN st CROSS JOIN LATERAL (SELECT greatest(w5.m0, "                   \
+    FLOOR("5 minutes", "least(" AT ", st.d5)") ") AS e5) e),"                               \
+    " hb AS MATERIALIZED (SELECT h.id AS host, b.iv, b.thr, b.ws, b.m0, b.h0, b.h1, b.e5"   \
+    "  FROM hosts h JOIN b ON b.id = h.pool_id WHERE h.state <> 'stopped'),"
+/* One part of the window for every host: the raw samples, or the rollup buckets of table,
+ * in [lo, hi), one row per sample or bucket. LATERAL, so that each is an index range scan
+ * per host ((host_id, at) or the rollup's key), never a scan of the whole series. */
+#define GPU_UTIL_RAW(lo, hi)                                                                \
+    " SELECT hb.host, r.* FROM hb CROSS JOIN LATERAL (SELECT 1::float8 AS n,"               \
+    "  bool_and(x.util_gpu IS NOT NULL) AS ok, max(x.util_gpu)::float8 AS mx,"              \
+    "  sum(x.util_gpu)::float8 AS sm, count(x.util_gpu)::float8 AS nu FROM gpu_samples x"   \
+    "  WHERE x.host_id = hb.host AND x.at >= " lo " AND x.at < " hi " GROUP BY x.at) r"
+#define GPU_UTIL_ROLLUP(table, lo, hi)                                                      \
+    " SELECT hb.host, r.* FROM hb CROSS JOIN LATERAL (SELECT max(x.samples)::float8 AS n,"  \
+    "  bool_and(x.util_gpu_max IS NOT NULL) AS ok, max(x.util_gpu_max)::float8 AS mx,"      \
+    "  sum(x.util_gpu_avg * x.samples) AS sm,"                                              \
+    "  (sum(x.samples) FILTER (WHERE x.util_gpu_avg IS NOT NULL))::float8 AS nu"            \
+    "  FROM " table " x WHERE x.host_id = hb.host AND x.bucket >= " lo " AND x.bucket < " hi \
+    "  GROUP BY x.bucket) r"
+#define GPU_UTIL_SQL                                                                        \
+    GPU_UTIL_BOUNDS                                                                         \
+    " s AS (" GPU_UTIL_RAW("hb.ws", "hb.m0") " UNION ALL" GPU_UTIL_RAW("hb.e5", AT)          \
+    " UNION ALL" GPU_UTIL_ROLLUP("gpu_samples_5m", "hb.m0", "least(hb.h0, hb.e5)")            \
+    " UNION ALL" GPU_UTIL_ROLLUP("gpu_samples_5m", "hb.h1", "hb.e5")                          \
+    " UNION ALL" GPU_UTIL_ROLLUP("gpu_samples_1h", "hb.h0", "hb.h1") ")"                      \
+    " SELECT hb.host::text AS host_id, hb.iv AS interval_s, hb.thr AS idle_gpu_pct,"        \
+    "  coalesce(sum(s.n) FILTER (WHERE s.ok), 0) AS samples,"                               \
+    "  coalesce(sum(s.n) FILTER (WHERE NOT s.ok), 0) AS unread,"                            \
+    "  max(s.mx) AS util_max, sum(s.sm) / nullif(sum(s.nu), 0) AS util_mean"                \
+    " FROM hb LEFT JOIN s ON s.host = hb.host"                                              \
+    " GROUP BY hb.host, hb.iv, hb.thr ORDER BY hb.host"
+
+/* recommend_isolated ($1 how many events per host): the hosts quarantined by the monitor,
+ * one row per open isolating event (oldest first; one row of NULL events when none). */
+#define ISOLATED_SQL                                                                        \
+    "SELECT h.id::text AS host_id, h.quarantine_reason AS reason,"                          \
+    " " DB_TS("h.quarantined_at") " AS quarantined_at,"                                     \
+    " (SELECT count(*) FROM gpu_events c WHERE c.host_id = h.id AND c.closed_at IS NULL"     \
+    "   AND c.policy = 'isolate') AS open_events,"                                          \
+    " e.kind, e.code, e.category, e.gpu_uuid, e.pci_bus_id, e.count,"                       \
+    " " DB_TS("e.first_seen") " AS first_seen, " DB_TS("e.last_seen") " AS last_seen,"       \
+    " left(e.raw, 512) AS raw, left(e.message, 256) AS message"                             \
+    " FROM hosts h LEFT JOIN LATERAL (SELECT * FROM gpu_events g WHERE g.host_id = h.id"     \
+    "   AND g.closed_at IS NULL AND g.policy = 'isolate' ORDER BY g.id LIMIT $1::int) e ON true" \
+    " WHERE h.state = 'quarantined' AND (SELECT s.event FROM host_state_history s"          \
+    "   WHERE s.host_id = h.id AND s.to_state = 'quarantined' ORDER BY s.id DESC LIMIT 1)"   \
+    "   = 'monitor_isolated'"                                                               \
+    " ORDER BY h.id, e.id"
+// clang-format on
 
 const struct db_stmt db_recommend_stmts[] = {
+    {"recommend_gpu_util", GPU_UTIL_SQL},
+    {"recommend_isolated", ISOLATED_SQL},
     {"recommend_hosts",
      "WITH p AS MATERIALIZED (SELECT id, gpu_model,"
      "  (spec->>'idle_stop_after_seconds')::float8 AS idle,"
@@ -77,161 +173,8 @@ const struct db_stmt db_recommend_stmts[] = {
      " FROM hosts h JOIN p ON p.id = h.pool_id"
      " WHERE h.state <> 'stopped'"
      " ORDER BY h.id"},
-    {"recommend_held",
-     "WITH c AS (SELECT s.host_id, s.at, s.to_state,"
-     "   lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"
-     "  FROM host_state_history s WHERE s.at < least($1::timestamptz, now())),"
-     " i AS (SELECT host_id, at AS a, least(coalesce(next_at, least($1::timestamptz, now())),"
-     "   least($1::timestamptz, now())) AS b FROM c WHERE to_state <> 'stopped'"
-     "   AND (next_at IS NULL OR next_at > $4::timestamptz)),"
-     " held AS (SELECT host_id,"
-     "   sum(" HELD(
-         "$2::timestamptz",
-         "$1::timestamptz") ") AS hour,"
-                            "   sum(" HELD(
-                                "$3::timestamptz",
-                                "$1::timestamptz") ") AS day,"
-                                                   "   sum(" HELD(
-                                                       "$4::timestamptz",
-                                                       "$3::timestamptz") ") AS prev"
-                                                                          "  FROM i GROUP BY "
-                                                                          "host_id),"
-                                                                          " " USAGE_POOL_PRICES
-                                                                          " SELECT h.id::text, "
-                                                                          "h.name, p.id::text AS "
-                                                                          "pool_id, p.name AS "
-                                                                          "pool_name, p.hour,"
-                                                                          "  p.storage, p.egress, "
-                                                                          "p.overhead, "
-                                                                          "coalesce(held.hour, 0) "
-                                                                          "AS held_hour,"
-                                                                          "  coalesce(held.day, 0) "
-                                                                          "AS held_day, "
-                                                                          "coalesce(held.prev, 0) "
-                                                                          "AS held_prev"
-                                                                          " FROM hosts h JOIN p ON "
-                                                                          "p.id = h.pool_id LEFT "
-                                                                          "JOIN held ON "
-                                                                          "held.host_id = h.id"
-                                                                          " ORDER BY h.id"},
-    {"recommend_usage",
-     "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7)) "  UNION ALL " SEGMENT(
-         "1", T(8), T(9), T(10), T(11), T(12),
-         T(13)) "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18),
-                                       T(19)) "),"
-                                              " g AS (SELECT host_id, "
-                                              "brief_id, unit, part, "
-                                              "max_end > $1::timestamptz AS "
-                                              "lb,"
-                                              "  sum(reports)::int AS "
-                                              "reports, sum(completed) AS "
-                                              "completed, sum(failed) AS "
-                                              "failed,"
-                                              "  sum(retried) AS retried, "
-                                              "sum(busy_seconds) AS busy, "
-                                              "sum(covered_seconds) AS "
-                                              "covered,"
-                                              "  sum(storage_gb_seconds) AS "
-                                              "sgs, sum(storage_seconds) AS "
-                                              "ss, sum(bytes_moved) AS "
-                                              "bytes,"
-                                              "  max(useful_end) AS "
-                                              "useful_end, min(min_start) "
-                                              "AS min_start, max(max_end) "
-                                              "AS max_end,"
-                                              "  max(p95) AS p95, "
-                                              "max(queue) AS queue"
-                                              "  FROM src GROUP BY 1, 2, 3, "
-                                              "4, 5)"
-                                              " SELECT g.host_id::text, "
-                                              "g.brief_id::text, br.name AS "
-                                              "brief_name, g.unit, "
-                                              "g.reports,"
-                                              "  g.completed, g.failed, "
-                                              "g.retried, g.busy, "
-                                              "g.covered, g.sgs, g.ss, "
-                                              "g.bytes, g.part, g.lb,"
-                                              "  " EPOCH_OF(
-                                                  "g.useful_end") " AS "
-                                                                  "useful_end, " EPOCH_OF(
-                                                                      "g.min_start") " AS"
-                                                                                     " "
-                                                                                     "min"
-                                                                                     "_st"
-                                                                                     "art"
-                                                                                     ","
-                                                                                     " "
-                                                                                     " " EPOCH_OF(
-                                                                                         "g.max_"
-                                                                                         "end") " A"
-                                                                                                "S "
-                                                                                                "ma"
-                                                                                                "x_"
-                                                                                                "en"
-                                                                                                "d,"
-                                                                                                " g"
-                                                                                                ".p"
-                                                                                                "95"
-                                                                                                ", "
-                                                                                                "g."
-                                                                                                "qu"
-                                                                                                "eu"
-                                                                                                "e"
-                                                                                                " F"
-                                                                                                "RO"
-                                                                                                "M "
-                                                                                                "g "
-                                                                                                "LE"
-                                                                                                "FT"
-                                                                                                " J"
-                                                                                                "OI"
-                                                                                                "N "
-                                                                                                "br"
-                                                                                                "ie"
-                                                                                                "fs"
-                                                                                                " b"
-                                                                                                "r "
-                                                                                                "ON"
-                                                                                                " b"
-                                                                                                "r."
-                                                                                                "id"
-                                                                                                " ="
-                                                                                                " g"
-                                                                                                ".b"
-                                                                                                "ri"
-                                                                                                "ef"
-                                                                                                "_i"
-                                                                                                "d"
-                                                                                                " O"
-                                                                                                "RD"
-                                                                                                "ER"
-                                                                                                " B"
-                                                                                                "Y "
-                                                                                                "g."
-                                                                                                "ho"
-                                                                                                "st"
-                                                                                                "_i"
-                                                                                                "d,"
-                                                                                                " g"
-                                                                                                ".b"
-                                                                                                "ri"
-                                                                                                "ef"
-                                                                                                "_i"
-                                                                                                "d "
-                                                                                                "NU"
-                                                                                                "LL"
-                                                                                                "S "
-                                                                                                "FI"
-                                                                                                "RS"
-                                                                                                "T,"
-                                                                                                " g"
-                                                                                                ".u"
-                                                                                                "ni"
-                                                                                                "t,"
-                                                                                                " g"
-                                                                                                ".p"
-                                                                                                "ar"
-                                                                                                "t"},
+    {"recommend_held", HELD_SQL},
+    {"recommend_usage", USAGE_SQL},
     {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
     {"recommend_sync",
      "WITH cur AS (SELECT (e->>'id')::uuid AS id, e->>'action' AS action,"
@@ -287,7 +230,10 @@ void db_rec_input_free(struct db_rec_input *in)
     free(in->usage);
     free(in->hosts);
     free(in->briefs);
-    for (int i = 0; i < 4; i++)
+    free(in->gpu);
+    free(in->isolated);
+    free(in->events);
+    for (int i = 0; i < 6; i++)
         PQclear(in->res[i]);
     memset(in, 0, sizeof *in);
 }
@@ -428,16 +374,121 @@ enum db_status db_rec_decode(PGresult *held, PGresult *usage, PGresult *hosts, P
     return in->nhosts == 0 ? DB_NO_RESULTS : in->nhosts == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
 }
 
+static void decode_gpu(const PGresult *r, struct db_rec_input *in)
+{
+    enum { C_HOST, C_IV, C_THR, C_SAMPLES, C_UNREAD, C_MAX, C_MEAN, C_N };
+    static const char *const names[C_N] = {
+        [C_HOST] = "host_id",    [C_IV] = "interval_s", [C_THR] = "idle_gpu_pct",
+        [C_SAMPLES] = "samples", [C_UNREAD] = "unread", [C_MAX] = "util_max",
+        [C_MEAN] = "util_mean"};
+    int col[C_N];
+    db_cols(r, names, C_N, col);
+    for (size_t k = 0; k < in->ngpu; k++) {
+        struct db_rec_gpu *g = &in->gpu[k];
+        int i = (int)k;
+        g->host_id = db_val(r, i, col[C_HOST]);
+        g->util.interval_s = db_val_isnull(r, i, col[C_IV]) ? 0 : db_val_num(r, i, col[C_IV]);
+        g->idle_gpu_pct = setting(r, i, col[C_THR]);
+        g->util.samples = (long)db_val_num(r, i, col[C_SAMPLES]);
+        g->util.unread = (long)db_val_num(r, i, col[C_UNREAD]);
+        g->util.has_util = !db_val_isnull(r, i, col[C_MAX]);
+        g->util.max_pct = db_val_num(r, i, col[C_MAX]);
+        g->util.mean_pct = db_val_num(r, i, col[C_MEAN]);
+    }
+}
+
+/* One db_rec_isolated per host (rows ordered by host id), its events in order. */
+static void decode_isolated(const PGresult *r, struct db_rec_input *in)
+{
+    enum {
+        C_HOST,
+        C_REASON,
+        C_AT,
+        C_OPEN,
+        C_KIND,
+        C_CODE,
+        C_CAT,
+        C_UUID,
+        C_PCI,
+        C_COUNT,
+        C_FIRST,
+        C_LAST,
+        C_RAW,
+        C_MSG,
+        C_N
+    };
+    static const char *const names[C_N] = {
+        [C_HOST] = "host_id",     [C_REASON] = "reason",    [C_AT] = "quarantined_at",
+        [C_OPEN] = "open_events", [C_KIND] = "kind",        [C_CODE] = "code",
+        [C_CAT] = "category",     [C_UUID] = "gpu_uuid",    [C_PCI] = "pci_bus_id",
+        [C_COUNT] = "count",      [C_FIRST] = "first_seen", [C_LAST] = "last_seen",
+        [C_RAW] = "raw",          [C_MSG] = "message"};
+    int col[C_N];
+    db_cols(r, names, C_N, col);
+    int rows = PQntuples(r);
+    in->nisolated = in->nevents = 0;
+    for (int i = 0; i < rows; i++) {
+        const char *host = db_val(r, i, col[C_HOST]);
+        struct db_rec_isolated *h = in->nisolated ? &in->isolated[in->nisolated - 1] : NULL;
+        if (h == NULL || strcmp(h->host_id, host) != 0) {
+            h = &in->isolated[in->nisolated++];
+            h->host_id = host;
+            h->iso.reason = db_val(r, i, col[C_REASON]);
+            h->iso.quarantined_at = db_val(r, i, col[C_AT]);
+            h->iso.open_events = db_val_long(r, i, col[C_OPEN]);
+            h->iso.events = &in->events[in->nevents];
+            h->iso.nevents = 0;
+        }
+        if (db_val_isnull(r, i, col[C_KIND]))
+            continue;
+        struct plan_rec_gpu_event *e = &in->events[in->nevents++];
+        h->iso.nevents++;
+        e->kind = db_val(r, i, col[C_KIND]);
+        e->has_code = !db_val_isnull(r, i, col[C_CODE]);
+        e->code = db_val_long(r, i, col[C_CODE]);
+        e->category = db_val(r, i, col[C_CAT]);
+        e->gpu_uuid = db_val(r, i, col[C_UUID]);
+        e->pci_bus_id = db_val(r, i, col[C_PCI]);
+        e->count = db_val_long(r, i, col[C_COUNT]);
+        e->first_seen = db_val(r, i, col[C_FIRST]);
+        e->last_seen = db_val(r, i, col[C_LAST]);
+        e->raw = db_val(r, i, col[C_RAW]);
+        e->message = db_val(r, i, col[C_MSG]);
+    }
+}
+
+enum db_status db_rec_decode_health(PGresult *gpu, PGresult *isolated, struct db_rec_input *in)
+{
+    in->res[4] = gpu;
+    in->res[5] = isolated;
+    in->ngpu = (size_t)PQntuples(gpu);
+    size_t rows = (size_t)PQntuples(isolated);
+    in->gpu = calloc(in->ngpu + 1, sizeof *in->gpu);
+    in->isolated = calloc(rows + 1, sizeof *in->isolated);
+    in->events = calloc(rows + 1, sizeof *in->events);
+    if (!in->gpu || !in->isolated || !in->events) {
+        db_rec_input_free(in);
+        return DB_HARD_ERROR;
+    }
+    decode_gpu(gpu, in);
+    decode_isolated(isolated, in);
+    return DB_ONE_RESULT;
+}
+
 enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in)
 {
     struct rec_bounds b;
-    PGresult *r[4] = {NULL, NULL, NULL, NULL};
+    PGresult *r[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     db_rec_input_free(in);
     bounds(at_us, &b);
     const char *ph[4] = {b.held[0], b.held[1], b.held[2], b.held[3]};
     const char *pu[19];
     for (int i = 0; i < 19; i++)
         pu[i] = b.usage[i];
+    char win[32], nev[16];
+    snprintf(win, sizeof win, "%.0f", PLAN_REC_IDLE_DEFAULT_S);
+    snprintf(nev, sizeof nev, "%d", PLAN_REC_EVENTS_MAX);
+    const char *pg[2] = {b.held[0], win}, *pi[1] = {nev};
     enum db_status s = db_exec(c, "recommend_held", 4, ph, &r[0]);
     if (s >= 0)
         s = db_exec(c, "recommend_usage", 19, pu, &r[1]);
@@ -445,12 +496,22 @@ enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec
         s = db_exec(c, "recommend_hosts", 0, NULL, &r[2]);
     if (s >= 0)
         s = db_exec(c, "recommend_briefs", 0, NULL, &r[3]);
+    if (s >= 0)
+        s = db_exec(c, "recommend_gpu_util", 2, pg, &r[4]);
+    if (s >= 0)
+        s = db_exec(c, "recommend_isolated", 1, pi, &r[5]);
     if (s < 0) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             PQclear(r[i]);
         return s;
     }
-    return db_rec_decode(r[0], r[1], r[2], r[3], in);
+    enum db_status d = db_rec_decode(r[0], r[1], r[2], r[3], in);
+    if (d < 0) {
+        PQclear(r[4]);
+        PQclear(r[5]);
+        return d;
+    }
+    return db_rec_decode_health(r[4], r[5], in) < 0 ? DB_HARD_ERROR : d;
 }
 
 enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,

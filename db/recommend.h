@@ -10,6 +10,7 @@
 #include "db/costs.h"
 #include "db/db.h"
 #include "planner/costs.h"
+#include "planner/recommend.h"
 
 /* What the recommendations read as of at, in the caller's transaction. The strings
  * borrow from the results, which the struct owns (res: opaque outside db/). Start it
@@ -63,17 +64,47 @@ struct db_rec_brief {
     const char *id, *spec; /* spec: the brief's JSON text */
 };
 
+/* The GPU utilization samples of a host not stopped over its pool's idle window
+ * [at − W, at) (W: idle_stop_after_seconds, or the caller's default), aggregated in one
+ * statement for every host: whole 1-hour and 5-minute buckets from the rollups (up to
+ * their watermarks), the edges from gpu_samples. A sample counts when every GPU of it
+ * has a utilization reading (a rollup bucket: its highest sample count, when every GPU
+ * of it has a reading); the others count as unread. */
+struct db_rec_gpu {
+    const char *host_id;
+    struct plan_rec_gpu_util util;      /* util.interval_s 0: the pool has no setting */
+    struct db_rec_setting idle_gpu_pct; /* the pool's idle_gpu_utilization_pct */
+};
+
+/* A host in state quarantined whose latest move there was monitor_isolated, with its
+ * open isolating gpu_events (the oldest PLAN_REC_EVENTS_MAX; raw cut to 512 characters,
+ * message to 256). */
+struct db_rec_isolated {
+    const char *host_id;
+    struct plan_rec_isolation iso; /* iso.events points into db_rec_input.events */
+};
+
 struct db_rec_input {
-    size_t nheld, nusage, nhosts, nbriefs;
+    size_t nheld, nusage, nhosts, nbriefs, ngpu, nisolated, nevents;
     struct plan_cost_host *held;
     double (*held_seconds)[DB_REC_WINDOWS]; /* held_seconds[i][w] of held[i] */
     struct db_rec_usage *usage;
     struct db_rec_host *hosts;
     struct db_rec_brief *briefs;
-    void *res[4];
+    struct db_rec_gpu *gpu;           /* ordered by host id */
+    struct db_rec_isolated *isolated; /* ordered by host id */
+    struct plan_rec_gpu_event *events;
+    void *res[6];
 };
 enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
+
+/* Decodes the results of recommend_gpu_util and recommend_isolated into in (filled by
+ * db_rec_decode first), taking them over (in owns them, even on failure). Out of memory:
+ * DB_HARD_ERROR. For db_recommend_read and the unit tests. */
+struct pg_result;
+enum db_status db_rec_decode_health(struct pg_result *gpu, struct pg_result *isolated,
+                                    struct db_rec_input *in);
 
 /* Makes open_recommendations the recommendations of items_json (the items array of
  * GET /v1/recommendations, as JSON text), writing recommendation.opened for each new id

@@ -44,6 +44,8 @@ const struct plan_host_event_def plan_host_events[HE__COUNT] = {
     [HE_MONITOR_UNREACHABLE] = {"monitor_unreachable", SY, NULL, 0},
     [HE_MONITOR_REACHABLE] = {"monitor_reachable", SY, NULL, 0},
     [HE_MONITOR_ISOLATED] = {"monitor_isolated", SY, "host.quarantine", 0},
+    [HE_RECOVERY_STARTED] = {"recovery_started", SY, "host.recovery", 0},
+    [HE_RECOVERY_FAILED] = {"recovery_failed", SY, "host.quarantine", 0},
 };
 #undef OP
 #undef AD
@@ -105,6 +107,7 @@ const struct plan_host_rule plan_host_rules[] = {
     R(GATE_STARTED, FAILED, GATING, 0),
     R(GATE_STARTED, GATING, GATING, 0),
     R(GATE_STARTED, DRAINING, DRAINING, 0),
+    R(GATE_STARTED, DRAINED, GATING, 0), /* a recovery's gate (the API refuses a drained host) */
     R(GATE_ACCEPTED, GATING, READY, SG),
     R(GATE_ACCEPTED, DRAINING, DRAINED, SG),
     R(GATE_INVESTIGATE, GATING, INVESTIGATING, CG),
@@ -212,6 +215,12 @@ const struct plan_host_rule plan_host_rules[] = {
     R(MONITOR_ISOLATED, DRAINED, QUARANTINED, Q),
     R(MONITOR_ISOLATED, UNREACHABLE, QUARANTINED, Q),
     R(MONITOR_ISOLATED, QUARANTINED, QUARANTINED, Q),
+    /* automatic recovery of a host the monitor isolated (planner/recovery.h) */
+    R(RECOVERY_STARTED, QUARANTINED, DRAINING, PLAN_FX_CLEAR_HOLD),
+    R(RECOVERY_FAILED, DRAINING, QUARANTINED, Q),
+    R(RECOVERY_FAILED, DRAINED, QUARANTINED, Q),
+    R(RECOVERY_FAILED, INVESTIGATING, QUARANTINED, Q),
+    R(RECOVERY_FAILED, UNREACHABLE, QUARANTINED, Q),
 };
 const size_t plan_host_nrules = sizeof plan_host_rules / sizeof plan_host_rules[0];
 #undef CG

@@ -19,9 +19,16 @@
  * samples return it to the state it had, and an isolating health event quarantines it.
  * Unreachable is a resting state: no job acts on it, the idle policy never stops it.
  *
+ * Automatic recovery (pool monitor.auto_recover, planner/recovery.h): a host the monitor
+ * isolated leaves quarantine by recovery_started (the hold the monitor set is lifted,
+ * audited, to drain it), is drained, runs diagnostics and a gate (gate_started from
+ * drained), and is ready when the gate accepts; a step that fails sends it back with
+ * recovery_failed (quarantined, hold set again).
+ *
  * The quarantine hold: quarantining sets it (with the accepted gate cleared); only a
- * release (admin) clears it. While it is set the host can only be quarantined, stopping
- * or stopped, and the events marked refused_when_held answer host_quarantined. */
+ * release (admin), or a recovery of the monitor's own isolation, clears it. While it is set the
+ * host can only be quarantined, stopping or stopped, and the events marked refused_when_held answer
+ * host_quarantined. */
 #ifndef GPUFLEET_HOST_STATE_H
 #define GPUFLEET_HOST_STATE_H
 
@@ -74,6 +81,8 @@ enum plan_host_event {
     HE_MONITOR_UNREACHABLE,   /* monitor: unreachable_after samples missed in a row */
     HE_MONITOR_REACHABLE,     /* monitor: samples resume; back to the state before (hint) */
     HE_MONITOR_ISOLATED,      /* monitor: an isolating health event (quarantine) */
+    HE_RECOVERY_STARTED,      /* recovery: the monitor's hold lifted to drain (auto_recover) */
+    HE_RECOVERY_FAILED,       /* recovery: a step failed; back to quarantine (hold set) */
     HE__COUNT
 };
 

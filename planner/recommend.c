@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 
 const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
@@ -78,6 +79,7 @@ void plan_rec_default_thresholds(struct plan_rec_thresholds *t)
     t->scale_down_utilization = PLAN_REC_UTIL_LOW;
     t->failed_share = PLAN_REC_FAILED_SHARE;
     t->cost_increase = PLAN_REC_COST_RISE;
+    t->idle_gpu_util_pct = PLAN_REC_IDLE_GPU_PCT;
 }
 
 static double win_of(const struct plan_rec_host *h)
@@ -85,33 +87,185 @@ static double win_of(const struct plan_rec_host *h)
     return h->th.idle_stop_after_s > 0 ? h->th.idle_stop_after_s : PLAN_REC_IDLE_DEFAULT_S;
 }
 
-/* An unreachable host is not idle: nothing is known of it (issue 13), so it is never
- * recommended for a stop, nor stopped by the idle policy. */
+/* Whether the idle rule may judge the host at all: no queued or running job, and
+ * neither stopping nor unreachable (an unreachable host is not idle: nothing is known of
+ * it, issue 13; it is never recommended for a stop, nor stopped by the idle policy). */
+static int judged(const struct plan_rec_host *h)
+{
+    return !h->active_job && (h->state == NULL || (strcmp(h->state, "stopping") != 0 &&
+                                                   strcmp(h->state, "unreachable") != 0));
+}
+
+static double interval_of(const struct plan_rec_host *h)
+{
+    return h->gpu_util.interval_s > 0 ? h->gpu_util.interval_s : PLAN_REC_INTERVAL_S;
+}
+
+/* Sampled time ÷ the window, at most 1. */
+static double coverage_of(const struct plan_rec_host *h)
+{
+    double c = (double)h->gpu_util.samples * interval_of(h) / win_of(h);
+    return c > 1 ? 1 : c;
+}
+
+enum idle_verdict { IDLE_NO, IDLE_YES, IDLE_UNKNOWN };
+
+/* The idle rule (recommend.h): IDLE_YES with both signals idle; IDLE_NO when the host
+ * cannot be judged or a signal shows work; else IDLE_UNKNOWN with *why the first signal
+ * missing. */
+static enum idle_verdict idle_verdict(const struct plan_rec_host *h, const char **why)
+{
+    const struct plan_rec_gpu_util *g = &h->gpu_util;
+    double w = win_of(h);
+    *why = NULL;
+    if (!h->has_usage || !judged(h) || !(h->idle_s > w))
+        return IDLE_NO;
+    if (g->has_util && !(g->max_pct < h->th.idle_gpu_util_pct))
+        return IDLE_NO; /* the GPUs worked */
+    if (h->report_age_s > w)
+        *why = "reports_stale";
+    else if (g->samples <= 0)
+        *why = "no_gpu_samples";
+    else if ((double)g->samples * interval_of(h) * 10 < w * 9) /* coverage < 90% */
+        *why = "low_sample_coverage";
+    return *why ? IDLE_UNKNOWN : IDLE_YES;
+}
+
 static int idle_past_window(const struct plan_rec_host *h)
 {
-    return h->has_usage && !h->active_job && h->idle_s > win_of(h) &&
-           (h->state == NULL ||
-            (strcmp(h->state, "stopping") != 0 && strcmp(h->state, "unreachable") != 0));
+    const char *why;
+    return idle_verdict(h, &why) == IDLE_YES;
+}
+
+static json_t *time_json(double epoch_s)
+{
+    char t[40];
+    util_rfc3339((int64_t)(epoch_s * 1e6), t, sizeof t);
+    return json_string(t);
+}
+
+/* Both signals of the idle rule, as evidence members of ev. */
+static void idle_signals(const struct plan_rec_host *h, json_t *ev)
+{
+    const struct plan_rec_gpu_util *g = &h->gpu_util;
+    json_object_set_new(ev, "work_reports",
+                        json_pack("{s:I,s:o,s:f,s:o,s:f}", "reports", (json_int_t)h->reports,
+                                  "last_report_end", time_json(h->last_report_end),
+                                  "last_report_age_seconds", plan_round_to(h->report_age_s, 3),
+                                  "last_useful_end",
+                                  h->has_useful ? time_json(h->last_useful_end) : json_null(),
+                                  "idle_seconds", h->idle_s));
+    json_object_set_new(
+        ev, "gpu_utilization",
+        json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:o,s:o,s:f}", "samples", (json_int_t)g->samples,
+                  "unread_samples", (json_int_t)g->unread, "interval_seconds", interval_of(h),
+                  "window_seconds", win_of(h), "coverage_pct",
+                  plan_round_to(coverage_of(h) * 100, 2), "required_coverage_pct",
+                  PLAN_REC_COVERAGE * 100, "max_pct",
+                  g->has_util ? json_real(g->max_pct) : json_null(), "mean_pct",
+                  g->has_util ? json_real(plan_round_to(g->mean_pct, 2)) : json_null(),
+                  "threshold_pct", h->th.idle_gpu_util_pct));
+}
+
+static int stop_rec(const struct plan_rec_host *h, json_t *items)
+{
+    char reason[320];
+    snprintf(reason, sizeof reason,
+             "no useful work for %.0f s, more than the pool's idle window of %.0f s; GPU "
+             "utilization at most %.4g%% (under %.4g%%) over %.4g%% of the window; no running "
+             "job",
+             h->idle_s, win_of(h), h->gpu_util.max_pct, h->th.idle_gpu_util_pct,
+             plan_round_to(coverage_of(h) * 100, 2));
+    json_t *ev =
+        json_pack("{s:f,s:f,s:b,s:f}", "idle_seconds", h->idle_s, "idle_stop_after_seconds",
+                  win_of(h), "running_job", 0, "price_per_hour", h->price_per_hour);
+    if (ev == NULL)
+        return -1;
+    idle_signals(h, ev);
+    return add(items, "stop", "idle", &h->id, 1, h->pool_id, h->brief_id, reason, ev,
+               h->price_per_hour);
+}
+
+/* A host the idle rule cannot judge for want of a signal: listed apart, with both. */
+static int unknown_idle(const struct plan_rec_host *h, const char *why, json_t *no_usage)
+{
+    json_t *ev = json_pack("{s:f}", "idle_stop_after_seconds", win_of(h));
+    if (ev == NULL)
+        return -1;
+    idle_signals(h, ev);
+    return json_array_append_new(no_usage, json_pack("{s:s,s:s,s:s,s:s,s:o}", "host_id", h->id,
+                                                     "pool_id", h->pool_id, "state", h->state,
+                                                     "reason", why, "evidence", ev));
+}
+
+/* A JSON string of untrusted text, cleaned to UTF-8 and cut to max bytes; null for NULL. */
+static json_t *text_json(const char *s, size_t max)
+{
+    if (s == NULL)
+        return json_null();
+    size_t n = strlen(s);
+    if (n > max) { /* cut before a character that would not fit whole */
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    return utf8_json(s, n);
+}
+
+static json_t *or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* investigate monitor_isolated: the quarantine reason and the open isolating events. */
+static int isolation_rec(const struct plan_rec_host *h, json_t *items)
+{
+    const struct plan_rec_isolation *iso = h->isolation;
+    if (iso == NULL || h->state == NULL || strcmp(h->state, "quarantined") != 0)
+        return 0;
+    json_t *events = json_array();
+    for (size_t i = 0; events && i < iso->nevents && i < PLAN_REC_EVENTS_MAX; i++) {
+        const struct plan_rec_gpu_event *e = &iso->events[i];
+        json_array_append_new(
+            events,
+            json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o}", "kind", e->kind ? e->kind : "",
+                      "code", e->has_code ? json_integer(e->code) : json_null(), "category",
+                      or_null(e->category), "gpu_uuid", or_null(e->gpu_uuid), "pci_bus_id",
+                      or_null(e->pci_bus_id), "first_seen", or_null(e->first_seen), "last_seen",
+                      or_null(e->last_seen), "count", (json_int_t)e->count, "message",
+                      text_json(e->message, 256), "raw", text_json(e->raw, 512)));
+    }
+    char why[200], reason[400];
+    utf8_clean(iso->reason, iso->reason ? strlen(iso->reason) : 0, why, sizeof why);
+    snprintf(reason, sizeof reason,
+             "quarantined by the health monitor (%s) with %ld open isolating GPU event%s: "
+             "investigate the hardware before releasing the host",
+             why[0] ? why : "no reason recorded", iso->open_events,
+             iso->open_events == 1 ? "" : "s");
+    json_t *ev = json_pack("{s:o,s:o,s:I,s:o}", "quarantine_reason", text_json(iso->reason, 1024),
+                           "quarantined_at", or_null(iso->quarantined_at), "open_isolating_events",
+                           (json_int_t)iso->open_events, "events", events);
+    if (ev == NULL)
+        return -1;
+    return add(items, "investigate", "monitor_isolated", &h->id, 1, h->pool_id, NULL, reason, ev,
+               0);
 }
 
 static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_usage)
 {
     char reason[256];
+    if (isolation_rec(h, items) != 0)
+        return -1;
     if (!h->has_usage)
         return json_array_append_new(no_usage, json_pack("{s:s,s:s,s:s,s:s}", "host_id", h->id,
                                                          "pool_id", h->pool_id, "state", h->state,
                                                          "reason", "no_usage_data"));
-    if (idle_past_window(h)) {
-        snprintf(reason, sizeof reason,
-                 "no useful work for %.0f s, more than the pool's idle window of %.0f s, and "
-                 "no running job",
-                 h->idle_s, win_of(h));
-        if (add(items, "stop", "idle", &h->id, 1, h->pool_id, h->brief_id, reason,
-                json_pack("{s:f,s:f,s:b,s:f}", "idle_seconds", h->idle_s, "idle_stop_after_seconds",
-                          win_of(h), "running_job", 0, "price_per_hour", h->price_per_hour),
-                h->price_per_hour) != 0)
-            return -1;
-    }
+    const char *why;
+    enum idle_verdict v = idle_verdict(h, &why);
+    if (v == IDLE_YES && stop_rec(h, items) != 0)
+        return -1;
+    if (v == IDLE_UNKNOWN && unknown_idle(h, why, no_usage) != 0)
+        return -1;
     if (h->has_share && h->failed_share > h->th.failed_share) {
         snprintf(reason, sizeof reason,
                  "failed and retried work is %.2f%% of the last 24 h, over the pool's %.4g%%",

@@ -11,14 +11,26 @@
  *
  * Rules. Every threshold is the host's pool's (struct plan_rec_thresholds: the pool's
  * idle_stop_after_seconds and recommendation_thresholds); the defaults are given here:
- *   stop        a held host (any state but stopped/stopping) with usage data, idle for
- *               more than its pool's idle_stop_after_seconds (default 1800) and without a
- *               queued or running job. Idle time = at − the end of the last report with
- *               completed > 0 or busy_seconds > 0, or, when no report of the lookback was
- *               useful, at − the start of the earliest report of the lookback.
+ *   stop        a held host (any state but stopped/stopping/unreachable) without a queued
+ *               or running job, idle by both signals over its pool's idle window W
+ *               (idle_stop_after_seconds, default 1800) — positive evidence, never the
+ *               absence of data (issue 13, item 5):
+ *                 work reports: no useful report for more than W (idle time = at − the end
+ *                   of the last report with completed > 0 or busy_seconds > 0, or, when no
+ *                   report of the lookback was useful, at − the start of the earliest
+ *                   report of the lookback), and reports still arriving: the latest ends
+ *                   no earlier than at − W;
+ *                 GPU utilization: monitor samples of [at − W, at) whose every GPU has a
+ *                   utilization reading cover at least 90% of W (samples × the pool's
+ *                   monitor.interval_seconds ÷ W), and the highest reading is under the
+ *                   pool's idle_gpu_utilization_pct (default 5).
  *               Savings: the pool's price_per_hour.
- *   no_usage_data  a held host without any report in the lookback: listed apart (the
- *               envelope's no_usage_data list), never recommended for stopping or reuse.
+ *   no_usage_data  a held host without any report in the lookback (reason no_usage_data),
+ *               or one that would be stopped but for an unknown signal (reasons
+ *               reports_stale, no_gpu_samples, low_sample_coverage, with the evidence):
+ *               listed apart (the envelope's no_usage_data list), never recommended for
+ *               stopping or reuse. A signal that shows work (a useful report within W, a
+ *               reading at or over the threshold) makes the host busy, not unknown.
  *   scale_up    per brief and pool, over the brief's serving hosts in the pool (a host
  *               serves the brief named by its latest report of the lookback), with that
  *               pool's thresholds: Σ busy ÷ Σ held of the hour > 0.85, or the
@@ -30,7 +42,11 @@
  *               its price_per_hour.
  *   investigate per host: failed + retried share of the day > 0.05; or, per unit, cost
  *               per completed unit of the day > 1.25 × the previous day's. One
- *               recommendation per host and rule (failed_share, cost_per_unit).
+ *               recommendation per host and rule (failed_share, cost_per_unit). And rule
+ *               monitor_isolated: a host quarantined by the health monitor (its latest
+ *               move to quarantined was the event monitor_isolated), with the quarantine
+ *               reason and its open isolating GPU events as evidence; it goes when the
+ *               host leaves quarantined (released, recovered).
  *   reuse       an accepted host (accepted gate, state ready) that is idle as for stop
  *               (idle past the window, no job), and a brief that needs capacity — it has
  *               a scale_up recommendation, or no host serves it — whose sizing estimate
@@ -56,6 +72,10 @@
 #define PLAN_REC_UTIL_LOW       0.30
 #define PLAN_REC_FAILED_SHARE   0.05
 #define PLAN_REC_COST_RISE      0.25 /* +25% */
+#define PLAN_REC_IDLE_GPU_PCT   5.0  /* stop: GPU utilization under this, percent */
+#define PLAN_REC_COVERAGE       0.90 /* stop: samples cover at least this share of W */
+#define PLAN_REC_INTERVAL_S     60.0 /* the monitor's default interval_seconds */
+#define PLAN_REC_EVENTS_MAX     16   /* isolating events listed in an evidence */
 
 /* A pool's thresholds (pool spec: idle_stop_after_seconds, recommendation_thresholds). */
 struct plan_rec_thresholds {
@@ -64,6 +84,36 @@ struct plan_rec_thresholds {
     double scale_down_utilization; /* scale_down: utilization below */
     double failed_share;           /* investigate: failed + retried share above */
     double cost_increase;          /* investigate: cost per unit above (1 + this) × previous */
+    double idle_gpu_util_pct;      /* stop: every GPU reading under this, percent */
+};
+
+/* The GPU utilization samples of a host over its idle window [at − W, at). */
+struct plan_rec_gpu_util {
+    long samples;      /* samples (rollup buckets: their sample count) whose GPUs all read */
+    long unread;       /* samples with a GPU whose utilization was not read (not counted) */
+    int has_util;      /* some reading: max_pct and mean_pct hold */
+    double max_pct;    /* the highest utilization.gpu reading */
+    double mean_pct;   /* the mean of the readings */
+    double interval_s; /* the pool's monitor.interval_seconds (0: the default) */
+};
+
+/* An open isolating GPU event (gpu_events) of a host quarantined by the monitor. The
+ * strings borrow from the caller; raw and message are untrusted host output (cleaned to
+ * UTF-8 when written). */
+struct plan_rec_gpu_event {
+    const char *kind, *category, *gpu_uuid, *pci_bus_id, *raw, *message;
+    const char *first_seen, *last_seen; /* RFC 3339 */
+    int has_code;
+    long code, count;
+};
+
+/* A host quarantined by the health monitor (monitor_isolated). */
+struct plan_rec_isolation {
+    const char *reason;                      /* the quarantine reason, or NULL */
+    const char *quarantined_at;              /* RFC 3339, or NULL */
+    long open_events;                        /* its open isolating events, all of them */
+    const struct plan_rec_gpu_event *events; /* the oldest of them, at most EVENTS_MAX */
+    size_t nevents;
 };
 /* The defaults above. */
 void plan_rec_default_thresholds(struct plan_rec_thresholds *t);
@@ -79,6 +129,13 @@ struct plan_rec_host {
     /* lookback */
     int has_usage;
     double idle_s;
+    long reports;                               /* reports of the lookback */
+    double report_age_s;                        /* at − the end of its latest report */
+    double last_report_end;                     /* epoch seconds */
+    int has_useful;                             /* a useful report in the lookback */
+    double last_useful_end;                     /* epoch seconds */
+    struct plan_rec_gpu_util gpu_util;          /* over the idle window */
+    const struct plan_rec_isolation *isolation; /* quarantined by the monitor, or NULL */
     /* hour */
     int has_hour; /* reports in the hour and held time > 0 */
     double hour_busy_s, hour_held_s;
@@ -105,7 +162,8 @@ struct plan_rec_brief {
 
 /* Applies the rules. hosts and briefs sorted by id. Appends recommendations to items
  * (hosts' stop, investigate, then briefs' scale_up, scale_down, then reuse) and the
- * hosts without usage data to no_usage ({host_id, pool_id, state, reason}). Returns 0,
+ * hosts without usage data, or with an unknown idle signal, to no_usage ({host_id,
+ * pool_id, state, reason}, plus evidence for an unknown signal). Returns 0,
  * or -1 when out of memory. */
 int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
                    const struct plan_rec_brief *briefs, size_t nb, const struct plan_options *opts,

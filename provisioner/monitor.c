@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/netpolicy.h"
@@ -28,6 +29,7 @@ struct mon_host {
     struct prov_ssh_conn *conn;
     enum mon_conn cs;
     int sampling;
+    char started_at[32]; /* when the sample's command was sent: the sample's time */
     int64_t next_sample_us, next_connect_us;
     int backoff_s;
     int missed;
@@ -55,6 +57,7 @@ struct monitor {
     struct mon_host *hosts;
     struct job_op claim_op;
     struct db_mon_claim claim;
+    int claim_full; /* the next claim reads back every host held (the first one too) */
     int64_t next_claim_us;
     int nconn;
     int stopping;        /* no new ops: the writer is being freed */
@@ -72,8 +75,10 @@ static void host_free_fields(struct mon_host *x)
 struct monitor *mon_new(struct job_worker *w)
 {
     struct monitor *m = calloc(1, sizeof *m);
-    if (m != NULL)
+    if (m != NULL) {
         m->w = w;
+        m->claim_full = 1;
+    }
     return m;
 }
 
@@ -219,6 +224,13 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
         return;
     }
     free(text);
+    /* the sample is dated when it was asked for, not when its output was read (a slow
+     * host or a busy worker would otherwise bunch two samples of a host together) */
+    if (json_object_set_new(o.doc, "at", json_string(x->started_at)) != 0) {
+        mon_outcome_clear(&o);
+        missed(x, "out of memory reading the sample");
+        return;
+    }
     x->missed = 0;
     snprintf(x->isolate, sizeof x->isolate, "%s", o.isolate);
     free(x->doc);
@@ -244,6 +256,12 @@ static void sample(struct mon_host *x, int64_t now)
         missed(x, "out of memory building the sample");
         return;
     }
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t k = strftime(x->started_at, sizeof x->started_at, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(x->started_at + k, sizeof x->started_at - k, ".%03ldZ", ts.tv_nsec / 1000000);
     x->sampling = 1;
     if (prov_ssh_exec(x->conn, cmd, cfg->query_timeout_s * 1000, on_sample, x) != 0) {
         x->sampling = 0;
@@ -348,9 +366,11 @@ static void connect(struct mon_host *x)
 static enum db_status claim_fn(struct db_conn *c, void *arg)
 {
     struct monitor *m = arg;
-    db_mon_hosts_free(m->claim.hosts, m->claim.nhosts);
-    m->claim = (struct db_mon_claim){
-        .owner = m->w->owner, .period_s = MON_CLAIM_PERIOD_S, .max = MON_MAX_HOSTS};
+    db_mon_claim_clear(&m->claim);
+    m->claim = (struct db_mon_claim){.owner = m->w->owner,
+                                     .period_s = MON_CLAIM_PERIOD_S,
+                                     .max = MON_MAX_HOSTS,
+                                     .full = m->claim_full};
     return db_mon_claim(c, &m->claim);
 }
 
@@ -387,38 +407,66 @@ static void adopt(struct mon_host *x, struct db_mon_host *row)
         x->key_ok = 0;
 }
 
+/* A host new to this worker: its first sample one interval after its last one (a host
+ * taken over), or, never sampled, at once; several never-sampled hosts in one claim are
+ * spread over one interval (k of n), so that a fleet taken at once does not sample in
+ * lockstep. It connects shortly before its first sample. */
+static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *row, int64_t now,
+                                 int k, int n)
+{
+    struct mon_host *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return NULL;
+    x->m = m;
+    x->missed = row->missed;
+    x->mem.mono = row->kmsg_mono;
+    if (row->kmsg_cursor != NULL)
+        snprintf(x->mem.cursor, sizeof x->mem.cursor, "%s", row->kmsg_cursor);
+    int64_t interval_ms = (int64_t)(row->interval_s > 0 ? row->interval_s : 60) * 1000;
+    int64_t wait_ms = row->since_sample_ms >= 0 ? interval_ms - row->since_sample_ms
+                                                : (n > 1 ? interval_ms * k / n : 0);
+    x->next_sample_us = now + (wait_ms > 0 ? wait_ms * 1000 : 0);
+    int64_t lead_us = (int64_t)MON_CONNECT_LEAD_S * 1000000;
+    x->next_connect_us = x->next_sample_us - lead_us > now ? x->next_sample_us - lead_us : now;
+    x->next = m->hosts;
+    m->hosts = x;
+    log_json_steal(LOG_INFO,
+                   json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host taken", "host_id",
+                             row->id, "host", row->name, "worker", m->w->owner));
+    return x;
+}
+
 static void claim_done(struct job_op *op)
 {
     struct monitor *m = op->ctx;
     if (op->status < 0) {
         log_msg(LOG_WARN, "monitor %s: the claim failed; hosts keep their leases until then",
                 m->w->owner);
+        m->claim_full = 1; /* what it changed in the database may not have been seen */
         return;
     }
     int64_t now = util_mono_us();
-    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        x->claimed = 0;
+    if (m->claim.full) {
+        for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+            x->claimed = 0;
+    } else {
+        for (int i = 0; i < m->claim.ndropped; i++) {
+            struct mon_host *x = find(m, m->claim.dropped[i]);
+            if (x != NULL)
+                x->claimed = 0;
+        }
+    }
+    int nnew = 0, k = 0;
+    for (int i = 0; i < m->claim.nhosts; i++)
+        if (m->claim.hosts[i].since_sample_ms < 0 && find(m, m->claim.hosts[i].id) == NULL)
+            nnew++;
     for (int i = 0; i < m->claim.nhosts; i++) {
         struct db_mon_host *row = &m->claim.hosts[i];
         struct mon_host *x = find(m, row->id);
         if (x == NULL) {
-            x = calloc(1, sizeof *x);
+            x = host_new(m, row, now, row->since_sample_ms < 0 ? k++ : 0, nnew);
             if (x == NULL)
                 continue;
-            x->m = m;
-            x->missed = row->missed;
-            x->mem.mono = row->kmsg_mono;
-            if (row->kmsg_cursor != NULL)
-                snprintf(x->mem.cursor, sizeof x->mem.cursor, "%s", row->kmsg_cursor);
-            /* a host taken over is sampled one interval after its last sample, not sooner */
-            int64_t wait_ms = (int64_t)(row->interval_s > 0 ? row->interval_s : 60) * 1000 -
-                              (row->since_sample_ms >= 0 ? row->since_sample_ms : 1000000000);
-            x->next_sample_us = now + (wait_ms > 0 ? wait_ms * 1000 : 0);
-            x->next = m->hosts;
-            m->hosts = x;
-            log_json_steal(LOG_INFO,
-                           json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host taken",
-                                     "host_id", row->id, "host", row->name, "worker", m->w->owner));
         }
         if (x->op.busy) { /* its fn may be reading x->h right now */
             if (x->has_pend)
@@ -431,6 +479,16 @@ static void claim_done(struct job_op *op)
         }
         x->claimed = 1;
     }
+    /* The hosts held must be the ones the database says: a host lost another way (deleted,
+     * or taken over while this worker's lease had lapsed) shows as a count that differs.
+     * Then the next claim, at once, reads every host back. */
+    int held = 0;
+    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        held += x->claimed;
+    int was_full = m->claim.full;
+    m->claim_full = held != m->claim.owned;
+    if (m->claim_full && !was_full)
+        m->next_claim_us = now;
 }
 
 static void claim(struct monitor *m, int64_t now)
@@ -529,6 +587,6 @@ void mon_free(struct monitor *m)
         m->hosts = x->next;
         host_free(x);
     }
-    db_mon_hosts_free(m->claim.hosts, m->claim.nhosts);
+    db_mon_claim_clear(&m->claim);
     free(m);
 }

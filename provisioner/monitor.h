@@ -16,6 +16,7 @@
 
 #define MON_CLAIM_PERIOD_S 2 /* claims and lease renewals; a lease lasts three of them */
 #define MON_MAX_HOSTS      2048
+#define MON_CONNECT_LEAD_S 10 /* a host new to a worker connects this long before sampling */
 
 struct monitor;
 

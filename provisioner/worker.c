@@ -24,10 +24,12 @@
 #include "db/jobs.h"
 #include "provisioner/job.h"
 #include "provisioner/monitor.h"
+#include "service/recovery.h"
 
 #define MAX_WORKERS   64
 #define CLAIM_BATCH   32
-#define WRITE_POLL_MS 5 /* longest SSH wait while a database write is outstanding */
+#define WRITE_POLL_MS 5    /* longest SSH wait while a database write is outstanding */
+#define RECOVERY_MS   2000 /* how often the recovery driver looks at running recoveries */
 
 struct worker {
     struct job_worker jw; /* what the tasks see */
@@ -244,7 +246,9 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         }
         nworkers++;
     }
-    if (nworkers != config.threads) {
+    /* One recovery driver per worker process (service/recovery.h): the recoveries' steps
+     * are jobs that any worker claims. */
+    if (nworkers != config.threads || svc_recovery_start(RECOVERY_MS) != 0) {
         prov_workers_stop(); /* the started threads stop before anything is torn down */
         return -1;
     }
@@ -253,6 +257,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
 
 void prov_workers_stop(void)
 {
+    svc_recovery_stop();
     atomic_store(&stopping, 1);
     for (int i = 0; i < nworkers; i++)
         pthread_join(workers[i].thread, NULL);

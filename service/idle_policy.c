@@ -65,11 +65,19 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
             break;
         if (!auto_stop)
             continue;
+        /* Both signals of the recommendation (planner/recommend.c stops nothing without
+         * them): no useful work reported, and GPU utilization sampled low. */
         const json_t *ev = json_object_get(it, "evidence");
-        char reason[200], job[37] = "";
-        snprintf(reason, sizeof reason, "idle for %.0f s (pool idle_stop_after_seconds %.0f)",
+        const json_t *gpu = json_object_get(ev, "gpu_utilization");
+        char reason[256], job[37] = "";
+        snprintf(reason, sizeof reason,
+                 "idle for %.0f s (pool idle_stop_after_seconds %.0f); GPU utilization at most "
+                 "%.4g%% (under %.4g%%) over %.4g%% of the window",
                  json_number_value(json_object_get(ev, "idle_seconds")),
-                 json_number_value(json_object_get(ev, "idle_stop_after_seconds")));
+                 json_number_value(json_object_get(ev, "idle_stop_after_seconds")),
+                 json_number_value(json_object_get(gpu, "max_pct")),
+                 json_number_value(json_object_get(gpu, "threshold_pct")),
+                 json_number_value(json_object_get(gpu, "coverage_pct")));
         s = svc_stop_queue_system(c, host, IDLE_POLICY_PRINCIPAL, reason, job);
         if (s > 0) {
             p->queued++;

@@ -2,8 +2,10 @@
  * (db/recommend.c): the held seconds of every host in the last hour, the last 24 h and
  * the 24 h before; the work reports of those windows and of the lookback, summed per
  * host, brief and unit in one pass over the hour rollup; the hosts not stopped with their
- * pools' thresholds; the briefs and the GPU catalog. The figures per host are computed by
- * planner/costs.c, the rules applied by planner/recommend.c. Used by GET
+ * pools' thresholds; their GPU utilization samples over their idle windows (one
+ * statement over the sample rollups); the hosts quarantined by the health monitor with
+ * their open isolating GPU events; the briefs and the GPU catalog. The figures per host are
+ * computed by planner/costs.c, the rules applied by planner/recommend.c. Used by GET
  * /v1/recommendations (api/recommend.c) and by the idle policy (service/idle_policy.c). */
 #include "service/recommend.h"
 
@@ -181,7 +183,7 @@ static void lookback(const struct db_rec_input *in, size_t *pos, int64_t at_us,
         (*pos)++;
     long reports = 0;
     int has_useful = 0, has_first = 0;
-    double useful = 0, first = 0, latest = 0;
+    double useful = 0, first = 0, latest = 0, last_end = 0;
     for (; *pos < n && strcmp(in->usage[*pos].host_id, h->id) == 0; (*pos)++) {
         const struct db_rec_usage *u = &in->usage[*pos];
         if (u->part == 0) {
@@ -205,16 +207,48 @@ static void lookback(const struct db_rec_input *in, size_t *pos, int64_t at_us,
             first = u->min_start;
             has_first = 1;
         }
+        if (u->max_end > last_end)
+            last_end = u->max_end;
         if (u->row.brief_id != NULL && (h->brief_id == NULL || u->max_end > latest)) {
             h->brief_id = u->row.brief_id;
             latest = u->max_end;
         }
     }
     h->has_usage = reports > 0;
+    h->reports = reports;
     if (h->has_usage) {
-        double idle = (double)at_us / 1e6 - (has_useful ? useful : first);
+        double at = (double)at_us / 1e6, idle = at - (has_useful ? useful : first);
         h->idle_s = idle > 0 ? idle : 0;
+        h->has_useful = has_useful;
+        h->last_useful_end = useful;
+        h->last_report_end = last_end;
+        h->report_age_s = at > last_end ? at - last_end : 0;
     }
+}
+
+/* The GPU utilization of host h over its idle window and its pool's threshold, from the
+ * rows from *pos on (sorted by host id; *pos advances past h's). A host without a row
+ * (it appeared between two statements) has no samples. */
+static void gpu_util(const struct db_rec_input *in, size_t *pos, struct plan_rec_host *h)
+{
+    while (*pos < in->ngpu && strcmp(in->gpu[*pos].host_id, h->id) < 0)
+        (*pos)++;
+    if (*pos < in->ngpu && strcmp(in->gpu[*pos].host_id, h->id) == 0) {
+        const struct db_rec_gpu *g = &in->gpu[(*pos)++];
+        h->gpu_util = g->util;
+        opt_setting(&g->idle_gpu_pct, &h->th.idle_gpu_util_pct);
+    }
+}
+
+/* The monitor's isolation of host h, or NULL (rows sorted by host id, as for gpu_util). */
+static const struct plan_rec_isolation *isolation(const struct db_rec_input *in, size_t *pos,
+                                                  const char *id)
+{
+    while (*pos < in->nisolated && strcmp(in->isolated[*pos].host_id, id) < 0)
+        (*pos)++;
+    if (*pos < in->nisolated && strcmp(in->isolated[*pos].host_id, id) == 0)
+        return &in->isolated[(*pos)++].iso;
+    return NULL;
 }
 
 static void calc_free(struct svc_recommendations *k)
@@ -251,7 +285,7 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         ok = window_costs(in, w, &wc[w]) == 0;
     if (!ok)
         return -1;
-    size_t upos = 0;
+    size_t upos = 0, gpos = 0, ipos = 0;
     for (size_t i = 0; i < nh; i++) {
         struct plan_rec_host *h = &hosts[i];
         const struct db_rec_host *R = &in->hosts[i];
@@ -270,6 +304,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         opt_setting(&R->failed_share, &h->th.failed_share);
         opt_setting(&R->cost_increase, &h->th.cost_increase);
         lookback(in, &upos, k->a.at_us, h);
+        gpu_util(in, &gpos, h);
+        h->isolation = isolation(in, &ipos, h->id);
         const struct plan_cost *c = find_cost(&wc[DB_REC_HOUR], h->id);
         if (c && c->has_utilization) {
             h->has_hour = 1;

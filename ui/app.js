@@ -1,10 +1,12 @@
-// app.js — the fleet status page: sign-in, the host table with its filters, costs per
-// pool, open recommendations, and live updates from the event stream.
+// app.js — the fleet status page: sign-in, the host table with its filters and each
+// host's health, a host's view (its GPUs and their recent events), costs per pool, open
+// recommendations, and live updates from the event stream.
 //
 // The token lives in sessionStorage only (this tab, until it closes or the user signs
 // out): never in local storage, a cookie or a URL.
 import { describeError, makeClient } from './api.js';
-import { el, setText, shortId } from './dom.js';
+import { el, setText, shortId, token } from './dom.js';
+import { eventRow, gpuRow, healthBadge, healthReason, makeLoader } from './health.js';
 import { startLive } from './live.js';
 import { costRow, hostRow, recItem, tickSeen } from './render.js';
 
@@ -18,6 +20,9 @@ const RECS_DELAY_MS = 500;
 const COSTS_MIN_INTERVAL_MS = 5000; // at most one costs query per 5 s from events
 const COSTS_REFRESH_MS = 300000; // the 24 h window slides: refresh it every 5 min anyway
 const SEEN_TICK_MS = 5000;
+const HEALTH_CONCURRENCY = 4; // health reads in flight at once (one per host)
+const VIEW_EVENTS_PER_GPU = 10;
+const VIEW_EVENTS_SHOWN = 30;
 const LIVE_TEXT = {
   off: 'offline',
   connecting: 'connecting…',
@@ -42,12 +47,17 @@ const st = {
   hostQueue: { pending: new Set(), inflight: new Set(), timer: null },
   recsTimer: null,
   costs: { last: 0, timer: null },
+  health: new Map(), // host id → HostHealth document
+  liveHealth: new Map(), // host id → {to, reason} of its last host.health event
+  view: null, // the id of the host whose view is open
 };
 
 const ctx = {
   poolName: (id) => (st.pools.get(id) ? st.pools.get(id).name : shortId(id)),
   stackName: (id) => st.stacks.get(id) || shortId(id),
   hostName: (id) => (st.hosts.get(id) ? st.hosts.get(id).name : shortId(id)),
+  health: (id) => st.health.get(id),
+  liveHealth: (id) => st.liveHealth.get(id),
 };
 
 // ---- messages ----
@@ -101,6 +111,7 @@ function sortRows() {
 function renderHost(h) {
   const row = hostRow(h, ctx);
   const old = st.rows.get(h.id);
+  if (st.view === h.id) row.classList.add('selected');
   st.rows.set(h.id, row);
   if (old) old.replaceWith(row);
   row.hidden = !matchesFilters(row);
@@ -122,6 +133,9 @@ function removeHost(id) {
   if (row) row.remove();
   st.rows.delete(id);
   st.hosts.delete(id);
+  st.health.delete(id);
+  healthLoader.drop(id);
+  if (st.view === id) closeView();
   applyFilters();
 }
 
@@ -133,10 +147,12 @@ function replaceHosts(list) {
     st.hosts.set(h.id, h);
     wantStack(h.current_stack_id);
     renderHost(h);
+    healthLoader.want(h.id);
   }
   $('hosts').tBodies[0].replaceChildren();
   sortRows();
   applyFilters();
+  if (st.view) viewLoader.want(st.view);
 }
 
 function rerenderHosts() {
@@ -193,6 +209,95 @@ function flushHosts() {
         if (q.pending.has(id) && !q.timer) q.timer = setTimeout(flushHosts, HOST_FETCH_DELAY_MS);
       });
   }
+}
+
+// ---- health (a read per host) and the host view ----
+
+/** A host's health: stored, its row re-rendered (and the view's head, when open). */
+async function loadHealth(id) {
+  const gen = st.generation;
+  try {
+    const doc = await api.get(`/v1/hosts/${encodeURIComponent(id)}/health`);
+    if (gen !== st.generation || !st.hosts.has(id)) return;
+    st.health.set(id, doc);
+    renderHost(st.hosts.get(id));
+    if (st.view === id) renderViewHead(id);
+  } catch (err) {
+    if (gen !== st.generation) return;
+    if (err.status !== 404) fail(err, gen); // 404: deleted meanwhile (host.deleted follows)
+  }
+}
+const healthLoader = makeLoader(loadHealth, { limit: HEALTH_CONCURRENCY });
+
+function renderViewHead(id) {
+  const h = st.hosts.get(id);
+  const doc = st.health.get(id);
+  setText($('hv-name'), h ? h.name : doc ? doc.host_name : shortId(id));
+  const state = h ? h.state : doc ? doc.host_state : null;
+  $('hv-state').replaceChildren(state ? el('span', { class: `state state-${token(state)}`, text: state }) : '');
+  $('hv-health').replaceChildren(healthBadge(doc));
+  setText($('hv-reason'), healthReason(doc, st.liveHealth.get(id)));
+  const at = doc ? doc.last_sample_at : null;
+  $('hv-sampled').setAttribute('data-ts', at || '');
+  setText($('hv-sampled'), at ? `sampled ${new Date(Date.parse(at)).toLocaleTimeString()}` : 'never sampled');
+}
+
+/** The view of a host: its health, its GPUs, and the recent events of each GPU and of the host. */
+async function loadView(id) {
+  const gen = st.generation;
+  try {
+    const doc = await api.get(`/v1/hosts/${encodeURIComponent(id)}/health`);
+    const lists = await Promise.all(
+      doc.gpus.map((g) => api.get(`/v1/gpus/${encodeURIComponent(g.uuid)}/events?limit=${VIEW_EVENTS_PER_GPU}`)),
+    );
+    if (gen !== st.generation || st.view !== id) return;
+    st.health.set(id, doc);
+    if (st.hosts.has(id)) renderHost(st.hosts.get(id));
+    const events = new Map();
+    for (const e of doc.open_events) events.set(e.id, e);
+    for (const list of lists) for (const e of list.items) if (e.host_id === id) events.set(e.id, e);
+    const shown = [...events.values()]
+      .sort((a, b) => (a.last_seen < b.last_seen ? 1 : a.last_seen > b.last_seen ? -1 : b.id - a.id))
+      .slice(0, VIEW_EVENTS_SHOWN);
+    const index = new Map(doc.gpus.map((g) => [g.uuid, g.index]));
+    renderViewHead(id);
+    setText($('hv-gpu-count'), `(${doc.gpus.length})`);
+    $('hv-gpus').tBodies[0].replaceChildren(...doc.gpus.map(gpuRow));
+    $('hv-gpus-empty').hidden = doc.gpus.length > 0;
+    setText($('hv-event-count'), `(${shown.length}${events.size > shown.length ? ` of ${events.size}` : ''})`);
+    $('hv-events').tBodies[0].replaceChildren(...shown.map((e) => eventRow(e, (u) => index.get(u))));
+    $('hv-events-empty').hidden = shown.length > 0;
+    $('hv-error').hidden = true;
+  } catch (err) {
+    if (gen !== st.generation || st.view !== id) return;
+    if (err.status === 401) return fail(err, gen);
+    setText($('hv-error'), err.status === 404 ? 'This host no longer exists.' : `The host's health could not be read: ${describeError(err)}`);
+    $('hv-error').hidden = false;
+  }
+}
+const viewLoader = makeLoader(loadView, { limit: 1, delayMs: 300 });
+
+function openView(id) {
+  const before = st.view;
+  st.view = id;
+  for (const other of [before, id]) if (other && st.hosts.has(other)) renderHost(st.hosts.get(other));
+  for (const t of ['hv-gpus', 'hv-events']) $(t).tBodies[0].replaceChildren();
+  $('hv-gpus-empty').hidden = true;
+  $('hv-events-empty').hidden = true;
+  $('hv-error').hidden = true;
+  setText($('hv-gpu-count'), '');
+  setText($('hv-event-count'), '');
+  renderViewHead(id);
+  $('host-view').hidden = false;
+  viewLoader.want(id);
+}
+
+function closeView() {
+  const id = st.view;
+  st.view = null;
+  $('host-view').hidden = true;
+  viewLoader.reset();
+  if (id && st.hosts.has(id)) renderHost(st.hosts.get(id));
 }
 
 // ---- pools (names and the pool filter) ----
@@ -260,7 +365,8 @@ async function loadRecs(gen) {
     setText($('rec-count'), `(${list.items.length})`);
     $('recs-empty').hidden = list.items.length > 0;
     const n = list.no_usage_data.length;
-    setText($('recs-nousage'), n ? `${n} host${n === 1 ? '' : 's'} sent no work report in the last 24 h: never treated as idle.` : '');
+    // no_usage_data: no work report in 24 h, or an idle signal unknown (stale reports, GPU samples missing)
+    setText($('recs-nousage'), n ? `${n} host${n === 1 ? '' : 's'} without the evidence to judge idleness (work reports or GPU samples missing): never treated as idle.` : '');
     $('recs-nousage').hidden = n === 0;
   } catch (err) {
     fail(err, gen);
@@ -307,7 +413,13 @@ function onEvent(type, data) {
     removeHost(id);
     return;
   }
-  queueHost(id);
+  if (type === 'host.health' && typeof data.to === 'string') {
+    st.liveHealth.set(id, { to: data.to, reason: typeof data.reason === 'string' ? data.reason : '' });
+  }
+  // A GPU event or a health change leaves the Host document as it was: only its health is read again.
+  if (type !== 'gpu.event' && type !== 'host.health') queueHost(id);
+  if (type === 'gpu.event' || type === 'host.health' || type === 'host.state' || type === 'host.created') healthLoader.want(id);
+  if (st.view === id) viewLoader.want(id);
 }
 
 function startStream() {
@@ -340,7 +452,12 @@ async function start() {
   await refreshAll();
   if (gen !== st.generation) return;
   startStream();
-  st.timers.push(setInterval(() => tickSeen($('hosts')), SEEN_TICK_MS));
+  st.timers.push(
+    setInterval(() => {
+      tickSeen($('hosts'));
+      tickSeen($('hv-events'));
+    }, SEEN_TICK_MS),
+  );
   st.timers.push(setInterval(costsSoon, COSTS_REFRESH_MS));
 }
 
@@ -357,6 +474,10 @@ function signOut(message) {
   st.hostQueue = { pending: new Set(), inflight: new Set(), timer: null };
   st.recsTimer = null;
   st.costs = { last: 0, timer: null };
+  closeView();
+  healthLoader.reset();
+  st.health.clear();
+  st.liveHealth.clear();
   st.hosts.clear();
   st.rows.clear();
   st.pools.clear();
@@ -393,6 +514,11 @@ function init() {
   $('signin-form').addEventListener('submit', onSignIn);
   $('signout').addEventListener('click', () => signOut(''));
   $('refresh').addEventListener('click', () => refreshAll());
+  $('hosts').addEventListener('click', (ev) => {
+    const button = ev.target.closest('button[data-open-host]');
+    if (button) openView(button.getAttribute('data-open-host'));
+  });
+  $('hv-close').addEventListener('click', () => closeView());
   if (sessionStorage.getItem(TOKEN_KEY)) start();
   else signOut('');
 }

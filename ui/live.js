@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   'recommendation.opened',
   'recommendation.withdrawn',
   'work_reports.ingested',
+  'gpu.event',
+  'host.health',
 ];
 
 const BACKOFF_MIN_MS = 1000;

@@ -1,6 +1,7 @@
 // render.js — rows and lists built from API documents. Text only (see dom.js): a host
 // name, label, pool name or GPU name is shown as the characters it holds.
 import { ago, el, money, num, pct, shortId, token } from './dom.js';
+import { healthCell } from './health.js';
 
 /** "8 × NVIDIA H100 80GB HBM3" (one part per model) from the host's facts. */
 export function gpuSummary(facts) {
@@ -38,8 +39,10 @@ function gateCell(g) {
 }
 
 /**
- * One <tr> for a host. ctx: {poolName(id), stackName(id)}.
- * The row carries data-host-id, data-state and data-pool-id for the filters.
+ * One <tr> for a host. ctx: {poolName(id), stackName(id), health(id) → HostHealth or
+ * undefined, liveHealth(id) → the last host.health event's {to, reason} or undefined}.
+ * The row carries data-host-id, data-state and data-pool-id for the filters; the host's
+ * name is a button that opens its view.
  */
 export function hostRow(h, ctx) {
   const gpus = gpuSummary(h.facts);
@@ -48,12 +51,18 @@ export function hostRow(h, ctx) {
   return el(
     'tr',
     { 'data-host-id': h.id, 'data-state': h.state, 'data-pool-id': h.pool_id },
-    el('td', { class: 'name', 'data-col': 'name' }, el('span', { class: 'host-name', text: h.name }), labelChips(h.labels)),
+    el(
+      'td',
+      { class: 'name', 'data-col': 'name' },
+      el('button', { type: 'button', class: 'host-name', 'data-open-host': h.id, title: 'Show GPUs and events', text: h.name }),
+      labelChips(h.labels),
+    ),
     el(
       'td',
       { 'data-col': 'state', title: job ? `last job: ${job.kind} ${job.state}${job.error_class ? ` (${job.error_class})` : ''}` : null },
       el('span', { class: `state state-${token(h.state)}`, text: h.state }),
     ),
+    healthCell(ctx.health ? ctx.health(h.id) : undefined, ctx.liveHealth ? ctx.liveHealth(h.id) : undefined),
     el('td', { 'data-col': 'pool', text: ctx.poolName(h.pool_id) }),
     el('td', { 'data-col': 'gpus', title: gpus.title, text: gpus.text }),
     el('td', { 'data-col': 'stack', title: h.current_stack_id, text: h.current_stack_id ? ctx.stackName(h.current_stack_id) : '—' }),
@@ -62,10 +71,14 @@ export function hostRow(h, ctx) {
   );
 }
 
-/** Re-labels every "last seen" cell under root (called every few seconds). */
+/** Re-labels every "last seen" cell and "sampled … ago" label under root (called every few seconds). */
 export function tickSeen(root, now = Date.now()) {
-  for (const td of root.querySelectorAll('td[data-col="seen"]')) {
+  for (const td of root.querySelectorAll('td[data-col="seen"], td[data-col="when"]')) {
     td.textContent = ago(td.getAttribute('data-ts') || null, now);
+  }
+  for (const span of root.querySelectorAll('.sample-age[data-ts]')) {
+    const ts = span.getAttribute('data-ts');
+    if (ts) span.textContent = `sampled ${ago(ts, now)}`;
   }
 }
 

@@ -324,7 +324,7 @@ describe('GET /v1/hosts/{id}/health', () => {
     assert.equal(h.pool_id, poolA.id);
     assert.equal(h.host_state, 'registered');
     assert.equal(h.last_sample_at, iso(L.second).replace('Z', '000Z'));
-    assert.deepEqual(h.monitor, { state: 'ok', missed: 0, last_sample_at: h.last_sample_at, kmsg_cursor: 's=ab12;i=f00' });
+    assert.deepEqual(h.monitor, { state: 'critical', missed: 0, last_sample_at: h.last_sample_at, kmsg_cursor: 's=ab12;i=f00' });
     assert.deepEqual(h.summary, { gpus: 8, missing_gpus: 1, open_events: 5, isolating_open_events: 1 });
     assert.deepEqual(
       h.gpus.map((g) => g.index),

@@ -4,8 +4,14 @@
 // psql), reports carry explicit windows, and the recommendations are asked for `at` a
 // fixed time AT. Every response is validated against the OpenAPI document.
 //
+// The idle rule needs both signals (issue 13): `idle`, `reuse` and the host of the last
+// test also report nothing done up to AT (their reports keep arriving), and have GPU
+// samples at 1% or less over [AT-3h, AT), stored raw and rolled up with SQL (monitor_store
+// refuses samples older than 30 days, and AT is fixed in 2025).
+//
 // Hosts (pool P: $4/h, idle window 1800 s, 8 × h100_sxm; pool Q: $2/h, window 7200 s):
-//   idle   P  useful report [AT-2h, AT-1h): idle 3600 s > 1800 → stop
+//   idle   P  useful report [AT-2h, AT-1h), nothing done [AT-1h, AT): idle 3600 s > 1800,
+//             30 samples (100% of the window) at most 1% → stop
 //   idleq  Q  the same report: idle 3600 s ≤ 7200 → nothing
 //   none   P  no report → no_usage_data, never stopped
 //   job    P  idle like `idle`, but a running job → nothing
@@ -15,7 +21,7 @@
 //   fail   P  900 completed, 100 failed in the last hour: share 0.1 > 5% → investigate
 //   cost   P  1000 tokens the previous day, 700 this day, both days held 24 h at $4/h:
 //             96 / 700 against 96 / 1000, +42.86% → investigate cost_per_unit
-//   reuse  P  accepted (gate run, state ready), useless report [AT-3h, AT-2h): idle
+//   reuse  P  accepted (gate run, state ready), useless reports [AT-3h, AT): idle
 //             10800 s → stop, and reuse for B2 (scale_up) and B3 (no host serves it;
 //             70B bf16 fits 8 H100s). B1 is served within its targets: no reuse.
 
@@ -63,6 +69,23 @@ const briefBody = (name, params, targets) => ({
   targets,
 });
 
+/** GPU samples of host over [from, to) (whole hours): 8 GPUs sampled every 60 s at 0% and
+ * 1% in turn (max 1, mean 0.5), stored raw as monitor_store would (its partitions made
+ * first) and rolled up with the migrations' own gpu_samples_aggregate. */
+function gpuSamples(host, from, to) {
+  const rollup = (table, width) =>
+    `INSERT INTO ${table} SELECT * FROM gpu_samples_aggregate('${width}', '${from}', '${to}') WHERE host_id = '${host.id}';`;
+  psql(
+    srv.database.url,
+    `SELECT gpu_samples_partition(t) FROM generate_series('${from}'::timestamptz, '${to}'::timestamptz, interval '1 hour') t;` +
+      ` INSERT INTO gpu_samples (at, host_id, gpu_uuid, util_gpu)` +
+      ` SELECT t, '${host.id}', 'GPU-${host.id.slice(0, 8)}-' || g, (extract(epoch FROM t)::bigint / 60 % 2)::smallint` +
+      ` FROM generate_series('${from}'::timestamptz, '${to}'::timestamptz - interval '1 minute', interval '1 minute') t, generate_series(0, 7) g;` +
+      rollup('gpu_samples_5m', '5 minutes') +
+      rollup('gpu_samples_1h', '1 hour'),
+  );
+}
+
 const get = async (q = '', token = viewer) => client.request('GET', `/v1/recommendations${q}`, { token });
 const recs = async (q = '') => expectStatus(await get(`?at=${AT}${q}`), 200);
 const post = async (records) => client.request('POST', '/v1/work-reports', { token: reporter, body: { records } });
@@ -107,9 +130,13 @@ before(async () => {
     .split('\n')
     .find((l) => UUID_RE.test(l.trim()))
     .trim();
-  psqlUnguarded(db, `UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`);
+  // (deferred triggers fire now: ALTER TABLE refuses a transaction with pending ones)
+  psqlUnguarded(db, `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`);
+  for (const h of [H.idle, H.reuse]) gpuSamples(h, at(-3), AT);
+  const nothing = { completed: 0, busy_seconds: 0 };
   const records = [
     rec(H.idle, -2, -1),
+    rec(H.idle, -1, 0, nothing),
     rec(H.idleq, -2, -1),
     rec(H.job, -2, -1),
     rec(H.s1, -1, 0, { brief_id: B.b1.id, busy_seconds: 360 }),
@@ -118,7 +145,8 @@ before(async () => {
     rec(H.fail, -1, 0, { completed: 900, failed: 100, busy_seconds: 1200 }),
     rec(H.cost, -25, -24, { completed: 1000 }),
     rec(H.cost, -1, 0, { completed: 700, busy_seconds: 700 }),
-    rec(H.reuse, -3, -2, { completed: 0, busy_seconds: 0 }),
+    rec(H.reuse, -3, -2, nothing),
+    rec(H.reuse, -2, 0, nothing),
   ];
   expectStatus(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records } }), 201);
 });
@@ -149,10 +177,18 @@ describe('recommendations', () => {
     const stop = by['stop:idle:idle:-'];
     assert.equal(stop.id, stableId('stop', 'idle', [H.idle.id], P.id, null));
     assert.deepEqual(stop.target, { host_ids: [H.idle.id], pool_id: P.id, brief_id: null });
-    assert.deepEqual(stop.evidence, { idle_seconds: 3600, idle_stop_after_seconds: 1800, running_job: false, price_per_hour: 4 });
+    assert.deepEqual(stop.evidence, {
+      idle_seconds: 3600,
+      idle_stop_after_seconds: 1800,
+      running_job: false,
+      price_per_hour: 4,
+      work_reports: { reports: 2, last_report_end: '2025-03-10T12:00:00.000000Z', last_report_age_seconds: 0, last_useful_end: '2025-03-10T11:00:00.000000Z', idle_seconds: 3600 },
+      gpu_utilization: { samples: 30, unread_samples: 0, interval_seconds: 60, window_seconds: 1800, coverage_pct: 100, required_coverage_pct: 90, max_pct: 1, mean_pct: 0.5, threshold_pct: 5 },
+    });
     assert.equal(stop.estimated_savings_per_hour, 4);
-    assert.equal(stop.reason, "no useful work for 3600 s, more than the pool's idle window of 1800 s, and no running job");
+    assert.equal(stop.reason, "no useful work for 3600 s, more than the pool's idle window of 1800 s; GPU utilization at most 1% (under 5%) over 100% of the window; no running job");
     assert.equal(by['stop:idle:reuse:-'].evidence.idle_seconds, 10800);
+    assert.equal(by['stop:idle:reuse:-'].evidence.work_reports.last_useful_end, null);
 
     const down = by['scale_down:scale_down:s1:b1'];
     assert.deepEqual(down.target, { host_ids: [H.s1.id], pool_id: P.id, brief_id: B.b1.id });
@@ -281,6 +317,7 @@ describe('recommendations', () => {
       name: `rec-fine-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: R.id,
     });
     psql(srv.database.url, `UPDATE host_state_history SET at = '${T0}' WHERE host_id = '${h.id}'`);
+    gpuSamples(h, at(-3), AT);
     const records = [];
     for (let i = 0; i < 300; i++) {
       const s = AT_MS - 50 * 3600e3 + i * 600e3;

@@ -32,7 +32,19 @@ const WORKER_ENV = {
   GPUFLEET_SSH_QUERY_TIMEOUT: '5',
   GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
 };
-const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm', 'rekeyed'];
+// One host per isolating cause (a host isolated once stays quarantined), and one that
+// receives only application and informational Xids.
+const ISOLATING = [
+  // [host, how it is made to fail, what the quarantine reason names]
+  ['x64', ['xid', '64'], /Xid 64/], // RESET_GPU: row remapping / DRAM retirement failure
+  ['x95', ['xid', '95'], /Xid 95/], // RESET_GPU: uncontained ECC error
+  ['x48', ['xid', '48'], /Xid 48/], // WORKFLOW_XID_48: double-bit ECC error
+  ['x74', ['xid', '74'], /Xid 74/], // WORKFLOW_NVLINK_ERR
+  ['x119', ['xid', '119'], /Xid 119/], // RESET_GPU: GSP RPC timeout
+  ['sxid', ['kmsg', '--line', 'nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up'], /SXid 20034/],
+  ['lost', ['set', 'gpu_gone=3'], /7 of the pool's 8 GPUs answer/], // a GPU missing from the inventory
+];
+const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm', 'rekeyed', 'ecc', 'apps', ...ISOLATING.map((c) => c[0])];
 // Real lines (tests/fixtures/nvidia/kernel_xid_79_crashdump…, kernel_xid_13_43_decode_iso…),
 // with the PCI address of the simulated host's GPU 0 (h100x8: 00000000:18:00.0).
 const XID79 =
@@ -214,6 +226,45 @@ describe('health monitor', () => {
     simctl('set', H.remap.sim.name, 'remap_failure=Yes');
     const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
     assert.match(host.quarantine.reason, /row remapping failed/);
+  });
+
+  test('each isolating cause isolates within two intervals, with an audit entry and its event', async () => {
+    const t0 = Date.now();
+    for (const [name, how] of ISOLATING) simctl(how[0], H[name].sim.name, ...how.slice(1));
+    const limit = 2 * INTERVAL_S * 1000 + 5000;
+    const hosts = await Promise.all(ISOLATING.map(([name]) => waitState(name, ['quarantined'], limit)));
+    assert.ok(Date.now() - t0 <= limit + 2000, `isolated after ${Date.now() - t0} ms`);
+    ISOLATING.forEach(([name, , reason], i) => {
+      assert.match(hosts[i].quarantine.reason, reason, name);
+      assert.equal(hosts[i].accepted_gate_run_id, null, `${name}: the accepted gate is cleared`);
+      assert.match(events(name), /:isolate/, `${name}: an isolating gpu_event`);
+      const n = sql(`SELECT count(*) FROM audit_events WHERE action = 'host.quarantine' AND resource_id = '${H[name].api.id}'`);
+      assert.equal(n, '1', `${name}: one audit entry`);
+    });
+  });
+
+  test('growing uncorrectable ECC isolates (a steady count only records: tests/unit/test_monitor_sample.c)', async () => {
+    // the monitor has seen 0 on every GPU since the host was accepted
+    simctl('set', H.ecc.sim.name, 'ecc_uncorrected=2');
+    const host = await waitState('ecc', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+    assert.match(host.quarantine.reason, /uncorrectable ECC errors on GPU \S+ grew from 0 to 2/);
+    assert.match(events('ecc'), /^ecc::isolate$/m);
+  });
+
+  test('application and informational Xids (13, 31, 43, 45, 63, 94) never isolate', async () => {
+    for (const code of ['31', '45', '63', '94']) simctl('xid', H.apps.sim.name, code);
+    simctl('kmsg', H.apps.sim.name, '--line', XID13);
+    await waitSql(
+      `SELECT 1 WHERE (SELECT count(DISTINCT code) FROM gpu_events WHERE host_id = '${H.apps.api.id}' AND kind = 'xid') >= 5`,
+      3 * INTERVAL_S * 1000,
+      'five Xids recorded',
+    );
+    await fleet.sleep(INTERVAL_S * 1000 + 2000);
+    assert.equal((await getHost(H.apps.api.id)).state, 'ready');
+    const xids = events('apps', "kind = 'xid'").split('\n');
+    assert.ok(xids.length >= 5, xids.join(' '));
+    for (const e of xids) assert.match(e, /^xid:\d+:record$/);
+    assert.equal(sql(`SELECT count(*) FROM audit_events WHERE resource_id = '${H.apps.api.id}' AND action = 'host.quarantine'`), '0');
   });
 
   test('a host reinstalled with another host key is quarantined, never sampled', async () => {

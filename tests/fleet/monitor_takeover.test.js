@@ -39,8 +39,9 @@ const inIds = () => ids.map((id) => `'${id}'`).join(',');
 /** Owners of the hosts now: {owner: count}. */
 function owners() {
   const out = {};
-  for (const line of sql(`SELECT owner, count(*) FROM host_monitor WHERE host_id IN (${inIds()})
-                            AND owner IS NOT NULL AND lease_until > now() GROUP BY owner`).split('\n')) {
+  // a host is its owner's while the owner's lease (monitor_workers) lasts
+  for (const line of sql(`SELECT m.owner, count(*) FROM host_monitor m JOIN monitor_workers w ON w.owner = m.owner
+                            WHERE m.host_id IN (${inIds()}) AND w.lease_until > now() GROUP BY m.owner`).split('\n')) {
     if (!line) continue;
     const [o, n] = line.split('|');
     out[o] = Number(n);

@@ -2,7 +2,9 @@
 // Live updates of the status page: the event stream (POST /v1/event-tickets, then an
 // EventSource on /v1/events?ticket=…) in headless Chromium against a real gpufleetd
 // and PostgreSQL. Changes made through the API (a drain, a label, a host
-// registered and deleted, work reports) reach the page without a reload; when the
+// registered and deleted, work reports) and the health monitor's samples (stored with
+// monitor_store, as the monitor stores them: a host's health, its GPUs and a new GPU
+// event, from the gpu.event and host.health events) reach the page without a reload; when the
 // server goes away the page says so, mints a new ticket (tickets are single use) and
 // reopens the stream with last_event_id, and what changed meanwhile shows up.
 // No SSH is involved: the server runs without workers.
@@ -13,7 +15,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 
-const { startServer, waitExit, BIN, LOG_DIR } = require('../api/lib/server');
+const { startServer, waitExit, psql, BIN, LOG_DIR } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
 const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
@@ -153,6 +155,29 @@ describe('live updates', () => {
     );
     const after = b.requests.filter((r) => pathOf(r.url) === '/v1/costs').length;
     assert.ok(after > before, 'the page asked for the costs again');
+  });
+
+  test('a sample, then an isolating Xid: the host\'s health and its open view follow, without a reload', async () => {
+    const gpu = (i) => ({ uuid: `GPU-5e1c${i}a0d-77aa-4b1c-8d2e-0f9a8b7c6d5${i}`, pci_bus_id: `00000000:${['18', '2A'][i]}:00.0`, index: i, name: 'NVIDIA H100 80GB HBM3', util_gpu: 88 + i, util_mem: 51, mem_used_mib: 70144, mem_total_mib: 81559, temp_c: 64 + i, power_w: 611.5 });
+    const store = (doc) => psql(srv.database.url, `SELECT monitor_store('${host.id}', $d$${JSON.stringify({ at: new Date().toISOString(), ...doc })}$d$::jsonb)`);
+    assert.equal((await view.rowOf(page, host.id)).health, 'unknown');
+    await page.click(`#hosts button[data-open-host="${host.id}"]`);
+    await view.waitView(page, (v) => v && v.health === 'unknown' && v.gpus.length === 0, 'the view of a host never sampled');
+    const before = b.requests.length;
+    store({ gpus: [gpu(0), gpu(1)] });
+    await waitRow(host.id, (r) => r.health === 'ok' && /^sampled /.test(r.sampled), 'health ok after the first sample');
+    let v = await view.waitView(page, (x) => x.gpus.length === 2, 'two GPUs', LIVE_MS);
+    assert.deepEqual(v.gpus.map((g) => [g.index, g.util, g.temp, g.power]), [['0', '88 %', '64 °C', '612 W'], ['1', '89 %', '65 °C', '612 W']]);
+    store({ gpus: [gpu(0), gpu(1)], events: [{ kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: gpu(1).pci_bus_id, message: 'Xid 79: GPU has fallen off the bus' }] });
+    await waitRow(host.id, (r) => r.health === 'critical', 'critical after Xid 79');
+    v = await view.waitView(page, (x) => x.health === 'critical' && x.events.length === 1 && x.reason.startsWith('1 open isolating'), 'the Xid 79 in the view', LIVE_MS);
+    assert.deepEqual([v.events[0].event, v.events[0].gpu, v.events[0].policy, v.events[0].status], ['Xid 79 hardware', 'GPU 1', 'isolate', 'open']);
+    assert.equal(v.reason, `1 open isolating event, the latest Xid 79 on ${gpu(1).uuid}: Xid 79: GPU has fallen off the bus`, 'the reason of the host.health event');
+    assert.equal(v.gpus[1].events, '1');
+    const paths = b.requests.slice(before).map((r) => pathOf(r.url));
+    assert.ok(paths.includes(`/v1/hosts/${host.id}/health`), 'the health was read again');
+    assert.ok(!paths.includes(`/v1/hosts/${host.id}`), 'a GPU event does not re-read the host itself');
+    await page.click('#hv-close');
   });
 
   test('when the server goes away the page says so, then reconnects with a new ticket and last_event_id, and catches up', async () => {

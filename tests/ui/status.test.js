@@ -5,13 +5,18 @@
 // in a pool whose name is an HTML payload, an H100 with a missing GPU that is isolated),
 // plus one host that is only registered and carries an HTML payload as a label. Then:
 // sign-in keeps the token in sessionStorage only; the table shows what the API says;
-// payloads stay text; filters; costs and recommendations; no CSP violation, no dialog,
-// no page error; a screenshot for the README. Live updates: tests/ui/live.test.js.
+// payloads stay text; filters; costs and recommendations; each host's health (from the
+// monitor's real samples of the simulated hosts) and a host's view with its GPUs and
+// events, host text in it literal; no CSP violation, no dialog, no page error. The README's
+// screenshot is taken on a server of its own with a realistic fleet (tests/ui/lib/demo.js),
+// never of the payloads above. Live updates: tests/ui/live.test.js.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+
+const { spawnSync } = require('node:child_process');
 
 const { startServer, psql, ROOT, ARTIFACTS } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
@@ -19,6 +24,7 @@ const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 const { launch } = require('./lib/browser');
 const view = require('./lib/view');
+const { seedDemo } = require('./lib/demo');
 
 const XSS = '<img src=x onerror=alert(1)>';
 const UI_CSP =
@@ -33,6 +39,7 @@ const WORKER_ENV = {
   GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
   GPUFLEET_JOB_LEASE_SECONDS: '9',
   GPUFLEET_IDLE_POLICY_INTERVAL: '0',
+  GPUFLEET_MONITOR: '1', // the health column and the host view show the monitor's real samples
 };
 
 let sim;
@@ -48,6 +55,25 @@ const pools = {}; // h100, xss
 let stack;
 
 const ago = (ms) => new Date(Date.now() - ms).toISOString();
+const SIMFLEET = path.join(ROOT, 'tests', 'fleet', 'simfleet');
+
+function simctl(...args) {
+  const r = spawnSync(SIMFLEET, [...args, '--dir', sim.dir], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, `simfleet ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+}
+
+/** The idle H100's last 35 minutes of samples (every 10 s, the pool's interval), all GPUs at
+ * 0 %, stored as the monitor stores them: the idle policy wants GPU evidence over its window. */
+function idleSamples(h) {
+  const gpus = h.facts.gpus.map((g) => ({ uuid: g.uuid, pci_bus_id: g.pci_bus_id, index: g.index, name: g.name, util_gpu: 0, util_mem: 0, mem_used_mib: 4, mem_total_mib: g.memory_mib, temp_c: 31, power_w: 71.5 }));
+  const now = Date.now();
+  const calls = [];
+  for (let t = 35 * 60; t > 0; t -= 10) {
+    calls.push(`SELECT monitor_store('${h.id}', $d$${JSON.stringify({ at: new Date(now - t * 1000).toISOString(), gpus })}$d$::jsonb);`);
+  }
+  const r = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], { encoding: 'utf8', input: calls.join('\n'), timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+}
 
 async function apiHost(id) {
   return expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
@@ -62,7 +88,7 @@ before(async () => {
   sim = fleet.simfleet.up({
     count: 3,
     profile: ['h100x8', 'l4x1', 'gpu_missing'],
-    net: 225,
+    net: 227, // 225 is tests/fleet/recover.test.js's
     user: 'gpufleet-utest',
     delay: 0,
     dir: fs.mkdtempSync('/tmp/gft-ui-fleet-'),
@@ -76,7 +102,7 @@ before(async () => {
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   stack = await fleet.createStack(client, operator, { name: 'vllm-0.6.3-cu124' });
   const gate = { storage_min_mbps: 20, workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 } };
-  const common = { price_per_hour: 12, durable_path: sim.env.SIMFLEET_DURABLE_PATH, scratch_path: sim.env.SIMFLEET_SCRATCH_PATH, gate };
+  const common = { price_per_hour: 12, durable_path: sim.env.SIMFLEET_DURABLE_PATH, scratch_path: sim.env.SIMFLEET_SCRATCH_PATH, gate, monitor: { interval_seconds: 10 } };
   pools.h100 = await fleet.createPool(client, admin, { ...common, name: 'h100-nvlink', gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink', price_per_hour: 32 });
   pools.xss = await fleet.createPool(client, admin, { ...common, name: XSS, gpu_model: 'l4', gpu_count: 1 });
 
@@ -97,7 +123,7 @@ before(async () => {
   // Registered only (nothing listens there): never provisioned, never gated.
   hosts.spare = await fleet.createHost(client, operator, {
     name: 'ui-spare-d',
-    address: '127.0.225.200',
+    address: '127.0.227.200',
     port: 2222,
     user: 'gpufleet',
     credential_id: cred.id,
@@ -117,6 +143,9 @@ before(async () => {
     }),
   );
   for (const role of Object.keys(hosts)) hosts[role] = await apiHost(hosts[role].id);
+  simctl('set', sims.h100.name, 'util=0');
+  simctl('set', sims.l4.name, 'util=62');
+  idleSamples(hosts.h100);
 
   // As if the fleet had been registered four hours ago (held time comes from the state
   // history), so the work reports below fall inside the time the hosts were held.
@@ -128,6 +157,7 @@ before(async () => {
   const records = [
     { host_id: hosts.l4.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 120000, failed: 6000, retried: 0, busy_seconds: 2880 },
     { host_id: hosts.h100.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },
+    { host_id: hosts.h100.id, window_start: ago(2 * 3600e3), window_end: ago(60e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },
   ];
   expectStatus(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records } }), 201);
 
@@ -240,13 +270,71 @@ describe('the status page', () => {
     assert.deepEqual(b.dialogs, [], 'alert(1) never ran');
   });
 
+  test('each host shows its health and the age of its last sample: the monitor\'s samples, unknown when never sampled', async () => {
+    const l4 = await waitRow(hosts.l4.id, (r) => r.health === 'ok', 'the L4 sampled ok by the monitor', 45_000);
+    assert.match(l4.sampled, /^sampled (just now|\d+ s ago)$/);
+    const h100 = await waitRow(hosts.h100.id, (r) => r.health === 'ok', 'the H100 ok', 45_000);
+    assert.match(h100.sampled, /^sampled (just now|\d+ s ago)$/);
+    assert.match(h100.healthTitle, /no open event/);
+    const spare = await rowOf(hosts.spare.id);
+    assert.equal(spare.health, 'unknown');
+    assert.equal(spare.sampled, 'never sampled');
+    const api4 = expectStatus(await client.request('GET', `/v1/hosts/${hosts.missing.id}/health`, { token: viewer }), 200);
+    await waitRow(hosts.missing.id, (r) => r.health === api4.monitor.state || r.health === 'critical', 'the isolated H100', 45_000);
+  });
+
+  test('a host\'s view: its GPUs with their readings, and their recent events', async () => {
+    const id = hosts.h100.id;
+    await page.click(`#hosts button[data-open-host="${id}"]`);
+    const v = await view.waitView(page, (x) => x && x.gpus.length === 8, 'the H100\'s 8 GPUs');
+    const doc = expectStatus(await client.request('GET', `/v1/hosts/${id}/health`, { token: viewer }), 200);
+    assert.equal(v.name, hosts.h100.name);
+    assert.equal(v.state, 'ready');
+    assert.equal(v.health, doc.monitor.state);
+    assert.deepEqual(v.gpus.map((g) => g.uuid), doc.gpus.map((g) => g.uuid));
+    assert.deepEqual(v.gpus.map((g) => g.uuid).sort(), hosts.h100.facts.gpus.map((g) => g.uuid).sort(), 'the GPUs the gate saw');
+    for (const [i, g] of v.gpus.entries()) {
+      assert.equal(g.index, String(i));
+      assert.equal(g.name, 'NVIDIA H100 80GB HBM3');
+      assert.match(g.util, /^(\d+ %|—)$/);
+      assert.match(g.temp, /^(\d+ °C|—)$/);
+      assert.match(g.power, /^([\d,]+ W|—)$/);
+      assert.match(g.memory, /^([\d.,]+ GiB \/ [\d.,]+ GiB|—)$/);
+    }
+    assert.equal(await page.locator(`#hosts tr.selected[data-host-id="${id}"]`).count(), 1, 'the host\'s row is marked');
+    await page.click('#hv-close');
+    assert.equal(await view.hostView(page), null);
+  });
+
+  test('event messages and kernel-log lines in the host view stay literal', async () => {
+    const id = hosts.l4.id;
+    const doc = expectStatus(await client.request('GET', `/v1/hosts/${id}/health`, { token: viewer }), 200);
+    assert.ok(doc.gpus.length >= 1, 'the L4 was sampled');
+    const ev = { kind: 'xid', code: 13, category: 'application', policy: 'record', gpu_uuid: doc.gpus[0].uuid, raw: `NVRM: Xid ${XSS}`, message: `Xid 13: ${XSS}` };
+    psql(srv.database.url, `SELECT monitor_store('${id}', $d$${JSON.stringify({ at: new Date().toISOString(), gpus: [], events: [ev] })}$d$::jsonb)`);
+    await page.click(`#hosts button[data-open-host="${id}"]`);
+    const v = await view.waitView(page, (x) => x && x.events.some((e) => e.event.startsWith('Xid 13')), 'the Xid 13 with a payload');
+    const row = v.events.find((e) => e.event.startsWith('Xid 13'));
+    assert.equal(row.message, `Xid 13: ${XSS}`);
+    assert.equal(row.gpu, 'GPU 0');
+    assert.equal(row.policy, 'record');
+    assert.equal(await page.locator('img').count(), 0, 'no <img> anywhere');
+    await fleet.sleep(500);
+    assert.deepEqual(b.dialogs, []);
+    await waitRow(id, (r) => r.health === 'degraded', 'the L4 degraded by the Xid', 15_000);
+    await page.click('#hv-close');
+  });
+
   test('"last seen" is re-labelled client-side every few seconds', async () => {
     const id = hosts.h100.id;
-    const first = (await rowOf(id)).seen;
+    const first = await rowOf(id);
     const before = b.requests.length;
-    const row = await waitRow(id, (r) => r.seen !== first, 'a new last-seen label', 12_000);
+    // Either label moves within seconds ("last seen" is minutes old by now, the last sample is not).
+    const row = await waitRow(id, (r) => r.seen !== first.seen || r.sampled !== first.sampled, 'a new last-seen or sampled label', 12_000);
     assert.match(row.seen, /^(\d+ s ago|\d+ min ago)$/);
-    const fetched = b.requests.slice(before).filter((r) => new URL(r.url).pathname.startsWith('/v1/hosts'));
+    assert.match(row.sampled, /^sampled (just now|\d+ s ago)$/);
+    // (A health read may come with a host.health event: the monitor samples meanwhile.)
+    const fetched = b.requests.slice(before).filter((r) => /^\/v1\/hosts(\/[^/]+)?$/.test(new URL(r.url).pathname));
     assert.deepEqual(fetched.map((r) => r.url), [], 'the label changed without fetching the host');
   });
 
@@ -306,11 +394,35 @@ describe('the status page', () => {
     assert.ok(digitless(text).includes(digitless(stop.reason)), `${text} / ${stop.reason}`);
   });
 
-  test('a screenshot for the README', async () => {
-    await page.selectOption('#filter-state', '');
-    await page.selectOption('#filter-pool', '');
-    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
-    await page.screenshot({ path: SHOT, fullPage: true });
+  test('a screenshot for the README: a realistic fleet on a server of its own, one host\'s view open', async () => {
+    const shot = await startServer({ name: 'ui-shot', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '10.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' } });
+    try {
+      const c = api(shot);
+      const demo = await seedDemo(shot, c, { admin: shot.token('admin'), operator: shot.token('operator') });
+      const p = await b.page();
+      await p.goto(`${shot.url}/ui/`);
+      await view.signIn(p, shot.token('viewer', { sub: 'sre-oncall' }));
+      const names = Object.keys(demo.hosts);
+      await p.waitForFunction((n) => document.querySelectorAll('#hosts tbody tr').length === n, names.length);
+      const want = { 'gpu-h100-017': 'ok', 'gpu-h100-018': 'degraded', 'gpu-h100-021': 'critical', 'gpu-h100-024': 'unreachable', 'gpu-l4-103': 'unknown' };
+      for (const [name, health] of Object.entries(want)) {
+        await view.waitRow(p, demo.hosts[name].id, (r) => r && r.health === health && !/^[0-9a-f]{8}$/.test(r.stack), `${name}: ${health}`, 15_000);
+      }
+      await p.waitForSelector('#recs li');
+      await p.waitForFunction(() => document.getElementById('live').textContent === 'live');
+      const bad = demo.hosts['gpu-h100-021'].id;
+      await p.click(`#hosts button[data-open-host="${bad}"]`);
+      const v = await view.waitView(p, (x) => x && x.gpus.length === 8 && x.events.length >= 2, 'the quarantined host\'s GPUs and events');
+      assert.ok(v.events.some((e) => e.event === 'Xid 79 hardware' && e.policy === 'isolate'), JSON.stringify(v.events));
+      const text = await p.textContent('body');
+      assert.ok(!text.includes('<img') && !text.includes('onerror'), 'no test payload in the screenshot');
+      fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+      await p.screenshot({ path: SHOT, fullPage: true });
+      assert.deepEqual(await b.cspViolations(p), []);
+      await p.context().close();
+    } finally {
+      await shot.stop();
+    }
     assert.ok(fs.statSync(SHOT).size > 10_000);
     // The README's copy is refreshed on request only, so that a test run leaves the tree clean.
     if (process.env.GPUFLEET_UPDATE_SCREENSHOT === '1') {

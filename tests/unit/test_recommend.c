@@ -17,7 +17,9 @@
 
 static const struct plan_gpu H100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
 
-/* A held, busy host of pool P1 at $4/h with usage data: no recommendation. */
+/* A held, busy host of pool P1 at $4/h with usage data: no recommendation. Its reports
+ * are fresh and its GPUs sampled idle every 60 s for two hours (the idle rule's other
+ * signal, tested in test_recommend_idle.c), so idle_s alone decides here. */
 static struct plan_rec_host host(const char *id)
 {
     struct plan_rec_host h;
@@ -29,6 +31,9 @@ static struct plan_rec_host host(const char *id)
     plan_rec_default_thresholds(&h.th);
     h.has_usage = 1;
     h.idle_s = 0;
+    h.reports = 1;
+    h.gpu_util.samples = 120;
+    h.gpu_util.has_util = 1;
     h.gpu = &H100;
     h.gpu_count = 1;
     return h;

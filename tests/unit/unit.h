@@ -39,6 +39,9 @@ extern const struct unit_test health_tests[];
 extern const struct unit_test monitor_sample_tests[];
 extern const struct unit_test utf8_tests[];
 extern const struct unit_test netpolicy_tests[];
+extern const struct unit_test recovery_tests[];
+extern const struct unit_test recommend_idle_tests[];
+extern const struct unit_test metrics_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;

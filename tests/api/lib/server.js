@@ -323,7 +323,8 @@ async function startServer(options = {}) {
 function psqlUnguarded(url, sql) {
   return psql(
     url,
-    `BEGIN; ALTER TABLE hosts DISABLE TRIGGER hosts_guard_transition; ${sql}; ` +
+    // deferred triggers (host health, migrations/0017) fire before the ALTER, not after it
+    `BEGIN; SET CONSTRAINTS ALL IMMEDIATE; ALTER TABLE hosts DISABLE TRIGGER hosts_guard_transition; ${sql}; ` +
       'ALTER TABLE hosts ENABLE TRIGGER hosts_guard_transition; COMMIT;',
   );
 }

@@ -60,6 +60,8 @@ sim_log() {
   local a line=
   for a; do sim_json_str "$a"; line+=${line:+,}$REPLY; done
   printf '[%s]\n' "$line" >> "$SIM_H/argv.log"
+  # up --times: the same line with the call's wall-clock time (bench/monitor)
+  if [[ ${SIM_TIMES:-0} == 1 ]]; then printf '%s [%s]\n' "$EPOCHREALTIME" "$line" >> "$SIM_H/argv.times"; fi
 }
 
 sim_sleep() { [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] || sleep "$1"; }

@@ -26,6 +26,9 @@ function rowOf(page, id) {
       failing: gate.querySelector('.failing') ? gate.querySelector('.failing').textContent : '',
       gate: t('gate'),
       seen: t('seen'),
+      health: cell('health').querySelector('.health').textContent,
+      sampled: cell('health').querySelector('.sample-age') ? cell('health').querySelector('.sample-age').textContent : null,
+      healthTitle: cell('health').getAttribute('title'),
     };
   }, id);
 }
@@ -51,9 +54,39 @@ async function waitRow(page, id, pred, what, timeout = 10_000) {
   }
 }
 
+/** What the host view shows: its head, GPU rows and event rows (null when closed). */
+function hostView(page) {
+  return page.evaluate(() => {
+    const v = document.getElementById('host-view');
+    if (v.hidden) return null;
+    const cells = (tr) => Object.fromEntries([...tr.cells].map((td) => [td.getAttribute('data-col'), td.textContent]));
+    return {
+      name: document.getElementById('hv-name').textContent,
+      state: document.getElementById('hv-state').textContent,
+      health: document.getElementById('hv-health').textContent,
+      reason: document.getElementById('hv-reason').textContent,
+      error: document.getElementById('hv-error').hidden ? null : document.getElementById('hv-error').textContent,
+      gpus: [...document.querySelectorAll('#hv-gpus tbody tr')].map((tr) => ({ uuid: tr.getAttribute('data-gpu-uuid'), ...cells(tr) })),
+      events: [...document.querySelectorAll('#hv-events tbody tr')].map((tr) => ({ id: tr.getAttribute('data-event-id'), ...cells(tr) })),
+    };
+  });
+}
+
+/** Waits until pred(view) holds, polling the DOM; fails after timeout ms. */
+async function waitView(page, pred, what, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  let v;
+  for (;;) {
+    v = await hostView(page);
+    if (pred(v)) return v;
+    if (Date.now() > deadline) assert.fail(`${what}: not shown within ${timeout} ms; the host view shows ${JSON.stringify(v)}`);
+    await sleep(100);
+  }
+}
+
 async function signIn(page, token) {
   await page.fill('#token', token);
   await page.click('#signin-form button[type="submit"]');
 }
 
-module.exports = { rowOf, visibleHostIds, waitRow, signIn };
+module.exports = { rowOf, visibleHostIds, waitRow, hostView, waitView, signIn };
