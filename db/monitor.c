@@ -48,7 +48,7 @@
     " 'host_state', h.state, 'last_sample_at', " DB_TS("m.last_sample_at") ","               \
     " 'monitor', json_build_object('state', coalesce(m.state, 'unknown'),"                   \
     "   'missed', coalesce(m.missed, 0), 'last_sample_at', " DB_TS("m.last_sample_at") ","   \
-    "   'kmsg_cursor', m.kmsg_cursor),"                                                      \
+    "   'reason', m.health_reason, 'kmsg_cursor', m.kmsg_cursor),"                           \
     " 'summary', json_build_object("                                                         \
     "   'gpus', (SELECT count(*) FROM gpus g WHERE g.host_id = h.id),"                       \
     "   'missing_gpus', (SELECT count(*) FROM gpus g WHERE g.host_id = h.id"                 \

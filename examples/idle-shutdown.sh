@@ -55,7 +55,7 @@ api() {
 recs="$(api GET '/v1/recommendations?action=stop')" || exit 1
 n="$(jq '.items | length' <<<"$recs")"
 echo "$n stop recommendation(s) at $(jq -r .at <<<"$recs")"
-jq -r '.no_usage_data[] | "skip \(.host_id): \(.reason // "no usage data")"' <<<"$recs"
+jq -r '.no_usage_data[] | "skip \(.host_id): \(.reason // "no_usage_data" | gsub("_"; " "))"' <<<"$recs"
 
 rc=0
 while IFS=$'\t' read -r host reason; do

@@ -8,13 +8,15 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /**
  * Why a host has its health, in words, from its HostHealth document (GET
  * /v1/hosts/{id}/health). `live` is the reason of the last host.health event seen for
- * it ({to, reason}), preferred while it names the same health.
+ * it ({to, reason}), preferred while it names the same health; then the reason the server
+ * stored with the health; words made from the summary only when it has none.
  */
 export function healthReason(doc, live) {
   if (!doc) return '';
   const m = doc.monitor || {};
   const s = doc.summary || {};
   if (live && live.to === m.state && typeof live.reason === 'string') return live.reason;
+  if (typeof m.reason === 'string' && m.reason !== '') return m.reason; // the server's words
   switch (m.state) {
     case 'unreachable':
       return m.missed > 0 ? `${plural(m.missed, 'sample')} missed in a row` : 'the host is unreachable';
