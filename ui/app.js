@@ -262,7 +262,12 @@ async function loadView(id) {
     const index = new Map(doc.gpus.map((g) => [g.uuid, g.index]));
     renderViewHead(id);
     setText($('hv-gpu-count'), `(${doc.gpus.length})`);
-    $('hv-gpus').tBodies[0].replaceChildren(...doc.gpus.map(gpuRow));
+    // the monitor does not read product names: a GPU it found first is named from the
+    // inventory the provisioning and the gate recorded (the host's facts)
+    const host = st.hosts.get(id);
+    const factGpus = host && host.facts && Array.isArray(host.facts.gpus) ? host.facts.gpus : [];
+    const named = new Map(factGpus.filter((g) => typeof g.name === 'string').map((g) => [g.uuid, g.name]));
+    $('hv-gpus').tBodies[0].replaceChildren(...doc.gpus.map((g) => gpuRow(g.name ? g : { ...g, name: named.get(g.uuid) || null })));
     $('hv-gpus-empty').hidden = doc.gpus.length > 0;
     setText($('hv-event-count'), `(${shown.length}${events.size > shown.length ? ` of ${events.size}` : ''})`);
     $('hv-events').tBodies[0].replaceChildren(...shown.map((e) => eventRow(e, (u) => index.get(u))));
