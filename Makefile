@@ -48,7 +48,7 @@ API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/ro
               api/stop.c api/recommend.c api/ui.c api/events.c api/health.c
 # Background services: used by the API and by the workers; they know no HTTP.
 SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c \
-              service/events_hub.c service/events_sub.c service/jwks.c
+              service/events_hub.c service/events_sub.c service/jwks.c service/periodic.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \
@@ -57,7 +57,7 @@ GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_
               build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
-              ui/render.js ui/dom.js ui/health.js
+              ui/render.js ui/dom.js ui/health.js ui/rollouts.js
 MAIN_SRC   := api/main.c
 include provisioner/parsers.mk
 include provisioner/ssh.mk
@@ -93,6 +93,21 @@ UNIT_SRC   += tests/unit/test_metrics.c
 LIB_SRC    += planner/recovery.c db/recovery.c service/recovery.c api/recovery.c
 UNIT_SRC   += tests/unit/test_recovery.c
 UNIT_SRC   += tests/unit/test_recommend_idle.c
+UNIT_SRC   += tests/unit/test_periodic.c
+
+# Throughput baselines with their conditions (docs/rollouts.md §1): the matching, the table
+# and the comparison, the routes.
+LIB_SRC    += planner/baseline.c db/baselines.c api/baselines.c
+UNIT_SRC   += tests/unit/test_baseline.c
+
+# Stack rollouts (docs/rollouts.md): the read side (document, list, cost view) and the
+# routes.
+LIB_SRC    += db/rollouts_read.c api/rollouts.c
+UNIT_SRC   += tests/unit/test_rollouts_api.c
+# The rollout engine: the planner, the table's writes (create, control, the driver's), the
+# driver (in the worker process).
+LIB_SRC    += planner/rollout.c db/rollouts.c service/rollout.c
+UNIT_SRC   += tests/unit/test_rollout.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

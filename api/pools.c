@@ -149,12 +149,17 @@ struct pool_in {
 static const struct spec_field command_item[] = {
     {"", SPEC_STRING, 0, 1, 1024, NULL, NULL, NULL, NULL, SPEC_NONE},
 };
+static const char *const workload_caches[] = {"warm", "cold", NULL};
 static const struct spec_field workload_spec[] = {
     {"command", SPEC_ARRAY, SPEC_REQUIRED, 1, 64, NULL, NULL, NULL, command_item, SPEC_NONE},
     {"metric", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_metric, "lowercase letters and _", NULL,
      NULL, SPEC_NONE},
     NUM("min", SPEC_REQUIRED, -1e15, 1e15),
     INT("timeout_s", 0, 1, 3600),
+    /* the conditions of the baseline it records (docs/rollouts.md §1) */
+    {"input", SPEC_STRING, 0, 1, 200, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("concurrency", 0, 1, 1000000),
+    {"cache", SPEC_ENUM, 0, 0, 0, NULL, NULL, workload_caches, NULL, SPEC_NONE},
     SPEC_END,
 };
 static const struct spec_field gate_spec[] = {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/audit.h"
+#include "api/baselines.h"
 #include "api/briefs.h"
 #include "api/costs.h"
 #include "api/credentials.h"
@@ -18,6 +19,7 @@
 #include "api/pools.h"
 #include "api/recommend.h"
 #include "api/recovery.h"
+#include "api/rollouts.h"
 #include "api/service.h"
 #include "api/sizing.h"
 #include "api/stacks.h"
@@ -73,6 +75,16 @@ const struct api_route api_routes[] = {
     ROUTE("POST", "/v1/pools", api_pools_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
           "api/pools.c"),
     ROUTE("GET", "/v1/pools/{id}", api_pools_get, ROLES_READ, 0, "api/pools.c"),
+    ROUTE("POST", "/v1/pools/{id}/rollouts", api_pools_rollouts_create, ROLES_WRITE,
+          ROUTE_BODY | ROUTE_MUTATES, "api/rollouts.c"),
+    ROUTE("GET", "/v1/rollouts", api_rollouts_list, ROLES_READ, 0, "api/rollouts.c"),
+    ROUTE("GET", "/v1/rollouts/{id}", api_rollouts_get, ROLES_READ, 0, "api/rollouts.c"),
+    ROUTE("POST", "/v1/rollouts/{id}/pause", api_rollouts_pause, ROLES_WRITE, ROUTE_MUTATES,
+          "api/rollouts.c"),
+    ROUTE("POST", "/v1/rollouts/{id}/resume", api_rollouts_resume, ROLES_WRITE, ROUTE_MUTATES,
+          "api/rollouts.c"),
+    ROUTE("POST", "/v1/rollouts/{id}/abort", api_rollouts_abort, ROLES_WRITE, ROUTE_MUTATES,
+          "api/rollouts.c"),
     ROUTE("PUT", "/v1/pools/{id}", api_pools_replace, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
           "api/pools.c"),
     ROUTE("DELETE", "/v1/pools/{id}", api_pools_delete, ROLES_ADMIN, ROUTE_MUTATES, "api/pools.c"),
@@ -106,10 +118,14 @@ const struct api_route api_routes[] = {
     ROUTE("GET", "/v1/gpus/{uuid}/events", api_gpus_events, ROLES_READ, 0, "api/health.c"),
     ROUTE("GET", "/v1/gate-runs", api_gate_runs_list, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/gate-runs/{id}", api_gate_runs_get, ROLES_READ, 0, "api/gates.c"),
+    ROUTE("GET", "/v1/gate-runs/{id}/baseline-comparison", api_gate_runs_comparison, ROLES_READ, 0,
+          "api/baselines.c"),
     ROUTE("GET", "/v1/jobs", api_jobs_list, ROLES_READ, 0, "api/hosts.c"),
     ROUTE("GET", "/v1/jobs/{id}", api_jobs_get, ROLES_READ, 0, "api/hosts.c"),
     ROUTE("POST", "/v1/jobs/{id}/cancel", api_jobs_cancel, ROLES_WRITE, ROUTE_MUTATES,
           "api/hosts.c"),
+    ROUTE("GET", "/v1/baselines", api_baselines_list, ROLES_READ, 0, "api/baselines.c"),
+    ROUTE("GET", "/v1/baselines/{id}", api_baselines_get, ROLES_READ, 0, "api/baselines.c"),
     ROUTE("GET", "/v1/work-reports", api_work_reports_list, ROLES_READ, 0, "api/work_reports.c"),
     ROUTE("POST", "/v1/work-reports", api_work_reports_create, ROLE_REPORTER | ROLES_WRITE,
           ROUTE_BODY | ROUTE_MUTATES, "api/work_reports.c"),

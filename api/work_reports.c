@@ -2,7 +2,10 @@
  * record_spec, then the window rules); the first bad record is answered with its index in
  * `field` (records[3].busy_seconds) and the detail says how many are bad. A good batch is
  * stored in one transaction by one INSERT: a conflicting re-send (same host, window and
- * unit, other figures) rolls all of it back with 409 work_report_conflict. */
+ * unit, other figures) rolls all of it back with 409 work_report_conflict. A record that
+ * names a baseline ("baseline": {input, concurrency, cache}) also records its window as a
+ * baseline of its host's current stack (db/baselines.h), in the same transaction; a host
+ * without a current stack refuses the batch (422 no_current_stack). */
 #include "api/work_reports.h"
 
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include "api/list.h"
 #include "common/sbuf.h"
 #include "common/util.h"
+#include "db/baselines.h"
 #include "db/work_reports.h"
 #include "planner/costs.h"
 
@@ -22,6 +26,11 @@ struct wr_record {
     json_int_t completed, failed, retried, bytes_moved;
     double busy_seconds, p95_latency_ms, queue_delay_ms, storage_gb;
     int has_bytes_moved, has_p95_latency_ms, has_queue_delay_ms, has_storage_gb;
+    /* "baseline": its window is a baseline under these conditions (each optional) */
+    const json_t *baseline;
+    const char *bl_input, *bl_cache;
+    json_int_t bl_concurrency;
+    int has_baseline, has_bl_concurrency;
 };
 
 #define TO(m)   SPEC_TO(struct wr_record, m)
@@ -44,6 +53,15 @@ struct wr_record {
         name, SPEC_NUMBER, flags, 0, hi, NULL, NULL, NULL, NULL, to \
     }
 
+static const char *const bl_caches[] = {"warm", "cold", NULL};
+static const struct spec_field baseline_spec[] = {
+    {"input", SPEC_STRING, 0, 1, 200, NULL, NULL, NULL, NULL, TO(bl_input)},
+    {"concurrency", SPEC_INTEGER, 0, 1, 1000000, NULL, NULL, NULL, NULL,
+     SPEC_TO_SEEN(struct wr_record, bl_concurrency, has_bl_concurrency)},
+    {"cache", SPEC_ENUM, 0, 0, 0, NULL, NULL, bl_caches, NULL, TO(bl_cache)},
+    SPEC_END,
+};
+
 static const struct spec_field record_spec[] = {
     UUID("host_id", SPEC_REQUIRED, TO(host_id)),
     UUID("brief_id", SPEC_NULLABLE, TO(brief_id)),
@@ -58,6 +76,7 @@ static const struct spec_field record_spec[] = {
     NUM("queue_delay_ms", SPEC_NULLABLE, 1e9, SEEN(queue_delay_ms)),
     INT("bytes_moved", SPEC_NULLABLE, 1e18, SEEN(bytes_moved)),
     NUM("storage_gb", SPEC_NULLABLE, 1e9, SEEN(storage_gb)),
+    {"baseline", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, baseline_spec, SEEN(baseline)},
     SPEC_END,
 };
 
@@ -232,6 +251,41 @@ static int build_batch(const struct wr_record *rec, size_t n, char *text[DB_WR_C
     return 0;
 }
 
+/* The records that name a baseline, as db_baseline_reports_*() take them (NULL when none;
+ * *oom set when out of memory). */
+static char *baseline_records(const struct wr_record *rec, size_t n, int *oom)
+{
+    json_t *arr = json_array();
+    *oom = arr == NULL;
+    for (size_t i = 0; arr != NULL && i < n; i++) {
+        const struct wr_record *w = &rec[i];
+        if (!w->has_baseline)
+            continue;
+        /* the times as the batch stores them (add_time) */
+        char start[40], end[40];
+        int64_t us;
+        util_parse_rfc3339(w->window_start, &us);
+        util_rfc3339(us, start, sizeof start);
+        util_parse_rfc3339(w->window_end, &us);
+        util_rfc3339(us, end, sizeof end);
+        json_t *o =
+            json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "idx", (json_int_t)i, "host_id",
+                      w->host_id, "window_start", start, "window_end", end, "unit", w->unit,
+                      "input", w->bl_input ? json_string(w->bl_input) : json_null(), "concurrency",
+                      w->has_bl_concurrency ? json_integer(w->bl_concurrency) : json_null(),
+                      "cache", w->bl_cache ? json_string(w->bl_cache) : json_null());
+        if (o == NULL || json_array_append_new(arr, o) != 0)
+            *oom = 1;
+    }
+    char *text = NULL;
+    if (!*oom && json_array_size(arr) > 0) {
+        text = json_dumps(arr, JSON_COMPACT);
+        *oom = text == NULL;
+    }
+    json_decref(arr);
+    return text;
+}
+
 /* ---- ingestion ---- */
 
 static int allow_unscoped;
@@ -250,6 +304,9 @@ struct ingest_arg {
     int conflict_first, conflict_count;
     int scope_first, scope_count; /* records outside a scoped reporter's pools and hosts */
     char scope_host[UTIL_UUID_LEN + 1];
+    const char *baselines;                /* baseline_records(), or NULL */
+    int unstacked_first, unstacked_count; /* baseline records whose host has no stack */
+    long baselines_recorded;
 };
 
 /* A scoped reporter's batch: the records outside its scope, if any. Nothing is inserted
@@ -279,9 +336,17 @@ static enum db_status ingest_fn(struct db_conn *c, void *arg)
     a->inserted = 0;
     a->ref_vanished = 0;
     a->conflict_count = 0;
+    a->unstacked_count = 0;
+    a->baselines_recorded = 0;
     enum db_status s = scope_fn(c, a);
     if (s < 0 || a->scope_count > 0)
         return s;
+    if (a->baselines != NULL) {
+        s = db_baseline_reports_unstacked(c, a->baselines, &a->unstacked_first,
+                                          &a->unstacked_count);
+        if (s < 0 || a->unstacked_count > 0)
+            return s < 0 ? s : DB_NO_RESULTS; /* nothing stored; the handler answers 422 */
+    }
     s = db_wr_insert(c, &a->batch, a->r->principal.sub, &a->inserted);
     if (s == DB_HARD_ERROR && db_conn_fk_violation(c)) {
         a->ref_vanished = 1;
@@ -295,6 +360,11 @@ static enum db_status ingest_fn(struct db_conn *c, void *arg)
             return s;
         if (a->conflict_count > 0)
             return DB_HARD_ERROR; /* rolls the insert back; the handler answers 409 */
+    }
+    if (a->baselines != NULL) {
+        s = db_baseline_reports_insert(c, a->baselines, &a->baselines_recorded);
+        if (s < 0)
+            return s;
     }
     return api_audit(c, a->r, "work_report.ingest", "work_report", NULL,
                      a->inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK);
@@ -330,6 +400,7 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     size_t n = json_array_size(records);
     struct wr_record *rec = calloc(n, sizeof *rec);
     char *text[DB_WR_COLUMNS] = {0};
+    char *bl_text = NULL;
     struct ingest_arg a = {.r = r, .n = (long)n};
     enum MHD_Result ret;
     if (rec == NULL) {
@@ -346,6 +417,13 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     }
     for (int c = 0; c < DB_WR_COLUMNS; c++)
         a.batch.col[c] = text[c];
+    int oom;
+    bl_text = baseline_records(rec, n, &oom);
+    if (oom) {
+        ret = api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+        goto out;
+    }
+    a.baselines = bl_text;
     enum db_status s = db_run_tx(ingest_fn, &a);
     if (a.ref_vanished) {
         enum db_status rs = db_run_tx(refs_fn, &a);
@@ -368,6 +446,16 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
                                     "and hosts); %d of %zu records name hosts outside it (the "
                                     "first is shown); nothing was stored",
                                     field, a.scope_host, a.scope_count, n);
+        goto out;
+    }
+    if (a.unstacked_count > 0 && s >= 0) {
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].baseline", a.unstacked_first);
+        ret = api_reply_problem(r, API_ERR_NO_CURRENT_STACK, field,
+                                "%s: host %s has no current stack, so its window cannot be a "
+                                "baseline (provision it first)%s; nothing was stored",
+                                field, rec[a.unstacked_first].host_id,
+                                a.unstacked_count > 1 ? " (and so do other records)" : "");
         goto out;
     }
     if (a.bad_ref_count > 0) {
@@ -407,10 +495,13 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     }
     json_t *body = json_pack("{s:I,s:I}", "accepted", (json_int_t)a.inserted, "duplicates",
                              (json_int_t)((long)n - a.inserted));
+    if (bl_text != NULL) /* only for a batch that names baselines */
+        json_object_set_new(body, "baselines", json_integer((json_int_t)a.baselines_recorded));
     ret = api_reply_json(r, a.inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK, body, NULL);
 out:
     for (int c = 0; c < DB_WR_COLUMNS; c++)
         free(text[c]);
+    free(bl_text);
     free(rec);
     return ret;
 }

@@ -2,17 +2,17 @@
 #include "db/gpu_metrics.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db_pg.h"
 #include "db/monitor_lease.h"
 
-/* The watched hosts h with their pools p, as the monitor claims them
- * (db/monitor_lease.c). */
+/* The hosts h with their pools p; the watched ones are those DB_MON_WATCHED_WHERE admits,
+ * as the monitor claims them (db/monitor_lease.h). */
 #define WATCHED_HOSTS " FROM hosts h JOIN pools p ON p.id = h.pool_id"
-#define WATCHED \
-    " h.state IN " DB_MON_WATCHED " AND coalesce((p.spec->'monitor'->>'enabled')::boolean, true)"
+#define WATCHED       DB_MON_WATCHED_WHERE
 
 /* A reading of gpus row g while current (x.cur), else NULL. */
 #define CUR(col) " CASE WHEN x.cur THEN g." col " END AS " col
@@ -73,151 +73,150 @@ static long integer_or(const PGresult *r, int row, int col, long none)
     return isfinite(d) ? (long)d : none;
 }
 
-/* Runs stmt into m->res[slot] and allocates *rows for its rows (elem bytes each).
- * Returns the row count, or -1 (status in *st). */
-static long run(struct db_conn *c, struct db_gpu_metrics *m, int slot, const char *stmt,
-                size_t elem, void **rows, enum db_status *st)
+/* One statement's rows as an array of elem-byte structs. Its first nstr columns are
+ * strings borrowed from the result, stored at the struct offsets str_off; fill reads the
+ * other columns of row i (col: the column numbers of cols, db_cols). */
+struct reader {
+    const char *stmt;
+    const char *const *cols;
+    int ncols, nstr;
+    const size_t *str_off;
+    size_t elem;
+    void (*fill)(const PGresult *r, int i, const int *col, void *row);
+};
+#define MAX_COLS 24
+
+/* Runs rd's statement into m->res[slot] and reads its rows into *rows (n of them).
+ * Returns the status; *rows stays NULL when there are none. */
+static enum db_status read_rows(struct db_conn *c, struct db_gpu_metrics *m, int slot,
+                                const struct reader *rd, void **rows, size_t *n)
 {
     PGresult *r;
-    *st = db_exec(c, stmt, 0, NULL, &r);
-    if (*st < 0)
-        return -1;
+    *rows = NULL;
+    *n = 0;
+    enum db_status st = db_exec(c, rd->stmt, 0, NULL, &r);
+    if (st < 0)
+        return st;
     m->res[slot] = r;
-    int n = PQntuples(r);
-    *rows = n > 0 ? calloc((size_t)n, elem) : NULL;
-    if (n > 0 && *rows == NULL) {
-        *st = DB_HARD_ERROR;
-        return -1;
-    }
-    return n;
-}
-
-static const char *const reading_cols[DB_GPU_NREADINGS] = {"util_gpu",
-                                                           "util_mem",
-                                                           "mem_used_mib",
-                                                           "mem_total_mib",
-                                                           "temp_c",
-                                                           "power_w",
-                                                           "ecc_uncorrected_volatile",
-                                                           "retired_pages_pending",
-                                                           "remapped_rows_pending",
-                                                           "remapped_rows_failure"};
-
-static enum db_status read_gpus(struct db_conn *c, struct db_gpu_metrics *m)
-{
-    enum db_status st;
-    void *rows;
-    long n = run(c, m, 0, "gpu_metrics_gpus", sizeof *m->gpus, &rows, &st);
-    if (n < 0)
+    int nr = PQntuples(r);
+    if (nr == 0)
         return st;
-    m->gpus = rows;
-    m->ngpus = (size_t)n;
-    const PGresult *r = m->res[0];
-    enum { HOST, POOL, UUID, MODEL, PCI, INDEX, LAST_SEEN, MISSING, NCOLS };
-    static const char *const names[NCOLS] = {"host",       "pool",  "uuid",      "model",
-                                             "pci_bus_id", "index", "last_seen", "missing"};
-    int col[NCOLS], rcol[DB_GPU_NREADINGS];
-    if (n == 0)
-        return st;
-    db_cols(r, names, NCOLS, col);
-    db_cols(r, reading_cols, DB_GPU_NREADINGS, rcol);
-    for (int i = 0; i < (int)n; i++) {
-        struct db_gpu_metric *g = &m->gpus[i];
-        g->host = db_val(r, i, col[HOST]);
-        g->pool = db_val(r, i, col[POOL]);
-        g->uuid = db_val(r, i, col[UUID]);
-        g->model = db_val(r, i, col[MODEL]);
-        g->pci_bus_id = db_val(r, i, col[PCI]);
-        g->index = integer_or(r, i, col[INDEX], -1);
-        g->last_seen = num(r, i, col[LAST_SEEN]);
-        g->missing = db_val_bool(r, i, col[MISSING]);
-        for (int k = 0; k < DB_GPU_NREADINGS; k++)
-            g->reading[k] = num(r, i, rcol[k]);
+    char *a = calloc((size_t)nr, rd->elem);
+    if (a == NULL)
+        return DB_HARD_ERROR;
+    int col[MAX_COLS];
+    db_cols(r, rd->cols, rd->ncols, col);
+    for (int i = 0; i < nr; i++) {
+        char *row = a + (size_t)i * rd->elem;
+        for (int k = 0; k < rd->nstr; k++)
+            *(const char **)(void *)(row + rd->str_off[k]) = db_val(r, i, col[k]);
+        rd->fill(r, i, col, row);
     }
+    *rows = a;
+    *n = (size_t)nr;
     return st;
 }
 
-static enum db_status read_events(struct db_conn *c, struct db_gpu_metrics *m)
+/* gpu_metrics_gpus: the strings, the identity numbers, then the readings
+ * (DB_GPU_NREADINGS, in the order of enum db_gpu_reading). */
+enum { G_INDEX = 5, G_LAST_SEEN, G_MISSING, G_READING };
+static const char *const gpu_cols[G_READING + DB_GPU_NREADINGS] = {"host",
+                                                                   "pool",
+                                                                   "uuid",
+                                                                   "model",
+                                                                   "pci_bus_id",
+                                                                   "index",
+                                                                   "last_seen",
+                                                                   "missing",
+                                                                   "util_gpu",
+                                                                   "util_mem",
+                                                                   "mem_used_mib",
+                                                                   "mem_total_mib",
+                                                                   "temp_c",
+                                                                   "power_w",
+                                                                   "ecc_uncorrected_volatile",
+                                                                   "retired_pages_pending",
+                                                                   "remapped_rows_pending",
+                                                                   "remapped_rows_failure"};
+static const size_t gpu_str[G_INDEX] = {
+    offsetof(struct db_gpu_metric, host), offsetof(struct db_gpu_metric, pool),
+    offsetof(struct db_gpu_metric, uuid), offsetof(struct db_gpu_metric, model),
+    offsetof(struct db_gpu_metric, pci_bus_id)};
+
+static void fill_gpu(const PGresult *r, int i, const int *col, void *row)
 {
-    enum db_status st;
-    void *rows;
-    long n = run(c, m, 1, "gpu_metrics_events", sizeof *m->events, &rows, &st);
-    if (n < 0)
-        return st;
-    m->events = rows;
-    m->nevents = (size_t)n;
-    const PGresult *r = m->res[1];
-    enum { HOST, POOL, GPU, KIND, CODE, CATEGORY, TOTAL, NCOLS };
-    static const char *const names[NCOLS] = {"host", "pool",     "gpu_uuid", "kind",
-                                             "code", "category", "total"};
-    int col[NCOLS];
-    if (n == 0)
-        return st;
-    db_cols(r, names, NCOLS, col);
-    for (int i = 0; i < (int)n; i++) {
-        struct db_gpu_event_count *e = &m->events[i];
-        e->host = db_val(r, i, col[HOST]);
-        e->pool = db_val(r, i, col[POOL]);
-        e->gpu_uuid = db_val(r, i, col[GPU]);
-        e->kind = db_val(r, i, col[KIND]);
-        e->category = db_val(r, i, col[CATEGORY]);
-        e->code = integer_or(r, i, col[CODE], -1);
-        double t = num(r, i, col[TOTAL]);
-        e->total = isfinite(t) && t >= 0 ? (long long)t : -1; /* -1: unreadable, not shown */
-    }
-    return st;
+    struct db_gpu_metric *g = row;
+    g->index = integer_or(r, i, col[G_INDEX], -1);
+    g->last_seen = num(r, i, col[G_LAST_SEEN]);
+    g->missing = db_val_bool(r, i, col[G_MISSING]);
+    for (int k = 0; k < DB_GPU_NREADINGS; k++)
+        g->reading[k] = num(r, i, col[G_READING + k]);
 }
 
-static enum db_status read_hosts(struct db_conn *c, struct db_gpu_metrics *m)
+static const char *const event_cols[7] = {"host",     "pool", "gpu_uuid", "kind",
+                                          "category", "code", "total"};
+static const size_t event_str[5] = {
+    offsetof(struct db_gpu_event_count, host), offsetof(struct db_gpu_event_count, pool),
+    offsetof(struct db_gpu_event_count, gpu_uuid), offsetof(struct db_gpu_event_count, kind),
+    offsetof(struct db_gpu_event_count, category)};
+
+static void fill_event(const PGresult *r, int i, const int *col, void *row)
 {
-    enum db_status st;
-    void *rows;
-    long n = run(c, m, 2, "gpu_metrics_hosts", sizeof *m->hosts, &rows, &st);
-    if (n < 0)
-        return st;
-    m->hosts = rows;
-    m->nhosts = (size_t)n;
-    const PGresult *r = m->res[2];
-    if (n == 0)
-        return st;
-    int host = db_col(r, "host"), pool = db_col(r, "pool"), at = db_col(r, "last_sample_at");
-    for (int i = 0; i < (int)n; i++) {
-        m->hosts[i].host = db_val(r, i, host);
-        m->hosts[i].pool = db_val(r, i, pool);
-        m->hosts[i].last_sample_at = num(r, i, at);
-    }
-    return st;
+    struct db_gpu_event_count *e = row;
+    e->code = integer_or(r, i, col[5], -1);
+    double t = num(r, i, col[6]);
+    e->total = isfinite(t) && t >= 0 ? (long long)t : -1; /* -1: unreadable, not shown */
 }
 
-static enum db_status read_states(struct db_conn *c, struct db_gpu_metrics *m)
+static const char *const host_cols[3] = {"host", "pool", "last_sample_at"};
+static const size_t host_str[2] = {offsetof(struct db_gpu_metrics_host, host),
+                                   offsetof(struct db_gpu_metrics_host, pool)};
+
+static void fill_host(const PGresult *r, int i, const int *col, void *row)
 {
-    enum db_status st;
-    void *rows;
-    long n = run(c, m, 3, "gpu_metrics_states", sizeof *m->states, &rows, &st);
-    if (n < 0)
-        return st;
-    m->states = rows;
-    m->nstates = (size_t)n;
-    const PGresult *r = m->res[3];
-    if (n == 0)
-        return st;
-    int state = db_col(r, "state"), mstate = db_col(r, "monitor_state"), hosts = db_col(r, "hosts");
-    for (int i = 0; i < (int)n; i++) {
-        m->states[i].state = db_val(r, i, state);
-        m->states[i].monitor_state = db_val(r, i, mstate);
-        m->states[i].hosts = integer_or(r, i, hosts, -1);
-    }
-    return st;
+    ((struct db_gpu_metrics_host *)row)->last_sample_at = num(r, i, col[2]);
 }
+
+static const char *const state_cols[3] = {"state", "monitor_state", "hosts"};
+static const size_t state_str[2] = {offsetof(struct db_gpu_metrics_state, state),
+                                    offsetof(struct db_gpu_metrics_state, monitor_state)};
+
+static void fill_state(const PGresult *r, int i, const int *col, void *row)
+{
+    ((struct db_gpu_metrics_state *)row)->hosts = integer_or(r, i, col[2], -1);
+}
+
+#define NCOLS(a) ((int)(sizeof(a) / sizeof(a)[0]))
+#define READER(stmt, cols, str, type, fill)                          \
+    {                                                                \
+        stmt, cols, NCOLS(cols), NCOLS(str), str, sizeof(type), fill \
+    }
+static const struct reader readers[4] = {
+    READER("gpu_metrics_gpus", gpu_cols, gpu_str, struct db_gpu_metric, fill_gpu),
+    READER("gpu_metrics_events", event_cols, event_str, struct db_gpu_event_count, fill_event),
+    READER("gpu_metrics_hosts", host_cols, host_str, struct db_gpu_metrics_host, fill_host),
+    READER("gpu_metrics_states", state_cols, state_str, struct db_gpu_metrics_state, fill_state),
+};
+_Static_assert(NCOLS(gpu_cols) <= MAX_COLS, "MAX_COLS holds every reader's columns");
 
 static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct db_gpu_metrics *m = arg;
-    enum db_status s;
-    if ((s = read_gpus(c, m)) < 0 || (s = read_events(c, m)) < 0 || (s = read_hosts(c, m)) < 0 ||
-        (s = read_states(c, m)) < 0)
-        return s;
-    return DB_MANY_RESULTS;
+    db_gpu_metrics_free(m); /* a retried run starts afresh */
+    void *rows[4] = {NULL};
+    size_t n[4] = {0};
+    enum db_status s = DB_MANY_RESULTS;
+    for (int k = 0; k < 4 && s >= 0; k++)
+        s = read_rows(c, m, k, &readers[k], &rows[k], &n[k]);
+    m->gpus = rows[0];
+    m->ngpus = n[0];
+    m->events = rows[1];
+    m->nevents = n[1];
+    m->hosts = rows[2];
+    m->nhosts = n[2];
+    m->states = rows[3];
+    m->nstates = n[3];
+    return s < 0 ? s : DB_MANY_RESULTS;
 }
 
 enum db_status db_gpu_metrics_read(struct db_gpu_metrics *m)

@@ -12,10 +12,6 @@
 #include "db/hosts.h"
 #include "db/monitor.h"
 
-/* A host is watched in these states, unless its pool turned the monitor off. */
-#define WATCHED \
-    "h.state IN " DB_MON_WATCHED " AND coalesce((p.spec->'monitor'->>'enabled')::boolean, true)"
-
 // clang-format off
 const struct db_stmt db_mon_stmts[] = {
     /* a worker's lease: renewed once a claim period, it covers every host the worker owns */
@@ -27,7 +23,7 @@ const struct db_stmt db_mon_stmts[] = {
      " ON CONFLICT (owner) DO UPDATE SET seen_at = now(), lease_until = EXCLUDED.lease_until"},
     {"mon_ensure",
      "INSERT INTO host_monitor (host_id) SELECT h.id FROM hosts h JOIN pools p ON p.id = h.pool_id"
-     " WHERE " WATCHED " AND NOT EXISTS (SELECT 1 FROM host_monitor m WHERE m.host_id = h.id)"
+     " WHERE" DB_MON_WATCHED_WHERE " AND NOT EXISTS (SELECT 1 FROM host_monitor m WHERE m.host_id = h.id)"
      " ON CONFLICT (host_id) DO NOTHING"},
     /* one pass over the watched hosts: the share, and whether ensure or expire have work */
     {"mon_share",
@@ -37,7 +33,7 @@ const struct db_stmt db_mon_stmts[] = {
      " count(*) FILTER (WHERE m.owner IS NOT NULL AND w.owner IS NULL) AS lapsed"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id LEFT JOIN host_monitor m ON m.host_id = h.id"
      " LEFT JOIN monitor_workers w ON w.owner = m.owner AND w.lease_until > now()"
-     " WHERE " WATCHED},
+     " WHERE" DB_MON_WATCHED_WHERE},
     /* given up: no one takes them before this worker's lease would have lapsed */
     {"mon_shed",
      "UPDATE host_monitor SET owner = NULL, seen_config = NULL,"
@@ -53,13 +49,13 @@ const struct db_stmt db_mon_stmts[] = {
      "UPDATE host_monitor SET owner = $1, seen_config = NULL, lease_until = NULL"
      " WHERE host_id IN (SELECT m.host_id FROM host_monitor m JOIN hosts h ON h.id = m.host_id"
      "   JOIN pools p ON p.id = h.pool_id"
-     "   WHERE " WATCHED " AND m.owner IS NULL AND (m.lease_until IS NULL OR m.lease_until < now())"
+     "   WHERE" DB_MON_WATCHED_WHERE " AND m.owner IS NULL AND (m.lease_until IS NULL OR m.lease_until < now())"
      "   ORDER BY m.lease_until NULLS FIRST, m.host_id LIMIT $2::int FOR UPDATE OF m SKIP LOCKED)"
      " RETURNING host_id"},
     /* The hosts of this worker whose configuration changed since it last read them (all
      * with $2), recorded as read; and those no longer watched, given up (watched false). */
     {"mon_mine",
-     "WITH x AS (SELECT m.host_id, " WATCHED " AS watched,"
+     "WITH x AS (SELECT m.host_id," DB_MON_WATCHED_WHERE " AS watched,"
      "   md5(ROW(h.name, h.address, h.port, h.ssh_user, h.credential_id, h.host_key_sha256,"
      "           h.state, h.quarantined_at IS NOT NULL, h.pool_id, p.gpu_model, p.spec->'gpu_count',"
      "           p.spec->'monitor', g.nvswitch)::text) AS fp"
@@ -79,6 +75,9 @@ const struct db_stmt db_mon_stmts[] = {
      " coalesce((p.spec->'monitor'->>'unreachable_after')::int, 3) AS unreachable_after,"
      " (p.spec->'monitor'->'xid_policy')::text AS xid_policy,"
      " u.kmsg_cursor, coalesce(u.kmsg_mono, -1) AS kmsg_mono, coalesce(u.missed, 0) AS missed,"
+     " (SELECT json_object_agg(e.uuid, e.ecc_uncorrected_volatile)::text FROM gpus e"
+     "   WHERE e.host_id = h.id AND e.missing_since IS NULL"
+     "     AND e.ecc_uncorrected_volatile IS NOT NULL) AS ecc_baseline,"
      " CASE WHEN u.last_sample_at IS NULL THEN -1"
      "      ELSE (extract(epoch FROM now() - u.last_sample_at) * 1000)::bigint END AS since_ms"
      " FROM u JOIN hosts h ON h.id = u.host_id JOIN pools p ON p.id = h.pool_id"
@@ -119,6 +118,7 @@ static const struct db_str_field host_strings[] = {
     F(pool_id, "pool_id"),
     F(xid_policy, "xid_policy"),
     F(kmsg_cursor, "kmsg_cursor"),
+    F(ecc_baseline, "ecc_baseline"),
 };
 #undef F
 #define NSTR (sizeof host_strings / sizeof host_strings[0])

@@ -11,13 +11,21 @@
 
 /* The states the monitor watches, as an SQL list. */
 #define DB_MON_WATCHED "('ready', 'draining', 'drained', 'quarantined', 'unreachable')"
+/* The condition on a host h joined with its pool p under which the monitor watches it: a
+ * watched state, in a pool that did not turn the monitor off (the one definition, shared
+ * by the claim and by /metrics, db/gpu_metrics.c). */
+#define DB_MON_WATCHED_WHERE \
+    " h.state IN " DB_MON_WATCHED " AND coalesce((p.spec->'monitor'->>'enabled')::boolean, true)"
 
 /* One host a worker holds, with what sampling it needs. Strings owned (db_mon_hosts_free). */
 struct db_mon_host {
     char *id, *name, *address, *user, *credential_id, *host_key_sha256, *state, *pool_id;
     char *xid_policy;  /* the pool's monitor.xid_policy object as JSON text, or NULL */
     char *kmsg_cursor; /* where the last sample's kernel log read ended, or NULL */
-    double kmsg_mono;  /* the dmesg mark (seconds since boot), or -1 */
+    /* {"GPU-…": n}: the uncorrectable ECC counts stored for the host's present GPUs (the
+     * baseline a worker taking the host over compares with), or NULL when none */
+    char *ecc_baseline;
+    double kmsg_mono; /* the dmesg mark (seconds since boot), or -1 */
     int port, held, gpu_count, nvswitch, enabled;
     int interval_s, unreachable_after, missed;
     long since_sample_ms; /* since the last stored sample, or -1 when never */

@@ -196,9 +196,10 @@ static void sampled_done(struct job_op *op)
     if (op->status < 0)
         log_msg(LOG_WARN, "monitor: host %s: the sample could not be stored", x->h.id);
     else if (x->isolate[0] != '\0' && !strcmp(x->state, "quarantined"))
-        log_json_steal(LOG_WARN,
-                       json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host isolated", "host_id",
-                                 x->h.id, "host", x->h.name, "reason", x->isolate));
+        /* the reason quotes host output: valid UTF-8 before JSON (jansson refuses others) */
+        log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:o}", "msg", "monitor: host isolated",
+                                           "host_id", x->h.id, "host", x->h.name, "reason",
+                                           utf8_json(x->isolate, strlen(x->isolate))));
 }
 
 static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
@@ -232,7 +233,7 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
         return;
     }
     x->missed = 0;
-    snprintf(x->isolate, sizeof x->isolate, "%s", o.isolate);
+    utf8_clean(o.isolate, strlen(o.isolate), x->isolate, sizeof x->isolate);
     free(x->doc);
     x->doc = json_dumps(o.doc, JSON_COMPACT);
     mon_outcome_clear(&o);
@@ -422,6 +423,11 @@ static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *ro
     x->mem.mono = row->kmsg_mono;
     if (row->kmsg_cursor != NULL)
         snprintf(x->mem.cursor, sizeof x->mem.cursor, "%s", row->kmsg_cursor);
+    /* the ECC baseline is the last stored reading, not an empty one (a takeover) */
+    if (mon_memory_seed_ecc(&x->mem, row->ecc_baseline) != 0)
+        log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s}", "msg",
+                                           "monitor: the stored ECC baseline was not read",
+                                           "host_id", row->id, "host", row->name));
     int64_t interval_ms = (int64_t)(row->interval_s > 0 ? row->interval_s : 60) * 1000;
     int64_t wait_ms = row->since_sample_ms >= 0 ? interval_ms - row->since_sample_ms
                                                 : (n > 1 ? interval_ms * k / n : 0);

@@ -184,19 +184,23 @@ static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, json_t *gp
         const prov_sample_gpu_t *g = &s->gpus[i];
         if (g->uuid_st != PROV_V_OK)
             continue;
-        json_array_append_new(
-            gpus,
-            json_pack(
-                "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid",
-                g->uuid, "pci_bus_id", g->pci_st == PROV_V_OK ? json_string(g->pci) : json_null(),
-                "index", json_integer((json_int_t)i), "util_gpu", num(g->util_gpu_pct), "util_mem",
-                num(g->util_mem_pct), "mem_used_mib", num(g->mem_used_mib), "mem_total_mib",
-                num(g->mem_total_mib), "temp_c", num(g->temperature_c), "power_w",
-                num(g->power_draw_w), "clock_event_reasons",
-                g->clk_st == PROV_V_OK ? json_integer((json_int_t)g->clk_reasons) : json_null(),
-                "ecc_uncorrected_volatile", num(g->ecc_uncorr_volatile), "retired_pages_pending",
-                flag(g->retired_pending), "remapped_rows_pending", flag(g->remapped_pending),
-                "remapped_rows_failure", flag(g->remapped_failure)));
+        json_t *row = json_pack(
+            "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid",
+            g->uuid, "pci_bus_id", g->pci_st == PROV_V_OK ? json_string(g->pci) : json_null(),
+            "index", json_integer((json_int_t)i), "util_gpu", num(g->util_gpu_pct), "util_mem",
+            num(g->util_mem_pct), "mem_used_mib", num(g->mem_used_mib), "mem_total_mib",
+            num(g->mem_total_mib), "temp_c", num(g->temperature_c), "power_w", num(g->power_draw_w),
+            "clock_event_reasons",
+            g->clk_st == PROV_V_OK ? json_integer((json_int_t)g->clk_reasons) : json_null(),
+            "ecc_uncorrected_volatile", num(g->ecc_uncorr_volatile), "retired_pages_pending",
+            flag(g->retired_pending), "remapped_rows_pending", flag(g->remapped_pending),
+            "remapped_rows_failure", flag(g->remapped_failure));
+        /* the product name only when read and valid (parse_sample.c): an absent name keeps
+         * the one stored (monitor_store coalesces), never replaced by garbage */
+        if (row != NULL && g->name_st == PROV_V_OK && utf8_valid(g->name, strlen(g->name)))
+            json_object_set_new(row, "name", json_string(g->name));
+        if (row != NULL)
+            json_array_append_new(gpus, row);
         if (g->remapped_failure.st == PROV_V_OK && g->remapped_failure.v) {
             snprintf(msg, sizeof msg, "row remapping failed on GPU %s", g->uuid);
             add_event(events, "remap", 0, "memory", PLAN_XID_ISOLATE, g->uuid, g->pci, NULL, msg);
@@ -379,6 +383,36 @@ void mon_outcome_clear(struct mon_outcome *o)
 {
     json_decref(o->doc);
     o->doc = NULL;
+}
+
+int mon_memory_seed_ecc(struct mon_memory *mem, const char *json)
+{
+    if (json == NULL || json[0] == '\0')
+        return 0;
+    json_t *o = json_loads(json, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+    int rc = 0;
+    const char *uuid;
+    json_t *v;
+    json_object_foreach(o, uuid, v)
+    {
+        size_t n = strlen(uuid);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || n < 8 ||
+            n >= sizeof mem->ecc[0].uuid || strncmp(uuid, "GPU-", 4) != 0 ||
+            strspn(uuid + 4, "0123456789abcdefABCDEF-") != n - 4)
+            continue;
+        double *slot = ecc_slot(mem, uuid);
+        if (slot == NULL) {
+            rc = -1;
+            break;
+        }
+        *slot = (double)json_integer_value(v);
+    }
+    json_decref(o);
+    return rc;
 }
 
 void mon_memory_clear(struct mon_memory *mem)

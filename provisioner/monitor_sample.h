@@ -58,6 +58,12 @@ struct mon_outcome {
 int mon_sample_read(struct mon_memory *mem, const struct mon_policy *p, const char *out,
                     size_t total, struct mon_outcome *o);
 void mon_outcome_clear(struct mon_outcome *o);
+/* Seeds mem's ECC counts from the last stored readings ({"GPU-…": n}, monitor_lease's
+ * ecc_baseline; NULL or "" seeds nothing), so that a host taken over compares its next
+ * count with the stored one: growth across a takeover isolates, a takeover alone never
+ * does. Entries that are not a GPU UUID with a non-negative integer count are skipped.
+ * Returns 0, or -1 when json is not such an object (mem unchanged) or out of memory. */
+int mon_memory_seed_ecc(struct mon_memory *mem, const char *json);
 void mon_memory_clear(struct mon_memory *mem);
 
 #endif

@@ -173,8 +173,10 @@ typedef struct prov_sample_gpu {
     prov_num_t ecc_uncorr_volatile; /* a non-negative integer */
     prov_flag_t retired_pending, remapped_pending, remapped_failure;
     prov_vstate_t clk_st;
-    uint64_t clk_reasons;   /* meaningful only when clk_st == PROV_V_OK */
-    unsigned invalid_cells; /* cells present but not a valid value of their field */
+    uint64_t clk_reasons;     /* meaningful only when clk_st == PROV_V_OK */
+    prov_vstate_t name_st;    /* INVALID: not UTF-8, a control character, too long */
+    char name[PROV_NAME_MAX]; /* the product name, "" unless name_st == PROV_V_OK */
+    unsigned invalid_cells;   /* cells present but not a valid value of their field */
 } prov_sample_gpu_t;
 
 typedef struct prov_sample {

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 const char *const prov_sample_fields[] = {"uuid",
                                           "pci.bus_id",
                                           "utilization.gpu",
@@ -25,7 +27,8 @@ const char *const prov_sample_fields[] = {"uuid",
                                           "ecc.errors.uncorrected.volatile.total",
                                           "retired_pages.pending",
                                           "remapped_rows.pending",
-                                          "remapped_rows.failure"};
+                                          "remapped_rows.failure",
+                                          "name"};
 const size_t prov_sample_nfields = sizeof prov_sample_fields / sizeof prov_sample_fields[0];
 
 /* NVML's nvmlClocksEventReason* bits (nvml.h), named as nvidia-smi's
@@ -108,6 +111,7 @@ enum scol {
     SC_RETIRED,
     SC_REMAP_PENDING,
     SC_REMAP_FAILURE,
+    SC_NAME,
     SC_N
 };
 /* prov_sample_fields is in this order. */
@@ -175,6 +179,27 @@ static bool uuid_shape(const char *u)
     return true;
 }
 
+/* A product name ("NVIDIA H100 80GB HBM3"): valid UTF-8 without control characters (C0,
+ * DEL, C1, and the line and paragraph separators U+2028/U+2029, all that monitor_store's
+ * [[:cntrl:]] refuses), shorter than PROV_NAME_MAX (a longer one is not cut, it is
+ * invalid). */
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= PROV_NAME_MAX || !utf8_valid(s, n))
+        return false;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] < 0x20 || u[i] == 0x7f)
+            return false;
+        if (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+            return false;
+        if (u[i] == 0xe2 && i + 2 < n && u[i + 1] == 0x80 && (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+            return false;
+    }
+    return true;
+}
+
 /* One row; cell[c] is NULL for a field that was not queried. */
 typedef struct srow {
     const char *cell[SC_N];
@@ -239,6 +264,12 @@ static void fill_gpu(srow_t *r)
         !prov_clk_reasons_parse(c[SC_CLK], strlen(c[SC_CLK]), &g->clk_reasons))
         g->clk_st = PROV_V_INVALID;
     note(r, g->clk_st);
+    g->name_st = str_state(c[SC_NAME]);
+    if (g->name_st == PROV_V_OK && name_ok(c[SC_NAME]))
+        snprintf(g->name, sizeof g->name, "%s", c[SC_NAME]);
+    else if (g->name_st == PROV_V_OK)
+        g->name_st = PROV_V_INVALID;
+    note(r, g->name_st);
 }
 
 int prov_sample_parse(const char *text, size_t len, const char *const *fields, size_t nfields,
@@ -320,6 +351,7 @@ json_t *prov_sample_to_json(const prov_sample_t *s)
             continue;
         json_object_set_new(o, "uuid", prov_str_json(g->uuid));
         json_object_set_new(o, "pci", prov_str_json(g->pci));
+        json_object_set_new(o, "name", prov_str_json(g->name));
         put_num(o, "utilization_gpu_pct", g->util_gpu_pct);
         put_num(o, "utilization_memory_pct", g->util_mem_pct);
         put_num(o, "memory_used_mib", g->mem_used_mib);

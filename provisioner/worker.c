@@ -25,11 +25,13 @@
 #include "provisioner/job.h"
 #include "provisioner/monitor.h"
 #include "service/recovery.h"
+#include "service/rollout.h"
 
 #define MAX_WORKERS   64
 #define CLAIM_BATCH   32
 #define WRITE_POLL_MS 5    /* longest SSH wait while a database write is outstanding */
 #define RECOVERY_MS   2000 /* how often the recovery driver looks at running recoveries */
+#define ROLLOUT_MS    1000 /* how often the rollout driver looks at active rollouts */
 
 struct worker {
     struct job_worker jw; /* what the tasks see */
@@ -248,7 +250,10 @@ int prov_workers_start(const struct prov_worker_config *cfg)
     }
     /* One recovery driver per worker process (service/recovery.h): the recoveries' steps
      * are jobs that any worker claims. */
-    if (nworkers != config.threads || svc_recovery_start(RECOVERY_MS) != 0) {
+    /* One rollout driver per worker process too (service/rollout.h): its hosts' provision
+     * and gate jobs are jobs that any worker claims. */
+    if (nworkers != config.threads || svc_recovery_start(RECOVERY_MS) != 0 ||
+        svc_rollout_start(ROLLOUT_MS) != 0) {
         prov_workers_stop(); /* the started threads stop before anything is torn down */
         return -1;
     }
@@ -257,6 +262,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
 
 void prov_workers_stop(void)
 {
+    svc_rollout_stop();
     svc_recovery_stop();
     atomic_store(&stopping, 1);
     for (int i = 0; i < nworkers; i++)

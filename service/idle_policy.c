@@ -1,23 +1,18 @@
 /* idle_policy.c — see idle_policy.h. */
 #include "service/idle_policy.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "common/util.h"
 #include "db/recommend.h"
+#include "service/periodic.h"
 #include "service/recommend.h"
 #include "service/stop.h"
 
-static pthread_t thread;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int running, stopping, interval;
+static struct svc_periodic loop = SVC_PERIODIC_INIT;
 
 struct pass {
     int locked, queued;
@@ -120,46 +115,20 @@ int idle_policy_run_once(int *locked)
     return p.queued;
 }
 
-static void *policy_main(void *arg)
+static void policy_pass(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&mu);
-    while (!stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += interval;
-        while (!stopping && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
-            ;
-        if (stopping)
-            break;
-        pthread_mutex_unlock(&mu);
-        idle_policy_run_once(NULL);
-        pthread_mutex_lock(&mu);
-    }
-    pthread_mutex_unlock(&mu);
-    return NULL;
+    idle_policy_run_once(NULL);
 }
 
 int idle_policy_start(int interval_s)
 {
-    if (interval_s <= 0 || running)
-        return interval_s <= 0 ? -1 : 0;
-    interval = interval_s;
-    stopping = 0;
-    if (pthread_create(&thread, NULL, policy_main, NULL) != 0)
+    if (interval_s <= 0 || interval_s > 2000000)
         return -1;
-    running = 1;
-    return 0;
+    return svc_periodic_start(&loop, interval_s * 1000, policy_pass, NULL);
 }
 
 void idle_policy_stop(void)
 {
-    if (!running)
-        return;
-    pthread_mutex_lock(&mu);
-    stopping = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-    pthread_join(thread, NULL);
-    running = 0;
+    svc_periodic_stop(&loop);
 }

@@ -1,8 +1,6 @@
 /* recovery.c — see recovery.h. */
 #include "service/recovery.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +15,12 @@
 #include "db/recovery.h"
 #include "planner/host_state.h"
 #include "planner/recovery.h"
+#include "service/periodic.h"
 
 #define DUE_BATCH 32
 #define MAX_MOVES 8 /* decisions applied per recovery per pass (a whole recovery needs 7) */
 
-static pthread_t thread;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int running, stopping, interval_ms;
+static struct svc_periodic loop = SVC_PERIODIC_INIT;
 
 struct move {
     const char *id;
@@ -249,51 +245,18 @@ int svc_recovery_run_once(void)
     return looked;
 }
 
-static void *recovery_main(void *arg)
+static void recovery_pass(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&mu);
-    while (!stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += interval_ms / 1000;
-        until.tv_nsec += (long)(interval_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        while (!stopping && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT)
-            ;
-        if (stopping)
-            break;
-        pthread_mutex_unlock(&mu);
-        svc_recovery_run_once();
-        pthread_mutex_lock(&mu);
-    }
-    pthread_mutex_unlock(&mu);
-    return NULL;
+    svc_recovery_run_once();
 }
 
 int svc_recovery_start(int ms)
 {
-    if (ms <= 0 || running)
-        return ms <= 0 ? -1 : 0;
-    interval_ms = ms;
-    stopping = 0;
-    if (pthread_create(&thread, NULL, recovery_main, NULL) != 0)
-        return -1;
-    running = 1;
-    return 0;
+    return svc_periodic_start(&loop, ms, recovery_pass, NULL);
 }
 
 void svc_recovery_stop(void)
 {
-    if (!running)
-        return;
-    pthread_mutex_lock(&mu);
-    stopping = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-    pthread_join(thread, NULL);
-    running = 0;
+    svc_periodic_stop(&loop);
 }

@@ -1,6 +1,6 @@
 // app.js — the fleet status page: sign-in, the host table with its filters and each
-// host's health, a host's view (its GPUs and their recent events), costs per pool, open
-// recommendations, and live updates from the event stream.
+// host's health, a host's view (its GPUs and their recent events), the rollouts in
+// progress, costs per pool, open recommendations, and live updates from the event stream.
 //
 // The token lives in sessionStorage only (this tab, until it closes or the user signs
 // out): never in local storage, a cookie or a URL.
@@ -9,6 +9,7 @@ import { el, setText, shortId, token } from './dom.js';
 import { eventRow, gpuRow, healthBadge, healthReason, makeLoader } from './health.js';
 import { startLive } from './live.js';
 import { costRow, hostRow, recItem, tickSeen } from './render.js';
+import { activeRollouts, rolloutItem } from './rollouts.js';
 
 const TOKEN_KEY = 'gpufleet.token';
 const HOST_STATES = [
@@ -262,8 +263,8 @@ async function loadView(id) {
     const index = new Map(doc.gpus.map((g) => [g.uuid, g.index]));
     renderViewHead(id);
     setText($('hv-gpu-count'), `(${doc.gpus.length})`);
-    // the monitor does not read product names: a GPU it found first is named from the
-    // inventory the provisioning and the gate recorded (the host's facts)
+    // a GPU whose sample carried no valid product name is named from the inventory the
+    // provisioning and the gate recorded (the host's facts)
     const host = st.hosts.get(id);
     const factGpus = host && host.facts && Array.isArray(host.facts.gpus) ? host.facts.gpus : [];
     const named = new Map(factGpus.filter((g) => typeof g.name === 'string').map((g) => [g.uuid, g.name]));
@@ -387,6 +388,26 @@ function recsSoon() {
   }, RECS_DELAY_MS);
 }
 
+// ---- rollouts in progress ----
+
+/** The active rollouts (running, paused, rolling back), one item per pool. */
+async function loadRollouts() {
+  const gen = st.generation;
+  try {
+    const items = activeRollouts(await api.getAll('/v1/rollouts?state=active&limit=500'), ctx);
+    if (gen !== st.generation) return;
+    for (const r of items) wantStack(r.stack_id);
+    $('rollouts').replaceChildren(...items.map((r) => rolloutItem(r, ctx)));
+    setText($('rollout-count'), `(${items.length})`);
+    $('rollouts-empty').hidden = items.length > 0;
+  } catch (err) {
+    if (gen !== st.generation) return;
+    if (err.status !== 404) fail(err, gen); // 404: a server without rollouts
+  }
+}
+// a burst of rollout events (a wave's hosts moving) is one read of the list
+const rolloutsLoader = makeLoader(loadRollouts, { limit: 1, delayMs: 300 });
+
 // ---- loading and live updates ----
 
 /** Everything, from scratch. */
@@ -404,12 +425,14 @@ async function refreshAll() {
     return;
   }
   st.costs.last = Date.now();
-  await Promise.all([loadCosts(gen), loadRecs(gen)]);
+  await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts()]);
 }
 
 function onEvent(type, data) {
   if (type.startsWith('recommendation.')) return recsSoon();
   if (type.startsWith('work_reports.')) return costsSoon();
+  if (type === 'rollout' || type === 'rollout.host') rolloutsLoader.want('active');
+  if (type === 'rollout') return;
   const id = data.host_id;
   if (typeof id !== 'string' || !id) return;
   if (type === 'host.deleted') {
@@ -481,6 +504,8 @@ function signOut(message) {
   st.costs = { last: 0, timer: null };
   closeView();
   healthLoader.reset();
+  rolloutsLoader.reset();
+  $('rollouts').replaceChildren();
   st.health.clear();
   st.liveHealth.clear();
   st.hosts.clear();

@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'work_reports.ingested',
   'gpu.event',
   'host.health',
+  'rollout',
+  'rollout.host',
 ];
 
 const BACKOFF_MIN_MS = 1000;

@@ -172,6 +172,10 @@ describe('health monitor', () => {
     const perGpu = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.calm.api.id}'
                          AND at = (SELECT max(at) FROM gpu_samples WHERE host_id = '${H.calm.api.id}')`);
     assert.equal(perGpu, '8', 'one row per GPU per sample');
+    // the sample reads each GPU's product name (the simulated nvidia-smi answers `name`)
+    const names = sql(`SELECT n || ':' || c FROM (SELECT coalesce(name, '(null)') AS n, count(*) AS c FROM gpus
+                         WHERE host_id = '${H.calm.api.id}' GROUP BY 1) s ORDER BY 1`);
+    assert.equal(names, 'NVIDIA H100 80GB HBM3:8', 'the GPUs are named by the sample');
     // A sample costs a channel, not a handshake: the monitor authenticated once per host
     // (the provision and gate jobs each did once before it).
     for (const n of NAMES) {

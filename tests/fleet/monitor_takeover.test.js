@@ -9,11 +9,15 @@
 // Checked from what the workers stored: no host has two samples less than an interval
 // apart (the writes are fenced by the lease, so a sample is stored only by the host's
 // owner), and no host goes more than two intervals without one, across the join and the
-// kill.
+// kill. Then a second kill: the worker taking a host over starts from the host's stored
+// uncorrectable ECC counts, so growth across the takeover isolates and the takeover alone
+// does not.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 
 const { startServer, psql } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
@@ -35,6 +39,15 @@ let sim, a, b, c, client, admin, operator, viewer;
 const ids = [];
 const sql = (q) => psql(a.database.url, q);
 const inIds = () => ids.map((id) => `'${id}'`).join(',');
+const simOf = {}; // host id -> its simfleet host
+const SIMFLEET = path.join(__dirname, 'simfleet');
+
+function simctl(...args) {
+  const r = spawnSync(SIMFLEET, [...args, '--dir', sim.dir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`simfleet ${args.join(' ')}: ${r.status}\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+const getHost = async (id) => expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
 
 /** Owners of the hosts now: {owner: count}. */
 function owners() {
@@ -124,6 +137,7 @@ before(async () => {
         host_key_sha256: s.host_key_sha256,
       });
       ids.push(host.id);
+      simOf[host.id] = s;
       const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 90_000, intervalMs: 400 });
       assert.equal(pj.state, 'succeeded', `provision: ${pj.error_class} ${pj.error}`);
       const gate = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
@@ -178,5 +192,42 @@ describe('monitor ownership across worker processes', () => {
     assert.deepEqual(late, [], 'no host unsampled for more than two intervals');
     // and the samples did go on: at least two gaps per host over the run (~5 intervals)
     assert.ok(g.length >= COUNT * 2, `samples since the start: ${g.length} gaps`);
+  });
+
+  test('a host taken over keeps its ECC baseline: growth across the takeover isolates, the takeover alone does not', async () => {
+    // the two workers left (a and c) hold three hosts each; c's are the ones taken over
+    await waitOwners((x) => Object.keys(x).length === 2 && Object.values(x).every((n) => n === 3), 30_000, 'two workers, three hosts each');
+    const cOwner = sql(`SELECT DISTINCT owner FROM host_monitor WHERE owner LIKE 'worker:%:${c.process.pid}:%'`);
+    assert.match(cOwner, /^worker:/, 'the third worker owns hosts');
+    const taken = sql(`SELECT host_id FROM host_monitor WHERE owner = '${cOwner}' AND host_id IN (${inIds()}) ORDER BY host_id`).split('\n');
+    assert.equal(taken.length, 3, `c's hosts: ${taken}`);
+    const [grown, ...steady] = taken;
+    // what c stored: every GPU read with 0 uncorrectable errors
+    for (const id of taken) {
+      assert.equal(sql(`SELECT count(*) FILTER (WHERE ecc_uncorrected_volatile = 0) || '/' || count(*) FROM gpus WHERE host_id = '${id}'`), '8/8', `${id}: 8 GPUs stored with 0`);
+    }
+    const since = sql('SELECT now()');
+    c.process.kill('SIGKILL'); // stopped again (a no-op) in after()
+    // while no one samples it, the count of one GPU of one host grows
+    simctl('set', simOf[grown].name, 'ecc_uncorrected.3=2');
+    // the lease lapses (3 claim periods), then a takes the hosts over and samples them
+    const deadline = Date.now() + 6 * INTERVAL_S * 1000;
+    let host;
+    for (;;) {
+      host = await getHost(grown);
+      if (host.state === 'quarantined' || Date.now() > deadline) break;
+      await fleet.sleep(500);
+    }
+    assert.equal(host.state, 'quarantined', 'growth across the takeover isolates');
+    assert.match(host.quarantine.reason, /uncorrectable ECC errors on GPU \S+ grew from 0 to 2/);
+    // the others were sampled by their new owner and stay ready, without an ECC event
+    const aOwner = sql(`SELECT owner FROM host_monitor WHERE host_id = '${grown}'`);
+    assert.notEqual(aOwner, cOwner);
+    for (const id of steady) {
+      const n = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${id}' AND at > '${since}'`);
+      assert.ok(Number(n) >= 8, `${id}: sampled after the takeover (${n} GPU rows)`);
+      assert.equal((await getHost(id)).state, 'ready', `${id}: the takeover alone does not isolate`);
+      assert.equal(sql(`SELECT count(*) FROM gpu_events WHERE host_id = '${id}' AND kind = 'ecc'`), '0');
+    }
   });
 });

@@ -395,6 +395,8 @@ static void c_sample_h100(th_t *t, const char *s, size_t n)
         const prov_sample_gpu_t *g = &m.gpus[0];
         EXPECT_STR(t, g->pci, "00000000:00:09.0");
         EXPECT(t, g->uuid_st == PROV_V_OK && g->pci_st == PROV_V_OK);
+        EXPECT(t, g->name_st == PROV_V_OK);
+        EXPECT_STR(t, g->name, "NVIDIA H100 80GB HBM3");
         EXPECT_NUM(t, g->util_mem_pct, 11);
         EXPECT_NUM(t, g->power_draw_w, 631.95);
         EXPECT(t, g->clk_st == PROV_V_OK && g->clk_reasons == 0);
@@ -414,6 +416,7 @@ static void c_sample_l40s(th_t *t, const char *s, size_t n)
         EXPECT_NUM(t, m.gpus[0].mem_used_mib, 0); /* a real 0, not a missing value */
         EXPECT_NUM(t, m.gpus[0].power_draw_w, 144.97);
         EXPECT_STR(t, m.gpus[0].pci, "00000000:01:00.0");
+        EXPECT_STR(t, m.gpus[0].name, "NVIDIA L40S");
         EXPECT(t, m.gpus[0].invalid_cells == 0);
     }
     prov_sample_free(&m);

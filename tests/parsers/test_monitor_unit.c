@@ -274,12 +274,12 @@ static void test_kmsg_bounds(th_t *t)
 
 static const char *const sample_line =
     "GPU-11111111-2222-3333-4444-555555555555, 00000000:3B:00.0, 87, 45, 40000, 81559, 71, "
-    "612.50, 0x0000000000000048, 2, Yes, No, Yes\n"
+    "612.50, 0x0000000000000048, 2, Yes, No, Yes, NVIDIA H100 80GB HBM3\n"
     "[GPU requires reset], [N/A], [Unknown Error], [Not Supported], ERR!, [N/A], [N/A], "
-    "[Unknown Error], [N/A], [Not Supported], [N/A], [N/A], [N/A]\n"
-    "GPU-xyz, 0000:zz, 140, -5, 12abc, 81559 GiB, 1e3, W, 0xZZ, 1.5, Maybe, 2, \n"
+    "[Unknown Error], [N/A], [Not Supported], [N/A], [N/A], [N/A], [N/A]\n"
+    "GPU-xyz, 0000:zz, 140, -5, 12abc, 81559 GiB, 1e3, W, 0xZZ, 1.5, Maybe, 2, , NVIDIA\x01H100\n"
     "GPU-11111111-2222-3333-4444-555555555556, 0000:3c:00.0, 87 %, 45 MiB, 40000 MiB, "
-    "81559 MiB, -12, 612.5 W, 0X1, 0, No, No, No\n";
+    "81559 MiB, -12, 612.5 W, 0X1, 0, No, No, No, NVIDIA L40S\n";
 
 static void test_sample(th_t *t)
 {
@@ -305,6 +305,8 @@ static void test_sample(th_t *t)
         EXPECT_FLAG(t, g->retired_pending, true);
         EXPECT_FLAG(t, g->remapped_pending, false);
         EXPECT_FLAG(t, g->remapped_failure, true);
+        EXPECT(t, g->name_st == PROV_V_OK);
+        EXPECT_STR(t, g->name, "NVIDIA H100 80GB HBM3");
         EXPECT(t, g->invalid_cells == 0);
         g = &s.gpus[1]; /* every marker stays a marker */
         EXPECT(t, g->uuid_st == PROV_V_ERR && g->pci_st == PROV_V_NA);
@@ -315,6 +317,7 @@ static void test_sample(th_t *t)
         EXPECT(t, g->clk_st == PROV_V_NA);
         EXPECT_ST(t, g->ecc_uncorr_volatile, PROV_V_NOT_SUPPORTED);
         EXPECT_ST(t, g->remapped_failure, PROV_V_NA);
+        EXPECT(t, g->name_st == PROV_V_NA && g->name[0] == '\0');
         EXPECT(t, g->invalid_cells == 0 && g->uuid[0] == '\0');
         g = &s.gpus[2]; /* garbage is invalid, not 0 and not clamped */
         EXPECT(t, g->uuid_st == PROV_V_INVALID && g->pci_st == PROV_V_INVALID);
@@ -329,7 +332,8 @@ static void test_sample(th_t *t)
         EXPECT_ST(t, g->retired_pending, PROV_V_INVALID);
         EXPECT_ST(t, g->remapped_pending, PROV_V_INVALID);
         EXPECT_ST(t, g->remapped_failure, PROV_V_ABSENT);
-        EXPECT(t, g->invalid_cells == 12);
+        EXPECT(t, g->name_st == PROV_V_INVALID && g->name[0] == '\0'); /* a control char */
+        EXPECT(t, g->invalid_cells == 13);
         g = &s.gpus[3]; /* units allowed when they are the field's own */
         EXPECT_NUM(t, g->util_gpu_pct, 87);
         EXPECT_ST(t, g->util_mem_pct, PROV_V_INVALID);
@@ -338,6 +342,7 @@ static void test_sample(th_t *t)
         EXPECT_NUM(t, g->power_draw_w, 612.5);
         EXPECT_STR(t, g->pci, "00000000:3C:00.0");
         EXPECT(t, g->clk_reasons == PROV_CLK_GPU_IDLE);
+        EXPECT_STR(t, g->name, "NVIDIA L40S");
         json_t *j = prov_sample_to_json(&s);
         char *d = j ? json_dumps(j, JSON_COMPACT) : NULL;
         EXPECT(t, d && strstr(d, "\"clock_event_reasons\":[\"hw_slowdown\",\"hw_thermal_"
@@ -365,7 +370,47 @@ static void test_sample(th_t *t)
         th_fail(t, __LINE__, "legacy field list");
     }
     prov_sample_free(&s);
-    th_end(t, "sample: values, markers, garbage, units, legacy field name");
+    /* the product name: valid UTF-8 without control characters, shorter than
+     * PROV_NAME_MAX; anything else is invalid (kept out, never cut or cleaned) */
+    static const char *const name_fields[] = {"uuid", "name"};
+    static const struct {
+        const char *cell;
+        prov_vstate_t st;
+    } names[] = {
+        {"NVIDIA GeForce RTX 4090", PROV_V_OK},
+        {"NVIDIA RTX A6000 \xc3\xa9", PROV_V_OK},
+        {"NVIDIA \xc3\x28 bad", PROV_V_INVALID},
+        {"NVIDIA \xff", PROV_V_INVALID},
+        {"NVIDIA\x7f", PROV_V_INVALID},
+        {"NVIDIA \xc2\x85 C1", PROV_V_INVALID},
+        {"NVIDIA \xe2\x80\xa8 LS", PROV_V_INVALID},
+        {"NVIDIA \xe2\x80\x94 dash", PROV_V_OK},
+        {"NVIDIA\tH100", PROV_V_INVALID},
+        {"[Not Supported]", PROV_V_NOT_SUPPORTED},
+        {"NVIDIA "
+         "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567"
+         "8",
+         PROV_V_INVALID}, /* 96 bytes */
+        {"NVIDIA "
+         "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567",
+         PROV_V_OK}, /* 95 bytes */
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char row[256];
+        snprintf(row, sizeof row, "GPU-11111111-2222-3333-4444-555555555555, %s\n", names[i].cell);
+        if (prov_sample_parse(row, strlen(row), name_fields, 2, &s, &err) == 0 && s.ngpus == 1) {
+            if (s.gpus[0].name_st != names[i].st)
+                th_fail(t, __LINE__, "name row %zu: state %d", i, (int)s.gpus[0].name_st);
+            if (names[i].st == PROV_V_OK)
+                EXPECT_STR(t, s.gpus[0].name, names[i].cell);
+            else
+                EXPECT(t, s.gpus[0].name[0] == '\0');
+        } else {
+            th_fail(t, __LINE__, "name row %zu did not parse", i);
+        }
+        prov_sample_free(&s);
+    }
+    th_end(t, "sample: values, markers, garbage, units, legacy field name, product name");
 }
 
 static void test_clk_reasons(th_t *t)

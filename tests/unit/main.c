@@ -20,7 +20,8 @@ int main(int argc, char **argv)
         recommend_tests, gate_property_tests,  host_state_tests, db_tests,
         xid_tests,       webhook_tests,        jwk_tests,        oidc_tests,
         health_tests,    monitor_sample_tests, utf8_tests,       netpolicy_tests,
-        recovery_tests,  recommend_idle_tests, metrics_tests};
+        recovery_tests,  recommend_idle_tests, metrics_tests,    baseline_tests,
+        rollout_tests,   rollouts_api_tests,   periodic_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {

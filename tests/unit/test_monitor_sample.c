@@ -10,13 +10,14 @@
 
 #define UUID0 "GPU-a1b2c3d4-0000-1111-2222-333344445555"
 #define UUID1 "GPU-a1b2c3d4-0000-1111-2222-333344445556"
-/* uuid, pci, util, mem util, used, total, temp, power, clocks, ecc, retired, remap p, remap f */
+/* uuid, pci, util, mem util, used, total, temp, power, clocks, ecc, retired, remap p, remap f,
+ * name */
 #define ROW0                                                                                      \
     UUID0 ", 00000000:18:00.0, 87, 40, 60000, 81559, 61, 612.40, 0x0000000000000000, 0, No, No, " \
-          "No\n"
+          "No, NVIDIA H100 80GB HBM3\n"
 #define ROW1                                                                                      \
     UUID1 ", 00000000:2A:00.0, 85, 41, 60100, 81559, 63, 598.02, 0x0000000000000000, 0, No, No, " \
-          "No\n"
+          "No, NVIDIA H100 80GB HBM3\n"
 #define CURSOR \
     "s=0123456789abcdef0123456789abcdef;i=2a;b=fedcba9876543210fedcba9876543210;m=3f;t=5f;x=1a2b"
 
@@ -75,6 +76,7 @@ static void test_healthy(void)
     CHECK_STR(json_string_value(json_object_get(g, "uuid")), UUID0);
     CHECK_STR(json_string_value(json_object_get(g, "pci_bus_id")), "00000000:18:00.0");
     CHECK(json_real_value(json_object_get(g, "power_w")) > 612.3);
+    CHECK_STR(json_string_value(json_object_get(g, "name")), "NVIDIA H100 80GB HBM3");
     CHECK(json_array_size(events()) == 0);
     CHECK_STR(mem.cursor, CURSOR);
     CHECK(json_is_true(json_object_get(out.doc, "container_runtime")));
@@ -94,12 +96,21 @@ static void test_unread_is_not_evidence(void)
     reset(2);
     /* [N/A] and [Unknown Error] stay null, never 0, and isolate nothing */
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, [N/A], [N/A], 60000, 81559, [Unknown Error], "
-                            "[N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n" ROW1,
+                            "[N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]\n" ROW1,
                       0, "", 0) == 0);
     const json_t *g = json_array_get(json_object_get(out.doc, "gpus"), 0);
     CHECK(json_is_null(json_object_get(g, "util_gpu")));
     CHECK(json_is_null(json_object_get(g, "temp_c")));
     CHECK(json_is_null(json_object_get(g, "remapped_rows_failure")));
+    CHECK(json_object_get(g, "name") == NULL); /* unread: the stored name stays */
+    CHECK(out.isolate[0] == '\0');
+    /* a name that is not valid UTF-8 is left out, not cleaned into the document */
+    CHECK(read_sample(UUID0 ", 00000000:18:00.0, 87, 40, 60000, 81559, 61, 612.40, "
+                            "0x0000000000000000, 0, No, No, No, NVIDIA \xc3\x28\n" ROW1,
+                      0, "", 0) == 0);
+    g = json_array_get(json_object_get(out.doc, "gpus"), 0);
+    CHECK(g != NULL && json_object_get(g, "name") == NULL);
+    CHECK(json_object_get(json_array_get(json_object_get(out.doc, "gpus"), 1), "name") != NULL);
     CHECK(out.isolate[0] == '\0');
     /* nvidia-smi that does not answer: recorded, the host is not isolated on it */
     CHECK(read_sample("", 124, "", 0) == 0);
@@ -122,35 +133,35 @@ static void test_isolating_evidence(void)
     /* row remapping failed; pending only records */
     reset(2);
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 0, "
-                            "No, Yes, No\n" ROW1,
+                            "No, Yes, No, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK_STR(policy_of("remap", 0), "record");
     CHECK(out.isolate[0] == '\0');
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 0, "
-                            "No, No, Yes\n" ROW1,
+                            "No, No, Yes, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK_STR(policy_of("remap", 0), "isolate");
     CHECK(strstr(out.isolate, "row remapping failed") != NULL);
     /* uncorrectable ECC: the first count is the baseline; growth isolates */
     reset(2);
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 2, "
-                            "No, No, No\n" ROW1,
+                            "No, No, No, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK_STR(policy_of("ecc", 0), "record");
     CHECK(out.isolate[0] == '\0');
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 2, "
-                            "No, No, No\n" ROW1,
+                            "No, No, No, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK(out.isolate[0] == '\0' && policy_of("ecc", 0) == NULL);
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, 5, "
-                            "No, No, No\n" ROW1,
+                            "No, No, No, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK_STR(policy_of("ecc", 0), "isolate");
     CHECK(strstr(out.isolate, "grew from 2 to 5") != NULL);
     /* hardware slowdown only records */
     reset(2);
     CHECK(read_sample(UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 90, 70.0, 0x0000000000000048, 0, "
-                            "No, No, No\n" ROW1,
+                            "No, No, No, NVIDIA H100 80GB HBM3\n" ROW1,
                       0, "", 0) == 0);
     CHECK_STR(policy_of("thermal", 0), "record");
     CHECK(out.isolate[0] == '\0');
@@ -194,6 +205,40 @@ static void test_kernel_log(void)
     free(cmd);
 }
 
+/* A host taken over: the ECC baseline is the stored reading, not an empty one. */
+static void test_takeover_baseline(void)
+{
+#define ECC_ROW(n)                                                                                \
+    UUID0 ", 00000000:18:00.0, 0, 0, 0, 81559, 40, 70.0, 0x0000000000000000, " n ", No, No, No, " \
+          "NVIDIA H100 80GB HBM3\n" ROW1
+    /* the same count as stored: nothing recorded, nothing isolated */
+    reset(2);
+    CHECK(mon_memory_seed_ecc(&mem, "{\"" UUID0 "\": 2, \"" UUID1 "\": 0}") == 0);
+    CHECK(read_sample(ECC_ROW("2"), 0, "", 0) == 0);
+    CHECK(out.isolate[0] == '\0' && policy_of("ecc", 0) == NULL);
+    /* growth across the takeover isolates */
+    reset(2);
+    CHECK(mon_memory_seed_ecc(&mem, "{\"" UUID0 "\": 2}") == 0);
+    CHECK(read_sample(ECC_ROW("3"), 0, "", 0) == 0);
+    CHECK_STR(policy_of("ecc", 0), "isolate");
+    CHECK(strstr(out.isolate, "grew from 2 to 3") != NULL);
+    /* without a stored reading the first count is the baseline, as before */
+    reset(2);
+    CHECK(mon_memory_seed_ecc(&mem, NULL) == 0 && mon_memory_seed_ecc(&mem, "") == 0);
+    CHECK(read_sample(ECC_ROW("3"), 0, "", 0) == 0);
+    CHECK_STR(policy_of("ecc", 0), "record");
+    CHECK(out.isolate[0] == '\0');
+    /* malformed baselines: refused whole, or the bad entries skipped */
+    reset(2);
+    CHECK(mon_memory_seed_ecc(&mem, "[1]") == -1 && mem.necc == 0);
+    CHECK(mon_memory_seed_ecc(&mem, "{\"GPU-1'; reboot\": 1, \"" UUID0 "\": -1, \"" UUID1
+                                    "\": \"7\"}") == 0);
+    CHECK(mem.necc == 0);
+    CHECK(read_sample(ECC_ROW("3"), 0, "", 0) == 0);
+    CHECK(out.isolate[0] == '\0');
+#undef ECC_ROW
+}
+
 static void test_cleanup(void)
 {
     mon_outcome_clear(&out);
@@ -205,6 +250,7 @@ UNIT_SUITE(monitor_sample_tests) = {
     {"monitor sample: unread values are recorded, never evidence", test_unread_is_not_evidence},
     {"monitor sample: missing GPU, remap failure, growing ECC isolate", test_isolating_evidence},
     {"monitor sample: kernel log Xids by the catalog and the pool's overrides", test_kernel_log},
+    {"monitor sample: a host taken over starts from the stored ECC counts", test_takeover_baseline},
     {"monitor sample: cleanup", test_cleanup},
     UNIT_END,
 };

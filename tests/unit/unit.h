@@ -37,11 +37,15 @@ extern const struct unit_test oidc_tests[];
 extern const struct unit_test jwk_tests[];
 extern const struct unit_test health_tests[];
 extern const struct unit_test monitor_sample_tests[];
+extern const struct unit_test periodic_tests[];
 extern const struct unit_test utf8_tests[];
 extern const struct unit_test netpolicy_tests[];
 extern const struct unit_test recovery_tests[];
 extern const struct unit_test recommend_idle_tests[];
 extern const struct unit_test metrics_tests[];
+extern const struct unit_test baseline_tests[];
+extern const struct unit_test rollout_tests[];
+extern const struct unit_test rollouts_api_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;

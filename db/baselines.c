@@ -1,0 +1,206 @@
+/* baselines.c — see baselines.h. The gate's baselines are recorded by a trigger
+ * (migrations/0020_baselines.sql); the report's here, from the stored reports. The
+ * comparison reads the run's baseline and the previous stack's, and leaves the matching to
+ * planner/baseline.h. */
+#include "db/baselines.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_pg.h"
+#include "planner/baseline.h"
+
+/* The previous stack's baselines looked at, newest first. */
+#define CANDIDATES_MAX 5000
+
+// clang-format off
+#define BL_DOC                                                                                 \
+    "json_build_object('id', b.id, 'source', b.source, 'gate_run_id', b.gate_run_id,"          \
+    " 'work_report_id', b.work_report_id, 'window_start', " DB_TS("b.window_start") ","        \
+    " 'window_end', " DB_TS("b.window_end") ", 'host_id', b.host_id, 'pool_id', b.pool_id,"    \
+    " 'stack_id', b.stack_id, 'image_digest', b.image_digest, 'framework', b.framework,"       \
+    " 'framework_version', b.framework_version, 'driver_version', b.driver_version,"           \
+    " 'cuda_version', b.cuda_version, 'model_revision', b.model_revision,"                     \
+    " 'gpu_model', b.gpu_model, 'gpu_count', b.gpu_count, 'workload_hash', b.workload_hash,"   \
+    " 'input', b.input, 'concurrency', b.concurrency, 'cache', b.cache, 'metric', b.metric,"   \
+    " 'value', b.value, 'measured_at', " DB_TS("b.measured_at") ","                            \
+    " 'created_at', " DB_TS("b.created_at") ")::text"
+// clang-format on
+#define BL_CONDS                                                                 \
+    "b.id::text AS id, b.framework, b.model_revision, b.gpu_model, b.gpu_count," \
+    " b.workload_hash, b.metric, b.input, b.concurrency, b.cache, b.value,"      \
+    " b.stack_id::text AS stack_id"
+#define BL_REPORTS                                                                      \
+    "json_to_recordset($1::json) AS r(idx int, host_id uuid, window_start timestamptz," \
+    " window_end timestamptz, unit text, input text, concurrency int, cache text)"
+
+const struct db_stmt db_baseline_stmts[] = {
+    {"baseline_of_run", "SELECT " BL_CONDS " FROM baselines b WHERE b.gate_run_id = $1::uuid"},
+    {"baseline_candidates",
+     "SELECT " BL_CONDS " FROM baselines b WHERE b.stack_id = $1::uuid AND b.id <> $2::uuid"
+     " ORDER BY b.seq DESC LIMIT $3::int"},
+    {"baseline_get", "SELECT " BL_DOC " AS doc FROM baselines b WHERE b.id = $1::uuid"},
+    {"baseline_list", "SELECT " BL_DOC " AS doc, b.seq::text AS key FROM baselines b"
+                      " WHERE ($1::uuid IS NULL OR b.pool_id = $1::uuid)"
+                      "   AND ($2::uuid IS NULL OR b.stack_id = $2::uuid)"
+                      "   AND ($3::text IS NULL OR b.gpu_model = $3::text)"
+                      "   AND b.seq < coalesce($4::bigint, 9223372036854775807)"
+                      " ORDER BY b.seq DESC LIMIT $5::int"},
+    {"baseline_reports_unstacked",
+     "SELECT r.idx, count(*) OVER ()::int AS n FROM " BL_REPORTS
+     " JOIN hosts h ON h.id = r.host_id WHERE h.current_stack_id IS NULL ORDER BY r.idx LIMIT 1"},
+    {"baseline_reports_insert",
+     "WITH ins AS (INSERT INTO baselines (source, work_report_id, window_start, window_end,"
+     " host_id, pool_id, stack_id, image_digest, framework, framework_version, driver_version,"
+     " cuda_version, model_revision, gpu_model, gpu_count, workload_hash, input, concurrency,"
+     " cache, metric, value, measured_at)"
+     " SELECT 'work_report', w.id, w.window_start, w.window_end, h.id, h.pool_id, s.id,"
+     " s.image_digest, s.framework, s.spec #>> '{framework,version}', s.spec ->> 'driver_version',"
+     " s.spec ->> 'cuda_version', s.spec ->> 'model_revision',"
+     " (SELECT nullif(left(string_agg(DISTINCT g ->> 'name', ', ' ORDER BY g ->> 'name'), 400),"
+     "   '') FROM jsonb_array_elements(CASE WHEN jsonb_typeof(h.facts -> 'gpus') = 'array'"
+     "   THEN h.facts -> 'gpus' ELSE '[]'::jsonb END) AS g),"
+     " CASE WHEN jsonb_typeof(h.facts -> 'gpu_count') = 'number'"
+     "   THEN (h.facts ->> 'gpu_count')::int END,"
+     " NULL, r.input, r.concurrency, r.cache, w.unit || '_per_second',"
+     " w.completed / extract(epoch FROM w.window_end - w.window_start)::float8, w.window_end"
+     " FROM " BL_REPORTS " JOIN work_reports w ON w.host_id = r.host_id"
+     "   AND w.window_start = r.window_start AND w.window_end = r.window_end AND w.unit = r.unit"
+     " JOIN hosts h ON h.id = r.host_id JOIN stacks s ON s.id = h.current_stack_id"
+     " WHERE NOT EXISTS (SELECT 1 FROM baselines x WHERE x.work_report_id = w.id)"
+     " ORDER BY r.idx ON CONFLICT DO NOTHING RETURNING 1)"
+     " SELECT count(*)::text AS count FROM ins"},
+};
+const size_t db_baseline_nstmts = sizeof db_baseline_stmts / sizeof db_baseline_stmts[0];
+
+/* The conditions of row i (strings point into r, which must outlive b). */
+static void decode(const PGresult *r, int i, const int *col, struct plan_baseline *b)
+{
+    memset(b, 0, sizeof *b);
+    b->id = db_val(r, i, col[0]);
+    for (int k = 0; k < BL__COUNT; k++) {
+        struct plan_bl_value *v = &b->cond[k];
+        v->is_null = db_val_isnull(r, i, col[1 + k]);
+        if (plan_bl_cond_is_int((enum plan_bl_cond)k))
+            v->i = db_val_long(r, i, col[1 + k]);
+        else
+            v->s = db_val(r, i, col[1 + k]);
+    }
+    b->value = db_val_num(r, i, col[1 + BL__COUNT]);
+}
+
+static void columns(const PGresult *r, int *col)
+{
+    const char *names[2 + BL__COUNT];
+    names[0] = "id";
+    for (int k = 0; k < BL__COUNT; k++)
+        names[1 + k] = plan_bl_cond_names[k];
+    names[1 + BL__COUNT] = "value";
+    db_cols(r, names, 2 + BL__COUNT, col);
+}
+
+enum db_status db_baseline_compare(struct db_conn *c, const char *gate_run_id,
+                                   const char *prev_stack_id, struct db_baseline_cmp *out)
+{
+    memset(out, 0, sizeof *out);
+    PGresult *run = NULL, *cand = NULL;
+    const char *p1[1] = {gate_run_id};
+    enum db_status s = db_exec(c, "baseline_of_run", 1, p1, &run);
+    if (s != DB_ONE_RESULT) {
+        if (run != NULL)
+            PQclear(run);
+        return s == DB_NO_RESULTS || s == DB_MANY_RESULTS ? DB_NO_RESULTS : s;
+    }
+    int col[2 + BL__COUNT];
+    columns(run, col);
+    struct plan_baseline wanted;
+    decode(run, 0, col, &wanted);
+    char limit[16];
+    snprintf(limit, sizeof limit, "%d", CANDIDATES_MAX);
+    const char *p2[3] = {prev_stack_id, wanted.id, limit};
+    s = db_exec(c, "baseline_candidates", 3, p2, &cand);
+    if (s < 0) {
+        PQclear(run);
+        return s;
+    }
+    size_t n = (size_t)PQntuples(cand);
+    struct plan_baseline *b = calloc(n ? n : 1, sizeof *b);
+    struct plan_bl_result res = {0};
+    s = DB_HARD_ERROR;
+    if (b == NULL)
+        goto out;
+    if (n > 0)
+        columns(cand, col);
+    for (size_t i = 0; i < n; i++)
+        decode(cand, (int)i, col, &b[i]);
+    if (plan_baseline_match(&wanted, b, n, &res) != 0)
+        goto out;
+    out->doc = plan_baseline_document(&wanted, b, n, &res);
+    if (out->doc == NULL)
+        goto out;
+    out->matched = (int)res.nmatched;
+    out->reference = res.nmatched > 0 ? res.reference : 0.0;
+    out->value = wanted.value;
+    snprintf(out->metric, sizeof out->metric, "%s",
+             wanted.cond[BL_METRIC].s ? wanted.cond[BL_METRIC].s : "");
+    s = DB_ONE_RESULT;
+out:
+    json_decref(res.unmatched);
+    free(b);
+    PQclear(cand);
+    PQclear(run);
+    return s;
+}
+
+void db_baseline_cmp_free(struct db_baseline_cmp *cmp)
+{
+    json_decref(cmp->doc);
+    memset(cmp, 0, sizeof *cmp);
+}
+
+enum db_status db_baseline_reports_unstacked(struct db_conn *c, const char *records, int *first,
+                                             int *count)
+{
+    PGresult *r;
+    *first = -1;
+    *count = 0;
+    const char *p[1] = {records};
+    enum db_status s = db_exec(c, "baseline_reports_unstacked", 1, p, &r);
+    if (s < 0)
+        return s;
+    if (PQntuples(r) == 1) {
+        *first = (int)db_long(r, 0, "idx");
+        *count = (int)db_long(r, 0, "n");
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_baseline_reports_insert(struct db_conn *c, const char *records, long *inserted)
+{
+    PGresult *r;
+    *inserted = 0;
+    const char *p[1] = {records};
+    enum db_status s = db_exec(c, "baseline_reports_insert", 1, p, &r);
+    if (s < 0)
+        return s;
+    *inserted = PQntuples(r) == 1 ? db_long(r, 0, "count") : 0;
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_baseline_list(struct db_conn *c, const struct db_baseline_filter *f,
+                                struct db_page *page)
+{
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", f->limit);
+    const char *p[5] = {f->pool_id, f->stack_id, f->gpu_model, f->before_seq, limit};
+    return db_exec_page(c, "baseline_list", 5, p, page);
+}
+
+enum db_status db_baseline_get(struct db_conn *c, const char *id, char **doc)
+{
+    const char *p[1] = {id};
+    return db_exec_doc(c, "baseline_get", 1, p, doc);
+}

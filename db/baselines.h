@@ -1,0 +1,55 @@
+/* baselines.h — throughput baselines recorded with their conditions (docs/rollouts.md §1,
+ * migrations/0020_baselines.sql). An accepted gate run whose workload check passed
+ * records one (a trigger on gate_runs, in the run's transaction); a work report record
+ * that names a baseline window records one (db_baseline_reports_insert, called by
+ * api/work_reports.c in the report's transaction). GET /v1/baselines lists them; the
+ * rollout engine compares a new gate run's baseline with the previous stack's
+ * (db_baseline_compare, the matching itself in planner/baseline.h). */
+#ifndef GPUFLEET_DB_BASELINES_H
+#define GPUFLEET_DB_BASELINES_H
+
+#include <jansson.h>
+
+#include "db/db.h"
+
+struct db_baseline_cmp {
+    int matched;      /* number of matching baselines used (0: none) */
+    double reference; /* their median value (when matched > 0) */
+    double value;     /* the new run's value */
+    char metric[64];
+    json_t *doc; /* the comparison document (owned): metric, value, reference,
+                    ratio, baselines [ids], or unmatched {condition: {wanted, seen}} */
+};
+/* Compares the baseline recorded by gate run `gate_run_id` with the baselines recorded
+ * on stack `prev_stack_id` under the same conditions. DB_NO_RESULTS when the gate run
+ * recorded no baseline (no workload / not accepted). */
+enum db_status db_baseline_compare(struct db_conn *c, const char *gate_run_id,
+                                   const char *prev_stack_id, struct db_baseline_cmp *out);
+void db_baseline_cmp_free(struct db_baseline_cmp *cmp);
+
+/* The baselines of a work report batch (api/work_reports.c), in the batch's transaction.
+ * records: a JSON array of {idx, host_id, window_start, window_end, unit, input,
+ * concurrency, cache} (idx: the record's index in the batch; window times RFC 3339; input,
+ * concurrency, cache null when undeclared), one per record that names a baseline. */
+/* *first: the idx of the first record whose host has no current stack (-1 when none);
+ * *count how many. */
+enum db_status db_baseline_reports_unstacked(struct db_conn *c, const char *records, int *first,
+                                             int *count);
+/* After the reports are stored: one baseline (source work_report) per record, from its
+ * stored report (metric <unit>_per_second, value completed / window seconds), the host's
+ * current stack and its GPUs (facts); a report that has one already keeps it. *inserted
+ * receives how many were recorded. */
+enum db_status db_baseline_reports_insert(struct db_conn *c, const char *records, long *inserted);
+
+struct db_baseline_filter {
+    const char *pool_id, *stack_id, *gpu_model; /* NULL: any */
+    const char *before_seq;                     /* keyset: older than this seq, or NULL */
+    long limit;                                 /* rows to fetch */
+};
+/* Baselines, newest first: (doc, key) rows. */
+enum db_status db_baseline_list(struct db_conn *c, const struct db_baseline_filter *f,
+                                struct db_page *page);
+/* One baseline document (*doc owned by the caller, free()), DB_NO_RESULTS when unknown. */
+enum db_status db_baseline_get(struct db_conn *c, const char *id, char **doc);
+
+#endif
