@@ -166,7 +166,7 @@ async function setup({ name, net, user, count, profile = 'h100x8', workers = 'in
   f.req = async (method, url, token, body) => f.client.request(method, url, { token, body });
   f.get = async (url) => expectStatus(await f.req('GET', url, f.viewer), 200);
   f.stack = (overrides = {}) => fleet.createStack(f.client, f.operator, { name: `ro-${fleet.uniq()}`, ...pin, ...overrides });
-  f.pool = async (key, gate = gateDef()) =>
+  f.pool = async (key, gate = gateDef(), extra = {}) =>
     expectStatus(
       await f.req('POST', '/v1/pools', f.admin, {
         name: `ro-${key}-${fleet.uniq()}`,
@@ -177,6 +177,7 @@ async function setup({ name, net, user, count, profile = 'h100x8', workers = 'in
         durable_path: f.sim.env.SIMFLEET_DURABLE_PATH,
         scratch_path: f.sim.env.SIMFLEET_SCRATCH_PATH,
         gate,
+        ...extra,
       }),
       201,
     );
