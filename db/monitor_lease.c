@@ -313,12 +313,9 @@ static int in(const char *state, const char *const *list)
 static enum db_status audit_quarantine(struct db_conn *c, const char *owner, const char *host_id,
                                        const char *reason)
 {
-    char path[80], request_id[UTIL_UUID_LEN + 1];
+    char path[80];
     snprintf(path, sizeof path, "/v1/hosts/%s/health", host_id);
-    util_uuid4(request_id); /* the sample's own: no request caused it */
-    struct db_audit_event ev = {owner,    "system", "host.quarantine", "host", host_id,
-                                "WORKER", path,     request_id,        409,    reason};
-    return db_audit_insert(c, &ev);
+    return db_audit_system(c, owner, "host.quarantine", "host", host_id, path, 409, reason);
 }
 
 /* monitor_store's answer, copied. */

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include "common/log.h"
+
 static void *periodic_main(void *arg)
 {
     struct svc_periodic *p = arg;
@@ -55,4 +57,52 @@ void svc_periodic_stop(struct svc_periodic *p)
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->thread, NULL);
     p->running = 0;
+}
+
+struct due {
+    struct svc_driver *d;
+    char ids[SVC_DRIVER_BATCH_MAX][37];
+    int n;
+};
+
+static enum db_status due_fn(struct db_conn *c, void *arg)
+{
+    struct due *u = arg;
+    int max = u->d->batch;
+    if (max < 1 || max > SVC_DRIVER_BATCH_MAX)
+        max = SVC_DRIVER_BATCH_MAX;
+    return u->d->due(c, max, u->ids, &u->n);
+}
+
+int svc_driver_run_once(struct svc_driver *d)
+{
+    struct due u = {.d = d, .n = 0};
+    if (db_run(due_fn, &u) < 0)
+        return -1;
+    int driven = 0;
+    for (int i = 0; i < u.n; i++) {
+        enum db_status s = d->item(u.ids[i]);
+        if (s < 0) {
+            log_msg(LOG_WARN, "%s %s: database error %d; retrying next pass", d->what, u.ids[i],
+                    (int)s);
+            continue;
+        }
+        driven++;
+    }
+    return driven;
+}
+
+static void driver_pass(void *arg)
+{
+    svc_driver_run_once(arg);
+}
+
+int svc_driver_start(struct svc_driver *d, int ms)
+{
+    return svc_periodic_start(&d->loop, ms, driver_pass, d);
+}
+
+void svc_driver_stop(struct svc_driver *d)
+{
+    svc_periodic_stop(&d->loop);
 }

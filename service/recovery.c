@@ -20,8 +20,6 @@
 #define DUE_BATCH 32
 #define MAX_MOVES 8 /* decisions applied per recovery per pass (a whole recovery needs 7) */
 
-static struct svc_periodic loop = SVC_PERIODIC_INIT;
-
 struct move {
     const char *id;
     char actor[64];                  /* recovery:<id>: history, audit and job creator */
@@ -40,12 +38,9 @@ struct move {
 static enum db_status audit(struct db_conn *c, const struct move *m, const char *action, int status,
                             const char *reason)
 {
-    char path[96], request_id[UTIL_UUID_LEN + 1];
+    char path[96];
     snprintf(path, sizeof path, "/v1/hosts/%s/recoveries", m->host_id);
-    util_uuid4(request_id);
-    struct db_audit_event ev = {m->actor, "system", action,     "host", m->host_id,
-                                "WORKER", path,     request_id, status, reason};
-    return db_audit_insert(c, &ev);
+    return db_audit_system(c, m->actor, action, "host", m->host_id, path, status, reason);
 }
 
 /* Applies ev (the only row from the host's state) through the state machine. */
@@ -217,51 +212,33 @@ static void log_move(const struct move *m)
                                  plan_rec_action_name(m->acts[i].action), "why", m->acts[i].why));
 }
 
-struct due {
-    char ids[DUE_BATCH][37];
-    int n;
-};
-
-static enum db_status due_fn(struct db_conn *c, void *arg)
+/* One recovery: its decisions in one transaction (a transition the state machine refused:
+ * a second one that records it), logged once committed. */
+static enum db_status drive(const char *id)
 {
-    struct due *d = arg;
-    return db_recovery_due(c, DUE_BATCH, d->ids, &d->n);
+    struct move m = {.id = id};
+    snprintf(m.actor, sizeof m.actor, "recovery:%s", m.id);
+    enum db_status s = db_run_tx(move_fn, &m);
+    if (s < 0 && m.refused_ev != HE__COUNT)
+        s = db_run_tx(refused_fn, &m);
+    if (s >= 0)
+        log_move(&m);
+    return s;
 }
+
+static struct svc_driver driver = SVC_DRIVER_INIT("recovery", DUE_BATCH, db_recovery_due, drive);
 
 int svc_recovery_run_once(void)
 {
-    struct due due = {.n = 0};
-    if (db_run(due_fn, &due) < 0)
-        return -1;
-    int looked = 0;
-    for (int i = 0; i < due.n; i++) {
-        struct move m = {.id = due.ids[i]};
-        snprintf(m.actor, sizeof m.actor, "recovery:%s", m.id);
-        enum db_status s = db_run_tx(move_fn, &m);
-        if (s < 0 && m.refused_ev != HE__COUNT)
-            s = db_run_tx(refused_fn, &m);
-        if (s < 0) {
-            log_msg(LOG_WARN, "recovery %s: database error %d; retrying next pass", m.id, (int)s);
-            continue;
-        }
-        log_move(&m);
-        looked++;
-    }
-    return looked;
-}
-
-static void recovery_pass(void *arg)
-{
-    (void)arg;
-    svc_recovery_run_once();
+    return svc_driver_run_once(&driver);
 }
 
 int svc_recovery_start(int ms)
 {
-    return svc_periodic_start(&loop, ms, recovery_pass, NULL);
+    return svc_driver_start(&driver, ms);
 }
 
 void svc_recovery_stop(void)
 {
-    svc_periodic_stop(&loop);
+    svc_driver_stop(&driver);
 }

@@ -22,8 +22,6 @@
 #define MAX_MOVES 64 /* decisions applied per rollout per pass */
 #define MAX_NOTES 24 /* of which the log shows */
 
-static struct svc_periodic loop = SVC_PERIODIC_INIT;
-
 struct move {
     const char *id;
     char actor[64]; /* rollout:<id>: history, audit and job creator */
@@ -43,12 +41,9 @@ struct move {
 static enum db_status audit(struct db_conn *c, const struct move *m, const char *action,
                             const char *type, const char *resource, int status, const char *reason)
 {
-    char path[96], request_id[UTIL_UUID_LEN + 1];
+    char path[96];
     snprintf(path, sizeof path, "/v1/rollouts/%s", m->id);
-    util_uuid4(request_id);
-    struct db_audit_event ev = {m->actor, "system", action,     type,   resource,
-                                "WORKER", path,     request_id, status, reason};
-    return db_audit_insert(c, &ev);
+    return db_audit_system(c, m->actor, action, type, resource, path, status, reason);
 }
 
 /* Applies ev to the host through the state machine, audited when the event is. */
@@ -461,51 +456,33 @@ static void log_move(const struct move *m)
                                  plan_ro_action_name(m->acts[i].action), "why", m->acts[i].why));
 }
 
-struct due {
-    char ids[DUE_BATCH][37];
-    int n;
-};
-
-static enum db_status due_fn(struct db_conn *c, void *arg)
+/* One rollout: its decisions in one transaction (a transition the state machine refused:
+ * a second one that records it), logged once committed. */
+static enum db_status drive(const char *id)
 {
-    struct due *d = arg;
-    return db_rollout_due(c, DUE_BATCH, d->ids, &d->n);
+    struct move m = {.id = id};
+    snprintf(m.actor, sizeof m.actor, "rollout:%s", m.id);
+    enum db_status s = db_run_tx(move_fn, &m);
+    if (s < 0 && m.refused_ev != HE__COUNT)
+        s = db_run_tx(refused_fn, &m);
+    if (s >= 0)
+        log_move(&m);
+    return s;
 }
+
+static struct svc_driver driver = SVC_DRIVER_INIT("rollout", DUE_BATCH, db_rollout_due, drive);
 
 int svc_rollout_run_once(void)
 {
-    struct due due = {.n = 0};
-    if (db_run(due_fn, &due) < 0)
-        return -1;
-    int looked = 0;
-    for (int i = 0; i < due.n; i++) {
-        struct move m = {.id = due.ids[i]};
-        snprintf(m.actor, sizeof m.actor, "rollout:%s", m.id);
-        enum db_status s = db_run_tx(move_fn, &m);
-        if (s < 0 && m.refused_ev != HE__COUNT)
-            s = db_run_tx(refused_fn, &m);
-        if (s < 0) {
-            log_msg(LOG_WARN, "rollout %s: database error %d; retrying next pass", m.id, (int)s);
-            continue;
-        }
-        log_move(&m);
-        looked++;
-    }
-    return looked;
-}
-
-static void rollout_pass(void *arg)
-{
-    (void)arg;
-    svc_rollout_run_once();
+    return svc_driver_run_once(&driver);
 }
 
 int svc_rollout_start(int ms)
 {
-    return svc_periodic_start(&loop, ms, rollout_pass, NULL);
+    return svc_driver_start(&driver, ms);
 }
 
 void svc_rollout_stop(void)
 {
-    svc_periodic_stop(&loop);
+    svc_driver_stop(&driver);
 }
