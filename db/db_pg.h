@@ -50,6 +50,9 @@ enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
  * id into id (else ""). Out of memory gives DB_HARD_ERROR. */
 enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
                               const char *const *params, char **doc, char id[37]);
+/* Runs a statement taking one parameter, a row limit (max), and returning an "id"
+ * column: copies up to max ids into ids and their number into *n (0 on failure). */
+enum db_status db_exec_ids(struct db_conn *c, const char *stmt, int max, char (*ids)[37], int *n);
 
 /* ---- reading results: columns by name ----
  * A decoder names the columns it reads; a name the result lacks is a bug (the statement

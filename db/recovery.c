@@ -97,19 +97,7 @@ const size_t db_recovery_nstmts = sizeof db_recovery_stmts / sizeof db_recovery_
 
 enum db_status db_recovery_due(struct db_conn *c, int max, char (*ids)[37], int *n)
 {
-    char lim[16];
-    snprintf(lim, sizeof lim, "%d", max);
-    const char *p[1] = {lim};
-    PGresult *r;
-    *n = 0;
-    enum db_status s = db_exec(c, "rec_due", 1, p, &r);
-    if (s < 0)
-        return s;
-    int rows = PQntuples(r), col = db_col(r, "id");
-    for (int i = 0; i < rows && i < max; i++)
-        snprintf(ids[(*n)++], 37, "%s", db_val(r, i, col));
-    PQclear(r);
-    return s;
+    return db_exec_ids(c, "rec_due", max, ids, n);
 }
 
 static const struct db_str_field fact_strs[] = {

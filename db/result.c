@@ -166,3 +166,20 @@ enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
     PQclear(r);
     return s;
 }
+
+enum db_status db_exec_ids(struct db_conn *c, const char *stmt, int max, char (*ids)[37], int *n)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", max);
+    const char *p[1] = {lim};
+    PGresult *r;
+    *n = 0;
+    enum db_status s = db_exec(c, stmt, 1, p, &r);
+    if (s < 0)
+        return s;
+    int rows = PQntuples(r), col = db_col(r, "id");
+    for (int i = 0; i < rows && i < max; i++)
+        snprintf(ids[(*n)++], 37, "%s", db_val(r, i, col));
+    PQclear(r);
+    return s;
+}

@@ -452,19 +452,7 @@ enum db_status db_rollout_control(struct db_conn *c, const char *id, const char 
 
 enum db_status db_rollout_due(struct db_conn *c, int max, char (*ids)[37], int *n)
 {
-    char lim[16];
-    snprintf(lim, sizeof lim, "%d", max);
-    const char *p[1] = {lim};
-    PGresult *r;
-    *n = 0;
-    enum db_status s = db_exec(c, "ro_due", 1, p, &r);
-    if (s < 0)
-        return s;
-    int rows = PQntuples(r), col = db_col(r, "id");
-    for (int i = 0; i < rows && i < max; i++)
-        snprintf(ids[(*n)++], 37, "%s", db_val(r, i, col));
-    PQclear(r);
-    return s;
+    return db_exec_ids(c, "ro_due", max, ids, n);
 }
 
 #define HF(col)                                           \

@@ -394,11 +394,6 @@ static enum db_status move_fn(struct db_conn *c, void *arg)
         };
         struct plan_ro_decision d;
         plan_rollout_next(&pf, &d);
-        /* why quotes the facts (a job's error, a verdict's reason): cut to fit, it may end
-         * inside a character, and it goes to PostgreSQL text and JSON */
-        char why[sizeof d.why];
-        utf8_clean(d.why, strnlen(d.why, sizeof d.why), why, sizeof why);
-        memcpy(d.why, why, sizeof why);
         int more = 0;
         s = apply(c, m, &f, &d, &more);
         if (s >= 0 && d.action != PLAN_RO_WAIT)
