@@ -5,7 +5,9 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define JOB_WRITER_MAX_THREADS 32
@@ -23,6 +25,7 @@ struct job_writer {
     int nthreads;
     pthread_t threads[JOB_WRITER_MAX_THREADS];
     int submitted, drained; /* worker thread only */
+    int efd;                /* readable while ops are done and not drained */
 };
 
 static void list_push(struct op_list *l, struct job_op *op)
@@ -80,7 +83,15 @@ static void *writer_main(void *arg)
         enum db_status s = run_op(op);
         pthread_mutex_lock(&w->mu);
         op->status = s;
+        /* the first op done since the last drain wakes the worker thread; the drain reads
+         * the eventfd before it takes the list, so no op is left without a wake-up */
+        int first = w->done.head == NULL;
         list_push(&w->done, op);
+        if (first) {
+            uint64_t one = 1;
+            ssize_t r = write(w->efd, &one, sizeof one);
+            (void)r; /* only EAGAIN at a counter near 2^64: it is readable anyway */
+        }
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -97,6 +108,11 @@ struct job_writer *job_writer_new(int threads)
         threads = JOB_WRITER_MAX_THREADS;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->efd < 0) {
+        job_writer_free(w);
+        return NULL;
+    }
     for (int i = 0; i < threads; i++) {
         if (pthread_create(&w->threads[i], NULL, writer_main, w) != 0)
             break;
@@ -120,8 +136,16 @@ void job_writer_submit(struct job_writer *w, struct job_op *op)
     pthread_mutex_unlock(&w->mu);
 }
 
+int job_writer_fd(const struct job_writer *w)
+{
+    return w->efd;
+}
+
 int job_writer_drain(struct job_writer *w)
 {
+    uint64_t n_done;
+    ssize_t r = read(w->efd, &n_done, sizeof n_done);
+    (void)r; /* EAGAIN: nothing signalled; the list is taken either way */
     pthread_mutex_lock(&w->mu);
     struct op_list done = w->done;
     w->done.head = w->done.tail = NULL;
@@ -163,5 +187,7 @@ void job_writer_free(struct job_writer *w)
     }
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
+    if (w->efd >= 0)
+        close(w->efd);
     free(w);
 }

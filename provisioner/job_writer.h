@@ -3,10 +3,10 @@
  * connections, so that a slow round trip never blocks the SSH event loop.
  *
  * The worker thread submits an op and goes on driving SSH; a writer thread runs it and
- * queues it as done; the worker thread drains the done ops once per loop iteration and
- * runs each op's done callback there. Ops run in no particular order across writer
- * threads: whoever needs an order (a task's steps) submits the next op only from the done
- * callback of the previous one.
+ * queues it as done and wakes the worker thread (job_writer_fd); the worker thread drains
+ * the done ops once per loop iteration and runs each op's done callback there. Ops run in no
+ * particular order across writer threads: whoever needs an order (a task's steps) submits the next
+ * op only from the done callback of the previous one.
  *
  * Threading: job_writer_submit, job_writer_drain, job_writer_pending and job_writer_free
  * belong to the worker thread that created the writer. An op's fn runs on a writer thread
@@ -44,6 +44,9 @@ void job_writer_submit(struct job_writer *w, struct job_op *op);
 /* Runs the done callback of every op finished so far, in the order they finished (a done
  * callback may submit again). Returns how many ran. */
 int job_writer_drain(struct job_writer *w);
+/* An fd that is readable while ops are done and not yet drained (an eventfd, read by
+ * job_writer_drain): the worker thread's event loop waits on it. */
+int job_writer_fd(const struct job_writer *w);
 /* Ops submitted whose done callback has not run yet. */
 int job_writer_pending(const struct job_writer *w);
 /* Runs what is still queued, joins the threads, then drains (done callbacks run here),

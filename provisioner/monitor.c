@@ -64,6 +64,11 @@ struct monitor {
     struct job_op hk_op; /* the samples' housekeeping */
     int64_t next_hk_us;
     int hk_ran;
+    /* mon_tick walks the hosts only when one may have something to do: a callback poked
+     * it (an op, a sample or a connection ended; a claim came back), or the earliest
+     * host time found by the last walk has come */
+    int poked;
+    int64_t next_walk_us;
 };
 
 static void host_free_fields(struct mon_host *x)
@@ -113,6 +118,7 @@ static void adopt(struct mon_host *x, struct db_mon_host *row);
  * that waited for it. */
 static void op_finished(struct mon_host *x)
 {
+    x->m->poked = 1;
     x->kind = MO_NONE;
     if (x->has_pend) {
         x->has_pend = 0;
@@ -207,6 +213,7 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
     (void)c;
     struct mon_host *x = ctx;
     x->sampling = 0;
+    x->m->poked = 1;
     if (r->err != PROV_SSH_OK) {
         char why[320];
         snprintf(why, sizeof why, "the sample failed: %s%s%s", prov_ssh_err_name(r->err),
@@ -278,6 +285,7 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
 {
     (void)c;
     struct mon_host *x = ctx;
+    x->m->poked = 1;
     if (st->err == PROV_SSH_OK) {
         x->cs = MC_UP;
         x->backoff_s = 0;
@@ -445,6 +453,7 @@ static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *ro
 static void claim_done(struct job_op *op)
 {
     struct monitor *m = op->ctx;
+    m->poked = 1;
     if (op->status < 0) {
         log_msg(LOG_WARN, "monitor %s: the claim failed; hosts keep their leases until then",
                 m->w->owner);
@@ -544,14 +553,41 @@ static void host_free(struct mon_host *x)
     free(x);
 }
 
+/* One host's turn: what it does now, and when it next may (0: only once poked). */
+static int64_t host_tick(struct mon_host *x, int64_t now)
+{
+    if (x->op.busy || x->sampling)
+        return 0; /* its done or its sample's callback pokes */
+    if (x->key_mismatch) {
+        submit(x, MO_KEY, key_fn, key_done);
+    } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
+        if (!x->key_ok)
+            submit(x, MO_CRED, cred_fn, cred_done);
+        else
+            connect(x);
+    } else if (x->cs == MC_UP && now >= x->next_sample_us) {
+        sample(x, now);
+    }
+    if (x->op.busy || x->sampling || x->cs == MC_CONNECTING)
+        return 0;
+    if (x->key_mismatch)
+        return now; /* stopping: submit was refused */
+    return x->cs == MC_NONE ? x->next_connect_us : x->next_sample_us;
+}
+
 void mon_tick(struct monitor *m)
 {
     int64_t now = util_mono_us();
     claim(m, now);
     housekeeping(m, now);
+    if (!m->poked && now < m->next_walk_us)
+        return;
+    m->poked = 0;
+    int64_t next = 0;
     struct mon_host **pp = &m->hosts;
     while (*pp != NULL) {
         struct mon_host *x = *pp;
+        int64_t t = 0;
         if (!x->claimed) { /* released or lost: stop at once, free once idle */
             conn_close(x);
             if (!x->op.busy && !x->sampling) {
@@ -559,20 +595,29 @@ void mon_tick(struct monitor *m)
                 host_free(x);
                 continue;
             }
-        } else if (!x->op.busy && !x->sampling) {
-            if (x->key_mismatch) {
-                submit(x, MO_KEY, key_fn, key_done);
-            } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
-                if (!x->key_ok)
-                    submit(x, MO_CRED, cred_fn, cred_done);
-                else
-                    connect(x);
-            } else if (x->cs == MC_UP && now >= x->next_sample_us) {
-                sample(x, now);
-            }
+        } else {
+            t = host_tick(x, now);
         }
+        if (t && (!next || t < next))
+            next = t;
         pp = &x->next;
     }
+    /* nothing timed: a callback will poke; the claim period bounds it anyway */
+    m->next_walk_us = next ? next : now + (int64_t)MON_CLAIM_PERIOD_S * 1000000;
+}
+
+int64_t mon_next_due_us(const struct monitor *m)
+{
+    if (m->poked)
+        return 0;
+    int64_t d = m->next_walk_us;
+    if (!m->stopping) {
+        if (!m->claim_op.busy && m->next_claim_us < d)
+            d = m->next_claim_us;
+        if (!m->hk_op.busy && m->next_hk_us < d)
+            d = m->next_hk_us;
+    }
+    return d;
 }
 
 void mon_close(struct monitor *m)

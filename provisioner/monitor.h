@@ -24,6 +24,9 @@ struct monitor;
 struct monitor *mon_new(struct job_worker *w);
 /* Claims, connects, samples: call once per loop iteration (never blocks). */
 void mon_tick(struct monitor *m);
+/* When mon_tick next has something to do (CLOCK_MONOTONIC µs; 0 or past: now). The
+ * worker waits no longer than this; callbacks that need a tick sooner make it 0. */
+int64_t mon_next_due_us(const struct monitor *m);
 /* Connections open or opening (the loop must run SSH while there are any). */
 int mon_active(const struct monitor *m);
 /* Database writes not yet drained. */

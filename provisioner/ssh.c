@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,7 +55,8 @@
 #define DEFAULT_EXEC_MS      60000
 #define CLOSE_GRACE_MS       1000 /* graceful close: channel frees + disconnect */
 #define CHANNEL_FREE_MS      2000 /* after this a closing channel stops holding a slot */
-#define KEEPALIVE_S          15   /* an idle session sends an SSH keepalive this often */
+#define KEEPALIVE_S          60   /* an idle session sends an SSH keepalive this often */
+#define LOOP_EVENTS          256  /* socket events taken per epoll_wait */
 
 /* Terrapin (CVE-2023-48795) mitigation for libssh2 1.10 (no strict kex): no
  * chacha20-poly1305, no CBC, no *-etm MACs. libssh2 1.10 has no aes-gcm and
@@ -134,7 +136,13 @@ struct prov_ssh_conn {
     void *ctx;
     int cb_fired;
     int closing; /* prov_ssh_close() was called */
-    int kick;    /* drive on the next iteration even without socket events */
+    int kick;    /* on the loop's kick list: driven on the next iteration */
+    struct prov_ssh_conn *kick_next;
+    int reg_fd;       /* the socket as registered with the loop's epoll; -1: not */
+    uint32_t reg_ev;  /* its registered events */
+    int64_t due_us;   /* the conn's earliest deadline, as kept in the loop's heap */
+    int heap_i;       /* its index in the heap; -1: not there */
+    int gone_counted; /* counted in loop->gone (CS_GONE, waits for the sweep) */
     struct prov_ssh_conn_status status;
     struct exec *ex_head, *ex_tail;
     struct exec *out_owner; /* exec whose op left a half-sent packet */
@@ -148,12 +156,22 @@ struct prov_ssh_conn {
     char fail_msg[256];
 };
 
+/* The loop's work is proportional to what is ready, not to how many sessions it holds:
+ * an epoll set holds each socket with the interest it needs now (updated after each time
+ * its conn is driven; an idle ready session is not in it at all), a binary min-heap holds
+ * each conn's earliest deadline, and a kick list holds the conns a call or a callback
+ * woke. One iteration drives only the conns with a socket event, a deadline reached or a
+ * kick. */
 struct prov_ssh_loop {
     struct prov_ssh_conn *head, *tail;
     int count;
-    struct pollfd *pfd;
-    struct prov_ssh_conn **pconn;
-    size_t cap;
+    int ep; /* epoll */
+    struct epoll_event evs[LOOP_EVENTS];
+    struct prov_ssh_conn *kick_head;
+    struct prov_ssh_conn **heap;
+    size_t heap_n, heap_cap;
+    int gone; /* conns in CS_GONE not yet swept */
+    struct prov_ssh_loop_stats stats;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -418,8 +436,11 @@ static void conn_fire(struct prov_ssh_conn *c, enum prov_ssh_err err, const char
 /* Frees channels and the session without ever blocking: the socket is shut
  * down first, so every libssh2 send/recv fails at once instead of EAGAIN,
  * and blocking mode makes libssh2 finish its internal states in one call. */
+static void conn_unwatch(struct prov_ssh_conn *c);
+
 static void conn_hard_teardown(struct prov_ssh_conn *c)
 {
+    conn_unwatch(c); /* before close: a forked child's copy would keep it in the set */
     if (c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
     if (c->sess) {
@@ -1055,10 +1076,12 @@ static int64_t conn_next_deadline(const struct prov_ssh_conn *c)
     return d;
 }
 
-static short conn_interest(const struct prov_ssh_conn *c)
+/* The epoll events a conn waits for now: 0 when it waits for nothing on its socket (an
+ * idle ready session, a failed one). */
+static uint32_t conn_interest(const struct prov_ssh_conn *c)
 {
     switch (c->st) {
-    case CS_CONNECTING: return POLLOUT;
+    case CS_CONNECTING: return EPOLLOUT;
     case CS_HANDSHAKE:
     case CS_AUTH:
     case CS_CLOSE_CHANNELS:
@@ -1070,19 +1093,182 @@ static short conn_interest(const struct prov_ssh_conn *c)
     default: return 0;
     }
     int d = c->sess ? libssh2_session_block_directions(c->sess) : 0;
-    short ev = 0;
+    uint32_t ev = 0;
     if (d & LIBSSH2_SESSION_BLOCK_INBOUND)
-        ev |= POLLIN;
+        ev |= EPOLLIN;
     if (d & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-        ev |= POLLOUT;
-    return ev ? ev : POLLIN;
+        ev |= EPOLLOUT;
+    return ev ? ev : EPOLLIN;
+}
+
+/* ------------------------------------------------------- loop bookkeeping */
+
+static void conn_unwatch(struct prov_ssh_conn *c)
+{
+    if (c->reg_fd < 0)
+        return;
+    epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->reg_fd, NULL);
+    c->reg_fd = -1;
+    c->reg_ev = 0;
+}
+
+/* Keeps the epoll set's entry for c equal to what c waits for now. */
+static void conn_watch(struct prov_ssh_conn *c)
+{
+    uint32_t ev = c->fd >= 0 ? conn_interest(c) : 0;
+    if (c->reg_fd >= 0 && (c->reg_fd != c->fd || ev == 0))
+        conn_unwatch(c);
+    if (ev == 0 || (c->reg_fd == c->fd && c->reg_ev == ev))
+        return;
+    struct epoll_event e = {.events = ev, .data.ptr = c};
+    int op = c->reg_fd == c->fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(c->loop->ep, op, c->fd, &e) != 0 && op == EPOLL_CTL_ADD && errno == EEXIST)
+        epoll_ctl(c->loop->ep, EPOLL_CTL_MOD, c->fd, &e);
+    c->reg_fd = c->fd;
+    c->reg_ev = ev;
+    c->loop->stats.interest_changes++;
+}
+
+static int heap_before(const struct prov_ssh_conn *a, const struct prov_ssh_conn *b)
+{
+    return a->due_us < b->due_us;
+}
+
+static void heap_place(struct prov_ssh_loop *l, size_t i, struct prov_ssh_conn *c)
+{
+    l->heap[i] = c;
+    c->heap_i = (int)i;
+}
+
+static void heap_up(struct prov_ssh_loop *l, size_t i)
+{
+    struct prov_ssh_conn *c = l->heap[i];
+    while (i > 0 && heap_before(c, l->heap[(i - 1) / 2])) {
+        heap_place(l, i, l->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_place(l, i, c);
+}
+
+static void heap_down(struct prov_ssh_loop *l, size_t i)
+{
+    struct prov_ssh_conn *c = l->heap[i];
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= l->heap_n)
+            break;
+        if (k + 1 < l->heap_n && heap_before(l->heap[k + 1], l->heap[k]))
+            k++;
+        if (!heap_before(l->heap[k], c))
+            break;
+        heap_place(l, i, l->heap[k]);
+        i = k;
+    }
+    heap_place(l, i, c);
+}
+
+static void heap_remove(struct prov_ssh_loop *l, struct prov_ssh_conn *c)
+{
+    if (c->heap_i < 0)
+        return;
+    size_t i = (size_t)c->heap_i;
+    c->heap_i = -1;
+    struct prov_ssh_conn *last = l->heap[--l->heap_n];
+    if (last == c)
+        return;
+    heap_place(l, i, last);
+    heap_up(l, i);
+    heap_down(l, (size_t)last->heap_i);
+}
+
+/* Puts c in the heap under its deadline d (0: none). Out of memory: the conn is kicked
+ * instead, so that it is looked at on every iteration until the heap has room. */
+static void conn_kick(struct prov_ssh_conn *c);
+
+static void heap_set(struct prov_ssh_loop *l, struct prov_ssh_conn *c, int64_t d)
+{
+    if (d == 0) {
+        heap_remove(l, c);
+        return;
+    }
+    if (c->heap_i >= 0) {
+        int earlier = d < c->due_us;
+        c->due_us = d;
+        if (earlier)
+            heap_up(l, (size_t)c->heap_i);
+        else
+            heap_down(l, (size_t)c->heap_i);
+        return;
+    }
+    if (l->heap_n == l->heap_cap) {
+        size_t cap = l->heap_cap ? l->heap_cap * 2 : 64;
+        struct prov_ssh_conn **h = realloc(l->heap, cap * sizeof *h);
+        if (h == NULL) {
+            conn_kick(c);
+            return;
+        }
+        l->heap = h;
+        l->heap_cap = cap;
+    }
+    c->due_us = d;
+    heap_place(l, l->heap_n++, c);
+    heap_up(l, (size_t)c->heap_i);
+}
+
+static void conn_kick(struct prov_ssh_conn *c)
+{
+    if (c->kick)
+        return;
+    c->kick = 1;
+    c->kick_next = c->loop->kick_head;
+    c->loop->kick_head = c;
+}
+
+/* After a conn was driven: its socket interest, its deadline, and whether it is gone. */
+static void conn_sync(struct prov_ssh_conn *c)
+{
+    struct prov_ssh_loop *l = c->loop;
+    if (c->st == CS_GONE) {
+        conn_unwatch(c);
+        heap_remove(l, c);
+        if (!c->gone_counted) {
+            c->gone_counted = 1;
+            l->gone++;
+        }
+        return;
+    }
+    if (c->st == CS_TEARDOWN)
+        conn_kick(c);
+    conn_watch(c);
+    heap_set(l, c, conn_next_deadline(c));
 }
 
 /* ------------------------------------------------------- public API */
 
 struct prov_ssh_loop *prov_ssh_loop_new(void)
 {
-    return calloc(1, sizeof(struct prov_ssh_loop));
+    struct prov_ssh_loop *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    l->ep = epoll_create1(EPOLL_CLOEXEC);
+    if (l->ep < 0) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+int prov_ssh_loop_wake_on(struct prov_ssh_loop *l, int fd)
+{
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = NULL};
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &e) == 0)
+        return 0;
+    return errno == EEXIST && epoll_ctl(l->ep, EPOLL_CTL_MOD, fd, &e) == 0 ? 0 : -1;
+}
+
+void prov_ssh_loop_stats(const struct prov_ssh_loop *l, struct prov_ssh_loop_stats *out)
+{
+    *out = l->stats;
 }
 
 static void conn_free(struct prov_ssh_conn *c)
@@ -1105,14 +1291,16 @@ static void conn_free(struct prov_ssh_conn *c)
     free(c);
 }
 
+/* Frees the conns that are gone (none on the kick list: they are dropped from it first). */
 static void loop_sweep(struct prov_ssh_loop *l)
 {
     struct prov_ssh_conn **pp = &l->head, *last = NULL;
     while (*pp) {
         struct prov_ssh_conn *c = *pp;
-        if (c->st == CS_GONE) {
+        if (c->st == CS_GONE && !c->kick) {
             *pp = c->next;
             l->count--;
+            l->gone--;
             conn_free(c);
         } else {
             last = c;
@@ -1131,6 +1319,8 @@ struct prov_ssh_conn *prov_ssh_connect(struct prov_ssh_loop *l, const struct pro
         return NULL;
     c->loop = l;
     c->fd = -1;
+    c->reg_fd = -1;
+    c->heap_i = -1;
     c->port = t->port ? t->port : 22;
     c->address = dup_s(t->address ? t->address : "");
     c->user = dup_s(t->user ? t->user : "");
@@ -1147,13 +1337,13 @@ struct prov_ssh_conn *prov_ssh_connect(struct prov_ssh_loop *l, const struct pro
     c->cb = cb;
     c->ctx = ctx;
     c->st = CS_START;
-    c->kick = 1;
     if (l->tail)
         l->tail->next = c;
     else
         l->head = c;
     l->tail = c;
     l->count++;
+    conn_kick(c);
     return c;
 }
 
@@ -1181,7 +1371,7 @@ int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms, 
     else
         c->ex_head = e;
     c->ex_tail = e;
-    c->kick = 1;
+    conn_kick(c);
     return 0;
 }
 
@@ -1190,71 +1380,50 @@ void prov_ssh_close(struct prov_ssh_conn *c)
     if (!c || c->closing)
         return;
     c->closing = 1;
-    c->kick = 1;
+    conn_kick(c);
     conn_fire(c, PROV_SSH_DISCONNECT, "closed by caller before connecting");
     execs_fire_all(c, PROV_SSH_DISCONNECT, "session closed by caller");
 }
 
 int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
 {
-    size_t n = 0;
-    int64_t t = now_us(), next = 0;
-    int kicked = 0;
-
-    if ((size_t)l->count > l->cap) {
-        size_t cap = (size_t)l->count * 2;
-        struct pollfd *p = realloc(l->pfd, cap * sizeof *p);
-        if (p)
-            l->pfd = p;
-        struct prov_ssh_conn **pc = realloc(l->pconn, cap * sizeof *pc);
-        if (pc)
-            l->pconn = pc;
-        if (p && pc)
-            l->cap = cap;
-    }
-    for (struct prov_ssh_conn *c = l->head; c; c = c->next) {
-        kicked |= c->kick || c->st == CS_TEARDOWN;
-        int64_t d = conn_next_deadline(c);
-        if (d && (!next || d < next))
-            next = d;
-        short ev = conn_interest(c);
-        if (ev && c->fd >= 0 && n < l->cap) {
-            l->pfd[n].fd = c->fd;
-            l->pfd[n].events = ev;
-            l->pfd[n].revents = 0;
-            l->pconn[n] = c;
-            n++;
-        }
-    }
+    int64_t t = now_us();
     int wait = max_wait_ms < 0 ? 0 : max_wait_ms;
-    if (kicked)
+    if (l->kick_head != NULL)
         wait = 0;
-    if (next) {
-        int64_t ms = (next - t + 999) / 1000;
+    else if (l->heap_n > 0) {
+        int64_t ms = (l->heap[0]->due_us - t + 999) / 1000;
         if (ms < wait)
             wait = ms < 0 ? 0 : (int)ms;
     }
-    if (n > 0)
-        poll(l->pfd, (nfds_t)n, wait);
-    else if (wait > 0)
-        poll(NULL, 0, wait);
-
-    /* mark conns with socket events; new conns (added by callbacks) wait */
-    for (size_t i = 0; i < n; i++)
-        if (l->pfd[i].revents)
-            l->pconn[i]->kick = 1;
+    int n = epoll_wait(l->ep, l->evs, LOOP_EVENTS, wait);
+    l->stats.wakeups++;
+    for (int i = 0; i < n; i++)
+        if (l->evs[i].data.ptr != NULL) /* NULL: a prov_ssh_loop_wake_on() fd */
+            conn_kick(l->evs[i].data.ptr);
     t = now_us();
-    for (struct prov_ssh_conn *c = l->head; c; c = c->next) {
-        int due = c->kick || c->st == CS_TEARDOWN;
-        int64_t d = conn_next_deadline(c);
-        if (!due && !(d && t >= d))
-            continue;
+    while (l->heap_n > 0 && l->heap[0]->due_us <= t) {
+        struct prov_ssh_conn *c = l->heap[0];
+        heap_remove(l, c);
+        conn_kick(c);
+    }
+    /* the conns kicked so far; those a callback kicks meanwhile wait for the next call
+     * (which then does not wait) */
+    struct prov_ssh_conn *due = l->kick_head;
+    l->kick_head = NULL;
+    while (due != NULL) {
+        struct prov_ssh_conn *c = due;
+        due = c->kick_next;
+        c->kick_next = NULL;
         c->kick = 0;
+        l->stats.drives++;
         conn_drive(c);
         if (conn_check_timeouts(c, now_us()))
             conn_drive(c);
+        conn_sync(c);
     }
-    loop_sweep(l);
+    if (l->gone > 0)
+        loop_sweep(l);
     return l->count;
 }
 
@@ -1272,7 +1441,7 @@ void prov_ssh_loop_free(struct prov_ssh_loop *l)
         l->head = c->next;
         conn_free(c);
     }
-    free(l->pfd);
-    free(l->pconn);
+    free(l->heap);
+    close(l->ep);
     free(l);
 }

@@ -1,10 +1,12 @@
-/* SSH engine: non-blocking libssh2, one poll loop driving many sessions.
+/* SSH engine: non-blocking libssh2, one event loop driving many sessions.
  *
  * Model: curl's lib/vssh/libssh2.c. Every session and every exec channel is
  * an explicit state machine with one small function per state returning
  * OK / AGAIN / ERR; libssh2_session_block_directions() gives the poll
- * interest; one poll() covers every socket of a loop; libssh2 and socket
- * errors are mapped to enum prov_ssh_err in exactly one function.
+ * interest; one epoll set covers every socket of a loop, a deadline heap its
+ * timers, so that an iteration costs what is ready, not how many sessions
+ * the loop holds; libssh2 and socket errors are mapped to enum prov_ssh_err
+ * in exactly one function.
  *
  * Threading: a loop and everything created from it belong to ONE thread.
  * No global mutable state. The program calls libssh2_init() once at start-up
@@ -132,10 +134,24 @@ int prov_ssh_exec(struct prov_ssh_conn *c, const char *command, int timeout_ms, 
  * is a no-op). */
 void prov_ssh_close(struct prov_ssh_conn *c);
 
-/* One iteration: poll all sockets up to max_wait_ms (less when a deadline is
- * nearer; 0 = don't wait), advance every state machine, fire callbacks,
- * enforce timeouts. Returns the number of sessions not yet freed (including
- * closing ones); 0 means the loop is idle. */
+/* One iteration: wait for socket events up to max_wait_ms (less when a
+ * deadline is nearer; 0 = don't wait), advance the state machines that have
+ * an event, a deadline reached or a call to act on, fire callbacks, enforce
+ * timeouts. Returns the number of sessions not yet freed (including closing
+ * ones); 0 means the loop is idle. */
 int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms);
+
+/* Makes prov_ssh_loop_run_once() return early while fd (the caller's: an
+ * eventfd, a database socket) is readable; the caller consumes what woke it.
+ * 0, or -1 (errno set). */
+int prov_ssh_loop_wake_on(struct prov_ssh_loop *l, int fd);
+
+/* What the loop has done since it was created (for tests and benchmarks). */
+struct prov_ssh_loop_stats {
+    uint64_t wakeups;          /* prov_ssh_loop_run_once() calls */
+    uint64_t drives;           /* sessions driven (a session per event, deadline or call) */
+    uint64_t interest_changes; /* epoll registrations added or changed */
+};
+void prov_ssh_loop_stats(const struct prov_ssh_loop *l, struct prov_ssh_loop_stats *out);
 
 #endif

@@ -3,16 +3,18 @@
  * (job.h); the job kinds live in job_provision.c, job_gate.c and job_stop.c.
  *
  * One loop iteration: drain job notifications; claim when woken or every second; drive
- * every SSH session for up to 50 ms; run the continuations of the database writes that
- * completed meanwhile; heartbeat, time out and reap the tasks. The thread never waits on
- * PostgreSQL: claims, heartbeats and every task's writes run on the writer's threads, and
- * while any is outstanding the loop waits at most WRITE_POLL_MS for SSH, so a completed
- * write is acted on within about that long. */
+ * the SSH sessions that have something to do, waiting up to 50 ms (less when the monitor
+ * is due sooner); run the continuations of the database writes that completed meanwhile;
+ * heartbeat, time out and reap the tasks. The thread never waits on PostgreSQL: claims,
+ * heartbeats and every task's writes run on the writer's threads, and a write that
+ * completes wakes the loop's wait (the writer's eventfd is in the SSH loop's epoll set),
+ * so it is acted on at once, without polling. */
 #include "provisioner/worker.h"
 
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +29,12 @@
 #include "service/recovery.h"
 #include "service/rollout.h"
 
-#define MAX_WORKERS   64
-#define CLAIM_BATCH   32
-#define WRITE_POLL_MS 5    /* longest SSH wait while a database write is outstanding */
-#define RECOVERY_MS   2000 /* how often the recovery driver looks at running recoveries */
-#define ROLLOUT_MS    1000 /* how often the rollout driver looks at active rollouts */
+#define MAX_WORKERS  64
+#define CLAIM_BATCH  32
+#define SSH_WAIT_MS  50   /* longest SSH wait: tasks' heartbeats, job notifications */
+#define IDLE_WAIT_MS 250  /* longest wait with no session: the LISTEN socket wakes it */
+#define RECOVERY_MS  2000 /* how often the recovery driver looks at running recoveries */
+#define ROLLOUT_MS   1000 /* how often the rollout driver looks at active rollouts */
 
 struct worker {
     struct job_worker jw; /* what the tasks see */
@@ -187,15 +190,20 @@ static void *worker_main(void *arg)
             claim(w);
             last_claim = now;
         }
-        if (w->mon != NULL)
+        int64_t bound_ms = INT64_MAX; /* until the monitor is due */
+        if (w->mon != NULL) {
             mon_tick(w->mon);
-        int writing = job_writer_pending(w->jw.writer) > 0;
+            int64_t due = mon_next_due_us(w->mon), now2 = util_mono_us();
+            bound_ms = due <= now2 ? 0 : (due - now2 + 999) / 1000;
+        }
+        /* a write completing ends either wait (the writer's eventfd is in both) */
         if (w->active > 0 || (w->mon != NULL && mon_active(w->mon) > 0)) {
-            prov_ssh_loop_run_once(w->jw.loop, writing ? WRITE_POLL_MS : 50);
+            prov_ssh_loop_run_once(w->jw.loop,
+                                   (int)(bound_ms < SSH_WAIT_MS ? bound_ms : SSH_WAIT_MS));
         } else {
-            int fd = db_listener_fd(w->listener);
-            struct pollfd pfd = {fd, POLLIN, 0};
-            poll(&pfd, fd >= 0 ? 1 : 0, writing ? WRITE_POLL_MS : 250);
+            struct pollfd pfd[2] = {{db_listener_fd(w->listener), POLLIN, 0},
+                                    {job_writer_fd(w->jw.writer), POLLIN, 0}};
+            poll(pfd, 2, (int)(bound_ms < IDLE_WAIT_MS ? bound_ms : IDLE_WAIT_MS));
         }
         job_writer_drain(w->jw.writer);
         tend(w);
@@ -239,6 +247,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         w->mon = config.monitor ? mon_new(&w->jw) : NULL;
         if (w->jw.loop == NULL || w->jw.writer == NULL || w->listener == NULL ||
             (config.monitor && w->mon == NULL) ||
+            prov_ssh_loop_wake_on(w->jw.loop, job_writer_fd(w->jw.writer)) != 0 ||
             pthread_create(&w->thread, NULL, worker_main, w) != 0) {
             prov_ssh_loop_free(w->jw.loop);
             job_writer_free(w->jw.writer);

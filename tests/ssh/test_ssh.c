@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -659,6 +660,88 @@ static void test_many(void)
     prov_ssh_loop_free(l);
 }
 
+/* The loop's cost follows what is ready: 20 idle ready sessions are not driven at all
+ * while nothing happens (no socket interest, no deadline before the keepalive), one
+ * command drives its own session only, and a wake-up fd cuts a wait short. */
+struct idle {
+    int up, done, ok;
+};
+static void on_idle_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
+{
+    (void)c;
+    struct idle *x = ctx;
+    x->ok += r->err == PROV_SSH_OK && r->exit_status == 0;
+    x->done++;
+}
+static void on_idle_conn(struct prov_ssh_conn *c, const struct prov_ssh_conn_status *st, void *ctx)
+{
+    (void)c;
+    struct idle *x = ctx;
+    x->up += st->err == PROV_SSH_OK;
+    x->done++;
+}
+
+static void test_idle_cost(void)
+{
+    struct prov_ssh_loop *l = prov_ssh_loop_new();
+    struct prov_ssh_conn *cs[20];
+    struct idle x = {0};
+    int n = 0;
+    for (int k = 0; k < 5; k++)
+        for (int j = 0; j < 4; j++) {
+            struct prov_ssh_target t = target_for(host_nth("h100x8", k), 1);
+            t.handshake_timeout_ms = 60000;
+            t.auth_timeout_ms = 60000;
+            cs[n++] = prov_ssh_connect(l, &t, on_idle_conn, &x);
+        }
+    run_until(l, &x.done, n, 120000);
+    CHECK(x.up == 20, "20 idle sessions up (%d)", x.up);
+    struct prov_ssh_loop_stats a, b;
+    prov_ssh_loop_stats(l, &a);
+    int64_t t0 = mono_us();
+    for (int i = 0; i < 3; i++)
+        prov_ssh_loop_run_once(l, 300);
+    int64_t waited_ms = (mono_us() - t0) / 1000;
+    prov_ssh_loop_stats(l, &b);
+    CHECK(b.drives == a.drives, "idle sessions are not driven (%llu drives in 3 waits)",
+          (unsigned long long)(b.drives - a.drives));
+    CHECK(waited_ms >= 800, "an idle loop waits out its timeout (%lld ms for 3 × 300 ms)",
+          (long long)waited_ms);
+
+    struct idle y = {0};
+    prov_ssh_loop_stats(l, &a);
+    CHECK(prov_ssh_exec(cs[7], "nvidia-smi -L", 10000, on_idle_exec, &y) == 0, "exec queued");
+    run_until(l, &y.done, 1, 15000);
+    prov_ssh_loop_stats(l, &b);
+    CHECK(y.ok == 1, "the command ran on an idle session");
+    /* one session's open, exec, read and close: a handful of drives, none of the other 19 */
+    CHECK(b.drives - a.drives <= (uint64_t)(b.wakeups - a.wakeups),
+          "one command drives its session only (%llu drives in %llu wake-ups)",
+          (unsigned long long)(b.drives - a.drives), (unsigned long long)(b.wakeups - a.wakeups));
+
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    CHECK(efd >= 0 && prov_ssh_loop_wake_on(l, efd) == 0, "wake-up fd registered");
+    uint64_t one = 1;
+    CHECK(write(efd, &one, sizeof one) == sizeof one, "wake-up fd written");
+    t0 = mono_us();
+    prov_ssh_loop_run_once(l, 5000);
+    int64_t woke_ms = (mono_us() - t0) / 1000;
+    CHECK(woke_ms < 1000, "a readable wake-up fd ends the wait (%lld ms of 5000)",
+          (long long)woke_ms);
+    CHECK(read(efd, &one, sizeof one) == sizeof one, "wake-up fd drained");
+    t0 = mono_us();
+    prov_ssh_loop_run_once(l, 300);
+    CHECK(mono_us() - t0 >= 250000, "a drained wake-up fd no longer wakes the loop");
+    for (int i = 0; i < n; i++)
+        prov_ssh_close(cs[i]);
+    t0 = mono_us();
+    while (prov_ssh_loop_run_once(l, 100) > 0 && mono_us() - t0 < 5000000)
+        ;
+    CHECK(prov_ssh_loop_run_once(l, 0) == 0, "all 20 freed");
+    prov_ssh_loop_free(l);
+    close(efd);
+}
+
 /* key types from memory */
 static void test_key_types(const char *keydir)
 {
@@ -835,6 +918,7 @@ int main(int argc, char **argv)
             test_first_contact();
             test_exec_sent();
             test_many();
+            test_idle_cost();
             if (argc > 2)
                 test_key_types(argv[2]);
             else
