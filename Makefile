@@ -35,7 +35,8 @@ endif
 
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
-              common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c
+              common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
+              common/dheap.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
@@ -78,7 +79,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_recommend.c tests/unit/test_gate_property.c \
               tests/unit/test_host_state.c tests/unit/test_db.c \
               tests/unit/test_xid.c tests/unit/test_monitor_sample.c tests/unit/test_utf8.c \
-              tests/unit/test_netpolicy.c
+              tests/unit/test_netpolicy.c tests/unit/test_dheap.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
 # credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.

@@ -3,11 +3,13 @@
  * most one database op in flight; it samples and connects only between ops. */
 #include "provisioner/monitor.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/dheap.h"
 #include "common/log.h"
 #include "common/netpolicy.h"
 #include "common/utf8.h"
@@ -50,6 +52,9 @@ struct mon_host {
     int decrypt_failed;
     char err[256];
     struct mon_host *next;
+    struct dheap_node due; /* its next action time, in the monitor's heap */
+    int poked;             /* on the poke list */
+    struct mon_host *poke_next;
 };
 
 struct monitor {
@@ -64,12 +69,21 @@ struct monitor {
     struct job_op hk_op; /* the samples' housekeeping */
     int64_t next_hk_us;
     int hk_ran;
-    /* mon_tick walks the hosts only when one may have something to do: a callback poked
-     * it (an op, a sample or a connection ended; a claim came back), or the earliest
-     * host time found by the last walk has come */
-    int poked;
-    int64_t next_walk_us;
+    /* mon_tick looks only at the hosts that may have something to do: those a callback
+     * poked (an op, a sample or a connection ended; a claim row came), and those whose
+     * next action time (connect, sample) has come, kept in a heap */
+    struct dheap due;
+    struct mon_host *poke_head;
 };
+
+static void poke(struct mon_host *x)
+{
+    if (x->poked)
+        return;
+    x->poked = 1;
+    x->poke_next = x->m->poke_head;
+    x->m->poke_head = x;
+}
 
 static void host_free_fields(struct mon_host *x)
 {
@@ -118,7 +132,7 @@ static void adopt(struct mon_host *x, struct db_mon_host *row);
  * that waited for it. */
 static void op_finished(struct mon_host *x)
 {
-    x->m->poked = 1;
+    poke(x);
     x->kind = MO_NONE;
     if (x->has_pend) {
         x->has_pend = 0;
@@ -213,7 +227,7 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
     (void)c;
     struct mon_host *x = ctx;
     x->sampling = 0;
-    x->m->poked = 1;
+    poke(x);
     if (r->err != PROV_SSH_OK) {
         char why[320];
         snprintf(why, sizeof why, "the sample failed: %s%s%s", prov_ssh_err_name(r->err),
@@ -285,7 +299,7 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
 {
     (void)c;
     struct mon_host *x = ctx;
-    x->m->poked = 1;
+    poke(x);
     if (st->err == PROV_SSH_OK) {
         x->cs = MC_UP;
         x->backoff_s = 0;
@@ -427,6 +441,7 @@ static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *ro
     if (x == NULL)
         return NULL;
     x->m = m;
+    x->due = (struct dheap_node)DHEAP_NODE_INIT;
     x->missed = row->missed;
     x->mem.mono = row->kmsg_mono;
     if (row->kmsg_cursor != NULL)
@@ -453,7 +468,6 @@ static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *ro
 static void claim_done(struct job_op *op)
 {
     struct monitor *m = op->ctx;
-    m->poked = 1;
     if (op->status < 0) {
         log_msg(LOG_WARN, "monitor %s: the claim failed; hosts keep their leases until then",
                 m->w->owner);
@@ -462,13 +476,17 @@ static void claim_done(struct job_op *op)
     }
     int64_t now = util_mono_us();
     if (m->claim.full) {
-        for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
+        for (struct mon_host *x = m->hosts; x != NULL; x = x->next) {
             x->claimed = 0;
+            poke(x);
+        }
     } else {
         for (int i = 0; i < m->claim.ndropped; i++) {
             struct mon_host *x = find(m, m->claim.dropped[i]);
-            if (x != NULL)
+            if (x != NULL) {
                 x->claimed = 0;
+                poke(x);
+            }
         }
     }
     int nnew = 0, k = 0;
@@ -493,6 +511,7 @@ static void claim_done(struct job_op *op)
             adopt(x, row);
         }
         x->claimed = 1;
+        poke(x);
     }
     /* The hosts held must be the ones the database says: a host lost another way (deleted,
      * or taken over while this worker's lease had lapsed) shows as a count that differs.
@@ -542,6 +561,7 @@ static void housekeeping(struct monitor *m, int64_t now)
 
 static void host_free(struct mon_host *x)
 {
+    dheap_remove(&x->m->due, &x->due);
     conn_close(x);
     crypt_secret_free(&x->key);
     mon_memory_clear(&x->mem);
@@ -553,7 +573,8 @@ static void host_free(struct mon_host *x)
     free(x);
 }
 
-/* One host's turn: what it does now, and when it next may (0: only once poked). */
+/* One host's turn: what it does now, and when it next may act by itself (0: not before a
+ * callback pokes it). */
 static int64_t host_tick(struct mon_host *x, int64_t now)
 {
     if (x->op.busy || x->sampling)
@@ -572,7 +593,24 @@ static int64_t host_tick(struct mon_host *x, int64_t now)
         return 0;
     if (x->key_mismatch)
         return now; /* stopping: submit was refused */
-    return x->cs == MC_NONE ? x->next_connect_us : x->next_sample_us;
+    int64_t t = x->cs == MC_NONE ? x->next_connect_us : x->next_sample_us;
+    return t > 0 ? t : now;
+}
+
+/* Frees the hosts released or lost that are idle now (a walk, but only after a claim
+ * dropped some). A host on the poke list waits for the next tick. */
+static void sweep(struct monitor *m)
+{
+    struct mon_host **pp = &m->hosts;
+    while (*pp != NULL) {
+        struct mon_host *x = *pp;
+        if (!x->claimed && !x->op.busy && !x->sampling && !x->poked) {
+            *pp = x->next;
+            host_free(x);
+            continue;
+        }
+        pp = &x->next;
+    }
 }
 
 void mon_tick(struct monitor *m)
@@ -580,37 +618,39 @@ void mon_tick(struct monitor *m)
     int64_t now = util_mono_us();
     claim(m, now);
     housekeeping(m, now);
-    if (!m->poked && now < m->next_walk_us)
-        return;
-    m->poked = 0;
-    int64_t next = 0;
-    struct mon_host **pp = &m->hosts;
-    while (*pp != NULL) {
-        struct mon_host *x = *pp;
-        int64_t t = 0;
-        if (!x->claimed) { /* released or lost: stop at once, free once idle */
-            conn_close(x);
-            if (!x->op.busy && !x->sampling) {
-                *pp = x->next;
-                host_free(x);
-                continue;
-            }
-        } else {
-            t = host_tick(x, now);
-        }
-        if (t && (!next || t < next))
-            next = t;
-        pp = &x->next;
+    struct dheap_node *top;
+    while ((top = dheap_top(&m->due)) != NULL && top->due <= now) {
+        dheap_remove(&m->due, top);
+        poke(DHEAP_OWNER(top, struct mon_host, due));
     }
-    /* nothing timed: a callback will poke; the claim period bounds it anyway */
-    m->next_walk_us = next ? next : now + (int64_t)MON_CLAIM_PERIOD_S * 1000000;
+    /* the hosts poked so far; those a callback pokes meanwhile wait for the next tick */
+    struct mon_host *list = m->poke_head;
+    m->poke_head = NULL;
+    int sweep_now = 0;
+    while (list != NULL) {
+        struct mon_host *x = list;
+        list = x->poke_next;
+        x->poke_next = NULL;
+        x->poked = 0;
+        if (!x->claimed) { /* released or lost: stop at once, free once idle */
+            dheap_remove(&m->due, &x->due);
+            conn_close(x);
+            sweep_now |= !x->op.busy && !x->sampling;
+            continue;
+        }
+        if (dheap_set(&m->due, &x->due, host_tick(x, now)) != 0)
+            poke(x); /* no room in the heap: looked at every tick instead */
+    }
+    if (sweep_now)
+        sweep(m);
 }
 
 int64_t mon_next_due_us(const struct monitor *m)
 {
-    if (m->poked)
+    if (m->poke_head != NULL)
         return 0;
-    int64_t d = m->next_walk_us;
+    const struct dheap_node *top = dheap_top(&m->due);
+    int64_t d = top != NULL ? top->due : INT64_MAX;
     if (!m->stopping) {
         if (!m->claim_op.busy && m->next_claim_us < d)
             d = m->next_claim_us;
@@ -639,5 +679,6 @@ void mon_free(struct monitor *m)
         host_free(x);
     }
     db_mon_claim_clear(&m->claim);
+    dheap_free(&m->due);
     free(m);
 }

@@ -27,6 +27,7 @@
  *     (and use MSG_NOSIGNAL, so no SIGPIPE without touching signal state).
  */
 #include "provisioner/ssh.h"
+#include "common/dheap.h"
 #include "common/netpolicy.h"
 
 #include <arpa/inet.h>
@@ -138,11 +139,10 @@ struct prov_ssh_conn {
     int closing; /* prov_ssh_close() was called */
     int kick;    /* on the loop's kick list: driven on the next iteration */
     struct prov_ssh_conn *kick_next;
-    int reg_fd;       /* the socket as registered with the loop's epoll; -1: not */
-    uint32_t reg_ev;  /* its registered events */
-    int64_t due_us;   /* the conn's earliest deadline, as kept in the loop's heap */
-    int heap_i;       /* its index in the heap; -1: not there */
-    int gone_counted; /* counted in loop->gone (CS_GONE, waits for the sweep) */
+    int reg_fd;            /* the socket as registered with the loop's epoll; -1: not */
+    uint32_t reg_ev;       /* its registered events */
+    struct dheap_node due; /* its earliest deadline, in the loop's heap */
+    int gone_counted;      /* counted in loop->gone (CS_GONE, waits for the sweep) */
     struct prov_ssh_conn_status status;
     struct exec *ex_head, *ex_tail;
     struct exec *out_owner; /* exec whose op left a half-sent packet */
@@ -168,8 +168,7 @@ struct prov_ssh_loop {
     int ep; /* epoll */
     struct epoll_event evs[LOOP_EVENTS];
     struct prov_ssh_conn *kick_head;
-    struct prov_ssh_conn **heap;
-    size_t heap_n, heap_cap;
+    struct dheap heap;
     int gone; /* conns in CS_GONE not yet swept */
     struct prov_ssh_loop_stats stats;
 };
@@ -1129,90 +1128,14 @@ static void conn_watch(struct prov_ssh_conn *c)
     c->loop->stats.interest_changes++;
 }
 
-static int heap_before(const struct prov_ssh_conn *a, const struct prov_ssh_conn *b)
-{
-    return a->due_us < b->due_us;
-}
-
-static void heap_place(struct prov_ssh_loop *l, size_t i, struct prov_ssh_conn *c)
-{
-    l->heap[i] = c;
-    c->heap_i = (int)i;
-}
-
-static void heap_up(struct prov_ssh_loop *l, size_t i)
-{
-    struct prov_ssh_conn *c = l->heap[i];
-    while (i > 0 && heap_before(c, l->heap[(i - 1) / 2])) {
-        heap_place(l, i, l->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    heap_place(l, i, c);
-}
-
-static void heap_down(struct prov_ssh_loop *l, size_t i)
-{
-    struct prov_ssh_conn *c = l->heap[i];
-    for (;;) {
-        size_t k = 2 * i + 1;
-        if (k >= l->heap_n)
-            break;
-        if (k + 1 < l->heap_n && heap_before(l->heap[k + 1], l->heap[k]))
-            k++;
-        if (!heap_before(l->heap[k], c))
-            break;
-        heap_place(l, i, l->heap[k]);
-        i = k;
-    }
-    heap_place(l, i, c);
-}
-
-static void heap_remove(struct prov_ssh_loop *l, struct prov_ssh_conn *c)
-{
-    if (c->heap_i < 0)
-        return;
-    size_t i = (size_t)c->heap_i;
-    c->heap_i = -1;
-    struct prov_ssh_conn *last = l->heap[--l->heap_n];
-    if (last == c)
-        return;
-    heap_place(l, i, last);
-    heap_up(l, i);
-    heap_down(l, (size_t)last->heap_i);
-}
+static void conn_kick(struct prov_ssh_conn *c);
 
 /* Puts c in the heap under its deadline d (0: none). Out of memory: the conn is kicked
  * instead, so that it is looked at on every iteration until the heap has room. */
-static void conn_kick(struct prov_ssh_conn *c);
-
 static void heap_set(struct prov_ssh_loop *l, struct prov_ssh_conn *c, int64_t d)
 {
-    if (d == 0) {
-        heap_remove(l, c);
-        return;
-    }
-    if (c->heap_i >= 0) {
-        int earlier = d < c->due_us;
-        c->due_us = d;
-        if (earlier)
-            heap_up(l, (size_t)c->heap_i);
-        else
-            heap_down(l, (size_t)c->heap_i);
-        return;
-    }
-    if (l->heap_n == l->heap_cap) {
-        size_t cap = l->heap_cap ? l->heap_cap * 2 : 64;
-        struct prov_ssh_conn **h = realloc(l->heap, cap * sizeof *h);
-        if (h == NULL) {
-            conn_kick(c);
-            return;
-        }
-        l->heap = h;
-        l->heap_cap = cap;
-    }
-    c->due_us = d;
-    heap_place(l, l->heap_n++, c);
-    heap_up(l, (size_t)c->heap_i);
+    if (dheap_set(&l->heap, &c->due, d) != 0)
+        conn_kick(c);
 }
 
 static void conn_kick(struct prov_ssh_conn *c)
@@ -1230,7 +1153,7 @@ static void conn_sync(struct prov_ssh_conn *c)
     struct prov_ssh_loop *l = c->loop;
     if (c->st == CS_GONE) {
         conn_unwatch(c);
-        heap_remove(l, c);
+        dheap_remove(&l->heap, &c->due);
         if (!c->gone_counted) {
             c->gone_counted = 1;
             l->gone++;
@@ -1320,7 +1243,7 @@ struct prov_ssh_conn *prov_ssh_connect(struct prov_ssh_loop *l, const struct pro
     c->loop = l;
     c->fd = -1;
     c->reg_fd = -1;
-    c->heap_i = -1;
+    c->due = (struct dheap_node)DHEAP_NODE_INIT;
     c->port = t->port ? t->port : 22;
     c->address = dup_s(t->address ? t->address : "");
     c->user = dup_s(t->user ? t->user : "");
@@ -1391,8 +1314,8 @@ int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
     int wait = max_wait_ms < 0 ? 0 : max_wait_ms;
     if (l->kick_head != NULL)
         wait = 0;
-    else if (l->heap_n > 0) {
-        int64_t ms = (l->heap[0]->due_us - t + 999) / 1000;
+    else if (dheap_top(&l->heap) != NULL) {
+        int64_t ms = (dheap_top(&l->heap)->due - t + 999) / 1000;
         if (ms < wait)
             wait = ms < 0 ? 0 : (int)ms;
     }
@@ -1402,10 +1325,10 @@ int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
         if (l->evs[i].data.ptr != NULL) /* NULL: a prov_ssh_loop_wake_on() fd */
             conn_kick(l->evs[i].data.ptr);
     t = now_us();
-    while (l->heap_n > 0 && l->heap[0]->due_us <= t) {
-        struct prov_ssh_conn *c = l->heap[0];
-        heap_remove(l, c);
-        conn_kick(c);
+    struct dheap_node *top;
+    while ((top = dheap_top(&l->heap)) != NULL && top->due <= t) {
+        dheap_remove(&l->heap, top);
+        conn_kick(DHEAP_OWNER(top, struct prov_ssh_conn, due));
     }
     /* the conns kicked so far; those a callback kicks meanwhile wait for the next call
      * (which then does not wait) */
@@ -1441,7 +1364,7 @@ void prov_ssh_loop_free(struct prov_ssh_loop *l)
         l->head = c->next;
         conn_free(c);
     }
-    free(l->heap);
+    dheap_free(&l->heap);
     close(l->ep);
     free(l);
 }

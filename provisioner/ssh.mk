@@ -1,4 +1,4 @@
-# SSH engine (non-blocking libssh2, one poll loop driving many sessions) and
+# SSH engine (non-blocking libssh2, one event loop driving many sessions) and
 # its tests against the simulated fleet. Included from the top-level Makefile
 # (after its `all` target, so that the default goal stays `all`). Uses the
 # Makefile's BUILD, CC, CFLAGS, LDFLAGS, LDLIBS (libssh2, libcrypto, jansson
@@ -10,7 +10,7 @@
 SSH_SRC       := provisioner/ssh.c
 SSH_TEST_SRC  := tests/ssh/test_ssh.c
 
-SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o
+SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o $(BUILD)/common/dheap.o
 SSH_TEST_OBJ  := $(SSH_TEST_SRC:%.c=$(BUILD)/%.o)
 SSH_TEST_BIN  := $(BUILD)/ssh-tests
 

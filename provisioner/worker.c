@@ -3,7 +3,7 @@
  * (job.h); the job kinds live in job_provision.c, job_gate.c and job_stop.c.
  *
  * One loop iteration: drain job notifications; claim when woken or every second; drive
- * the SSH sessions that have something to do, waiting up to 50 ms (less when the monitor
+ * the SSH sessions that have something to do, waiting up to 250 ms (less when the monitor
  * is due sooner); run the continuations of the database writes that completed meanwhile;
  * heartbeat, time out and reap the tasks. The thread never waits on PostgreSQL: claims,
  * heartbeats and every task's writes run on the writer's threads, and a write that
@@ -29,17 +29,19 @@
 #include "service/recovery.h"
 #include "service/rollout.h"
 
-#define MAX_WORKERS  64
-#define CLAIM_BATCH  32
-#define SSH_WAIT_MS  50   /* longest SSH wait: tasks' heartbeats, job notifications */
-#define IDLE_WAIT_MS 250  /* longest wait with no session: the LISTEN socket wakes it */
-#define RECOVERY_MS  2000 /* how often the recovery driver looks at running recoveries */
-#define ROLLOUT_MS   1000 /* how often the rollout driver looks at active rollouts */
+#define MAX_WORKERS 64
+#define CLAIM_BATCH 32
+#define WAIT_MS                                                                       \
+    250                  /* longest wait of an iteration: tasks' heartbeats and lease \
+                            deadlines, claims (notifications and writes wake it sooner) */
+#define RECOVERY_MS 2000 /* how often the recovery driver looks at running recoveries */
+#define ROLLOUT_MS  1000 /* how often the rollout driver looks at active rollouts */
 
 struct worker {
     struct job_worker jw; /* what the tasks see */
     int idx;
     struct db_listener *listener;
+    int listener_fd;     /* the LISTEN socket as registered with the SSH loop; -1: none */
     struct monitor *mon; /* passive health (monitor.h), or NULL when turned off */
     struct job_task *tasks;
     int active;
@@ -196,14 +198,17 @@ static void *worker_main(void *arg)
             int64_t due = mon_next_due_us(w->mon), now2 = util_mono_us();
             bound_ms = due <= now2 ? 0 : (due - now2 + 999) / 1000;
         }
-        /* a write completing ends either wait (the writer's eventfd is in both) */
+        /* a write completing or a job notification ends either wait (the writer's
+         * eventfd and the LISTEN socket are in both) */
         if (w->active > 0 || (w->mon != NULL && mon_active(w->mon) > 0)) {
-            prov_ssh_loop_run_once(w->jw.loop,
-                                   (int)(bound_ms < SSH_WAIT_MS ? bound_ms : SSH_WAIT_MS));
+            int lfd = db_listener_fd(w->listener);
+            if (lfd >= 0 && lfd != w->listener_fd && prov_ssh_loop_wake_on(w->jw.loop, lfd) == 0)
+                w->listener_fd = lfd; /* a new connection: the old socket left the set closed */
+            prov_ssh_loop_run_once(w->jw.loop, (int)(bound_ms < WAIT_MS ? bound_ms : WAIT_MS));
         } else {
             struct pollfd pfd[2] = {{db_listener_fd(w->listener), POLLIN, 0},
                                     {job_writer_fd(w->jw.writer), POLLIN, 0}};
-            poll(pfd, 2, (int)(bound_ms < IDLE_WAIT_MS ? bound_ms : IDLE_WAIT_MS));
+            poll(pfd, 2, (int)(bound_ms < WAIT_MS ? bound_ms : WAIT_MS));
         }
         job_writer_drain(w->jw.writer);
         tend(w);
@@ -239,6 +244,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         struct worker *w = &workers[i];
         memset(w, 0, sizeof *w);
         w->idx = i;
+        w->listener_fd = -1;
         w->jw.cfg = &config;
         snprintf(w->jw.owner, sizeof w->jw.owner, "worker:%.40s:%d:%d", host, (int)getpid(), i);
         w->jw.loop = prov_ssh_loop_new();

@@ -21,7 +21,7 @@ int main(int argc, char **argv)
         xid_tests,       webhook_tests,        jwk_tests,        oidc_tests,
         health_tests,    monitor_sample_tests, utf8_tests,       netpolicy_tests,
         recovery_tests,  recommend_idle_tests, metrics_tests,    baseline_tests,
-        rollout_tests,   rollouts_api_tests,   periodic_tests};
+        rollout_tests,   rollouts_api_tests,   periodic_tests,   dheap_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {
