@@ -1111,6 +1111,8 @@ static void conn_unwatch(struct prov_ssh_conn *c)
     c->reg_ev = 0;
 }
 
+static void conn_kick(struct prov_ssh_conn *c);
+
 /* Keeps the epoll set's entry for c equal to what c waits for now. */
 static void conn_watch(struct prov_ssh_conn *c)
 {
@@ -1121,14 +1123,20 @@ static void conn_watch(struct prov_ssh_conn *c)
         return;
     struct epoll_event e = {.events = ev, .data.ptr = c};
     int op = c->reg_fd == c->fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(c->loop->ep, op, c->fd, &e) != 0 && op == EPOLL_CTL_ADD && errno == EEXIST)
-        epoll_ctl(c->loop->ep, EPOLL_CTL_MOD, c->fd, &e);
+    int rc = epoll_ctl(c->loop->ep, op, c->fd, &e);
+    if (rc != 0 && op == EPOLL_CTL_ADD && errno == EEXIST)
+        rc = epoll_ctl(c->loop->ep, EPOLL_CTL_MOD, c->fd, &e);
+    c->loop->stats.interest_changes++;
+    if (rc != 0) { /* not watched (out of kernel memory): driven every iteration instead */
+        epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        c->reg_fd = -1;
+        c->reg_ev = 0;
+        conn_kick(c);
+        return;
+    }
     c->reg_fd = c->fd;
     c->reg_ev = ev;
-    c->loop->stats.interest_changes++;
 }
-
-static void conn_kick(struct prov_ssh_conn *c);
 
 /* Puts c in the heap under its deadline d (0: none). Out of memory: the conn is kicked
  * instead, so that it is looked at on every iteration until the heap has room. */
