@@ -84,6 +84,15 @@ struct dheap_node *dheap_top(const struct dheap *h)
     return h->n > 0 ? h->v[0] : NULL;
 }
 
+struct dheap_node *dheap_pop_due(struct dheap *h, int64_t now)
+{
+    struct dheap_node *top = dheap_top(h);
+    if (top == NULL || top->due > now)
+        return NULL;
+    dheap_remove(h, top);
+    return top;
+}
+
 void dheap_free(struct dheap *h)
 {
     free(h->v);

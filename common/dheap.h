@@ -31,6 +31,9 @@ struct dheap {
 int dheap_set(struct dheap *h, struct dheap_node *x, int64_t due);
 /* Takes x out (nothing if it is not in). */
 void dheap_remove(struct dheap *h, struct dheap_node *x);
+/* Takes out and returns the earliest node if its time is at or before now; NULL
+ * otherwise (what is due, one node a call). */
+struct dheap_node *dheap_pop_due(struct dheap *h, int64_t now);
 /* The earliest node, or NULL when empty. */
 struct dheap_node *dheap_top(const struct dheap *h);
 /* Frees the array (the nodes are the caller's). */

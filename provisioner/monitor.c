@@ -619,10 +619,8 @@ void mon_tick(struct monitor *m)
     claim(m, now);
     housekeeping(m, now);
     struct dheap_node *top;
-    while ((top = dheap_top(&m->due)) != NULL && top->due <= now) {
-        dheap_remove(&m->due, top);
+    while ((top = dheap_pop_due(&m->due, now)) != NULL)
         poke(DHEAP_OWNER(top, struct mon_host, due));
-    }
     /* the hosts poked so far; those a callback pokes meanwhile wait for the next tick */
     struct mon_host *list = m->poke_head;
     m->poke_head = NULL;

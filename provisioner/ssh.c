@@ -1334,10 +1334,8 @@ int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
             conn_kick(l->evs[i].data.ptr);
     t = now_us();
     struct dheap_node *top;
-    while ((top = dheap_top(&l->heap)) != NULL && top->due <= t) {
-        dheap_remove(&l->heap, top);
+    while ((top = dheap_pop_due(&l->heap, t)) != NULL)
         conn_kick(DHEAP_OWNER(top, struct prov_ssh_conn, due));
-    }
     /* the conns kicked so far; those a callback kicks meanwhile wait for the next call
      * (which then does not wait) */
     struct prov_ssh_conn *due = l->kick_head;

@@ -14,7 +14,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +30,9 @@
 
 #define MAX_WORKERS 64
 #define CLAIM_BATCH 32
-#define WAIT_MS                                                                       \
-    250                  /* longest wait of an iteration: tasks' heartbeats and lease \
-                            deadlines, claims (notifications and writes wake it sooner) */
+/* longest wait of an iteration: tasks' heartbeats and lease deadlines, claims
+ * (notifications and completed writes wake it sooner) */
+#define WAIT_MS     250
 #define RECOVERY_MS 2000 /* how often the recovery driver looks at running recoveries */
 #define ROLLOUT_MS  1000 /* how often the rollout driver looks at active rollouts */
 
@@ -192,11 +191,12 @@ static void *worker_main(void *arg)
             claim(w);
             last_claim = now;
         }
-        int64_t bound_ms = INT64_MAX; /* until the monitor is due */
+        int wait_ms = WAIT_MS; /* less when the monitor is due sooner */
         if (w->mon != NULL) {
             mon_tick(w->mon);
             int64_t due = mon_next_due_us(w->mon), now2 = util_mono_us();
-            bound_ms = due <= now2 ? 0 : (due - now2 + 999) / 1000;
+            if (due - now2 < (int64_t)WAIT_MS * 1000)
+                wait_ms = due <= now2 ? 0 : (int)((due - now2 + 999) / 1000);
         }
         /* a write completing or a job notification ends either wait (the writer's
          * eventfd and the LISTEN socket are in both) */
@@ -204,11 +204,11 @@ static void *worker_main(void *arg)
             int lfd = db_listener_fd(w->listener);
             if (lfd >= 0 && lfd != w->listener_fd && prov_ssh_loop_wake_on(w->jw.loop, lfd) == 0)
                 w->listener_fd = lfd; /* a new connection: the old socket left the set closed */
-            prov_ssh_loop_run_once(w->jw.loop, (int)(bound_ms < WAIT_MS ? bound_ms : WAIT_MS));
+            prov_ssh_loop_run_once(w->jw.loop, wait_ms);
         } else {
             struct pollfd pfd[2] = {{db_listener_fd(w->listener), POLLIN, 0},
                                     {job_writer_fd(w->jw.writer), POLLIN, 0}};
-            poll(pfd, 2, (int)(bound_ms < WAIT_MS ? bound_ms : WAIT_MS));
+            poll(pfd, 2, wait_ms);
         }
         job_writer_drain(w->jw.writer);
         tend(w);

@@ -103,6 +103,9 @@ static void dheap_edges(void)
     CHECK(dheap_set(&h, &a.node, 30) == 0 && dheap_top(&h) == &b.node); /* moved later */
     CHECK(dheap_set(&h, &a.node, 5) == 0 && dheap_top(&h) == &a.node);  /* moved earlier */
     CHECK(dheap_set(&h, &a.node, 5) == 0 && h.n == 2);                  /* same time */
+    CHECK(dheap_pop_due(&h, 4) == NULL && h.n == 2);                    /* nothing due yet */
+    CHECK(dheap_pop_due(&h, 5) == &a.node && a.node.idx == -1 && h.n == 1);
+    CHECK(dheap_set(&h, &a.node, 5) == 0);
     dheap_remove(&h, &a.node);
     CHECK(h.n == 1 && a.node.idx == -1 && dheap_top(&h) == &b.node);
     dheap_remove(&h, &b.node);
@@ -113,6 +116,7 @@ static void dheap_edges(void)
 
 UNIT_SUITE(dheap_tests) = {
     {"dheap: 20,000 random sets, moves, removals and pops against a model", dheap_random},
-    {"dheap: empty heap, zero times, moves both ways, removal of the top", dheap_edges},
+    {"dheap: empty heap, zero times, moves both ways, pop of what is due, removal of the top",
+     dheap_edges},
     UNIT_END,
 };
