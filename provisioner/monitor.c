@@ -106,14 +106,6 @@ int mon_active(const struct monitor *m)
     return m->nconn;
 }
 
-int mon_pending(const struct monitor *m)
-{
-    int n = m->claim_op.busy + m->hk_op.busy;
-    for (const struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        n += x->op.busy;
-    return n;
-}
-
 static void conn_close(struct mon_host *x)
 {
     if (x->conn != NULL) {

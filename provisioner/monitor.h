@@ -29,8 +29,6 @@ void mon_tick(struct monitor *m);
 int64_t mon_next_due_us(const struct monitor *m);
 /* Connections open or opening (the loop must run SSH while there are any). */
 int mon_active(const struct monitor *m);
-/* Database writes not yet drained. */
-int mon_pending(const struct monitor *m);
 /* Closes every connection and submits nothing more (before the loop is freed). */
 void mon_close(struct monitor *m);
 /* Frees the monitor: after job_writer_free, which completes its writes. */
