@@ -36,7 +36,7 @@ endif
 # Explicit source lists.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
-              common/dheap.c
+              common/dheap.c common/actor.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
@@ -46,14 +46,15 @@ API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/ro
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
-              api/stop.c api/recommend.c api/ui.c api/events.c api/health.c
+              api/stop.c api/host_command.c api/actor.c api/recommend.c api/ui.c api/events.c api/health.c
 # Background services: used by the API and by the workers; they know no HTTP.
-SVC_SRC    := service/catalog.c service/recommend.c service/stop.c service/idle_policy.c \
+SVC_SRC    := service/catalog.c service/recommend.c service/idle_policy.c \
+              service/audit.c service/host_commands.c service/host_register.c \
               service/events_hub.c service/events_sub.c service/jwks.c service/periodic.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \
-              planner/xid_policy.c
+              planner/xid_policy.c planner/host_command.c planner/monitor_policy.c
 GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c \
               build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
@@ -66,7 +67,8 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
               provisioner/gate_checks.c provisioner/gate_inventory.c provisioner/gate_judges.c \
               provisioner/worker.c provisioner/job_writer.c \
               provisioner/job_core.c provisioner/job_provision.c provisioner/job_gate.c \
-              provisioner/job_stop.c provisioner/monitor.c provisioner/monitor_sample.c
+              provisioner/job_stop.c provisioner/monitor.c provisioner/monitor_sample.c \
+              provisioner/host_port.c provisioner/monitor_state.c
 LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
@@ -79,7 +81,8 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_recommend.c tests/unit/test_gate_property.c \
               tests/unit/test_host_state.c tests/unit/test_db.c \
               tests/unit/test_xid.c tests/unit/test_monitor_sample.c tests/unit/test_utf8.c \
-              tests/unit/test_netpolicy.c tests/unit/test_dheap.c
+              tests/unit/test_netpolicy.c tests/unit/test_dheap.c \
+              tests/unit/test_host_command.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
 # credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.

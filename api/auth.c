@@ -416,6 +416,7 @@ static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
     snprintf(p->sub, sizeof p->sub, "%s", sub);
     p->role = role;
     p->scope = text;
+    p->from_idp = a->jwks != NULL;
     return AUTH_OK;
 }
 

@@ -2,7 +2,6 @@
  * door (the worker checks it again before connecting); provisioning queues a durable job
  * and answers 202 with its location. */
 #include "api/hosts.h"
-#include "common/netpolicy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -10,20 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/host_command.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "common/netpolicy.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "planner/host_state.h"
-#include "provisioner/ssh.h"
-
-static const char *allow_cidrs = "";
-
-void api_hosts_configure(const char *cidrs)
-{
-    allow_cidrs = cidrs ? cidrs : "";
-}
 
 static int valid_name(const char *s)
 {
@@ -129,62 +122,39 @@ static char *labels_text(const json_t *labels, const char *fallback)
 
 /* ---- register ---- */
 
-struct host_arg {
-    struct api_req *r;
-    const char *id;
-    struct db_host_new in;        /* create */
-    const char *labels, *pool_id; /* patch: labels text and pool, NULL to keep */
-    char *doc;
-    char new_id[37];
-    const struct api_violation *violation;
-    int busy;
-};
-
-static const struct api_violation host_unknown_ref = {
-    API_ERR_INVALID_FIELD, "credential_id",
-    "credential_id and pool_id must name an existing credential and pool"};
-static const struct api_violation host_duplicate = {API_ERR_ALREADY_EXISTS, "name",
-                                                    "a host with this name already exists"};
-static const struct api_violation host_unknown_pool = {API_ERR_INVALID_FIELD, "pool_id",
-                                                       "no pool has this id"};
-
-static enum db_status create_fn(struct db_conn *c, void *arg)
-{
-    struct host_arg *a = arg;
-    enum db_status s = db_host_insert(c, &a->in, &a->doc, a->new_id);
-    a->violation = api_violation_of(c, s, &host_duplicate, &host_unknown_ref);
-    if (s < 0)
-        return s;
-    return api_audit(c, a->r, "host.create", "host", a->new_id, MHD_HTTP_CREATED);
-}
-
 enum MHD_Result api_hosts_create(struct api_req *r)
 {
     struct host_in in = {.port = 22};
     if (api_spec_parse(r, r->json, host_spec, &in) != 0)
         return MHD_YES;
-    const char *address = in.address;
-    if (net_address_forbidden(address))
-        return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
-                                 "%s is link-local, a cloud metadata address or otherwise never "
-                                 "an SSH target",
-                                 address);
-    if (net_cidr_match(address, allow_cidrs) != 1)
-        return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address",
-                                 "%s is not in GPUFLEET_SSH_ALLOW_CIDRS", address);
     char port[16];
     snprintf(port, sizeof port, "%lld", (long long)in.port);
     char *labels_json = labels_text(in.labels, "{}");
-    struct host_arg a = {.r = r,
-                         .in = {in.name, address, port, in.user, in.credential_id, in.pool_id,
-                                in.host_key_sha256, labels_json, r->principal.sub}};
-    enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
+    struct actor who;
+    api_actor(r, &who);
+    struct svc_host_new h = {.who = &who,
+                             .in = {in.name, in.address, port, in.user, in.credential_id,
+                                    in.pool_id, in.host_key_sha256, labels_json, r->principal.sub}};
+    enum db_status s = labels_json ? svc_host_register(&h) : DB_HARD_ERROR;
     free(labels_json);
+    switch (h.refused) {
+    case PLAN_CMD_OK: break;
+    case PLAN_CMD_ADDRESS_REFUSED:
+        return api_reply_problem(r, API_ERR_ADDRESS_NOT_ALLOWED, "address", "%s: %s", in.address,
+                                 net_target_why((enum net_target_verdict)h.address));
+    case PLAN_CMD_NAME_TAKEN:
+        return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
+                                 "a host with this name already exists");
+    default:
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "credential_id",
+                                 "credential_id and pool_id must name an existing credential "
+                                 "and pool");
+    }
     if (s < 0)
-        return api_reply_write_error(r, a.violation, s);
+        return api_reply_db(r, s);
     char location[96];
-    snprintf(location, sizeof location, "/v1/hosts/%s", a.new_id);
-    return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+    snprintf(location, sizeof location, "/v1/hosts/%s", h.id);
+    return api_reply_text(r, MHD_HTTP_CREATED, h.doc, location);
 }
 
 /* ---- read ---- */
@@ -262,144 +232,50 @@ enum MHD_Result api_hosts_list(struct api_req *r)
     return api_list_serve(r, &host_list);
 }
 
-/* ---- change / delete ---- */
-
-static enum db_status patch_fn(struct db_conn *c, void *arg)
-{
-    struct host_arg *a = arg;
-    enum db_status s = db_host_patch(c, a->id, a->labels, a->pool_id, &a->doc);
-    a->violation = api_violation_of(c, s, NULL, &host_unknown_pool);
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "host.update", "host", a->id, MHD_HTTP_OK);
-}
+/* ---- change / delete / provision ---- */
 
 enum MHD_Result api_hosts_patch(struct api_req *r)
 {
     struct host_in in = {0};
-    struct host_arg a = {.r = r, .id = api_path_id(r, "host")};
-    if (a.id == NULL || api_spec_parse(r, r->json, patch_spec, &in) != 0)
+    const char *id = api_path_id(r, "host");
+    if (id == NULL || api_spec_parse(r, r->json, patch_spec, &in) != 0)
         return MHD_YES;
     char *labels_json = labels_text(in.labels, NULL);
-    a.labels = labels_json;
-    a.pool_id = in.pool_id;
-    enum db_status s = api_run_tx_doc(patch_fn, &a, &a.doc);
+    if (in.labels != NULL && labels_json == NULL)
+        return api_reply_db(r, DB_HARD_ERROR);
+    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_MOVE_POOL,
+                               .host_id = id,
+                               .pool_id = in.pool_id,
+                               .labels_json = labels_json};
+    enum MHD_Result ret = api_host_command(r, &cmd);
     free(labels_json);
-    if (s < 0)
-        return api_reply_write_error(r, a.violation, s);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
-}
-
-static enum db_status delete_fn(struct db_conn *c, void *arg)
-{
-    struct host_arg *a = arg;
-    struct db_job_filter f = {"running", NULL, a->id, NULL, 1};
-    struct db_page page = {NULL};
-    enum db_status s = db_job_list(c, &f, &page);
-    if (s < 0)
-        return s;
-    a->busy = db_page_count(&page) > 0;
-    db_page_clear(&page);
-    if (a->busy)
-        return DB_NO_RESULTS;
-    struct db_host_target t;
-    s = db_host_target(c, a->id, &t);
-    if (s <= 0)
-        return s;
-    a->busy = plan_host_allows(t.state, t.held, HE_DELETED, PLAN_ACTOR_ADMIN) != PLAN_HOST_OK;
-    db_host_target_free(&t);
-    if (a->busy)
-        return DB_NO_RESULTS;
-    s = db_host_delete(c, a->id);
-    if (s <= 0)
-        return s;
-    return api_audit(c, a->r, "host.delete", "host", a->id, MHD_HTTP_NO_CONTENT);
+    return ret;
 }
 
 enum MHD_Result api_hosts_delete(struct api_req *r)
 {
-    struct host_arg a = {.r = r, .id = api_path_id(r, "host")};
-    if (a.id == NULL)
-        return MHD_YES;
-    enum db_status s = db_run_tx(delete_fn, &a);
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.busy)
-        return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
-                                 "a job is running on this host; cancel it first");
-    if (s == DB_NO_RESULTS)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
-}
-
-/* ---- provision ---- */
-
-struct job_arg {
-    struct api_req *r;
-    const char *id;
-    const char *stack_id; /* provision */
-    char *doc;
-    char new_id[37];
-    int busy, quarantined, missing_host, missing_stack, was_final;
-};
-
-static enum db_status provision_fn(struct db_conn *c, void *arg)
-{
-    struct job_arg *a = arg;
-    a->busy = a->quarantined = a->missing_host = a->missing_stack = 0;
-    struct db_host_target t;
-    enum db_status s = db_host_target(c, a->id, &t);
-    if (s <= 0) {
-        a->missing_host = s == DB_NO_RESULTS;
-        return s;
-    }
-    enum plan_host_answer ans =
-        plan_host_allows(t.state, t.held, HE_PROVISION_REQUESTED, PLAN_ACTOR_OPERATOR);
-    db_host_target_free(&t);
-    a->quarantined = ans == PLAN_HOST_QUARANTINED;
-    a->busy = ans != PLAN_HOST_OK && !a->quarantined; /* a job's state: it runs one now */
-    if (ans != PLAN_HOST_OK)
-        return DB_NO_RESULTS;
-    s = db_job_create(c, "provision", a->id, a->stack_id, NULL, a->r->principal.sub, &a->doc,
-                      a->new_id);
-    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
-        a->busy = 1;
-    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        a->missing_stack = 1;
-    if (s < 0)
-        return s;
-    return api_audit(c, a->r, "host.provision", "host", a->id, MHD_HTTP_ACCEPTED);
+    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_DELETE, .host_id = api_path_id(r, "host")};
+    return cmd.host_id ? api_host_command(r, &cmd) : MHD_YES;
 }
 
 enum MHD_Result api_hosts_provision(struct api_req *r)
 {
     struct provision_in in = {NULL};
-    struct job_arg a = {.r = r, .id = api_path_id(r, "host")};
-    if (a.id == NULL || api_spec_parse(r, r->json, provision_spec, &in) != 0)
+    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_PROVISION, .host_id = api_path_id(r, "host")};
+    if (cmd.host_id == NULL || api_spec_parse(r, r->json, provision_spec, &in) != 0)
         return MHD_YES;
-    a.stack_id = in.stack_id;
-    enum db_status s = api_run_tx_doc(provision_fn, &a, &a.doc);
-    if (a.busy)
-        return api_reply_problem(r, API_ERR_HOST_BUSY, NULL,
-                                 "this host already has a queued or running job");
-    if (a.missing_stack)
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, "stack_id", "no stack has this id");
-    if (s < 0)
-        return api_reply_db(r, s);
-    if (a.missing_host)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-    if (a.quarantined)
-        return api_reply_problem(r, API_ERR_HOST_QUARANTINED, NULL,
-                                 "the host is quarantined (host key mismatch or hardware "
-                                 "evidence); it must be investigated first");
-    char location[96];
-    snprintf(location, sizeof location, "/v1/jobs/%s", a.new_id);
-    return api_reply_text(r, MHD_HTTP_ACCEPTED, a.doc, location);
+    cmd.stack_id = in.stack_id;
+    return api_host_command(r, &cmd);
 }
 
 /* ---- jobs ---- */
+
+struct job_arg {
+    struct api_req *r;
+    const char *id;
+    char *doc;
+    int was_final;
+};
 
 enum MHD_Result api_jobs_get(struct api_req *r)
 {

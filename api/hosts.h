@@ -4,8 +4,6 @@
 
 #include "api/http.h"
 
-/* GPUFLEET_SSH_ALLOW_CIDRS (borrowed for the process lifetime). */
-void api_hosts_configure(const char *allow_cidrs);
 /* A host key fingerprint as ssh-keygen -l prints it: SHA256:<43 base64 characters>. */
 int api_valid_host_key(const char *s);
 

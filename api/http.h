@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/actor.h"
 #include "db/db.h"
 
 #define API_MAX_BODY (1024 * 1024) /* 1 MiB */
@@ -45,6 +46,7 @@ struct api_principal {
     /* A reporter's scope: {"hosts":[…],"pools":[…]} as compact JSON (owned; freed by
      * auth_principal_clear), or NULL when the token is unscoped. */
     char *scope;
+    int from_idp; /* the identity provider signed the token (an OIDC user), not gpufleetd */
 };
 
 struct api_route;
@@ -130,10 +132,12 @@ unsigned api_error_status(enum api_error err);
 const char *api_error_code(enum api_error err);
 const char *api_error_title(enum api_error err);
 
-/* Records an audit event for r inside an open transaction (see db/audit.h). */
+/* The request's actor (common/actor.h; borrows r's strings): a user of the identity
+ * provider or a token's subject, its role, and the request for the audit row. */
+void api_actor(const struct api_req *r, struct actor *a);
+/* The audit row of the request's act (service/audit.h), in the caller's transaction. */
 enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
                          const char *resource_type, const char *resource_id, unsigned status);
-/* The same, with the caller's reason (NULL for none). */
 enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
                                 const char *resource_type, const char *resource_id, unsigned status,
                                 const char *reason);

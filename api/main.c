@@ -24,9 +24,11 @@
 #include "db/db.h"
 #include "db/migrate.h"
 #include "planner/host_state.h"
+#include "provisioner/host_port.h"
 #include "provisioner/worker.h"
 #include "service/catalog.h"
 #include "service/events_hub.h"
+#include "service/host_commands.h"
 #include "service/idle_policy.h"
 #include "service/jwks.h"
 #include "service/webhooks.h"
@@ -208,7 +210,9 @@ static int cmd_serve(int argc, char **argv, int workers_only)
         fatal(what, "cannot create the database pool");
         goto cleanup_auth;
     }
-    api_hosts_configure(cfg.ssh_allow_cidrs);
+    svc_host_commands_configure(cfg.ssh_allow_cidrs);
+    /* the jobs and the monitor apply host events through the service's one path */
+    prov_host_port_install(svc_host_apply);
     api_webhooks_configure(cfg.webhook_allow_cidrs);
     api_work_reports_configure(cfg.allow_unscoped_reporters);
     if (!workers_only) {

@@ -251,35 +251,6 @@ enum MHD_Result api_reply_raw(struct api_req *r, unsigned status, const char *co
     return reply_buffer(r, status, content_type, copy, len, NULL, NULL);
 }
 
-enum db_status api_audit(struct db_conn *c, const struct api_req *r, const char *action,
-                         const char *resource_type, const char *resource_id, unsigned status)
-{
-    return api_audit_reason(c, r, action, resource_type, resource_id, status, NULL);
-}
-
-enum db_status api_audit_reason(struct db_conn *c, const struct api_req *r, const char *action,
-                                const char *resource_type, const char *resource_id, unsigned status,
-                                const char *reason)
-{
-    static const char *const role_names[] = {[ROLE_VIEWER] = "viewer",
-                                             [ROLE_OPERATOR] = "operator",
-                                             [ROLE_ADMIN] = "admin",
-                                             [ROLE_REPORTER] = "reporter"};
-    struct db_audit_event ev = {
-        .principal = r->principal.sub,
-        .role = role_names[r->principal.role],
-        .action = action,
-        .resource_type = resource_type,
-        .resource_id = resource_id,
-        .method = r->method,
-        .path = r->path,
-        .status = (int)status,
-        .request_id = r->request_id,
-        .reason = reason,
-    };
-    return db_audit_insert(c, &ev);
-}
-
 enum MHD_Result api_reply_empty(struct api_req *r, unsigned status)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);

@@ -133,3 +133,23 @@ int net_cidr_match(const char *address, const char *cidr_list)
     }
     return matched;
 }
+
+enum net_target_verdict net_ssh_target(const char *address, const char *allow_cidrs)
+{
+    if (address == NULL || net_address_forbidden(address))
+        return NET_TARGET_FORBIDDEN;
+    return net_cidr_match(address, allow_cidrs ? allow_cidrs : "") == 1 ? NET_TARGET_OK
+                                                                        : NET_TARGET_NOT_ALLOWED;
+}
+
+const char *net_target_why(enum net_target_verdict v)
+{
+    switch (v) {
+    case NET_TARGET_OK: return "the address is an allowed SSH target";
+    case NET_TARGET_FORBIDDEN:
+        return "the address is link-local, a cloud metadata address or otherwise never an SSH "
+               "target";
+    case NET_TARGET_NOT_ALLOWED: return "the address is not in GPUFLEET_SSH_ALLOW_CIDRS";
+    }
+    return "the address is not an allowed SSH target";
+}

@@ -18,4 +18,17 @@ int net_address_forbidden(const char *address);
  * IPv4-mapped IPv6 address is matched as IPv4. */
 int net_cidr_match(const char *address, const char *cidr_list);
 
+/* The one SSH-target rule, asked at registration, before a job connects and before the
+ * monitor connects: a literal address that is not forbidden (net_address_forbidden) and
+ * lies in the allow list (GPUFLEET_SSH_ALLOW_CIDRS; an empty or malformed list allows
+ * nothing). */
+enum net_target_verdict {
+    NET_TARGET_OK = 0,
+    NET_TARGET_FORBIDDEN,   /* link-local, metadata, multicast, … : never a target */
+    NET_TARGET_NOT_ALLOWED, /* not in the allow list */
+};
+enum net_target_verdict net_ssh_target(const char *address, const char *allow_cidrs);
+/* The verdict in words, naming the address (e.g. for a 409 or a job's error). */
+const char *net_target_why(enum net_target_verdict v);
+
 #endif

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "common/util.h"
 #include "db/db_pg.h"
 
 // clang-format off
@@ -37,17 +36,6 @@ enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *e
     const char *p[10] = {ev->principal, ev->role, ev->action, ev->resource_type, ev->resource_id,
                          ev->method,    ev->path, status,     ev->request_id,    ev->reason};
     return db_exec_noresult(c, "audit_insert", 10, p);
-}
-
-enum db_status db_audit_system(struct db_conn *c, const char *actor, const char *action,
-                               const char *resource_type, const char *resource_id, const char *path,
-                               int status, const char *reason)
-{
-    char request_id[UTIL_UUID_LEN + 1];
-    util_uuid4(request_id);
-    struct db_audit_event ev = {actor,    "system", action,     resource_type, resource_id,
-                                "WORKER", path,     request_id, status,        reason};
-    return db_audit_insert(c, &ev);
 }
 
 /* Row i as an AuditEvent with its keyset value in "_key"; NULL when out of memory. */

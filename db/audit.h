@@ -16,13 +16,6 @@ struct db_audit_event {
 /* Inserts one event (call inside the transaction of the change it records). */
 enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *ev);
 
-/* The audit row of a background actor's own act (a worker, the monitor, a recovery, a
- * rollout): role "system", method "WORKER", a fresh request id (no request caused it).
- * path names the resource the act concerns (e.g. /v1/hosts/{id}/health). */
-enum db_status db_audit_system(struct db_conn *c, const char *actor, const char *action,
-                               const char *resource_type, const char *resource_id, const char *path,
-                               int status, const char *reason);
-
 struct db_audit_filter {
     const char *principal, *action, *resource_type, *resource_id;
     const char *since, *until; /* RFC 3339, already validated */

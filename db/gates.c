@@ -44,10 +44,6 @@ const struct db_stmt db_gate_stmts[] = {
               "   AND ($3::text IS NULL OR g.kind = $3) AND g.seq < coalesce($4::bigint,"
               "   9223372036854775807)"
               " ORDER BY g.seq DESC LIMIT $5::int"},
-    {"host_drained_if_idle",
-     "SELECT host_transition(h.id, 'drained_when_idle', NULL, 'no job runs any more', NULL, $2,"
-     " NULL) FROM hosts h WHERE h.id = $1::uuid AND h.state = 'draining' AND NOT EXISTS"
-     " (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running'))"},
     {"host_readiness",
      "SELECT json_build_object("
      " 'host', json_build_object('id', h.id, 'state', h.state, 'host_key_sha256',"
@@ -156,12 +152,6 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
     snprintf(limit, sizeof limit, "%ld", f->limit);
     const char *p[5] = {f->host_id, f->verdict, f->kind, f->after_seq, limit};
     return db_exec_page(c, "gate_run_list", 5, p, page);
-}
-
-enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor)
-{
-    const char *p[2] = {host_id, actor};
-    return db_exec_noresult(c, "host_drained_if_idle", 2, p);
 }
 
 enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc)

@@ -38,8 +38,6 @@ struct db_gate_filter {
 enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
                                 struct db_page *page);
 
-/* Moves a host that is draining to drained once no job runs on it. */
-enum db_status db_host_drained_if_idle(struct db_conn *c, const char *host_id, const char *actor);
 /* The readiness evidence of a host as one JSON document (see api/readiness.c). */
 enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc);
 

@@ -85,6 +85,21 @@ const struct db_stmt db_host_stmts[] = {
      " p.spec->>'stop_command' AS stop_command, p.gpu_model,"
      " coalesce((p.spec->>'gpu_count')::int, 0) AS gpu_count, h.quarantined_at IS NOT NULL AS held"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
+    /* What a host command is decided on (service/host_commands.c): the target's columns,
+     * the stacks, the accepted gate's stack and the active job. */
+    {"host_facts",
+     "SELECT h.id::text, h.name, host(h.address) AS address, h.ssh_user, h.credential_id::text,"
+     " h.pool_id::text, h.host_key_sha256, h.state, h.port,"
+     " p.spec->>'durable_path' AS durable_path, p.spec->>'scratch_path' AS scratch_path,"
+     " p.spec->>'stop_command' AS stop_command, p.gpu_model,"
+     " coalesce((p.spec->>'gpu_count')::int, 0) AS gpu_count, h.quarantined_at IS NOT NULL AS held,"
+     " h.current_stack_id::text AS current_stack_id, h.desired_stack_id::text AS desired_stack_id,"
+     " (SELECT g.stack_id::text FROM gate_runs g WHERE g.id = h.accepted_gate_run_id)"
+     "   AS gate_stack_id,"
+     " j.id::text AS job_id, j.state AS job_state"
+     " FROM hosts h JOIN pools p ON p.id = h.pool_id"
+     " LEFT JOIN jobs j ON j.host_id = h.id AND j.state IN ('queued', 'running')"
+     " WHERE h.id = $1::uuid"},
     /* Contact by a job attempt: records the key on first contact and last_seen, only
      * while that attempt still holds the job (the job row is share-locked, so a claim by
      * another worker either waits for this or fences it out). */
@@ -232,6 +247,31 @@ void db_host_target_free(struct db_host_target *t)
 {
     db_free_fields(target_strings, NTARGET_STRINGS, t);
     memset(t, 0, sizeof *t);
+}
+
+enum db_status db_host_facts(struct db_conn *c, const char *id, struct db_host_facts *f)
+{
+    const char *p[1] = {id};
+    PGresult *r;
+    memset(f, 0, sizeof *f);
+    enum db_status s = db_exec(c, "host_facts", 1, p, &r);
+    if (s == DB_ONE_RESULT) /* at most one active job per host (jobs_one_active_per_host) */
+        s = db_host_target_decode(r, &f->t);
+    if (s == DB_ONE_RESULT) {
+        db_copy(r, 0, "current_stack_id", f->current_stack_id, sizeof f->current_stack_id);
+        db_copy(r, 0, "desired_stack_id", f->desired_stack_id, sizeof f->desired_stack_id);
+        db_copy(r, 0, "gate_stack_id", f->gate_stack_id, sizeof f->gate_stack_id);
+        db_copy(r, 0, "job_id", f->job_id, sizeof f->job_id);
+        db_copy(r, 0, "job_state", f->job_state, sizeof f->job_state);
+    }
+    PQclear(r);
+    return s;
+}
+
+void db_host_facts_free(struct db_host_facts *f)
+{
+    db_host_target_free(&f->t);
+    memset(f, 0, sizeof *f);
 }
 
 enum db_status db_host_contact(struct db_conn *c, const char *id, const char *sha256,

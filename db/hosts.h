@@ -64,6 +64,16 @@ struct db_host_target {
  * earlier call must be db_host_target_free'd first). Out of memory: DB_HARD_ERROR. */
 enum db_status db_host_target(struct db_conn *c, const char *id, struct db_host_target *t);
 void db_host_target_free(struct db_host_target *t);
+/* What a host command is decided on: the target, its stacks (current, desired), the stack
+ * of its accepted gate, and its active job (queued or running). Ids are "" when NULL. The
+ * same contract as db_host_target (free with db_host_facts_free). */
+struct db_host_facts {
+    struct db_host_target t;
+    char current_stack_id[37], desired_stack_id[37], gate_stack_id[37];
+    char job_id[37], job_state[16];
+};
+enum db_status db_host_facts(struct db_conn *c, const char *id, struct db_host_facts *f);
+void db_host_facts_free(struct db_host_facts *f);
 /* A job attempt reached the host: pins the key seen on first contact (only when none is
  * pinned yet; *pinned = 1 then) and records last_seen — only while attempt still holds
  * the job. DB_ONE_RESULT when it does, DB_NO_RESULTS when the job moved on (nothing was

@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "db/audit.h"
 #include "db/db_pg.h"
-#include "db/hosts.h"
 #include "db/monitor.h"
 
 // clang-format off
@@ -278,7 +276,8 @@ static enum db_status fence(struct db_conn *c, const char *owner, const char *ho
     return db_exec_noresult(c, "mon_fence", 2, p);
 }
 
-static enum db_status host_state(struct db_conn *c, const char *host_id, char state[24], int *held)
+/* The host's state, its hold, and when unreachable the state it had before. */
+static enum db_status host_state(struct db_conn *c, const char *host_id, struct db_mon_state *st)
 {
     const char *p[1] = {host_id};
     PGresult *r;
@@ -286,36 +285,18 @@ static enum db_status host_state(struct db_conn *c, const char *host_id, char st
     if (s < 0)
         return s;
     if (s == DB_ONE_RESULT) {
-        db_copy(r, 0, "state", state, 24);
-        *held = db_bool(r, 0, "held");
+        db_copy(r, 0, "state", st->state, sizeof st->state);
+        st->held = db_bool(r, 0, "held");
     }
     PQclear(r);
-    return s;
-}
-
-static enum db_status apply(struct db_conn *c, const char *owner, const char *host_id,
-                            const char *event, const char *hint, const char *reason, char state[24])
-{
-    struct db_host_event e = {host_id, event, hint, reason, NULL, owner, NULL};
-    enum db_host_refusal refused;
-    return db_host_event(c, &e, state, &refused);
-}
-
-static int in(const char *state, const char *const *list)
-{
-    for (; *list != NULL; list++)
-        if (!strcmp(state, *list))
-            return 1;
-    return 0;
-}
-
-/* The quarantine's audit row: by the worker, for the host's health. */
-static enum db_status audit_quarantine(struct db_conn *c, const char *owner, const char *host_id,
-                                       const char *reason)
-{
-    char path[80];
-    snprintf(path, sizeof path, "/v1/hosts/%s/health", host_id);
-    return db_audit_system(c, owner, "host.quarantine", "host", host_id, path, 409, reason);
+    if (s != DB_ONE_RESULT || strcmp(st->state, "unreachable") != 0)
+        return s;
+    if ((s = db_exec(c, "mon_back_state", 1, p, &r)) < 0)
+        return s;
+    if (s == DB_ONE_RESULT)
+        db_copy(r, 0, "from_state", st->back, sizeof st->back);
+    PQclear(r);
+    return DB_ONE_RESULT;
 }
 
 /* monitor_store's answer, copied. */
@@ -331,75 +312,40 @@ static enum db_status store(struct db_conn *c, const char *const *p, char **resu
     return oom ? DB_HARD_ERROR : s;
 }
 
-static const char *const serving[] = {"ready", "draining", "drained", NULL};
-
-enum db_status db_mon_missed(struct db_conn *c, const char *owner, const char *host_id, int missed,
-                             int unreachable_after, const char *reason, char state[24])
+enum db_status db_mon_store_missed(struct db_conn *c, const char *owner, const char *host_id,
+                                   int missed, const char *reason, struct db_mon_state *st)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", missed);
     const char *p[3] = {host_id, n, reason}; /* the reason: host.health's (migration 0017) */
-    int held = 0;
     enum db_status s;
-    state[0] = '\0';
+    memset(st, 0, sizeof *st);
     if ((s = fence(c, owner, host_id)) <= 0 ||
-        (s = db_exec_noresult(c, "mon_set_missed", 3, p)) < 0 ||
-        (s = host_state(c, host_id, state, &held)) <= 0)
+        (s = db_exec_noresult(c, "mon_set_missed", 3, p)) < 0)
         return s;
-    if (missed >= unreachable_after && in(state, serving))
-        return apply(c, owner, host_id, "monitor_unreachable", NULL, reason, state);
-    return DB_ONE_RESULT;
+    return host_state(c, host_id, st);
 }
 
-enum db_status db_mon_sampled(struct db_conn *c, const char *owner, const char *host_id,
-                              const char *doc, const char *isolate_reason, char state[24],
-                              char **result)
+enum db_status db_mon_store_sample(struct db_conn *c, const char *owner, const char *host_id,
+                                   const char *doc, char **result, struct db_mon_state *st)
 {
     const char *p[2] = {host_id, doc};
-    int held = 0;
     enum db_status s;
     *result = NULL;
-    state[0] = '\0';
-    if ((s = fence(c, owner, host_id)) <= 0 || (s = store(c, p, result)) < 0 ||
-        (s = host_state(c, host_id, state, &held)) <= 0)
+    memset(st, 0, sizeof *st);
+    if ((s = fence(c, owner, host_id)) <= 0 || (s = store(c, p, result)) < 0)
         return s;
-    if (!strcmp(state, "unreachable")) {
-        char back[24] = "";
-        PGresult *r;
-        const char *q[1] = {host_id};
-        if ((s = db_exec(c, "mon_back_state", 1, q, &r)) < 0)
-            return s;
-        if (s == DB_ONE_RESULT)
-            db_copy(r, 0, "from_state", back, sizeof back);
-        PQclear(r);
-        if (!in(back, serving))
-            snprintf(back, sizeof back, "drained"); /* it must be gated before it serves */
-        if ((s = apply(c, owner, host_id, "monitor_reachable", back,
-                       "the monitor reaches the host again", state)) < 0)
-            return s;
-    }
-    if (isolate_reason != NULL && (in(state, serving) || !strcmp(state, "unreachable"))) {
-        if ((s = apply(c, owner, host_id, "monitor_isolated", NULL, isolate_reason, state)) < 0)
-            return s;
-        if ((s = audit_quarantine(c, owner, host_id, isolate_reason)) < 0)
-            return s;
-    }
-    return DB_ONE_RESULT;
+    return host_state(c, host_id, st);
 }
 
-enum db_status db_mon_key_mismatch(struct db_conn *c, const char *owner, const char *host_id,
-                                   const char *reason, char state[24])
+enum db_status db_mon_fenced_state(struct db_conn *c, const char *owner, const char *host_id,
+                                   struct db_mon_state *st)
 {
-    int held = 0;
     enum db_status s;
-    state[0] = '\0';
-    if ((s = fence(c, owner, host_id)) <= 0 || (s = host_state(c, host_id, state, &held)) <= 0)
+    memset(st, 0, sizeof *st);
+    if ((s = fence(c, owner, host_id)) <= 0)
         return s;
-    if (!(in(state, serving) || !strcmp(state, "unreachable")))
-        return DB_ONE_RESULT; /* quarantined already, or no longer watched */
-    if ((s = apply(c, owner, host_id, "key_mismatch", NULL, reason, state)) < 0)
-        return s;
-    return audit_quarantine(c, owner, host_id, reason);
+    return host_state(c, host_id, st);
 }
 
 enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int *ran)

@@ -62,26 +62,28 @@ void db_mon_host_clear(struct db_mon_host *h);
  * so no other worker samples them sooner. */
 enum db_status db_mon_release_all(struct db_conn *c, const char *owner);
 
-/* A sample could not be taken (missed counts the misses in a row). When missed reaches
- * unreachable_after, a watched host that is ready, draining or drained becomes
- * unreachable. DB_NO_RESULTS when the lease is gone (nothing written). *state gets the
- * host's state afterwards. */
-enum db_status db_mon_missed(struct db_conn *c, const char *owner, const char *host_id, int missed,
-                             int unreachable_after, const char *reason, char state[24]);
+/* The host's state as the monitor's policy reads it (planner/monitor_policy.h): its
+ * state, its quarantine hold, and when unreachable the state it had before ("" unknown).
+ * db/ stores and reads; the policy decides and the service applies (provisioner/monitor/). */
+struct db_mon_state {
+    char state[24], back[24];
+    int held;
+};
 
-/* A sample was taken: stores it (monitor_store), brings an unreachable host back to the
- * state it had, and quarantines the host when isolate_reason is not NULL (audited
- * host.quarantine). *result gets monitor_store's answer (caller frees). DB_NO_RESULTS
- * when the lease is gone (nothing written). */
-enum db_status db_mon_sampled(struct db_conn *c, const char *owner, const char *host_id,
-                              const char *doc, const char *isolate_reason, char state[24],
-                              char **result);
+/* A sample could not be taken (missed counts the misses in a row): recorded, fenced by the
+ * lease; *st read after. DB_NO_RESULTS when the lease is gone (nothing written). */
+enum db_status db_mon_store_missed(struct db_conn *c, const char *owner, const char *host_id,
+                                   int missed, const char *reason, struct db_mon_state *st);
 
-/* The host presented another key than its pin: a watched host that is not quarantined
- * yet is (key_mismatch, audited host.quarantine), as the jobs do. DB_NO_RESULTS when the
- * lease is gone. */
-enum db_status db_mon_key_mismatch(struct db_conn *c, const char *owner, const char *host_id,
-                                   const char *reason, char state[24]);
+/* A sample was taken: stored (monitor_store, fenced), *st read after. *result gets
+ * monitor_store's answer (caller frees). DB_NO_RESULTS when the lease is gone. */
+enum db_status db_mon_store_sample(struct db_conn *c, const char *owner, const char *host_id,
+                                   const char *doc, char **result, struct db_mon_state *st);
+
+/* The lease checked and *st read (the host presented another key than its pin).
+ * DB_NO_RESULTS when the lease is gone. */
+enum db_status db_mon_fenced_state(struct db_conn *c, const char *owner, const char *host_id,
+                                   struct db_mon_state *st);
 
 /* The samples' housekeeping, by one worker at a time (an advisory lock; the others skip):
  * rolls up complete buckets, then applies retention (seconds). *ran = 0 when another

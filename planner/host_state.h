@@ -136,6 +136,20 @@ enum plan_host_answer plan_host_next(enum plan_host_state from, int held, enum p
 enum plan_host_answer plan_host_allows(const char *state, int held, enum plan_host_event ev,
                                        enum plan_host_actor actor);
 
+/* One event for one host, as every actor asks for it (service/host_commands.c applies it
+ * through PostgreSQL's host_transition(), with its audit row). Borrowed strings. */
+struct host_change {
+    const char *host_id;
+    enum plan_host_event ev;
+    int hint;                 /* the wanted to state (enum plan_host_state), or -1 */
+    const char *reason;       /* the state history's reason */
+    const char *job_id;       /* the job that causes it, or NULL */
+    const char *gate_run_id;  /* gate_accepted: the accepted run; else NULL */
+    int audit_status;         /* of the audit row when the event is audited; 0: 409 for a
+                               * quarantine, else 200 */
+    const char *audit_reason; /* the audit row's reason; NULL: reason */
+};
+
 /* Where a host goes when its stop fails or is cancelled: back to the state it had when
  * the stop was requested if that was a resting state, else failed (quarantined while
  * held). */

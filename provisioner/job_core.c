@@ -32,6 +32,7 @@
 #include "db/audit.h"
 #include "db/credentials.h"
 #include "provisioner/gate_checks.h" /* prov_timeout_message */
+#include "provisioner/host_port.h"
 
 /* ---- lifecycle and lease ---- */
 
@@ -168,6 +169,7 @@ void job_record(struct job_task *t, const struct db_job_step *st,
 
 /* ---- host events ---- */
 
+/* The audit row of the worker's own act on the host (the pin recorded on first contact). */
 static enum db_status audit_system(struct db_conn *c, const struct job_task *t, const char *action,
                                    int status)
 {
@@ -178,18 +180,17 @@ static enum db_status audit_system(struct db_conn *c, const struct job_task *t, 
     return db_audit_insert(c, &ev);
 }
 
+/* Applies ev through the service's one path (provisioner/host_port.h), as this worker, for
+ * this job: the history names the job, the audit row (an isolating event's) its path. */
 static enum db_status apply_event(struct db_conn *c, const struct job_task *t,
                                   enum plan_host_event ev, int hint, const char *reason,
                                   const char *gate_run_id, enum db_host_refusal *refused)
 {
-    struct db_host_event e = {t->job.host_id,
-                              plan_host_events[ev].name,
-                              hint >= 0 ? plan_host_state_names[hint] : NULL,
-                              reason,
-                              t->job.id,
-                              actor(t),
-                              gate_run_id};
-    return db_host_event(c, &e, NULL, refused);
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%s", t->job.id);
+    struct actor who = {ACTOR_SYSTEM, actor(t), ACTOR_ROLE_ADMIN, NULL, path, t->job.id};
+    struct host_change ch = {t->job.host_id, ev, hint, reason, t->job.id, gate_run_id, 0, NULL};
+    return prov_host_apply(c, &who, &ch, refused, NULL);
 }
 
 enum db_status job_host_event(struct db_conn *c, const struct job_task *t, enum plan_host_event ev,
@@ -201,9 +202,6 @@ enum db_status job_host_event(struct db_conn *c, const struct job_task *t, enum 
         log_msg(LOG_ERROR, "job %s: the host state machine refused %s (%s)", t->job.id,
                 plan_host_events[ev].name,
                 refused == DB_HOST_QUARANTINED ? "quarantined" : "not allowed");
-    if (s >= 0 && plan_host_events[ev].audit_action != NULL &&
-        !strcmp(plan_host_events[ev].audit_action, "host.quarantine"))
-        s = audit_system(c, t, "host.quarantine", 409);
     return s == DB_NO_RESULTS ? DB_ONE_RESULT : s; /* a deleted host: nothing to move */
 }
 
@@ -541,13 +539,9 @@ static void cred_done(struct job_task *t, enum db_status s)
 
 void job_connect(struct job_task *t)
 {
-    const char *allow = t->w->cfg->allow_cidrs;
-    if (net_address_forbidden(t->host.address) ||
-        net_cidr_match(t->host.address, allow ? allow : "") != 1) {
-        job_fail(t, "address_not_allowed",
-                 "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS (or is link-local or a "
-                 "metadata address)",
-                 0);
+    enum net_target_verdict v = net_ssh_target(t->host.address, t->w->cfg->allow_cidrs);
+    if (v != NET_TARGET_OK) {
+        job_fail(t, "address_not_allowed", net_target_why(v), 0);
         return;
     }
     if (!job_lease_live(t)) {

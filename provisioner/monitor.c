@@ -17,6 +17,7 @@
 #include "db/credentials.h"
 #include "db/monitor_lease.h"
 #include "provisioner/monitor_sample.h"
+#include "provisioner/monitor_state.h"
 
 enum mon_conn { MC_NONE, MC_CONNECTING, MC_UP };
 enum mon_op { MO_NONE, MO_CRED, MO_MISSED, MO_SAMPLED, MO_KEY };
@@ -146,7 +147,7 @@ static void submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_don
 static enum db_status missed_fn(struct db_conn *c, void *arg)
 {
     struct mon_host *x = arg;
-    return db_mon_missed(c, x->m->w->owner, x->h.id, x->missed, x->h.unreachable_after, x->reason,
+    return mon_missed_tx(c, x->m->w->owner, x->h.id, x->missed, x->h.unreachable_after, x->reason,
                          x->state);
 }
 
@@ -174,7 +175,7 @@ static void missed(struct mon_host *x, const char *why)
 static enum db_status key_fn(struct db_conn *c, void *arg)
 {
     struct mon_host *x = arg;
-    return db_mon_key_mismatch(c, x->m->w->owner, x->h.id, x->reason, x->state);
+    return mon_key_mismatch_tx(c, x->m->w->owner, x->h.id, x->reason, x->state);
 }
 
 static void key_done(struct job_op *op)
@@ -195,7 +196,7 @@ static enum db_status sampled_fn(struct db_conn *c, void *arg)
     struct mon_host *x = arg;
     free(x->result);
     x->result = NULL;
-    return db_mon_sampled(c, x->m->w->owner, x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
+    return mon_sampled_tx(c, x->m->w->owner, x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
                           x->state, &x->result);
 }
 
@@ -346,11 +347,10 @@ static void cred_done(struct job_op *op)
 static void connect(struct mon_host *x)
 {
     const struct prov_worker_config *cfg = x->m->w->cfg;
-    const char *allow = cfg->allow_cidrs;
-    if (net_address_forbidden(x->h.address) ||
-        net_cidr_match(x->h.address, allow ? allow : "") != 1) {
+    enum net_target_verdict v = net_ssh_target(x->h.address, cfg->allow_cidrs);
+    if (v != NET_TARGET_OK) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, "the host address is not in GPUFLEET_SSH_ALLOW_CIDRS");
+        missed(x, net_target_why(v));
         return;
     }
     struct prov_ssh_target t = {

@@ -17,6 +17,7 @@
 
 #include "common/sbuf.h"
 #include "common/utf8.h"
+#include "planner/monitor_policy.h"
 #include "provisioner/parse.h"
 #include "provisioner/parse_monitor.h"
 #include "provisioner/shell.h"
@@ -175,11 +176,21 @@ static double *ecc_slot(struct mon_memory *mem, const char *uuid)
     return &n[mem->necc++].count;
 }
 
-/* Per-GPU readings into gpus, their rules into events. */
+/* A reading as the planner takes it: 1, 0, or -1 when not read. */
+static int known(prov_flag_t f)
+{
+    return f.st == PROV_V_OK ? (f.v != 0) : -1;
+}
+
+static int clock_bit(const prov_sample_gpu_t *g, unsigned long long bit)
+{
+    return g->clk_st == PROV_V_OK ? (g->clk_reasons & bit) != 0 : -1;
+}
+
+/* Per-GPU readings into gpus; their rules (planner/monitor_policy.h) into events. */
 static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, json_t *gpus, json_t *events,
                       struct mon_outcome *o)
 {
-    char msg[256];
     for (size_t i = 0; i < s->ngpus; i++) {
         const prov_sample_gpu_t *g = &s->gpus[i];
         if (g->uuid_st != PROV_V_OK)
@@ -201,40 +212,33 @@ static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, json_t *gp
             json_object_set_new(row, "name", json_string(g->name));
         if (row != NULL)
             json_array_append_new(gpus, row);
-        if (g->remapped_failure.st == PROV_V_OK && g->remapped_failure.v) {
-            snprintf(msg, sizeof msg, "row remapping failed on GPU %s", g->uuid);
-            add_event(events, "remap", 0, "memory", PLAN_XID_ISOLATE, g->uuid, g->pci, NULL, msg);
-            isolate(o, msg);
-        } else if (g->remapped_pending.st == PROV_V_OK && g->remapped_pending.v) {
-            snprintf(msg, sizeof msg, "a row remap is pending on GPU %s (reset to apply)", g->uuid);
-            add_event(events, "remap", 0, "memory", PLAN_XID_RECORD, g->uuid, g->pci, NULL, msg);
-        }
-        if (g->retired_pending.st == PROV_V_OK && g->retired_pending.v) {
-            snprintf(msg, sizeof msg, "page retirement is pending on GPU %s", g->uuid);
-            add_event(events, "ecc", 0, "memory", PLAN_XID_RECORD, g->uuid, g->pci, NULL, msg);
-        }
         double *last = ecc_slot(mem, g->uuid);
-        if (g->ecc_uncorr_volatile.st == PROV_V_OK && last != NULL) {
-            double now = g->ecc_uncorr_volatile.v;
-            if (*last >= 0 && now > *last) {
-                snprintf(msg, sizeof msg,
-                         "uncorrectable ECC errors on GPU %s grew from %.0f to %.0f", g->uuid,
-                         *last, now);
-                add_event(events, "ecc", 0, "memory", PLAN_XID_ISOLATE, g->uuid, g->pci, NULL, msg);
-                isolate(o, msg);
-            } else if (*last < 0 && now > 0) {
-                snprintf(msg, sizeof msg, "GPU %s has %.0f uncorrectable ECC errors (volatile)",
-                         g->uuid, now);
-                add_event(events, "ecc", 0, "memory", PLAN_XID_RECORD, g->uuid, g->pci, NULL, msg);
-            }
-            *last = now;
-        }
-        if (g->clk_st == PROV_V_OK && (g->clk_reasons & PROV_CLK_HW_MASK)) {
-            snprintf(msg, sizeof msg, "GPU %s clocks held down by hardware (%s%s%s)", g->uuid,
-                     g->clk_reasons & PROV_CLK_HW_SLOWDOWN ? "HW slowdown " : "",
-                     g->clk_reasons & PROV_CLK_HW_THERMAL ? "HW thermal " : "",
-                     g->clk_reasons & PROV_CLK_HW_POWER_BRAKE ? "HW power brake" : "");
-            add_event(events, "thermal", 0, "thermal", PLAN_XID_RECORD, g->uuid, g->pci, NULL, msg);
+        struct plan_mon_gpu pg = {
+            .uuid = g->uuid,
+            .remap_failure = known(g->remapped_failure),
+            .remap_pending = known(g->remapped_pending),
+            .retired_pending = known(g->retired_pending),
+            .ecc_uncorrected = g->ecc_uncorr_volatile.st == PROV_V_OK && last != NULL
+                                   ? g->ecc_uncorr_volatile.v
+                                   : -1,
+            .ecc_before = last != NULL ? *last : -1,
+            .hw_slowdown = clock_bit(g, PROV_CLK_HW_SLOWDOWN),
+            .hw_thermal = clock_bit(g, PROV_CLK_HW_THERMAL),
+            .hw_power_brake = clock_bit(g, PROV_CLK_HW_POWER_BRAKE),
+        };
+        if (pg.ecc_uncorrected >= 0)
+            *last = pg.ecc_uncorrected; /* the next sample compares with this one */
+        struct plan_mon_finding f[PLAN_MON_MAX_FINDINGS];
+        size_t nf = plan_mon_gpu_findings(&pg, f);
+        for (size_t k = 0; k < nf; k++) {
+            static const char *const kinds[] = {
+                [PLAN_MON_REMAP] = "remap", [PLAN_MON_ECC] = "ecc", [PLAN_MON_THERMAL] = "thermal"};
+            add_event(events, kinds[f[k].kind], 0,
+                      f[k].kind == PLAN_MON_THERMAL ? "thermal" : "memory",
+                      f[k].isolate ? PLAN_XID_ISOLATE : PLAN_XID_RECORD, g->uuid, g->pci, NULL,
+                      f[k].message);
+            if (f[k].isolate)
+                isolate(o, f[k].message);
         }
     }
 }

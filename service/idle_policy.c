@@ -8,9 +8,9 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "db/recommend.h"
+#include "service/host_commands.h"
 #include "service/periodic.h"
 #include "service/recommend.h"
-#include "service/stop.h"
 
 static struct svc_periodic loop = SVC_PERIODIC_INIT;
 
@@ -19,6 +19,25 @@ struct pass {
     long opened, withdrawn;
     json_t *done; /* [{host_id, job_id, reason}] of the committed pass, for the log */
 };
+
+/* The policy's stop, through the one host-command path (a system actor, audited as
+ * POLICY): DB_NO_RESULTS when refused (busy, stopped, no command). */
+static enum db_status stop_idle(struct db_conn *c, const char *host, const char *reason,
+                                char job[37])
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/hosts/%s/stop", host);
+    struct actor who = {ACTOR_SYSTEM, IDLE_POLICY_PRINCIPAL, ACTOR_ROLE_ADMIN, "POLICY", path,
+                        NULL};
+    struct svc_host_cmd cmd = {
+        .cmd = PLAN_CMD_STOP, .who = &who, .host_id = host, .reason = reason};
+    enum db_status s = svc_host_command(c, &cmd);
+    free(cmd.doc);
+    if (s < 0 || cmd.refused != PLAN_CMD_OK)
+        return s < 0 ? s : DB_NO_RESULTS;
+    snprintf(job, 37, "%s", cmd.job_id);
+    return DB_ONE_RESULT;
+}
 
 static enum db_status pass_fn(struct db_conn *c, void *arg)
 {
@@ -73,7 +92,7 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
                  json_number_value(json_object_get(gpu, "max_pct")),
                  json_number_value(json_object_get(gpu, "threshold_pct")),
                  json_number_value(json_object_get(gpu, "coverage_pct")));
-        s = svc_stop_queue_system(c, host, IDLE_POLICY_PRINCIPAL, reason, job);
+        s = stop_idle(c, host, reason, job);
         if (s > 0) {
             p->queued++;
             json_array_append_new(p->done, json_pack("{s:s,s:s,s:s}", "host_id", host, "job_id",

@@ -9,12 +9,13 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "common/util.h"
-#include "db/audit.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "db/recovery.h"
 #include "planner/host_state.h"
 #include "planner/recovery.h"
+#include "service/audit.h"
+#include "service/host_commands.h"
 #include "service/periodic.h"
 
 #define DUE_BATCH 32
@@ -34,30 +35,36 @@ struct move {
     } acts[MAX_MOVES + 1];
 };
 
+/* The recovery acts as recovery:<id>, on the host's recoveries. */
+static struct actor recovery_actor(const struct move *m, char path[96])
+{
+    snprintf(path, 96, "/v1/hosts/%s/recoveries", m->host_id);
+    return (struct actor){ACTOR_SYSTEM, m->actor, ACTOR_ROLE_ADMIN, NULL, path, NULL};
+}
+
 /* The audit row of a recovery's own act on the host (role system). */
 static enum db_status audit(struct db_conn *c, const struct move *m, const char *action, int status,
                             const char *reason)
 {
     char path[96];
-    snprintf(path, sizeof path, "/v1/hosts/%s/recoveries", m->host_id);
-    return db_audit_system(c, m->actor, action, "host", m->host_id, path, status, reason);
+    struct actor who = recovery_actor(m, path);
+    return svc_audit(c, &who, action, "host", m->host_id, status, reason);
 }
 
-/* Applies ev (the only row from the host's state) through the state machine. */
+/* Applies ev (the only row from the host's state) through the one host-command path
+ * (audited when the event is). */
 static enum db_status event(struct db_conn *c, struct move *m, enum plan_host_event ev,
                             const char *state, const char *reason)
 {
-    struct db_host_event e = {m->host_id, plan_host_events[ev].name, NULL, reason, NULL, m->actor,
-                              NULL};
+    char path[96];
+    struct actor who = recovery_actor(m, path);
+    struct host_change ch = {m->host_id, ev, -1, reason, NULL, NULL, 0, NULL};
     enum db_host_refusal refused = DB_HOST_OK;
-    enum db_status s = db_host_event(c, &e, NULL, &refused);
+    enum db_status s = svc_host_apply(c, &who, &ch, &refused, NULL);
     if (refused != DB_HOST_OK) {
         m->refused_ev = ev;
         snprintf(m->refused_state, sizeof m->refused_state, "%s", state);
     }
-    if (s >= 0 && plan_host_events[ev].audit_action != NULL)
-        s = audit(c, m, plan_host_events[ev].audit_action, ev == HE_RECOVERY_FAILED ? 409 : 200,
-                  reason);
     return s;
 }
 

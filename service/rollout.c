@@ -9,13 +9,14 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "common/util.h"
-#include "db/audit.h"
 #include "db/baselines.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "db/rollouts.h"
 #include "planner/host_state.h"
 #include "planner/rollout.h"
+#include "service/audit.h"
+#include "service/host_commands.h"
 #include "service/periodic.h"
 
 #define DUE_BATCH 16
@@ -37,24 +38,32 @@ struct move {
     } acts[MAX_NOTES];
 };
 
+/* The rollout acts as rollout:<id>, on the rollout. */
+static struct actor rollout_actor(const struct move *m, char path[96])
+{
+    snprintf(path, 96, "/v1/rollouts/%s", m->id);
+    return (struct actor){ACTOR_SYSTEM, m->actor, ACTOR_ROLE_ADMIN, NULL, path, NULL};
+}
+
 /* The audit row of the rollout's own act (role system). */
 static enum db_status audit(struct db_conn *c, const struct move *m, const char *action,
                             const char *type, const char *resource, int status, const char *reason)
 {
     char path[96];
-    snprintf(path, sizeof path, "/v1/rollouts/%s", m->id);
-    return db_audit_system(c, m->actor, action, type, resource, path, status, reason);
+    struct actor who = rollout_actor(m, path);
+    return svc_audit(c, &who, action, type, resource, status, reason);
 }
 
-/* Applies ev to the host through the state machine, audited when the event is. */
+/* Applies ev to the host through the one host-command path (audited when the event is). */
 static enum db_status event(struct db_conn *c, struct move *m,
                             const struct db_rollout_host_facts *h, int rollback,
                             enum plan_host_event ev, const char *reason)
 {
-    struct db_host_event e = {h->host_id, plan_host_events[ev].name, NULL, reason, NULL, m->actor,
-                              NULL};
+    char path[96];
+    struct actor who = rollout_actor(m, path);
+    struct host_change ch = {h->host_id, ev, -1, reason, NULL, NULL, 200, NULL};
     enum db_host_refusal refused = DB_HOST_OK;
-    enum db_status s = db_host_event(c, &e, NULL, &refused);
+    enum db_status s = svc_host_apply(c, &who, &ch, &refused, NULL);
     if (refused != DB_HOST_OK) {
         m->refused_ev = ev;
         m->refused_rollback = rollback;
@@ -63,8 +72,6 @@ static enum db_status event(struct db_conn *c, struct move *m,
         snprintf(m->refused_host, sizeof m->refused_host, "%s", h->host_id);
         snprintf(m->refused_name, sizeof m->refused_name, "%s", h->host_name);
     }
-    if (s >= 0 && plan_host_events[ev].audit_action != NULL)
-        s = audit(c, m, plan_host_events[ev].audit_action, "host", h->host_id, 200, reason);
     return s;
 }
 

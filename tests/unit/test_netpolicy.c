@@ -1,5 +1,7 @@
 /* test_netpolicy.c — common/netpolicy.c: the addresses gpufleet never connects to on a
  * user's say-so (SSH targets, webhook receivers), and the CIDR allow-lists. */
+#include <string.h>
+
 #include "common/netpolicy.h"
 #include "tests/unit/unit.h"
 
@@ -40,7 +42,25 @@ static void forbidden_and_allow_lists(void)
     CHECK(net_cidr_match("nope", "10.0.0.0/8") == -1);                 /* bad address */
 }
 
+/* The one SSH-target rule: forbidden beats allowed, an empty or malformed list allows
+ * nothing. */
+static void ssh_target_rule(void)
+{
+    CHECK(net_ssh_target("127.0.0.5", "127.0.0.0/8") == NET_TARGET_OK);
+    CHECK(net_ssh_target("10.1.2.3", "127.0.0.0/8") == NET_TARGET_NOT_ALLOWED);
+    CHECK(net_ssh_target("169.254.169.254", "0.0.0.0/0") == NET_TARGET_FORBIDDEN);
+    CHECK(net_ssh_target("fd00:ec2::254", "::/0") == NET_TARGET_FORBIDDEN);
+    CHECK(net_ssh_target("127.0.0.5", "") == NET_TARGET_NOT_ALLOWED);
+    CHECK(net_ssh_target("127.0.0.5", NULL) == NET_TARGET_NOT_ALLOWED);
+    CHECK(net_ssh_target("127.0.0.5", "127.0.0/8") == NET_TARGET_NOT_ALLOWED); /* malformed */
+    CHECK(net_ssh_target(NULL, "0.0.0.0/0") == NET_TARGET_FORBIDDEN);
+    CHECK(net_ssh_target("example.com", "0.0.0.0/0") == NET_TARGET_FORBIDDEN);
+    CHECK(strstr(net_target_why(NET_TARGET_NOT_ALLOWED), "GPUFLEET_SSH_ALLOW_CIDRS") != NULL);
+    CHECK(strstr(net_target_why(NET_TARGET_FORBIDDEN), "metadata") != NULL);
+}
+
 UNIT_SUITE(netpolicy_tests) = {
+    {"netpolicy: one SSH-target rule (forbidden, not in the allow list, allowed)", ssh_target_rule},
     {"netpolicy: metadata, link-local, multicast and non-literals refused; CIDR lists",
      forbidden_and_allow_lists},
     UNIT_END,

@@ -1,0 +1,17 @@
+/* audit.h — the audit row of an act, naming its actor (common/actor.h). The API's requests
+ * and the background actors write it the same way, in the transaction of the change it
+ * records. */
+#ifndef GPUFLEET_SVC_AUDIT_H
+#define GPUFLEET_SVC_AUDIT_H
+
+#include "common/actor.h"
+#include "db/db.h"
+
+/* One row: who (principal, role; a system actor's role is "system"), the request's method,
+ * path and id (a system actor: WORKER, the actor's path, a fresh id unless it names one),
+ * the action on the resource, the status answered, and an optional reason. */
+enum db_status svc_audit(struct db_conn *c, const struct actor *who, const char *action,
+                         const char *resource_type, const char *resource_id, int status,
+                         const char *reason);
+
+#endif
