@@ -16,7 +16,7 @@
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "planner/host_state.h"
-#include "provisioner/ssh.h"
+#include "provisioner/ssh/ssh.h"
 
 static const char *allow_cidrs = "";
 
