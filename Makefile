@@ -61,14 +61,19 @@ GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js ui/health.js ui/rollouts.js
 MAIN_SRC   := api/main.c
-include provisioner/parsers.mk
-include provisioner/ssh.mk
-PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c provisioner/steps.c \
-              provisioner/gate_checks.c provisioner/gate_inventory.c provisioner/gate_judges.c \
-              provisioner/worker.c provisioner/job_writer.c \
-              provisioner/job_core.c provisioner/job_provision.c provisioner/job_gate.c \
-              provisioner/job_stop.c provisioner/monitor.c provisioner/monitor_sample.c \
-              provisioner/host_port.c provisioner/monitor_state.c
+include provisioner/parse/parsers.mk
+include provisioner/ssh/ssh.mk
+# provisioner/: the SSH engine (ssh/), the parsers (parse/), the jobs and the gate (jobs/),
+# the health monitor (monitor/); shell.c (remote command templates, POSIX quoting) serves
+# all of them and service/ too.
+PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c \
+              provisioner/jobs/steps.c provisioner/jobs/gate_checks.c \
+              provisioner/jobs/gate_inventory.c provisioner/jobs/gate_judges.c \
+              provisioner/jobs/worker.c provisioner/jobs/job_writer.c \
+              provisioner/jobs/job_core.c provisioner/jobs/job_provision.c \
+              provisioner/jobs/job_gate.c provisioner/jobs/job_stop.c \
+              provisioner/monitor/monitor.c provisioner/monitor/monitor_sample.c \
+              provisioner/monitor/monitor_state.c provisioner/host_port.c
 LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \

@@ -25,7 +25,7 @@
 #include "db/migrate.h"
 #include "planner/host_state.h"
 #include "provisioner/host_port.h"
-#include "provisioner/worker.h"
+#include "provisioner/jobs/worker.h"
 #include "service/catalog.h"
 #include "service/events_hub.h"
 #include "service/host_commands.h"
@@ -199,7 +199,7 @@ static int cmd_serve(int argc, char **argv, int workers_only)
 
     /* API threads, worker threads and (serve) the event hub and the webhook dispatcher
      * each need a connection now and then. */
-    /* Each worker thread writes through its own writer threads (provisioner/job_writer.c),
+    /* Each worker thread writes through its own writer threads (provisioner/jobs/job_writer.c),
      * each borrowing a connection per write: they get slots of their own, beyond the API's. */
     int pool = (workers_only ? 0 : cfg.db_pool_size + 2) + cfg.workers * (PROV_DB_WRITERS + 1) +
                (cfg.idle_policy_interval_s > 0);

@@ -1,5 +1,5 @@
 /* monitor_lease.h — the health monitor's ownership of hosts and its state changes
- * (provisioner/monitor.c). Each worker thread claims a fair share of the watched hosts
+ * (provisioner/monitor/monitor.c). Each worker thread claims a fair share of the watched hosts
  * (ready, draining, drained, quarantined, unreachable) with a lease per host in
  * host_monitor; every write it makes about a host is fenced by that lease, so a host is
  * sampled and acted on by one worker at a time, and a dead worker's hosts are taken over

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "provisioner/parse.h"
+#include "provisioner/parse/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

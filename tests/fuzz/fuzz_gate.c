@@ -17,7 +17,7 @@
 
 #include "common/utf8.h"
 #include "planner/gate.h"
-#include "provisioner/gate_checks.h"
+#include "provisioner/jobs/gate_checks.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/utf8.h"
-#include "provisioner/parse_monitor.h"
+#include "provisioner/parse/parse_monitor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

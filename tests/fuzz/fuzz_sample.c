@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provisioner/parse_monitor.h"
+#include "provisioner/parse/parse_monitor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "provisioner/parse.h"
+#include "provisioner/parse/parse.h"
 
 typedef struct th {
     unsigned passed, failed;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provisioner/parse_monitor.h"
+#include "provisioner/parse/parse_monitor.h"
 #include "tests/parsers/harness.h"
 
 #define PARSE_OR_FAIL(call)                                \

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/utf8.h"
-#include "provisioner/parse_monitor.h"
+#include "provisioner/parse/parse_monitor.h"
 #include "tests/parsers/harness.h"
 
 static bool kparse(th_t *t, const char *text, size_t max, prov_kmsg_t *k)

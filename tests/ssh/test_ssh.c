@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "provisioner/ssh.h"
+#include "provisioner/ssh/ssh.h"
 
 static int g_pass, g_fail;
 static char g_msgs[64 * 1024]; /* every message the engine produced */

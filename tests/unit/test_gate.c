@@ -6,8 +6,8 @@
 #include "common/utf8.h"
 #include "planner/gate.h"
 #include "planner/readiness.h"
-#include "provisioner/gate_checks.h"
-#include "provisioner/parse.h"
+#include "provisioner/jobs/gate_checks.h"
+#include "provisioner/parse/parse.h"
 #include "tests/unit/unit.h"
 
 /* ---- a healthy 2× H100 host, shared with test_gate_property.c ---- */

@@ -13,7 +13,7 @@
 
 #include "common/utf8.h"
 #include "planner/gate.h"
-#include "provisioner/gate_checks.h"
+#include "provisioner/jobs/gate_checks.h"
 #include "tests/unit/unit.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;

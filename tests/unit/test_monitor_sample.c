@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provisioner/monitor_sample.h"
+#include "provisioner/monitor/monitor_sample.h"
 #include "tests/unit/unit.h"
 
 #define UUID0 "GPU-a1b2c3d4-0000-1111-2222-333344445555"

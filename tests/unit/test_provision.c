@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "common/utf8.h"
+#include "provisioner/jobs/steps.h"
 #include "provisioner/shell.h"
-#include "provisioner/steps.h"
 #include "tests/unit/unit.h"
 
 static char *quoted(const char *s)

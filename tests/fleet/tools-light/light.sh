@@ -1,6 +1,6 @@
 # light.sh - sourced by the light simulated tools (simfleet up --light), POSIX sh (dash).
 # A light tool answers exactly the invocations the health monitor's sample command makes
-# (provisioner/monitor_sample.c) from an output rendered once per host by the full bash
+# (provisioner/monitor/monitor_sample.c) from an output rendered once per host by the full bash
 # tool (tests/fleet/tools/, run with GPUFLEET_SIM_INNER=1 on the host's first such call,
 # cached in DIR/<host>/state/light/), after sleeping the host's delay. Any other
 # invocation, and any call whose full answer was not a plain success, runs the full tool.
