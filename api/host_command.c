@@ -22,8 +22,7 @@ static enum MHD_Result not_drained(struct api_req *r, const struct svc_host_cmd 
 {
     if (cmd->cmd == PLAN_CMD_RESUME)
         return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
-                                 "only a drained host can be resumed (this one is %s)",
-                                 cmd->state);
+                                 "only a drained host can be resumed (this one is %s)", cmd->state);
     return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                              "active diagnostics are invasive and run only on a drained host "
                              "(this one is %s); POST /v1/hosts/{id}/drain first",
@@ -34,8 +33,7 @@ static enum MHD_Result held_or_stopped(struct api_req *r, const struct svc_host_
 {
     if (cmd->refused == PLAN_CMD_STOPPED)
         return cmd->cmd == PLAN_CMD_STOP
-                   ? api_reply_problem(r, API_ERR_HOST_STOPPED, NULL,
-                                       "the host is already stopped")
+                   ? api_reply_problem(r, API_ERR_HOST_STOPPED, NULL, "the host is already stopped")
                    : api_reply_problem(r, API_ERR_HOST_STOPPED, NULL,
                                        "the host is %s; provision it again to bring it back",
                                        cmd->state);

@@ -23,8 +23,8 @@ enum actor_role {
 
 struct actor {
     enum actor_kind kind;
-    const char *name;  /* the subject or the system actor's name (borrowed) */
-    unsigned role;     /* enum actor_role; a system actor acts with ACTOR_ROLE_ADMIN */
+    const char *name; /* the subject or the system actor's name (borrowed) */
+    unsigned role;    /* enum actor_role; a system actor acts with ACTOR_ROLE_ADMIN */
     /* The request that caused the act (borrowed), for the audit row: method, path and
      * request id. A system actor has no request: method NULL (audited as WORKER, with a
      * fresh request id) and path names the resource the act concerns. */

@@ -4,10 +4,14 @@
 #include <string.h>
 
 const char *const plan_cmd_names[PLAN_CMD__COUNT] = {
-    [PLAN_CMD_PROVISION] = "provision", [PLAN_CMD_GATE] = "gate",
-    [PLAN_CMD_DIAGNOSTICS] = "diagnostics", [PLAN_CMD_DRAIN] = "drain",
-    [PLAN_CMD_RESUME] = "resume",       [PLAN_CMD_RELEASE] = "release",
-    [PLAN_CMD_STOP] = "stop",           [PLAN_CMD_DELETE] = "delete",
+    [PLAN_CMD_PROVISION] = "provision",
+    [PLAN_CMD_GATE] = "gate",
+    [PLAN_CMD_DIAGNOSTICS] = "diagnostics",
+    [PLAN_CMD_DRAIN] = "drain",
+    [PLAN_CMD_RESUME] = "resume",
+    [PLAN_CMD_RELEASE] = "release",
+    [PLAN_CMD_STOP] = "stop",
+    [PLAN_CMD_DELETE] = "delete",
     [PLAN_CMD_MOVE_POOL] = "move_pool",
 };
 
@@ -119,8 +123,7 @@ static enum plan_cmd_refusal stop_command(const struct plan_host_facts *f,
 }
 
 static enum plan_cmd_refusal state_command(enum plan_cmd cmd, const struct plan_host_facts *f,
-                                           enum plan_host_actor actor,
-                                           struct plan_cmd_decision *d)
+                                           enum plan_host_actor actor, struct plan_cmd_decision *d)
 {
     enum plan_host_answer ans;
     switch (cmd) {

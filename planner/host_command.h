@@ -29,22 +29,22 @@ enum plan_cmd {
 /* Why a command is refused; each maps to one problem code in the API. */
 enum plan_cmd_refusal {
     PLAN_CMD_OK = 0,
-    PLAN_CMD_NOT_FOUND,        /* no such host (or one the actor may not see) */
-    PLAN_CMD_FORBIDDEN,        /* the actor's role does not allow this (e.g. force) */
-    PLAN_CMD_BUSY,             /* a job runs or is queued, or the state is a job's */
-    PLAN_CMD_NOT_PROVISIONED,  /* gate: no current (or desired) stack */
-    PLAN_CMD_DRAINING,         /* gate: the host is draining or drained */
-    PLAN_CMD_NOT_DRAINED,      /* diagnostics, resume: the host must be drained */
-    PLAN_CMD_NO_GATE,          /* resume: no accepted gate covers the current stack */
-    PLAN_CMD_QUARANTINED,      /* the quarantine hold refuses it */
-    PLAN_CMD_STOPPED,          /* stopped or stopping */
-    PLAN_CMD_NOT_QUARANTINED,  /* release: nothing to release */
-    PLAN_CMD_CONFLICT,         /* the state changed under the request */
-    PLAN_CMD_NO_STOP_COMMAND,  /* stop: the pool has no valid stop command */
-    PLAN_CMD_UNKNOWN_STACK,    /* provision: no such stack */
-    PLAN_CMD_UNKNOWN_POOL,     /* pool move: no such pool */
-    PLAN_CMD_ADDRESS_REFUSED,  /* register: the address policy refuses the address */
-    PLAN_CMD_NAME_TAKEN,       /* register: another host has this name */
+    PLAN_CMD_NOT_FOUND,         /* no such host (or one the actor may not see) */
+    PLAN_CMD_FORBIDDEN,         /* the actor's role does not allow this (e.g. force) */
+    PLAN_CMD_BUSY,              /* a job runs or is queued, or the state is a job's */
+    PLAN_CMD_NOT_PROVISIONED,   /* gate: no current (or desired) stack */
+    PLAN_CMD_DRAINING,          /* gate: the host is draining or drained */
+    PLAN_CMD_NOT_DRAINED,       /* diagnostics, resume: the host must be drained */
+    PLAN_CMD_NO_GATE,           /* resume: no accepted gate covers the current stack */
+    PLAN_CMD_QUARANTINED,       /* the quarantine hold refuses it */
+    PLAN_CMD_STOPPED,           /* stopped or stopping */
+    PLAN_CMD_NOT_QUARANTINED,   /* release: nothing to release */
+    PLAN_CMD_CONFLICT,          /* the state changed under the request */
+    PLAN_CMD_NO_STOP_COMMAND,   /* stop: the pool has no valid stop command */
+    PLAN_CMD_UNKNOWN_STACK,     /* provision: no such stack */
+    PLAN_CMD_UNKNOWN_POOL,      /* pool move: no such pool */
+    PLAN_CMD_ADDRESS_REFUSED,   /* register: the address policy refuses the address */
+    PLAN_CMD_NAME_TAKEN,        /* register: another host has this name */
     PLAN_CMD_UNKNOWN_REFERENCE, /* register: no such credential or pool */
     PLAN_CMD__REFUSALS
 };
@@ -54,8 +54,8 @@ enum plan_host_actor plan_cmd_actor(int system, int admin);
 
 /* The facts a command is decided on, read in the command's transaction. */
 struct plan_host_facts {
-    int state; /* enum plan_host_state, or -1 when the stored state is unknown */
-    int held;  /* the quarantine hold is set */
+    int state;             /* enum plan_host_state, or -1 when the stored state is unknown */
+    int held;              /* the quarantine hold is set */
     int has_stack;         /* a current stack, or a desired one (a failed provisioning) */
     int gate_covers_stack; /* plan_gate_covers_stack() of the accepted gate and the stack */
     int active_job;        /* a job of the host is queued or running */

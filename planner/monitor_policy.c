@@ -59,8 +59,8 @@ size_t plan_mon_gpu_findings(const struct plan_mon_gpu *g,
     if (g->remap_failure == 1)
         n = find(out, n, PLAN_MON_REMAP, 1, "row remapping failed on GPU %s", u, 0, 0);
     else if (g->remap_pending == 1)
-        n = find(out, n, PLAN_MON_REMAP, 0, "a row remap is pending on GPU %s (reset to apply)",
-                 u, 0, 0);
+        n = find(out, n, PLAN_MON_REMAP, 0, "a row remap is pending on GPU %s (reset to apply)", u,
+                 0, 0);
     if (g->retired_pending == 1)
         n = find(out, n, PLAN_MON_ECC, 0, "page retirement is pending on GPU %s", u, 0, 0);
     double now = g->ecc_uncorrected, last = g->ecc_before;
@@ -68,8 +68,8 @@ size_t plan_mon_gpu_findings(const struct plan_mon_gpu *g,
         n = find(out, n, PLAN_MON_ECC, 1,
                  "uncorrectable ECC errors on GPU %s grew from %.0f to %.0f", u, last, now);
     else if (now > 0 && last < 0)
-        n = find(out, n, PLAN_MON_ECC, 0, "GPU %s has %.0f uncorrectable ECC errors (volatile)",
-                 u, now, 0);
+        n = find(out, n, PLAN_MON_ECC, 0, "GPU %s has %.0f uncorrectable ECC errors (volatile)", u,
+                 now, 0);
     if (g->hw_slowdown == 1 || g->hw_thermal == 1 || g->hw_power_brake == 1) {
         out[n].kind = PLAN_MON_THERMAL;
         out[n].isolate = 0;

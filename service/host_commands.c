@@ -19,19 +19,19 @@ enum db_status svc_host_apply(struct db_conn *c, const struct actor *who,
     *refused = DB_HOST_OK;
     if ((unsigned)ch->ev >= HE__COUNT)
         return DB_HARD_ERROR;
-    struct db_host_event e = {ch->host_id,
-                              plan_host_events[ch->ev].name,
-                              ch->hint >= 0 && ch->hint < HS__COUNT ? plan_host_state_names[ch->hint]
-                                                                    : NULL,
-                              ch->reason,
-                              ch->job_id,
-                              who->name,
-                              ch->gate_run_id};
+    struct db_host_event e = {
+        ch->host_id,
+        plan_host_events[ch->ev].name,
+        ch->hint >= 0 && ch->hint < HS__COUNT ? plan_host_state_names[ch->hint] : NULL,
+        ch->reason,
+        ch->job_id,
+        who->name,
+        ch->gate_run_id};
     enum db_status s = db_host_event(c, &e, to, refused);
     const char *action = plan_host_events[ch->ev].audit_action;
     if (s <= 0 || action == NULL)
         return s; /* refused, failed, the host gone, or an event not audited */
-    int status = ch->audit_status ? ch->audit_status
+    int status = ch->audit_status                     ? ch->audit_status
                  : !strcmp(action, "host.quarantine") ? 409
                                                       : 200;
     enum db_status a = svc_audit(c, who, action, "host", ch->host_id, status,
@@ -123,10 +123,14 @@ static enum db_status apply_decided(struct db_conn *c, struct svc_host_cmd *cmd,
     char reason[700];
     history_reason(cmd, reason, sizeof reason);
     int own_words = cmd->cmd == PLAN_CMD_RELEASE || cmd->cmd == PLAN_CMD_STOP;
-    struct host_change ch = {cmd->host_id, d->ev,
-                             d->hint,      reason,
-                             NULL,         NULL,
-                             answer_status(cmd->cmd), own_words ? cmd->reason : NULL};
+    struct host_change ch = {cmd->host_id,
+                             d->ev,
+                             d->hint,
+                             reason,
+                             NULL,
+                             NULL,
+                             answer_status(cmd->cmd),
+                             own_words ? cmd->reason : NULL};
     enum db_host_refusal refused;
     enum db_status s = svc_host_apply(c, cmd->who, &ch, &refused, NULL);
     if (refused != DB_HOST_OK)
@@ -141,16 +145,15 @@ static enum db_status apply_decided(struct db_conn *c, struct svc_host_cmd *cmd,
 static char *stop_plan(const struct svc_host_cmd *cmd, const struct db_host_facts *f)
 {
     const struct db_host_target *t = &f->t;
-    json_t *plan = json_pack("{s:b, s:{s:s, s:s, s:s, s:i, s:s, s:s}, s:s, s:s, s:s, s:o}",
-                             "dry_run", 1, "host", "id", t->id, "name", t->name, "address",
-                             t->address, "port", t->port, "user", t->user, "state", t->state,
-                             "pool_id", t->pool_id, "command", t->stop_command, "reason",
-                             cmd->reason, "cancels_job_id",
-                             f->job_id[0] ? json_string(f->job_id) : json_null());
+    json_t *plan = json_pack(
+        "{s:b, s:{s:s, s:s, s:s, s:i, s:s, s:s}, s:s, s:s, s:s, s:o}", "dry_run", 1, "host", "id",
+        t->id, "name", t->name, "address", t->address, "port", t->port, "user", t->user, "state",
+        t->state, "pool_id", t->pool_id, "command", t->stop_command, "reason", cmd->reason,
+        "cancels_job_id", f->job_id[0] ? json_string(f->job_id) : json_null());
     /* as the API renders answers */
-    char *doc =
-        plan ? json_dumps(plan, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
-             : NULL;
+    char *doc = plan
+                    ? json_dumps(plan, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+                    : NULL;
     json_decref(plan);
     return doc;
 }
@@ -160,11 +163,10 @@ static char *stop_plan(const struct svc_host_cmd *cmd, const struct db_host_fact
 static char *stop_params(const struct svc_host_cmd *cmd, const struct db_host_facts *f,
                          const char *superseded)
 {
-    json_t *params = json_pack("{s:s, s:s, s:s, s:s, s:b, s:o}", "reason", cmd->reason,
-                               "requested_by", cmd->who->name, "command", f->t.stop_command,
-                               "previous_state", f->t.state, "force", cmd->force,
-                               "superseded_job_id",
-                               superseded[0] ? json_string(superseded) : json_null());
+    json_t *params = json_pack(
+        "{s:s, s:s, s:s, s:s, s:b, s:o}", "reason", cmd->reason, "requested_by", cmd->who->name,
+        "command", f->t.stop_command, "previous_state", f->t.state, "force", cmd->force,
+        "superseded_job_id", superseded[0] ? json_string(superseded) : json_null());
     char *text = params ? json_dumps(params, JSON_COMPACT) : NULL;
     json_decref(params);
     return text;
@@ -188,9 +190,9 @@ static enum db_status queue_job(struct db_conn *c, struct svc_host_cmd *cmd,
         snprintf(params, sizeof params, "{\"level\":%d}", cmd->diag_level);
     s = db_job_create(c, d->job_kind, cmd->host_id,
                       cmd->cmd == PLAN_CMD_PROVISION ? cmd->stack_id : NULL,
-                      text                                  ? text
+                      text                               ? text
                       : cmd->cmd == PLAN_CMD_DIAGNOSTICS ? params
-                                                            : NULL,
+                                                         : NULL,
                       cmd->who->name, &cmd->doc, cmd->job_id);
     free(text);
     if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
@@ -250,8 +252,8 @@ enum db_status svc_host_command(struct db_conn *c, struct svc_host_cmd *cmd)
     cmd->refused = svc_host_scope(cmd->who, &f, cmd->cmd);
     if (cmd->refused == PLAN_CMD_OK) {
         struct plan_host_facts pf = plan_facts(&f);
-        enum plan_host_actor actor =
-            plan_cmd_actor(cmd->who->kind == ACTOR_SYSTEM, (cmd->who->role & ACTOR_ROLE_ADMIN) != 0);
+        enum plan_host_actor actor = plan_cmd_actor(cmd->who->kind == ACTOR_SYSTEM,
+                                                    (cmd->who->role & ACTOR_ROLE_ADMIN) != 0);
         cmd->refused = plan_host_command(cmd->cmd, &pf, actor, cmd->force, &d);
     }
     if (cmd->refused != PLAN_CMD_OK) {

@@ -40,10 +40,10 @@ struct svc_host_cmd {
     const char *labels_json; /* pool move: labels (NULL keeps them) */
     /* results */
     enum plan_cmd_refusal refused;
-    char *doc;          /* the host, the queued job, or a stop's plan (caller frees) */
-    char job_id[37];    /* the queued job */
-    char state[24];     /* the host's state when the command was decided */
-    char busy_job[37];  /* busy: the active job; a forced stop: the job it supersedes */
+    char *doc;         /* the host, the queued job, or a stop's plan (caller frees) */
+    char job_id[37];   /* the queued job */
+    char state[24];    /* the host's state when the command was decided */
+    char busy_job[37]; /* busy: the active job; a forced stop: the job it supersedes */
     char busy_state[16];
 };
 

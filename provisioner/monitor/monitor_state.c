@@ -18,8 +18,8 @@ static enum db_status apply(struct db_conn *c, const char *owner, const char *ho
     struct actor who = {ACTOR_SYSTEM, owner, ACTOR_ROLE_ADMIN, NULL, path, NULL};
     snprintf(state, 24, "%s", st->state);
     for (int i = 0; i < n; i++) {
-        const char *why = steps[i].ev == HE_MONITOR_REACHABLE ? "the monitor reaches the host again"
-                                                              : reason;
+        const char *why =
+            steps[i].ev == HE_MONITOR_REACHABLE ? "the monitor reaches the host again" : reason;
         struct host_change ch = {host_id, steps[i].ev, steps[i].hint, why, NULL, NULL, 0, NULL};
         enum db_host_refusal refused;
         enum db_status s = prov_host_apply(c, &who, &ch, &refused, state);
@@ -38,8 +38,8 @@ enum db_status mon_missed_tx(struct db_conn *c, const char *owner, const char *h
     enum db_status s = db_mon_store_missed(c, owner, host_id, missed, reason, &st);
     if (s <= 0)
         return s;
-    int n = plan_mon_after_missed(plan_host_state_parse(st.state), missed, unreachable_after,
-                                  steps);
+    int n =
+        plan_mon_after_missed(plan_host_state_parse(st.state), missed, unreachable_after, steps);
     return apply(c, owner, host_id, steps, n, reason, &st, state);
 }
 

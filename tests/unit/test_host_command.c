@@ -14,10 +14,8 @@
 /* A ready host on its stack with an accepted gate for it, no job, a stop command. */
 static struct plan_host_facts ready(void)
 {
-    return (struct plan_host_facts){.state = HS_READY,
-                                    .has_stack = 1,
-                                    .gate_covers_stack = 1,
-                                    .stop_command_ok = 1};
+    return (struct plan_host_facts){
+        .state = HS_READY, .has_stack = 1, .gate_covers_stack = 1, .stop_command_ok = 1};
 }
 
 static struct plan_host_facts in(enum plan_host_state s)
@@ -28,8 +26,7 @@ static struct plan_host_facts in(enum plan_host_state s)
 }
 
 static enum plan_cmd_refusal ask(enum plan_cmd cmd, struct plan_host_facts f,
-                                 enum plan_host_actor actor, int force,
-                                 struct plan_cmd_decision *d)
+                                 enum plan_host_actor actor, int force, struct plan_cmd_decision *d)
 {
     return plan_host_command(cmd, &f, actor, force, d);
 }
@@ -266,7 +263,6 @@ UNIT_SUITE(host_command_tests) = {
      every_decision_is_a_transition},
     {"host commands: an accepted gate covers a stack only when it ran on it", gate_covers_stack},
     {"monitor policy: misses, returns, isolation and key mismatches", monitor_consequences},
-    {"monitor policy: a GPU's readings (remap, ECC growth, page retirement, clocks)",
-     gpu_findings},
+    {"monitor policy: a GPU's readings (remap, ECC growth, page retirement, clocks)", gpu_findings},
     UNIT_END,
 };
