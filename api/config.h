@@ -1,4 +1,4 @@
-/* config.h — configuration from the environment (see README.md for the table). */
+/* config.h — configuration from the environment (the table: docs/operations.md). */
 #ifndef GPUFLEET_CONFIG_H
 #define GPUFLEET_CONFIG_H
 

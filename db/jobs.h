@@ -1,4 +1,4 @@
-/* jobs.h — the durable job queue (PRODUCT.md "Beyond one machine"):
+/* jobs.h — the durable job queue (docs/product.md "Beyond one machine"):
  *   claim    FOR UPDATE SKIP LOCKED, attempt += 1, lease = now() + lease seconds
  *   renew    heartbeat, fenced by attempt
  *   record   one row per step phase per attempt (fenced)

@@ -10,7 +10,7 @@
 #include "db/db.h"
 
 /* Stores one sample of a host (monitor_store): doc_json is the sample document (see
- * README.md, "Health monitoring", and the function's COMMENT). On success *result_json
+ * docs/monitoring.md, "GPU health: storage and reads", and the COMMENT). On success *result_json
  * receives monitor_store's answer, {"events": [{"id", "kind", "code", "gpu_uuid",
  * "policy", "count", "new"}], "missing_gpus": [...], "returned_gpus": [...],
  * "samples": n, "newest": bool} (caller frees). A bad document is DB_HARD_ERROR with

@@ -1,4 +1,4 @@
-/* costs.h — cost per completed work (PRODUCT.md §6). Pure arithmetic: no I/O.
+/* costs.h — cost per completed work (docs/product.md §6). Pure arithmetic: no I/O.
  *
  *   compute        = price_per_hour × held hours
  *   storage        = average reported storage_gb × storage_price_per_gb_month

@@ -1,4 +1,4 @@
-/* gate.h — the acceptance gate's verdict (PRODUCT.md §5). Pure logic.
+/* gate.h — the acceptance gate's verdict (docs/product.md §5). Pure logic.
  *   accept       at least one check, every one passed (or warned, or was skipped) and
  *                recorded
  *   isolate      hardware evidence: a missing GPU, ERR!, uncorrectable ECC errors, pending

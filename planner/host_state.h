@@ -161,7 +161,7 @@ enum plan_host_event plan_host_verdict_event(int diagnostics, const char *verdic
 /* The table as SQL rows for migrations (host_events, host_transitions): caller frees.
  * The migration that loads them must contain this text verbatim (a unit test checks). */
 char *plan_host_sql(void);
-/* The table as Markdown for the README: caller frees. */
+/* The table as Markdown (docs/state-machine.md holds a copy): caller frees. */
 char *plan_host_markdown(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* readiness.h — the guides' nine-question production-readiness checklist (PRODUCT.md §7),
+/* readiness.h — the guides' nine-question production-readiness checklist (docs/product.md §7),
  * answered from recorded facts only. Pure logic over one JSON document of evidence (see
  * db_host_readiness_facts). Each answer is yes, no or unknown, with its evidence. */
 #ifndef GPUFLEET_READINESS_H

@@ -1,4 +1,4 @@
-/* recommend.h — stop / scale / reuse / investigate recommendations (PRODUCT.md §6,
+/* recommend.h — stop / scale / reuse / investigate recommendations (docs/product.md §6,
  * issue 6 part 4). Pure: no I/O. The caller gathers per-host and per-brief figures
  * (api/recommend.c, from db/recommend.c and the cost queries) and this file applies the
  * rules, writing each recommendation as JSON (schema Recommendation in openapi.yaml).

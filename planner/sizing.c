@@ -1,4 +1,4 @@
-/* sizing.c — see sizing.h. Formulas are those of PRODUCT.md §2:
+/* sizing.c — see sizing.h. Formulas are those of docs/product.md §2:
  *   weights      = parameters × bytes per parameter (fp32 4, bf16/fp16 2, fp8/int8 1, int4 0.5)
  *   KV cache     = 2 × layers × kv_heads × head_dim × bytes per element
  *                  × (input + output tokens) × concurrent sequences

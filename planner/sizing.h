@@ -1,4 +1,4 @@
-/* sizing.h — memory sizing estimates from a workload brief (PRODUCT.md §2). Pure
+/* sizing.h — memory sizing estimates from a workload brief (docs/product.md §2). Pure
  * arithmetic: no I/O. Every figure is an estimate and a lower bound. */
 #ifndef GPUFLEET_SIZING_H
 #define GPUFLEET_SIZING_H

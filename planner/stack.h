@@ -1,4 +1,4 @@
-/* stack.h — pinned software stack rules (PRODUCT.md §3): image by digest, driver/branch
+/* stack.h — pinned software stack rules (docs/product.md §3): image by digest, driver/branch
  * agreement, CUDA checked against the driver with NVIDIA's tables (data/). Pure logic. */
 #ifndef GPUFLEET_STACK_H
 #define GPUFLEET_STACK_H

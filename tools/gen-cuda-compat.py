@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates planner/cuda_compat.c from data/cuda_driver_compat.csv and
 data/minor_compat.csv. Run by hand when the data changes; the output is committed so the
-build never reads data/ (or ../shared) at run time."""
+build never reads data/ at run time."""
 import csv, os, sys
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rows = list(csv.DictReader(open(os.path.join(root, 'data/cuda_driver_compat.csv'))))

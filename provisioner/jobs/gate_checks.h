@@ -1,4 +1,4 @@
-/* gate_checks.h — the acceptance gate's checks (PRODUCT.md §5) and active diagnostics,
+/* gate_checks.h — the acceptance gate's checks (docs/product.md §5) and active diagnostics,
  * as pure logic over command results: each check names its commands (fixed templates,
  * quoted values) and judges their output with the parsers. The worker runs them. */
 #ifndef GPUFLEET_GATE_CHECKS_H

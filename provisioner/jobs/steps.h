@@ -1,4 +1,4 @@
-/* steps.h — the provisioning program (PRODUCT.md §4): facts, driver, container runtime,
+/* steps.h — the provisioning program (docs/product.md §4): facts, driver, container runtime,
  * image, paths, config. Each step is a check and, when the check says so, an apply; each
  * is idempotent and every command it runs comes from a fixed template. Pure logic over
  * command results: the worker runs the commands and records them. */

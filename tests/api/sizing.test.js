@@ -1,5 +1,5 @@
 'use strict';
-// Memory sizing: every term checked against hand-computed values (PRODUCT.md
+// Memory sizing: every term checked against hand-computed values (docs/product.md
 // §2), the per-GPU answer for catalog models, the options, and that a stored
 // brief sizes exactly like the same body posted to /v1/sizing.
 

@@ -186,7 +186,7 @@ after(async () => {
     fs.mkdirSync(path.dirname(SAMPLE), { recursive: true });
     fs.writeFileSync(SAMPLE, JSON.stringify(sample, null, 2));
   } catch {
-    /* a sample for the README only */
+    /* a sample for docs/hosts-and-gates.md only */
   }
   if (srv) await srv.stop();
   if (sim) {
@@ -532,7 +532,7 @@ describe('after the gate', () => {
     assert.notEqual(run.verdict, 'accept');
   });
 
-  // PRODUCT.md §5: pending row remaps / uncorrectable ECC errors are hardware
+  // docs/product.md §5: pending row remaps / uncorrectable ECC errors are hardware
   // evidence. Today the parser turns the failing test with its `Error` row
   // into result `error` (verdict `error`), so the check says "diagnostics did
   // not complete (errors)" without hardware evidence: investigate, and the

@@ -1,5 +1,5 @@
 /* test_costs.c — held time from state histories, and the cost arithmetic, checked
- * against figures computed by hand (PRODUCT.md §6, issue 6). */
+ * against figures computed by hand (docs/product.md §6, issue 6). */
 #include <math.h>
 #include <stdlib.h>
 
