@@ -21,6 +21,12 @@ enum actor_role {
     ACTOR_ROLE_REPORTER = 8,
 };
 
+/* A role in one project. */
+struct actor_grant {
+    char project_id[37];
+    unsigned role; /* enum actor_role bits */
+};
+
 struct actor {
     enum actor_kind kind;
     const char *name; /* the subject or the system actor's name (borrowed) */
@@ -29,6 +35,12 @@ struct actor {
      * request id. A system actor has no request: method NULL (audited as WORKER, with a
      * fresh request id) and path names the resource the act concerns. */
     const char *method, *path, *request_id;
+    /* Projects: a platform admin acts in every project and on the platform's own objects
+     * (projects, shared rows); anyone else holds roles per project (borrowed). A system
+     * actor acts for the platform. */
+    int platform_admin;
+    const struct actor_grant *grants;
+    int ngrants;
 };
 
 /* "viewer", "operator", "admin", "reporter", or "system" for a system actor. */
