@@ -95,31 +95,6 @@ const struct db_stmt db_gate_stmts[] = {
               " ORDER BY g.seq DESC LIMIT $5::int"},
     /* The readiness evidence (db_readiness_facts): one row, one round trip. */
     {"readiness_facts", READINESS_SQL},
-    {"host_readiness",
-     "SELECT json_build_object("
-     " 'host', json_build_object('id', h.id, 'state', h.state, 'host_key_sha256',"
-     "   h.host_key_sha256, 'current_stack_id', h.current_stack_id, 'facts', h.facts,"
-     "   'accepted_gate_run_id', h.accepted_gate_run_id),"
-     " 'credential', (SELECT json_build_object('id', c.id, 'key_type', c.key_type)"
-     "   FROM credentials c WHERE c.id = h.credential_id),"
-     " 'pool', json_build_object('id', p.id, 'spec', p.spec),"
-     " 'stack', (SELECT json_build_object('id', s.id, 'spec', s.spec, 'image_digest',"
-     "   s.image_digest) FROM stacks s WHERE s.id = h.current_stack_id),"
-     " 'accepted_gate', (SELECT json_build_object('id', g.id, 'stack_id', g.stack_id,"
-     "   'checks', g.checks, 'finished_at', " DB_TS(
-         "g.finished_at") ")"
-                          "   FROM gate_runs g WHERE g.id = h.accepted_gate_run_id),"
-                          " 'last_gate', (SELECT json_build_object('id', g.id, 'verdict', "
-                          "g.verdict, 'checks',"
-                          "   g.checks) FROM gate_runs g WHERE g.host_id = h.id AND g.kind = 'gate'"
-                          "   ORDER BY g.seq DESC LIMIT 1),"
-                          " 'accepted_gates', (SELECT count(*) FROM gate_runs g WHERE g.host_id = "
-                          "h.id"
-                          "   AND g.kind = 'gate' AND g.verdict = 'accept'),"
-                          " 'provisionings', (SELECT count(*) FROM jobs j WHERE j.host_id = h.id"
-                          "   AND j.kind = 'provision' AND j.state = 'succeeded')"
-                          ")::text AS doc FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id "
-                          "= $1::uuid"},
 };
 const size_t db_gate_nstmts = sizeof db_gate_stmts / sizeof db_gate_stmts[0];
 
@@ -268,10 +243,4 @@ void db_readiness_facts_free(struct db_readiness_facts *f)
 {
     db_free_fields(readiness_strings, NREADINESS_STRINGS, f);
     memset(f, 0, sizeof *f);
-}
-
-enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc)
-{
-    const char *p[1] = {host_id};
-    return db_exec_doc(c, "host_readiness", 1, p, doc);
 }

@@ -65,7 +65,4 @@ enum db_status db_readiness_facts(struct db_conn *c, const char *host_id,
 /* Frees the strings and leaves *f empty; may run again. */
 void db_readiness_facts_free(struct db_readiness_facts *f);
 
-/* The readiness evidence of a host as one JSON document (see api/readiness.c). */
-enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc);
-
 #endif
