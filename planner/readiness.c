@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/host_command.h"
+
 typedef const struct plan_readiness_facts facts_t;
 
 static int is(const char *s, const char *want)
@@ -32,12 +34,23 @@ static json_t *values_of(const char *text)
     return v ? v : json_null();
 }
 
-/* The evidence of a question one check of the accepted gate answers: the run, the
- * check's status under status_key and its values. New reference. */
+/* The accepted gate counts only for the stack it ran on. */
+static int gate_covers(facts_t *f)
+{
+    return f->accepted_gate.id != NULL &&
+           plan_gate_covers_stack(f->accepted_gate.stack_id, f->host.current_stack_id);
+}
+
+/* The evidence of a question one check of the accepted gate answers: the run, whether it
+ * covers the current stack (null without an accepted gate), the check's status under
+ * status_key and its values. New reference. */
 static json_t *gate_evidence(facts_t *f, const char *status_key,
                              const struct plan_readiness_check *c)
 {
-    return json_pack("{s:s?, s:s?, s:o}", "gate_run_id", f->accepted_gate.id, status_key, c->status,
+    const char *run = f->accepted_gate.id;
+    return json_pack("{s:s?, s:s?, s:o, s:s?, s:o}", "gate_run_id", run, "gate_stack_id",
+                     f->accepted_gate.stack_id, "gate_covers_current_stack",
+                     run ? json_boolean(gate_covers(f)) : json_null(), status_key, c->status,
                      "values", values_of(c->values_json));
 }
 
@@ -80,11 +93,12 @@ static int brief(json_t *qs, facts_t *f)
                          "sized on their own (GET /v1/briefs/{id}/sizing)"));
 }
 
-/* 2. The accepted gate's topology check passed (or was skipped: a single GPU). */
+/* 2. The accepted gate's topology check passed (or was skipped: a single GPU), on the
+ * current stack. */
 static int topology(json_t *qs, facts_t *f)
 {
     const char *ts = f->accepted_gate.topology.status;
-    int yes = f->accepted_gate.id != NULL && (is(ts, "pass") || is(ts, "skip"));
+    int yes = gate_covers(f) && (is(ts, "pass") || is(ts, "skip"));
     return add(qs, "topology", "Was the exact topology tested?", yes ? "yes" : "no",
                gate_evidence(f, "topology_status", &f->accepted_gate.topology));
 }
@@ -124,10 +138,10 @@ static int access_restricted(json_t *qs, facts_t *f)
                          "credential_id", f->credential.id, "key_type", f->credential.key_type));
 }
 
-/* 6. The accepted gate's workload check passed. */
+/* 6. The accepted gate's workload check passed, on the current stack. */
 static int baseline(json_t *qs, facts_t *f)
 {
-    int yes = f->accepted_gate.id != NULL && is(f->accepted_gate.workload.status, "pass");
+    int yes = gate_covers(f) && is(f->accepted_gate.workload.status, "pass");
     return add(qs, "baseline", "Is there an application baseline?", yes ? "yes" : "no",
                gate_evidence(f, "workload_status", &f->accepted_gate.workload));
 }

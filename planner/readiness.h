@@ -47,7 +47,9 @@ struct plan_readiness_facts {
 };
 
 /* Returns {"host_id", "state", "questions": [{id, question, answer, evidence}],
- * "summary": {"yes", "of": 9}}. New reference; NULL only when out of memory. */
+ * "summary": {"yes", "of": 9}}. The accepted gate answers topology and baseline only when
+ * it covers the current stack (plan_gate_covers_stack). New reference; NULL only when out
+ * of memory. */
 json_t *plan_readiness(const struct plan_readiness_facts *f);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_readiness.c — the nine-question readiness checklist (planner/readiness.c) over typed
- * facts: each question's yes, no and unknown, and its evidence. */
+ * facts: each question's yes, no and unknown, its evidence, and the rule that the accepted
+ * gate answers topology and baseline only for the stack it ran on. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,7 @@ static void fresh_host(void)
     CHECK(json_integer_value(json_object_get(json_object_get(r, "summary"), "yes")) == 0);
     const json_t *topo = evidence(r, "topology");
     CHECK(json_is_null(json_object_get(topo, "gate_run_id")));
+    CHECK(json_is_null(json_object_get(topo, "gate_covers_current_stack")));
     CHECK(json_is_null(json_object_get(topo, "topology_status")));
     CHECK(json_is_null(json_object_get(topo, "values")));
     CHECK(json_is_null(json_object_get(evidence(r, "baseline"), "workload_status")));
@@ -162,8 +164,37 @@ static void topology(void)
     const json_t *e = evidence(r, "topology");
     CHECK_STR(ev_str(r, "topology", "gate_run_id"), "g");
     CHECK_STR(ev_str(r, "topology", "topology_status"), "pass");
+    CHECK(json_is_true(json_object_get(e, "gate_covers_current_stack")));
     CHECK(json_integer_value(json_object_get(json_object_get(e, "values"), "pairs")) == 28);
     json_decref(r);
+}
+
+/* The accepted gate ran on another stack (or on none known): topology and baseline are
+ * no, whatever its checks say, and the evidence says why. */
+static void gate_on_another_stack(void)
+{
+    struct plan_readiness_facts f = full();
+    f.accepted_gate.stack_id = "s-old";
+    json_t *r = plan_readiness(&f);
+    CHECK_STR(json_string_value(json_object_get(question(r, "topology"), "answer")), "no");
+    CHECK_STR(json_string_value(json_object_get(question(r, "baseline"), "answer")), "no");
+    for (int i = 0; i < 2; i++) {
+        const char *id = i ? "baseline" : "topology";
+        CHECK(json_is_false(json_object_get(evidence(r, id), "gate_covers_current_stack")));
+        CHECK_STR(ev_str(r, id, "gate_run_id"), "g");
+        CHECK_STR(ev_str(r, id, "gate_stack_id"), "s-old");
+    }
+    CHECK_STR(ev_str(r, "baseline", "workload_status"), "pass");
+    CHECK(json_integer_value(json_object_get(json_object_get(r, "summary"), "yes")) == 6);
+    json_decref(r);
+
+    /* the run's stack unknown, no current stack, no accepted gate: no, whatever the checks */
+    CHECK_STR(WITHOUT(f, accepted_gate.stack_id, "topology"), "no");
+    CHECK_STR(answer(&f, "baseline"), "no");
+    CHECK_STR(WITHOUT(f, host.current_stack_id, "topology"), "no");
+    CHECK_STR(answer(&f, "baseline"), "no");
+    CHECK_STR(WITHOUT(f, accepted_gate.id, "topology"), "no");
+    CHECK_STR(answer(&f, "baseline"), "no");
 }
 
 /* 3: digest, driver and CUDA versions, on a current stack. */
@@ -228,6 +259,7 @@ static void baseline(void)
     const json_t *e = evidence(r, "baseline");
     CHECK_STR(ev_str(r, "baseline", "workload_status"), "pass");
     CHECK(json_integer_value(json_object_get(json_object_get(e, "values"), "value")) == 2400);
+    CHECK(json_is_true(json_object_get(e, "gate_covers_current_stack")));
     json_decref(r);
     static const char *const no[] = {"skip", "fail", "warn", "timeout", NULL};
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
@@ -304,6 +336,7 @@ UNIT_SUITE(readiness_tests) = {
     {"readiness: everything recorded answers yes but the brief", all_yes},
     {"readiness: a fresh host answers no or unknown, with null evidence", fresh_host},
     {"readiness: topology pass or skip on the accepted gate", topology},
+    {"readiness: a gate on another stack answers topology and baseline no", gate_on_another_stack},
     {"readiness: stack pinned by digest, driver and CUDA", stack_pinned},
     {"readiness: durable and scratch on different filesystems", state_separation},
     {"readiness: access needs a pinned key and a login key", access_question},
