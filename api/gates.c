@@ -167,19 +167,70 @@ enum MHD_Result api_gate_runs_get(struct api_req *r)
     return id ? api_get_document(r, id, "gate run", db_gate_run_get) : MHD_YES;
 }
 
-/* ---- readiness ---- */
+/* ---- readiness ----
+ * The typed facts from db/ (one statement), copied into the planner's view (borrowed
+ * strings), answered by planner/readiness.c. */
+
+struct readiness_arg {
+    const char *id;
+    struct db_readiness_facts f;
+};
+
+static enum db_status readiness_fn(struct db_conn *c, void *arg)
+{
+    struct readiness_arg *a = arg;
+    return db_readiness_facts(c, a->id, &a->f);
+}
+
+static struct plan_readiness_facts readiness_view(const struct db_readiness_facts *d)
+{
+    return (struct plan_readiness_facts){
+        .host = {.id = d->host_id,
+                 .state = d->state,
+                 .host_key_sha256 = d->host_key_sha256,
+                 .current_stack_id = d->current_stack_id,
+                 .filesystems = d->filesystems},
+        .credential = {.id = d->credential_id, .key_type = d->key_type},
+        .pool = {.id = d->pool_id,
+                 .durable_path = d->durable_path,
+                 .scratch_path = d->scratch_path,
+                 .stop_command = d->stop_command,
+                 .auto_stop = d->auto_stop,
+                 .has_idle_stop_after = d->has_idle_stop_after,
+                 .idle_stop_after_seconds = d->idle_stop_after_seconds},
+        .stack = {.id = d->stack_id,
+                  .image_digest = d->image_digest,
+                  .driver_version = d->driver_version,
+                  .cuda_version = d->cuda_version},
+        .accepted_gate = {.id = d->gate_id,
+                          .stack_id = d->gate_stack_id,
+                          .topology = {.status = d->topology_status,
+                                       .values_json = d->topology_values},
+                          .workload = {.status = d->workload_status,
+                                       .values_json = d->workload_values}},
+        .last_gate = {.id = d->last_gate_id,
+                      .observability = {.status = d->observability_status,
+                                        .message = d->observability_message}},
+        .accepted_gate_runs = d->accepted_gate_runs,
+        .successful_provisionings = d->successful_provisionings,
+    };
+}
 
 enum MHD_Result api_hosts_readiness(struct api_req *r)
 {
-    const char *id = api_path_id(r, "host");
-    char *doc = id ? api_fetch_document(r, id, "host", db_host_readiness_facts) : NULL;
-    if (doc == NULL)
+    struct readiness_arg a = {api_path_id(r, "host"), {0}};
+    if (a.id == NULL)
         return MHD_YES;
-    json_t *facts = json_loads(doc, 0, NULL);
-    free(doc);
-    if (facts == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
-    json_t *out = plan_readiness(facts);
-    json_decref(facts);
-    return api_reply_json(r, MHD_HTTP_OK, out, NULL);
+    enum db_status s = db_run(readiness_fn, &a);
+    enum MHD_Result ret;
+    if (s < 0) {
+        ret = api_reply_db(r, s);
+    } else if (s != DB_ONE_RESULT) {
+        ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
+    } else {
+        struct plan_readiness_facts f = readiness_view(&a.f);
+        ret = api_reply_json(r, MHD_HTTP_OK, plan_readiness(&f), NULL);
+    }
+    db_readiness_facts_free(&a.f);
+    return ret;
 }

@@ -15,3 +15,13 @@ const char *actor_role_name(const struct actor *a)
         return "viewer";
     return "none";
 }
+
+struct actor actor_system(const char *name, const char *path, const char *request_id)
+{
+    return (struct actor){.kind = ACTOR_SYSTEM,
+                          .name = name,
+                          .role = ACTOR_ROLE_ADMIN,
+                          .path = path,
+                          .request_id = request_id,
+                          .platform_admin = 1};
+}

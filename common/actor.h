@@ -43,6 +43,10 @@ struct actor {
     int ngrants;
 };
 
+/* A system actor: name (e.g. recovery:<id>), the path of the resource its act concerns,
+ * and the id that stands for a request (NULL: a fresh one per audit row). */
+struct actor actor_system(const char *name, const char *path, const char *request_id);
+
 /* "viewer", "operator", "admin", "reporter", or "system" for a system actor. */
 const char *actor_role_name(const struct actor *a);
 

@@ -8,12 +8,16 @@
 #include "db/costs.h"
 #include "db/db_pg.h"
 #include "db/events.h"
+#include "db/gates.h"
 #include "db/gpu_models.h"
 #include "db/hosts.h"
 #include "db/recommend.h"
 
 /* A host_target row into *t (overwritten). Out of memory: DB_HARD_ERROR, *t left empty. */
 enum db_status db_host_target_decode(const PGresult *r, struct db_host_target *t);
+/* A readiness_facts row into *f (overwritten). Out of memory: DB_HARD_ERROR, *f left
+ * empty. */
+enum db_status db_readiness_facts_decode(const PGresult *r, struct db_readiness_facts *f);
 /* gpu_model_catalog rows into *out (overwritten). */
 enum db_status db_gpu_catalog_decode(const PGresult *r, struct db_gpu_catalog *out);
 /* The decoders below take the results over (*out owns them, even on failure) and

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/decode.h"
 
 // clang-format off
 #define RUN_DOC(g)                                                                          \
@@ -16,6 +17,54 @@
     ".verdict, 'reason', " g ".reason, 'checks', " g ".checks," " 'connect_ms', " g         \
     ".connect_ms, 'started_at', " DB_TS(g ".started_at") "," " 'finished_at', "             \
     DB_TS(g ".finished_at") ")::text"
+// clang-format on
+
+/* The readiness row's pieces. SPEC_STR: a string member of a spec (json) as text, NULL
+ * when absent or not a string. CHECK_OF: the first check named `name` of run `run`'s
+ * checks, as the lateral row `alias` (status and message when strings, the values as JSON
+ * text); all NULL without such a run or check. */
+// clang-format off
+#define SPEC_STR(t, key)                                                                  \
+    "CASE WHEN json_typeof(" t ".spec->'" key "') = 'string' THEN " t ".spec->>'" key "'" \
+    " END AS " key
+#define CHECK_OF(run, name, alias)                                                             \
+    " LEFT JOIN LATERAL (SELECT CASE WHEN jsonb_typeof(x.c->'status') = 'string'"              \
+    "   THEN x.c->>'status' END AS status, (x.c->'values')::text AS vals,"                     \
+    "   CASE WHEN jsonb_typeof(x.c->'message') = 'string' THEN x.c->>'message' END AS message" \
+    "   FROM jsonb_array_elements(" run ".checks) WITH ORDINALITY AS x(c, ord)"                \
+    "   WHERE x.c->>'name' = '" name "' ORDER BY x.ord LIMIT 1) " alias " ON true"
+#define READINESS_SQL                                                                        \
+    "SELECT h.id::text AS host_id, h.state, h.host_key_sha256,"                              \
+    " h.current_stack_id::text AS current_stack_id,"                                         \
+    " CASE WHEN jsonb_typeof(h.facts->'filesystems') = 'string'"                             \
+    "   THEN h.facts->>'filesystems' END AS filesystems,"                                    \
+    " c.id::text AS credential_id, c.key_type, p.id::text AS pool_id,"                       \
+    " " SPEC_STR("p", "durable_path") ", " SPEC_STR("p", "scratch_path") ","                 \
+    " " SPEC_STR("p", "stop_command") ","                                                    \
+    " coalesce((p.spec->'auto_stop')::text = 'true', false) AS auto_stop,"                   \
+    " CASE WHEN json_typeof(p.spec->'idle_stop_after_seconds') = 'number'"                   \
+    "   THEN (p.spec->>'idle_stop_after_seconds')::numeric::bigint END"                      \
+    "   AS idle_stop_after_seconds,"                                                         \
+    " s.id::text AS stack_id, s.image_digest, " SPEC_STR("s", "driver_version") ","          \
+    " " SPEC_STR("s", "cuda_version") ","                                                    \
+    " g.id::text AS gate_id, g.stack_id::text AS gate_stack_id,"                             \
+    " gt.status AS topology_status, gt.vals AS topology_values,"                             \
+    " gw.status AS workload_status, gw.vals AS workload_values,"                             \
+    " l.id::text AS last_gate_id, lo.status AS observability_status,"                        \
+    " lo.message AS observability_message,"                                                  \
+    " (SELECT count(*) FROM gate_runs a WHERE a.host_id = h.id AND a.kind = 'gate'"          \
+    "   AND a.verdict = 'accept') AS accepted_gate_runs,"                                    \
+    " (SELECT count(*) FROM jobs j WHERE j.host_id = h.id AND j.kind = 'provision'"          \
+    "   AND j.state = 'succeeded') AS successful_provisionings"                              \
+    " FROM hosts h JOIN pools p ON p.id = h.pool_id"                                         \
+    " LEFT JOIN credentials c ON c.id = h.credential_id"                                     \
+    " LEFT JOIN stacks s ON s.id = h.current_stack_id"                                       \
+    " LEFT JOIN gate_runs g ON g.id = h.accepted_gate_run_id"                                \
+    CHECK_OF("g", "topology", "gt") CHECK_OF("g", "workload", "gw")                          \
+    " LEFT JOIN LATERAL (SELECT r.id, r.checks FROM gate_runs r WHERE r.host_id = h.id"      \
+    "   AND r.kind = 'gate' ORDER BY r.seq DESC LIMIT 1) l ON true"                          \
+    CHECK_OF("l", "observability", "lo")                                                     \
+    " WHERE h.id = $1::uuid"
 // clang-format on
 
 const struct db_stmt db_gate_stmts[] = {
@@ -44,31 +93,8 @@ const struct db_stmt db_gate_stmts[] = {
               "   AND ($3::text IS NULL OR g.kind = $3) AND g.seq < coalesce($4::bigint,"
               "   9223372036854775807)"
               " ORDER BY g.seq DESC LIMIT $5::int"},
-    {"host_readiness",
-     "SELECT json_build_object("
-     " 'host', json_build_object('id', h.id, 'state', h.state, 'host_key_sha256',"
-     "   h.host_key_sha256, 'current_stack_id', h.current_stack_id, 'facts', h.facts,"
-     "   'accepted_gate_run_id', h.accepted_gate_run_id),"
-     " 'credential', (SELECT json_build_object('id', c.id, 'key_type', c.key_type)"
-     "   FROM credentials c WHERE c.id = h.credential_id),"
-     " 'pool', json_build_object('id', p.id, 'spec', p.spec),"
-     " 'stack', (SELECT json_build_object('id', s.id, 'spec', s.spec, 'image_digest',"
-     "   s.image_digest) FROM stacks s WHERE s.id = h.current_stack_id),"
-     " 'accepted_gate', (SELECT json_build_object('id', g.id, 'stack_id', g.stack_id,"
-     "   'checks', g.checks, 'finished_at', " DB_TS(
-         "g.finished_at") ")"
-                          "   FROM gate_runs g WHERE g.id = h.accepted_gate_run_id),"
-                          " 'last_gate', (SELECT json_build_object('id', g.id, 'verdict', "
-                          "g.verdict, 'checks',"
-                          "   g.checks) FROM gate_runs g WHERE g.host_id = h.id AND g.kind = 'gate'"
-                          "   ORDER BY g.seq DESC LIMIT 1),"
-                          " 'accepted_gates', (SELECT count(*) FROM gate_runs g WHERE g.host_id = "
-                          "h.id"
-                          "   AND g.kind = 'gate' AND g.verdict = 'accept'),"
-                          " 'provisionings', (SELECT count(*) FROM jobs j WHERE j.host_id = h.id"
-                          "   AND j.kind = 'provision' AND j.state = 'succeeded')"
-                          ")::text AS doc FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id "
-                          "= $1::uuid"},
+    /* The readiness evidence (db_readiness_facts): one row, one round trip. */
+    {"readiness_facts", READINESS_SQL},
 };
 const size_t db_gate_nstmts = sizeof db_gate_stmts / sizeof db_gate_stmts[0];
 
@@ -154,8 +180,67 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
     return db_exec_page(c, "gate_run_list", 5, p, page);
 }
 
-enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc)
+/* The strings of the readiness facts; each column is named as its member. */
+// clang-format off
+#define F(member) {#member, offsetof(struct db_readiness_facts, member)}
+// clang-format on
+static const struct db_str_field readiness_strings[] = {
+    F(host_id),
+    F(state),
+    F(host_key_sha256),
+    F(current_stack_id),
+    F(filesystems),
+    F(credential_id),
+    F(key_type),
+    F(pool_id),
+    F(durable_path),
+    F(scratch_path),
+    F(stop_command),
+    F(stack_id),
+    F(image_digest),
+    F(driver_version),
+    F(cuda_version),
+    F(gate_id),
+    F(gate_stack_id),
+    F(topology_status),
+    F(topology_values),
+    F(workload_status),
+    F(workload_values),
+    F(last_gate_id),
+    F(observability_status),
+    F(observability_message),
+};
+#undef F
+#define NREADINESS_STRINGS (sizeof readiness_strings / sizeof readiness_strings[0])
+
+enum db_status db_readiness_facts_decode(const PGresult *r, struct db_readiness_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    if (db_dup_fields(r, 0, readiness_strings, NREADINESS_STRINGS, f) != 0)
+        return DB_HARD_ERROR;
+    f->auto_stop = db_bool(r, 0, "auto_stop");
+    f->has_idle_stop_after = !db_isnull(r, 0, "idle_stop_after_seconds");
+    f->idle_stop_after_seconds = db_long(r, 0, "idle_stop_after_seconds");
+    f->accepted_gate_runs = db_long(r, 0, "accepted_gate_runs");
+    f->successful_provisionings = db_long(r, 0, "successful_provisionings");
+    return DB_ONE_RESULT;
+}
+
+enum db_status db_readiness_facts(struct db_conn *c, const char *host_id,
+                                  struct db_readiness_facts *f)
 {
     const char *p[1] = {host_id};
-    return db_exec_doc(c, "host_readiness", 1, p, doc);
+    PGresult *r;
+    memset(f, 0, sizeof *f);
+    enum db_status s = db_exec(c, "readiness_facts", 1, p, &r);
+    if (s == DB_ONE_RESULT)
+        s = db_readiness_facts_decode(r, f);
+    PQclear(r);
+    return s;
+}
+
+void db_readiness_facts_free(struct db_readiness_facts *f)
+{
+    db_free_fields(readiness_strings, NREADINESS_STRINGS, f);
+    memset(f, 0, sizeof *f);
 }

@@ -38,7 +38,31 @@ struct db_gate_filter {
 enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
                                 struct db_page *page);
 
-/* The readiness evidence of a host as one JSON document (see api/readiness.c). */
-enum db_status db_host_readiness_facts(struct db_conn *c, const char *host_id, char **doc);
+/* The readiness evidence of a host (planner/readiness.h answers from it), read in one
+ * statement. Strings are owned, NULL for SQL NULL (an id is NULL when there is no such row:
+ * no current stack, no accepted gate, no gate run). A string member of a JSON document
+ * (the pool's and the stack's spec, the facts, a check's status) is read only when it is
+ * a string. Check values stay JSON text: evidence to show, never read to decide. */
+struct db_readiness_facts {
+    char *host_id, *state, *host_key_sha256, *current_stack_id;
+    char *filesystems; /* facts.filesystems: the df -P lines */
+    char *credential_id, *key_type;
+    char *pool_id, *durable_path, *scratch_path, *stop_command; /* the pool's spec */
+    int auto_stop;
+    int has_idle_stop_after; /* 0: the spec has no idle_stop_after_seconds */
+    long idle_stop_after_seconds;
+    char *stack_id, *image_digest, *driver_version, *cuda_version; /* the current stack */
+    char *gate_id, *gate_stack_id; /* the accepted gate run and the stack it ran on */
+    char *topology_status, *topology_values, *workload_status, *workload_values; /* its checks */
+    char *last_gate_id, *observability_status, *observability_message; /* the newest gate */
+    long accepted_gate_runs, successful_provisionings;
+};
+/* Fills *f on DB_ONE_RESULT (DB_NO_RESULTS: no such host); on any other status *f is left
+ * empty. Like db_host_target, it requires an empty *f (overwritten, not freed). Out of
+ * memory: DB_HARD_ERROR. */
+enum db_status db_readiness_facts(struct db_conn *c, const char *host_id,
+                                  struct db_readiness_facts *f);
+/* Frees the strings and leaves *f empty; may run again. */
+void db_readiness_facts_free(struct db_readiness_facts *f);
 
 #endif

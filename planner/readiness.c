@@ -1,34 +1,57 @@
-/* readiness.c — see readiness.h. */
+/* readiness.c — see readiness.h. One function per question: each adds its answer with its
+ * evidence to the list and returns 1 when the answer is yes. */
 #include "planner/readiness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const json_t *check_named(const json_t *checks, const char *name)
+#include "planner/host_command.h"
+
+typedef const struct plan_readiness_facts facts_t;
+
+static int is(const char *s, const char *want)
 {
-    size_t i;
-    const json_t *c;
-    json_array_foreach(checks, i, c)
-    {
-        const char *n = json_string_value(json_object_get(c, "name"));
-        if (n && !strcmp(n, name))
-            return c;
-    }
-    return NULL;
+    return s != NULL && !strcmp(s, want);
 }
 
-static const char *status_of(const json_t *check)
-{
-    return json_string_value(json_object_get(check, "status"));
-}
-
-static void add(json_t *qs, const char *id, const char *question, const char *answer,
-                json_t *evidence)
+/* Adds a question (evidence stolen; NULL: an empty object) and returns 1 when answered
+ * yes. */
+static int add(json_t *qs, const char *id, const char *question, const char *answer,
+               json_t *evidence)
 {
     json_array_append_new(qs, json_pack("{s:s, s:s, s:s, s:o}", "id", id, "question", question,
                                         "answer", answer, "evidence",
                                         evidence ? evidence : json_object()));
+    return is(answer, "yes");
+}
+
+/* A check's values, recorded as JSON text, for the evidence: a new reference, JSON null
+ * when there are none (or the text does not parse: evidence, never a reason). */
+static json_t *values_of(const char *text)
+{
+    json_t *v = text ? json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL) : NULL;
+    return v ? v : json_null();
+}
+
+/* The accepted gate counts only for the stack it ran on. */
+static int gate_covers(facts_t *f)
+{
+    return f->accepted_gate.id != NULL &&
+           plan_gate_covers_stack(f->accepted_gate.stack_id, f->host.current_stack_id);
+}
+
+/* The evidence of a question one check of the accepted gate answers: the run, whether it
+ * covers the current stack (null without an accepted gate), the check's status under
+ * status_key and its values. New reference. */
+static json_t *gate_evidence(facts_t *f, const char *status_key,
+                             const struct plan_readiness_check *c)
+{
+    const char *run = f->accepted_gate.id;
+    return json_pack("{s:s?, s:s?, s:o, s:s?, s:o}", "gate_run_id", run, "gate_stack_id",
+                     f->accepted_gate.stack_id, "gate_covers_current_stack",
+                     run ? json_boolean(gate_covers(f)) : json_null(), status_key, c->status,
+                     "values", values_of(c->values_json));
 }
 
 /* Filesystem of a path, from the df -P lines in facts: the line whose mount point is the
@@ -40,6 +63,8 @@ static const char *mount_of(const char *df, const char *path, char *dev, size_t 
     if (df == NULL || path == NULL)
         return NULL;
     char *copy = strdup(df), *save = NULL;
+    if (copy == NULL)
+        return NULL;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char fs[256], mnt[512];
         long a, b, c;
@@ -57,118 +82,118 @@ static const char *mount_of(const char *df, const char *path, char *dev, size_t 
     return dev[0] ? dev : NULL;
 }
 
-json_t *plan_readiness(const json_t *f)
+/* 1. No brief is linked to a host yet. */
+static int brief(json_t *qs, facts_t *f)
 {
-    const json_t *host = json_object_get(f, "host");
-    const json_t *pool = json_object_get(json_object_get(f, "pool"), "spec");
-    const json_t *stack = json_object_get(f, "stack");
-    const json_t *gate = json_object_get(f, "accepted_gate");
-    const json_t *last = json_object_get(f, "last_gate");
-    const json_t *facts = json_object_get(host, "facts");
-    const json_t *gchecks = json_object_get(gate, "checks");
+    (void)f;
+    return add(qs, "brief",
+               "Does the brief give the model, memory, concurrency and success metric?", "unknown",
+               json_pack("{s:s}", "note",
+                         "no brief is linked to this host or its pool yet; briefs are "
+                         "sized on their own (GET /v1/briefs/{id}/sizing)"));
+}
+
+/* 2. The accepted gate's topology check passed (or was skipped: a single GPU), on the
+ * current stack. */
+static int topology(json_t *qs, facts_t *f)
+{
+    const char *ts = f->accepted_gate.topology.status;
+    int yes = gate_covers(f) && (is(ts, "pass") || is(ts, "skip"));
+    return add(qs, "topology", "Was the exact topology tested?", yes ? "yes" : "no",
+               gate_evidence(f, "topology_status", &f->accepted_gate.topology));
+}
+
+/* 3. The current stack pins its image digest, driver and CUDA versions. */
+static int stack_pinned(json_t *qs, facts_t *f)
+{
+    int yes = f->stack.id != NULL && f->stack.image_digest != NULL &&
+              f->stack.driver_version != NULL && f->stack.cuda_version != NULL;
+    return add(qs, "stack_pinned", "Is the stack pinned by version and digest?", yes ? "yes" : "no",
+               json_pack("{s:s?, s:s?, s:s?, s:s?}", "stack_id", f->stack.id, "image_digest",
+                         f->stack.image_digest, "driver_version", f->stack.driver_version,
+                         "cuda_version", f->stack.cuda_version));
+}
+
+/* 4. The pool's durable and scratch paths lie on different filesystems (unknown until
+ * both are found in the df facts). */
+static int state_separation(json_t *qs, facts_t *f)
+{
+    const char *durable = f->pool.durable_path, *scratch = f->pool.scratch_path;
+    char d1[256], d2[256];
+    const char *fd = mount_of(f->host.filesystems, durable, d1, sizeof d1);
+    const char *fs = mount_of(f->host.filesystems, scratch, d2, sizeof d2);
+    const char *a = (fd && fs) ? (strcmp(fd, fs) != 0 ? "yes" : "no") : "unknown";
+    return add(qs, "state_separation", "Is durable state kept apart from scratch?", a,
+               json_pack("{s:s?, s:s?, s:s?, s:s?}", "durable_path", durable, "scratch_path",
+                         scratch, "durable_filesystem", fd, "scratch_filesystem", fs));
+}
+
+/* 5. A pinned host key and a login key. */
+static int access_restricted(json_t *qs, facts_t *f)
+{
+    int yes = f->host.host_key_sha256 != NULL && f->credential.id != NULL;
+    return add(qs, "access", "Is access restricted, with a pinned host key and key-based login?",
+               yes ? "yes" : "no",
+               json_pack("{s:s?, s:s?, s:s?}", "host_key_sha256", f->host.host_key_sha256,
+                         "credential_id", f->credential.id, "key_type", f->credential.key_type));
+}
+
+/* 6. The accepted gate's workload check passed, on the current stack. */
+static int baseline(json_t *qs, facts_t *f)
+{
+    int yes = gate_covers(f) && is(f->accepted_gate.workload.status, "pass");
+    return add(qs, "baseline", "Is there an application baseline?", yes ? "yes" : "no",
+               gate_evidence(f, "workload_status", &f->accepted_gate.workload));
+}
+
+/* 7. The last gate's observability check (unknown when skipped or never run). */
+static int observability(json_t *qs, facts_t *f)
+{
+    const struct plan_readiness_check *ob = &f->last_gate.observability;
+    const char *a = ob->status == NULL || is(ob->status, "skip") ? "unknown"
+                    : is(ob->status, "pass")                     ? "yes"
+                                                                 : "no";
+    return add(qs, "observability", "Are observability checks passing?", a,
+               json_pack("{s:s?, s:s?, s:s?}", "gate_run_id", f->last_gate.id, "status", ob->status,
+                         "message", ob->message));
+}
+
+/* 8. The host passed the gate again after a first acceptance. */
+static int recovery(json_t *qs, facts_t *f)
+{
+    return add(qs, "recovery", "Has a restart or replacement been tested?",
+               f->accepted_gate_runs >= 2 ? "yes" : "no",
+               json_pack("{s:I, s:I, s:s}", "accepted_gate_runs", (json_int_t)f->accepted_gate_runs,
+                         "successful_provisionings", (json_int_t)f->successful_provisionings,
+                         "rule",
+                         "yes once the host passed the gate again after a first acceptance"));
+}
+
+/* 9. The pool stops idle hosts: auto_stop with a stop command. */
+static int idle_stop(json_t *qs, facts_t *f)
+{
+    int yes = f->pool.auto_stop && f->pool.stop_command != NULL;
+    json_t *after = f->pool.has_idle_stop_after
+                        ? json_integer((json_int_t)f->pool.idle_stop_after_seconds)
+                        : json_null();
+    return add(qs, "idle_stop", "Does the host stop when idle?", yes ? "yes" : "no",
+               json_pack("{s:b, s:o, s:s?, s:s?}", "auto_stop", f->pool.auto_stop != 0,
+                         "idle_stop_after_seconds", after, "stop_command", f->pool.stop_command,
+                         "pool_id", f->pool.id));
+}
+
+/* The questions, in the order the report lists them. */
+static int (*const questions[])(json_t *, facts_t *) = {
+    brief,    topology,      stack_pinned, state_separation, access_restricted,
+    baseline, observability, recovery,     idle_stop};
+#define NQUESTIONS ((int)(sizeof questions / sizeof questions[0]))
+
+json_t *plan_readiness(const struct plan_readiness_facts *f)
+{
     json_t *qs = json_array();
     int yes = 0;
-
-    /* 1. brief */
-    add(qs, "brief", "Does the brief give the model, memory, concurrency and success metric?",
-        "unknown",
-        json_pack("{s:s}", "note",
-                  "no brief is linked to this host or its pool yet; briefs are "
-                  "sized on their own (GET /v1/briefs/{id}/sizing)"));
-
-    /* 2. topology tested */
-    const json_t *topo = check_named(gchecks, "topology");
-    const char *ts = status_of(topo);
-    const char *a2 = gate == NULL                ? "no"
-                     : ts && !strcmp(ts, "pass") ? "yes"
-                     : ts && !strcmp(ts, "skip") ? "yes"
-                                                 : "no";
-    add(qs, "topology", "Was the exact topology tested?", a2,
-        json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(gate, "id"),
-                  "topology_status", ts, "values", json_object_get(topo, "values")));
-    yes += !strcmp(a2, "yes");
-
-    /* 3. stack pinned */
-    const json_t *spec = json_object_get(stack, "spec");
-    int pinned = stack != NULL && json_string_value(json_object_get(stack, "image_digest")) &&
-                 json_string_value(json_object_get(spec, "driver_version")) &&
-                 json_string_value(json_object_get(spec, "cuda_version"));
-    add(qs, "stack_pinned", "Is the stack pinned by version and digest?", pinned ? "yes" : "no",
-        json_pack("{s:O?, s:O?, s:O?, s:O?}", "stack_id", json_object_get(stack, "id"),
-                  "image_digest", json_object_get(stack, "image_digest"), "driver_version",
-                  json_object_get(spec, "driver_version"), "cuda_version",
-                  json_object_get(spec, "cuda_version")));
-    yes += pinned;
-
-    /* 4. durable apart from scratch */
-    const char *durable = json_string_value(json_object_get(pool, "durable_path"));
-    const char *scratch = json_string_value(json_object_get(pool, "scratch_path"));
-    const char *df = json_string_value(json_object_get(facts, "filesystems"));
-    char d1[256], d2[256];
-    const char *fd = mount_of(df, durable, d1, sizeof d1);
-    const char *fs = mount_of(df, scratch, d2, sizeof d2);
-    const char *a4 = (fd && fs) ? (strcmp(fd, fs) != 0 ? "yes" : "no") : "unknown";
-    add(qs, "state_separation", "Is durable state kept apart from scratch?", a4,
-        json_pack("{s:s?, s:s?, s:s?, s:s?}", "durable_path", durable, "scratch_path", scratch,
-                  "durable_filesystem", fd, "scratch_filesystem", fs));
-    yes += !strcmp(a4, "yes");
-
-    /* 5. access restricted */
-    const char *key = json_string_value(json_object_get(host, "host_key_sha256"));
-    const json_t *cred = json_object_get(f, "credential");
-    int restricted = key != NULL && cred != NULL;
-    add(qs, "access", "Is access restricted, with a pinned host key and key-based login?",
-        restricted ? "yes" : "no",
-        json_pack("{s:s?, s:O?, s:O?}", "host_key_sha256", key, "credential_id",
-                  json_object_get(cred, "id"), "key_type", json_object_get(cred, "key_type")));
-    yes += restricted;
-
-    /* 6. application baseline */
-    const json_t *wl = check_named(gchecks, "workload");
-    const char *ws = status_of(wl);
-    const char *a6 = ws == NULL            ? (gate ? "no" : "unknown")
-                     : !strcmp(ws, "pass") ? "yes"
-                     : !strcmp(ws, "skip") ? "no"
-                                           : "no";
-    add(qs, "baseline", "Is there an application baseline?", a6,
-        json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(gate, "id"),
-                  "workload_status", ws, "values", json_object_get(wl, "values")));
-    yes += !strcmp(a6, "yes");
-
-    /* 7. observability */
-    const json_t *ob = check_named(json_object_get(last, "checks"), "observability");
-    const char *os = status_of(ob);
-    const char *a7 = os == NULL            ? "unknown"
-                     : !strcmp(os, "pass") ? "yes"
-                     : !strcmp(os, "skip") ? "unknown"
-                                           : "no";
-    add(qs, "observability", "Are observability checks passing?", a7,
-        json_pack("{s:O?, s:s?, s:O?}", "gate_run_id", json_object_get(last, "id"), "status", os,
-                  "message", json_object_get(ob, "message")));
-    yes += !strcmp(a7, "yes");
-
-    /* 8. restart or replacement tested */
-    json_int_t accepted = json_integer_value(json_object_get(f, "accepted_gates"));
-    json_int_t prov = json_integer_value(json_object_get(f, "provisionings"));
-    const char *a8 = accepted >= 2 ? "yes" : "no";
-    add(qs, "recovery", "Has a restart or replacement been tested?", a8,
-        json_pack("{s:I, s:I, s:s}", "accepted_gate_runs", accepted, "successful_provisionings",
-                  prov, "rule",
-                  "yes once the host passed the gate again after a first acceptance"));
-    yes += !strcmp(a8, "yes");
-
-    /* 9. stops when idle */
-    int auto_stop = json_is_true(json_object_get(pool, "auto_stop"));
-    const json_t *idle = json_object_get(pool, "idle_stop_after_seconds");
-    const char *stop_cmd = json_string_value(json_object_get(pool, "stop_command"));
-    const char *a9 = auto_stop && stop_cmd ? "yes" : "no";
-    add(qs, "idle_stop", "Does the host stop when idle?", a9,
-        json_pack("{s:b, s:O?, s:s?, s:O?}", "auto_stop", auto_stop, "idle_stop_after_seconds",
-                  idle, "stop_command", stop_cmd, "pool_id",
-                  json_object_get(json_object_get(f, "pool"), "id")));
-    yes += !strcmp(a9, "yes");
-
-    return json_pack("{s:O?, s:O?, s:o, s:{s:i, s:i}}", "host_id", json_object_get(host, "id"),
-                     "state", json_object_get(host, "state"), "questions", qs, "summary", "yes",
-                     yes, "of", 9);
+    for (int i = 0; i < NQUESTIONS; i++)
+        yes += questions[i](qs, f);
+    return json_pack("{s:s?, s:s?, s:o, s:{s:i, s:i}}", "host_id", f->host.id, "state",
+                     f->host.state, "questions", qs, "summary", "yes", yes, "of", NQUESTIONS);
 }

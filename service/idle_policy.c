@@ -27,8 +27,8 @@ static enum db_status stop_idle(struct db_conn *c, const char *host, const char 
 {
     char path[96];
     snprintf(path, sizeof path, "/v1/hosts/%s/stop", host);
-    struct actor who = {ACTOR_SYSTEM, IDLE_POLICY_PRINCIPAL, ACTOR_ROLE_ADMIN, "POLICY", path,
-                        NULL};
+    struct actor who = actor_system(IDLE_POLICY_PRINCIPAL, path, NULL);
+    who.method = "POLICY";
     struct svc_host_cmd cmd = {
         .cmd = PLAN_CMD_STOP, .who = &who, .host_id = host, .reason = reason};
     enum db_status s = svc_host_command(c, &cmd);

@@ -39,7 +39,7 @@ struct move {
 static struct actor recovery_actor(const struct move *m, char path[96])
 {
     snprintf(path, 96, "/v1/hosts/%s/recoveries", m->host_id);
-    return (struct actor){ACTOR_SYSTEM, m->actor, ACTOR_ROLE_ADMIN, NULL, path, NULL};
+    return actor_system(m->actor, path, NULL);
 }
 
 /* The audit row of a recovery's own act on the host (role system). */

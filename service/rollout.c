@@ -42,7 +42,7 @@ struct move {
 static struct actor rollout_actor(const struct move *m, char path[96])
 {
     snprintf(path, 96, "/v1/rollouts/%s", m->id);
-    return (struct actor){ACTOR_SYSTEM, m->actor, ACTOR_ROLE_ADMIN, NULL, path, NULL};
+    return actor_system(m->actor, path, NULL);
 }
 
 /* The audit row of the rollout's own act (role system). */

@@ -188,7 +188,7 @@ static enum db_status apply_event(struct db_conn *c, const struct job_task *t,
 {
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%s", t->job.id);
-    struct actor who = {ACTOR_SYSTEM, actor(t), ACTOR_ROLE_ADMIN, NULL, path, t->job.id};
+    struct actor who = actor_system(actor(t), path, t->job.id);
     struct host_change ch = {t->job.host_id, ev, hint, reason, t->job.id, gate_run_id, 0, NULL};
     return prov_host_apply(c, &who, &ch, refused, NULL);
 }

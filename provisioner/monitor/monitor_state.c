@@ -15,7 +15,7 @@ static enum db_status apply(struct db_conn *c, const char *owner, const char *ho
 {
     char path[80];
     snprintf(path, sizeof path, "/v1/hosts/%s/health", host_id);
-    struct actor who = {ACTOR_SYSTEM, owner, ACTOR_ROLE_ADMIN, NULL, path, NULL};
+    struct actor who = actor_system(owner, path, NULL);
     snprintf(state, 24, "%s", st->state);
     for (int i = 0; i < n; i++) {
         const char *why =

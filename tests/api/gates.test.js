@@ -60,6 +60,30 @@ async function readiness(id) {
   return { ...r, byId: Object.fromEntries(r.questions.map((q) => [q.id, q])) };
 }
 
+/** A passed check as the gate records it. */
+function passed(name, values, message = 'ok') {
+  return { name, status: 'pass', hardware_evidence: false, message, evidence: '', values, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } };
+}
+/**
+ * Record an accepted gate run of host h on gateStack, as a worker would (without workers
+ * no gate can run), and make it the host's acceptance; the host is drained on
+ * currentStack. Returns the run id.
+ */
+function recordAcceptedGate(h, checks, { currentStack = stack.id, gateStack = stack.id } = {}) {
+  const url = srv.database.url;
+  const json = JSON.stringify(checks).replace(/'/g, "''");
+  const runId = psqlUnguarded(
+    url,
+    `UPDATE hosts SET current_stack_id = '${currentStack}', desired_stack_id = '${currentStack}', state = 'drained' WHERE id = '${h.id}';` +
+      ` INSERT INTO gate_runs (kind, host_id, stack_id, pool_id, gate_version, verdict, reason, checks, connect_ms, started_at)` +
+      ` VALUES ('gate', '${h.id}', '${gateStack}', '${pool.id}', 1, 'accept', 'every check passed', '${json}'::jsonb, 12.5, now()) RETURNING id;`,
+  )
+    .split('\n')
+    .find((l) => UUID_RE.test(l));
+  psqlUnguarded(url, `UPDATE hosts SET accepted_gate_run_id = '${runId}' WHERE id = '${h.id}'`);
+  return runId;
+}
+
 before(async () => {
   srv = await startServer({
     name: 'gates',
@@ -279,6 +303,8 @@ describe('readiness', () => {
     assert.equal(r.byId.idle_stop.evidence.auto_stop, false);
     assert.equal(r.byId.idle_stop.evidence.pool_id, pool.id);
     assert.equal(r.byId.access.evidence.credential_id, cred.id);
+    assert.equal(r.byId.topology.evidence.gate_covers_current_stack, null, 'no accepted gate');
+    assert.equal(r.byId.baseline.evidence.values, null);
   });
 
   test('a pinned host key answers access yes', async () => {
@@ -299,27 +325,17 @@ describe('readiness', () => {
   });
 
   test('a recorded accepted gate for the current stack: readiness yes, resume to ready, gate-runs listed', async () => {
-    // Without workers no gate can run; record one as a worker would.
     const h = await register({ host_key_sha256: 'SHA256:uGuZiKLFB1cv6TK4FSkk748vzZ525e0ThqAuUk8l+Bs' });
-    const url = srv.database.url;
-    const checks = JSON.stringify([
-      { name: 'gpu_inventory', status: 'pass', hardware_evidence: false, message: '8 GPUs', evidence: '', values: { gpu_count: 8 }, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } },
-      { name: 'workload', status: 'pass', hardware_evidence: false, message: 'ok', evidence: 'tokens_per_second=2400', values: { metric: 'tokens_per_second', value: 2400, min: 1000 }, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } },
-      { name: 'topology', status: 'pass', hardware_evidence: false, message: 'ok', evidence: '', values: null, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } },
-    ]).replace(/'/g, "''");
-    const runId = psqlUnguarded(
-      url,
-      `UPDATE hosts SET current_stack_id = '${stack.id}', desired_stack_id = '${stack.id}', state = 'drained' WHERE id = '${h.id}';` +
-        ` INSERT INTO gate_runs (kind, host_id, stack_id, pool_id, gate_version, verdict, reason, checks, connect_ms, started_at)` +
-        ` VALUES ('gate', '${h.id}', '${stack.id}', '${pool.id}', 1, 'accept', 'every check passed', '${checks}'::jsonb, 12.5, now()) RETURNING id;`,
-    )
-      .split('\n')
-      .find((l) => UUID_RE.test(l));
-    psqlUnguarded(url, `UPDATE hosts SET accepted_gate_run_id = '${runId}' WHERE id = '${h.id}'`);
+    const runId = recordAcceptedGate(h, [
+      passed('gpu_inventory', { gpu_count: 8 }, '8 GPUs'),
+      passed('workload', { metric: 'tokens_per_second', value: 2400, min: 1000 }),
+      passed('topology', null),
+    ]);
 
     const r = await readiness(h.id);
     assert.equal(r.byId.topology.answer, 'yes');
     assert.equal(r.byId.topology.evidence.gate_run_id, runId);
+    assert.equal(r.byId.topology.evidence.gate_covers_current_stack, true);
     assert.equal(r.byId.baseline.answer, 'yes');
     assert.equal(r.byId.baseline.evidence.values.value, 2400);
     assert.equal(r.byId.stack_pinned.answer, 'yes');
@@ -355,6 +371,30 @@ describe('readiness', () => {
     // a gate on a ready host is accepted (its stack is current)
     const job = expectStatus(await post(`/v1/hosts/${h.id}/gate`), 202);
     assert.equal(job.kind, 'gate');
+  });
+
+  test('an accepted gate recorded on another stack answers topology and baseline no', async () => {
+    // The host moved to a new stack while its acceptance still points at a run on the old
+    // one (written as a worker would not): the run says nothing about the new stack.
+    const h = await register({ host_key_sha256: 'SHA256:uGuZiKLFB1cv6TK4FSkk748vzZ525e0ThqAuUk8l+Bs' });
+    const other = await fleet.createStack(client, operator);
+    const runId = recordAcceptedGate(h, [passed('workload', { metric: 'tokens_per_second', value: 2400, min: 1000 }), passed('topology', null)], {
+      currentStack: other.id,
+    });
+
+    const r = await readiness(h.id);
+    for (const id of ['topology', 'baseline']) {
+      const q = r.byId[id];
+      assert.equal(q.answer, 'no', `${id}: ${JSON.stringify(q)}`);
+      assert.equal(q.evidence.gate_run_id, runId);
+      assert.equal(q.evidence.gate_stack_id, stack.id);
+      assert.equal(q.evidence.gate_covers_current_stack, false);
+    }
+    assert.equal(r.byId.baseline.evidence.workload_status, 'pass', 'the run is still shown');
+    assert.equal(r.byId.stack_pinned.evidence.stack_id, other.id);
+    assert.equal(r.summary.yes, 2); // stack_pinned and access
+    // resume applies the same rule
+    expectProblem(await post(`/v1/hosts/${h.id}/resume`), 409, 'gate_required');
   });
 
   test('the host document carries the newest gate run in brief: verdict and the checks that failed or timed out, in order', async () => {

@@ -11,7 +11,7 @@
 #include "db/decode.h"
 #include "tests/unit/unit.h"
 
-#define MAX_COLS 24
+#define MAX_COLS 32
 #define TEXT_OID 25
 
 /* Fault injection: while strdup_countdown > 0, the countdown-th strdup from now fails
@@ -257,6 +257,87 @@ static void host_target_oom(void)
     PQclear(r);
 }
 
+/* The readiness facts: strings by name (NULL stays NULL), the numbers and flags; an
+ * absent idle_stop_after_seconds reads as absent, not 0; free empties it. */
+static void readiness_facts(void)
+{
+    static const char *const n[] = {"successful_provisionings",
+                                    "accepted_gate_runs",
+                                    "observability_message",
+                                    "observability_status",
+                                    "last_gate_id",
+                                    "workload_values",
+                                    "workload_status",
+                                    "topology_values",
+                                    "topology_status",
+                                    "gate_stack_id",
+                                    "gate_id",
+                                    "cuda_version",
+                                    "driver_version",
+                                    "image_digest",
+                                    "stack_id",
+                                    "idle_stop_after_seconds",
+                                    "auto_stop",
+                                    "stop_command",
+                                    "scratch_path",
+                                    "durable_path",
+                                    "pool_id",
+                                    "key_type",
+                                    "credential_id",
+                                    "filesystems",
+                                    "current_stack_id",
+                                    "host_key_sha256",
+                                    "state",
+                                    "host_id"};
+    static const char *const v[] = {
+        "1",    "2",        NULL,    "skip", "g2",  "{\"value\":2400}", "pass", "null",
+        "pass", "s1",       "g1",    "12.4", "550", "sha256:a",         "s1",   "1800",
+        "t",    "poweroff", "/s",    "/d",   "p1",  "ssh-ed25519",      "c1",   "df lines",
+        "s1",   NULL,       "ready", "h1"};
+    PGresult *r = FAKE(n, v);
+    struct db_readiness_facts f;
+    CHECK(db_readiness_facts_decode(r, &f) == DB_ONE_RESULT);
+    CHECK_STR(f.host_id, "h1");
+    CHECK_STR(f.state, "ready");
+    CHECK(f.host_key_sha256 == NULL && f.observability_message == NULL);
+    CHECK_STR(f.current_stack_id, "s1");
+    CHECK_STR(f.filesystems, "df lines");
+    CHECK_STR(f.credential_id, "c1");
+    CHECK_STR(f.key_type, "ssh-ed25519");
+    CHECK_STR(f.pool_id, "p1");
+    CHECK_STR(f.durable_path, "/d");
+    CHECK_STR(f.scratch_path, "/s");
+    CHECK_STR(f.stop_command, "poweroff");
+    CHECK(f.auto_stop == 1 && f.has_idle_stop_after == 1 && f.idle_stop_after_seconds == 1800);
+    CHECK_STR(f.stack_id, "s1");
+    CHECK_STR(f.image_digest, "sha256:a");
+    CHECK_STR(f.driver_version, "550");
+    CHECK_STR(f.cuda_version, "12.4");
+    CHECK_STR(f.gate_id, "g1");
+    CHECK_STR(f.gate_stack_id, "s1");
+    CHECK_STR(f.topology_status, "pass");
+    CHECK_STR(f.topology_values, "null");
+    CHECK_STR(f.workload_status, "pass");
+    CHECK_STR(f.workload_values, "{\"value\":2400}");
+    CHECK_STR(f.last_gate_id, "g2");
+    CHECK_STR(f.observability_status, "skip");
+    CHECK(f.accepted_gate_runs == 2 && f.successful_provisionings == 1);
+    db_readiness_facts_free(&f);
+    CHECK(f.host_id == NULL && f.workload_values == NULL && f.accepted_gate_runs == 0);
+    db_readiness_facts_free(&f);
+    PQclear(r);
+
+    static const char *const v2[] = {
+        "0",  "0",  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,         NULL,
+        NULL, NULL, "f",  NULL, NULL, NULL, "p1", NULL, NULL, NULL, NULL, NULL, "registered", "h1"};
+    r = FAKE(n, v2);
+    CHECK(db_readiness_facts_decode(r, &f) == DB_ONE_RESULT);
+    CHECK(f.auto_stop == 0 && f.has_idle_stop_after == 0);
+    CHECK(f.gate_id == NULL && f.stack_id == NULL && f.credential_id == NULL);
+    db_readiness_facts_free(&f);
+    PQclear(r);
+}
+
 /* The catalog: one block with its strings; formats as a mask; unknown formats ignored. */
 static void gpu_catalog(void)
 {
@@ -351,6 +432,7 @@ UNIT_SUITE(db_tests) = {
     {"db: recommendation inputs decoded by column name", rec_decode},
     {"db: host target decoded, freed, filled again", host_target},
     {"db: host target out of memory at each copy", host_target_oom},
+    {"db: readiness facts decoded by column name", readiness_facts},
     {"db: GPU catalog in one block", gpu_catalog},
     {"db: events read back", event_rows},
     {"db: the pool is made once", pool_init_twice},

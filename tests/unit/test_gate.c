@@ -1,11 +1,10 @@
-/* test_gate.c — gate verdicts, the checks' judgements over recorded output, readiness. */
+/* test_gate.c — gate verdicts, the checks' judgements over recorded output. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "common/utf8.h"
 #include "planner/gate.h"
-#include "planner/readiness.h"
 #include "provisioner/jobs/gate_checks.h"
 #include "provisioner/parse/parse.h"
 #include "tests/unit/unit.h"
@@ -233,36 +232,6 @@ static void workload_and_storage(void)
     prov_check_eval(&g, PROV_CHECK_STORAGE, ro, 2, &o);
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "Read-only") != NULL);
     json_decref(o.values);
-}
-
-static void readiness(void)
-{
-    json_t *f = json_loads(
-        "{\"host\":{\"id\":\"h\",\"state\":\"ready\",\"host_key_sha256\":\"SHA256:x\","
-        "\"current_stack_id\":\"s\",\"facts\":{\"filesystems\":\"Filesystem 1024-blocks Used "
-        "Available Capacity Mounted on\\n/dev/vda 100 1 99 1% /data\\ntmpfs 100 0 100 0% "
-        "/scratch\"}},\"credential\":{\"id\":\"c\",\"key_type\":\"ssh-ed25519\"},"
-        "\"pool\":{\"id\":\"p\",\"spec\":{\"durable_path\":\"/data/models\",\"scratch_path\":"
-        "\"/scratch\",\"auto_stop\":true,\"stop_command\":\"shutdown -h now\"}},"
-        "\"stack\":{\"id\":\"s\",\"image_digest\":\"sha256:ab\",\"spec\":{\"driver_version\":"
-        "\"550.127.05\",\"cuda_version\":\"12.4\"}},\"accepted_gate\":{\"id\":\"g\",\"checks\":"
-        "[{\"name\":\"topology\",\"status\":\"pass\"},{\"name\":\"workload\",\"status\":\"pass\"}]}"
-        ","
-        "\"last_gate\":{\"id\":\"g\",\"checks\":[{\"name\":\"observability\",\"status\":\"skip\"}]}"
-        ","
-        "\"accepted_gates\":1,\"provisionings\":1}",
-        0, NULL);
-    CHECK(f != NULL);
-    json_t *r = plan_readiness(f);
-    json_t *qs = json_object_get(r, "questions");
-    CHECK(json_array_size(qs) == 9);
-    static const char *const want[] = {"unknown", "yes",     "yes", "yes", "yes",
-                                       "yes",     "unknown", "no",  "yes"};
-    for (size_t i = 0; i < 9; i++)
-        CHECK_STR(json_string_value(json_object_get(json_array_get(qs, i), "answer")), want[i]);
-    CHECK(json_integer_value(json_object_get(json_object_get(r, "summary"), "yes")) == 6);
-    json_decref(r);
-    json_decref(f);
 }
 
 /* ---- fail closed: values the gate needs but could not read ---- */
@@ -685,6 +654,5 @@ UNIT_SUITE(gate_tests) = {
     {"gate: messages and recorded entries are valid UTF-8 whatever the host printed",
      messages_are_utf8},
     {"gate: timeout messages by command, command classes", timeouts_and_classes},
-    {"readiness: nine answers from recorded evidence", readiness},
     UNIT_END,
 };
