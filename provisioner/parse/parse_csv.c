@@ -171,8 +171,7 @@ static char *trim_inplace(char *p, size_t n)
 int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, size_t nfields,
                     prov_qgpu_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     size_t cells_cap = 0, rows_cap = 0;
     size_t fields_cap = 0, units_cap = 0;
@@ -317,9 +316,7 @@ int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, siz
     rc = 0;
 cleanup:
     free(parts);
-    if (rc != 0)
-        prov_qgpu_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_qgpu_free);
 }
 
 const char *prov_qgpu_cell(const prov_qgpu_t *q, size_t row, const char *field)
@@ -337,14 +334,7 @@ int prov_qgpu_field(const prov_qgpu_t *q, const char *field)
 
 void prov_qgpu_free(prov_qgpu_t *q)
 {
-    if (!q)
-        return;
-    free(q->fields);
-    free(q->units);
-    free(q->cells);
-    free(q->rows);
-    free(q->buf);
-    memset(q, 0, sizeof *q);
+    PROV_RELEASE(q, q->fields, q->units, q->cells, q->rows, q->buf);
 }
 
 static void set_state(json_t *o, const char *key, prov_vstate_t st)
