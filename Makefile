@@ -67,7 +67,7 @@ include provisioner/ssh/ssh.mk
 # the health monitor (monitor/); shell.c (remote command templates, POSIX quoting) serves
 # all of them and service/ too.
 PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c \
-              provisioner/jobs/steps.c provisioner/jobs/gate_checks.c \
+              provisioner/jobs/steps.c provisioner/jobs/gate_checks.c provisioner/jobs/gate_eval.c \
               provisioner/jobs/gate_inventory.c provisioner/jobs/gate_judges.c \
               provisioner/jobs/worker.c provisioner/jobs/job_writer.c \
               provisioner/jobs/job_core.c provisioner/jobs/job_provision.c \

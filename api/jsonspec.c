@@ -109,50 +109,123 @@ static int parse_value(const json_t *v, const struct spec_field *f, const char *
     return 0;
 }
 
+static int check_string(const json_t *v, const struct spec_field *f, const char *path,
+                        struct spec_error *err)
+{
+    char buf[200];
+    if (!json_is_string(v))
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must be a string%s", NULL);
+    if (f->flags & SPEC_RAW)
+        return 0;
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (n != strlen(s))
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must not contain NUL%s", NULL);
+    if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
+        snprintf(buf, sizeof buf, " (%g to %g characters)", f->min, f->max);
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong length%s", buf);
+    }
+    if (!spec_printable(s))
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must not contain control characters%s",
+                    NULL);
+    if (f->check && !f->check(s)) {
+        snprintf(buf, sizeof buf, ": %s", f->expect ? f->expect : "invalid format");
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s is not valid%s", buf);
+    }
+    return 0;
+}
+
+static int check_number(const json_t *v, const struct spec_field *f, const char *path,
+                        struct spec_error *err)
+{
+    char buf[200];
+    if (f->type == SPEC_INTEGER ? !json_is_integer(v) : !json_is_number(v))
+        return fail(err, API_ERR_INVALID_FIELD, path,
+                    f->type == SPEC_INTEGER ? "%s must be a whole number%s"
+                                            : "%s must be a number%s",
+                    NULL);
+    double d = json_number_value(v);
+    int below = (f->flags & SPEC_EXCLUSIVE_MIN) ? d <= f->min : d < f->min;
+    if (!isfinite(d) || below || d > f->max) {
+        snprintf(buf, sizeof buf, " %s %g and at most %g",
+                 (f->flags & SPEC_EXCLUSIVE_MIN) ? "greater than" : "at least", f->min, f->max);
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must be%s", buf);
+    }
+    return 0;
+}
+
+static int check_enum_array(const json_t *v, const struct spec_field *f, const char *path,
+                            struct spec_error *err)
+{
+    char buf[200];
+    if (check_array(v, f, path, err) != 0)
+        return -1;
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *it = json_array_get(v, i);
+        if (!json_is_string(it) || !in_enum(json_string_value(it), f->enum_values)) {
+            enum_list(f->enum_values, buf, sizeof buf);
+            return fail(err, API_ERR_INVALID_FIELD, path, "%s items must be among: %s", buf);
+        }
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(v, j), it))
+                return fail(err, API_ERR_INVALID_FIELD, path, "%s must not repeat an item%s", NULL);
+    }
+    return 0;
+}
+
+static int check_items(const json_t *v, const struct spec_field *f, const char *path,
+                       struct spec_error *err)
+{
+    if (check_array(v, f, path, err) != 0)
+        return -1;
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+        char ipath[128];
+        snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+        if (f->children != NULL &&
+            parse_value(json_array_get(v, i), &f->children[0], ipath, NULL, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_map(const json_t *v, const struct spec_field *f, const char *path,
+                     struct spec_error *err)
+{
+    char buf[200];
+    if (!json_is_object(v))
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
+    if (f->max > 0 && (double)json_object_size(v) > f->max) {
+        snprintf(buf, sizeof buf, " (at most %g)", f->max);
+        return fail(err, API_ERR_INVALID_FIELD, path, "%s has too many entries%s", buf);
+    }
+    const char *key;
+    const json_t *item;
+    json_object_foreach((json_t *)v, key, item)
+    {
+        char kpath[128];
+        snprintf(kpath, sizeof kpath, "%s.%s", path, key);
+        if (!spec_printable(kpath) || (f->check && !f->check(key))) {
+            snprintf(buf, sizeof buf, ": %s", f->expect ? f->expect : "invalid key");
+            return fail(err, API_ERR_INVALID_FIELD, spec_printable(kpath) ? kpath : path,
+                        "%s has an invalid key%s", buf);
+        }
+        if (parse_value(item, &f->children[0], kpath, NULL, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Validates the non-null value v; members of a nested object fill out. */
 static int check_value(const json_t *v, const struct spec_field *f, const char *path, void *out,
                        struct spec_error *err)
 {
     char buf[200];
     switch (f->type) {
-    case SPEC_STRING: {
-        if (!json_is_string(v))
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be a string%s", NULL);
-        if (f->flags & SPEC_RAW)
-            return 0;
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        if (n != strlen(s))
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must not contain NUL%s", NULL);
-        if ((double)n < f->min || (f->max > 0 && (double)n > f->max)) {
-            snprintf(buf, sizeof buf, " (%g to %g characters)", f->min, f->max);
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s has the wrong length%s", buf);
-        }
-        if (!spec_printable(s))
-            return fail(err, API_ERR_INVALID_FIELD, path,
-                        "%s must not contain control characters%s", NULL);
-        if (f->check && !f->check(s)) {
-            snprintf(buf, sizeof buf, ": %s", f->expect ? f->expect : "invalid format");
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s is not valid%s", buf);
-        }
-        return 0;
-    }
+    case SPEC_STRING: return check_string(v, f, path, err);
     case SPEC_NUMBER:
-    case SPEC_INTEGER: {
-        if (f->type == SPEC_INTEGER ? !json_is_integer(v) : !json_is_number(v))
-            return fail(err, API_ERR_INVALID_FIELD, path,
-                        f->type == SPEC_INTEGER ? "%s must be a whole number%s"
-                                                : "%s must be a number%s",
-                        NULL);
-        double d = json_number_value(v);
-        int below = (f->flags & SPEC_EXCLUSIVE_MIN) ? d <= f->min : d < f->min;
-        if (!isfinite(d) || below || d > f->max) {
-            snprintf(buf, sizeof buf, " %s %g and at most %g",
-                     (f->flags & SPEC_EXCLUSIVE_MIN) ? "greater than" : "at least", f->min, f->max);
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be%s", buf);
-        }
-        return 0;
-    }
+    case SPEC_INTEGER: return check_number(v, f, path, err);
     case SPEC_BOOL:
         if (!json_is_boolean(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be true or false%s", NULL);
@@ -163,63 +236,13 @@ static int check_value(const json_t *v, const struct spec_field *f, const char *
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be one of: %s", buf);
         }
         return 0;
-    case SPEC_ENUM_ARRAY: {
-        if (check_array(v, f, path, err) != 0)
-            return -1;
-        size_t n = json_array_size(v);
-        for (size_t i = 0; i < n; i++) {
-            const json_t *it = json_array_get(v, i);
-            if (!json_is_string(it) || !in_enum(json_string_value(it), f->enum_values)) {
-                enum_list(f->enum_values, buf, sizeof buf);
-                return fail(err, API_ERR_INVALID_FIELD, path, "%s items must be among: %s", buf);
-            }
-            for (size_t j = 0; j < i; j++)
-                if (json_equal(json_array_get(v, j), it))
-                    return fail(err, API_ERR_INVALID_FIELD, path, "%s must not repeat an item%s",
-                                NULL);
-        }
-        return 0;
-    }
+    case SPEC_ENUM_ARRAY: return check_enum_array(v, f, path, err);
     case SPEC_OBJECT:
         if (!json_is_object(v))
             return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
         return check_obj(v, f->children, path, out, err);
-    case SPEC_ARRAY: {
-        if (check_array(v, f, path, err) != 0)
-            return -1;
-        size_t n = json_array_size(v);
-        for (size_t i = 0; i < n; i++) {
-            char ipath[128];
-            snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
-            if (f->children != NULL &&
-                parse_value(json_array_get(v, i), &f->children[0], ipath, NULL, err) != 0)
-                return -1;
-        }
-        return 0;
-    }
-    case SPEC_MAP: {
-        if (!json_is_object(v))
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s must be an object%s", NULL);
-        if (f->max > 0 && (double)json_object_size(v) > f->max) {
-            snprintf(buf, sizeof buf, " (at most %g)", f->max);
-            return fail(err, API_ERR_INVALID_FIELD, path, "%s has too many entries%s", buf);
-        }
-        const char *key;
-        const json_t *item;
-        json_object_foreach((json_t *)v, key, item)
-        {
-            char kpath[128];
-            snprintf(kpath, sizeof kpath, "%s.%s", path, key);
-            if (!spec_printable(kpath) || (f->check && !f->check(key))) {
-                snprintf(buf, sizeof buf, ": %s", f->expect ? f->expect : "invalid key");
-                return fail(err, API_ERR_INVALID_FIELD, spec_printable(kpath) ? kpath : path,
-                            "%s has an invalid key%s", buf);
-            }
-            if (parse_value(item, &f->children[0], kpath, NULL, err) != 0)
-                return -1;
-        }
-        return 0;
-    }
+    case SPEC_ARRAY: return check_items(v, f, path, err);
+    case SPEC_MAP: return check_map(v, f, path, err);
     }
     return fail(err, API_ERR_INVALID_FIELD, path, "%s has an unsupported type%s", NULL);
 }

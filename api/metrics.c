@@ -339,21 +339,11 @@ static void gpu_health_render(struct sbuf *out, struct gpu_health *h)
     db_gpu_metrics_free(&h->m);
 }
 
-int api_metrics_render(char **out, size_t *len)
+/* gpufleet_http_requests_total: by route template, method and status. */
+static void http_requests(struct sbuf *b)
 {
-    if (started_at == 0)
-        started_at = (int64_t)time(NULL);
-    struct gpu_health gpu;
-    gpu_health_read(&gpu);
-    struct sbuf b;
-    sbuf_init(&b, 16384 + gpu_health_size(&gpu));
-    sbuf_printf(&b,
-                "# HELP gpufleet_build_info Build information.\n"
-                "# TYPE gpufleet_build_info gauge\n"
-                "gpufleet_build_info{version=\"%s\",commit=\"%s\"} 1\n",
-                GPUFLEET_VERSION, GPUFLEET_COMMIT);
-    sbuf_printf(&b, "# HELP gpufleet_http_requests_total HTTP requests by route template, method "
-                    "and status.\n# TYPE gpufleet_http_requests_total counter\n");
+    sbuf_printf(b, "# HELP gpufleet_http_requests_total HTTP requests by route template, method "
+                   "and status.\n# TYPE gpufleet_http_requests_total counter\n");
     for (int r = 0; r < NROUTES; r++) {
         if (r < METRICS_MAX_ROUTES && (size_t)r >= api_routes_count)
             continue;
@@ -364,20 +354,25 @@ int api_metrics_render(char **out, size_t *len)
                     continue;
                 if (statuses[s] != 0)
                     sbuf_printf(
-                        &b,
+                        b,
                         "gpufleet_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"}"
                         " %llu\n",
                         route_label(r), methods[m], statuses[s], (unsigned long long)v);
                 else
-                    sbuf_printf(&b,
+                    sbuf_printf(b,
                                 "gpufleet_http_requests_total{route=\"%s\",method=\"%s\",status="
                                 "\"other\"} %llu\n",
                                 route_label(r), methods[m], (unsigned long long)v);
             }
     }
-    sbuf_printf(&b, "# HELP gpufleet_http_request_duration_seconds Time from the first byte of the "
-                    "request to the end of the response.\n"
-                    "# TYPE gpufleet_http_request_duration_seconds histogram\n");
+}
+
+/* gpufleet_http_request_duration_seconds: the histogram by route and method. */
+static void http_durations(struct sbuf *b)
+{
+    sbuf_printf(b, "# HELP gpufleet_http_request_duration_seconds Time from the first byte of the "
+                   "request to the end of the response.\n"
+                   "# TYPE gpufleet_http_request_duration_seconds histogram\n");
     for (int r = 0; r < NROUTES; r++) {
         if (r < METRICS_MAX_ROUTES && (size_t)r >= api_routes_count)
             continue;
@@ -391,27 +386,32 @@ int api_metrics_render(char **out, size_t *len)
             for (size_t k = 0; k < NBUCKETS; k++) {
                 cum += atomic_load_explicit(&hist[r][m][k], memory_order_relaxed);
                 sbuf_printf(
-                    &b,
+                    b,
                     "gpufleet_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
                     "le=\"%g\"} %llu\n",
                     route_label(r), methods[m], buckets[k], (unsigned long long)cum);
             }
-            sbuf_printf(&b,
+            sbuf_printf(b,
                         "gpufleet_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
                         "le=\"+Inf\"} %llu\n",
                         route_label(r), methods[m], (unsigned long long)total);
             sbuf_printf(
-                &b, "gpufleet_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n",
+                b, "gpufleet_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n",
                 route_label(r), methods[m], (double)atomic_load(&hist_sum_us[r][m]) / 1e6);
-            sbuf_printf(&b,
+            sbuf_printf(b,
                         "gpufleet_http_request_duration_seconds_count{route=\"%s\",method=\"%s\"} "
                         "%llu\n",
                         route_label(r), methods[m], (unsigned long long)total);
         }
     }
+}
+
+/* gpufleet_db_pool_*: the connection pool. */
+static void pool_metrics(struct sbuf *b)
+{
     struct db_pool_stats ps;
     db_pool_stats(&ps);
-    sbuf_printf(&b,
+    sbuf_printf(b,
                 "# HELP gpufleet_db_pool_connections Pool size (connections allowed).\n"
                 "# TYPE gpufleet_db_pool_connections gauge\ngpufleet_db_pool_connections %d\n"
                 "# HELP gpufleet_db_pool_connected Connections currently open and healthy.\n"
@@ -436,6 +436,24 @@ int api_metrics_render(char **out, size_t *len)
                 ps.size, ps.connected, ps.in_use, (unsigned long long)ps.acquires,
                 (unsigned long long)ps.waits, (double)ps.wait_us_total / 1e6,
                 (unsigned long long)ps.timeouts, (unsigned long long)ps.connect_failures);
+}
+
+int api_metrics_render(char **out, size_t *len)
+{
+    if (started_at == 0)
+        started_at = (int64_t)time(NULL);
+    struct gpu_health gpu;
+    gpu_health_read(&gpu);
+    struct sbuf b;
+    sbuf_init(&b, 16384 + gpu_health_size(&gpu));
+    sbuf_printf(&b,
+                "# HELP gpufleet_build_info Build information.\n"
+                "# TYPE gpufleet_build_info gauge\n"
+                "gpufleet_build_info{version=\"%s\",commit=\"%s\"} 1\n",
+                GPUFLEET_VERSION, GPUFLEET_COMMIT);
+    http_requests(&b);
+    http_durations(&b);
+    pool_metrics(&b);
     ev_hub_metrics(&b);
     svc_webhooks_metrics(&b);
     process_metrics(&b);

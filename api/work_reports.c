@@ -383,6 +383,75 @@ static enum db_status unscoped_fn(struct db_conn *c, void *arg)
                             "unscoped reporter token");
 }
 
+/* The answer to an ingest: what refused the batch (scope, a baseline without a stack, an
+ * unknown or vanished host or brief, a conflicting record, the database), else what was
+ * stored. s: the transaction's status; rec, n: the batch. */
+static enum MHD_Result reply_ingest(struct api_req *r, const struct ingest_arg *a, enum db_status s,
+                                    const struct wr_record *rec, size_t n)
+{
+    enum MHD_Result ret;
+    if (a->scope_count > 0 && s >= 0) {
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].host_id", a->scope_first);
+        if (a->scope_count == 1)
+            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
+                                    "%s: host %s is outside this reporter's scope (its pools "
+                                    "and hosts); nothing was stored",
+                                    field, a->scope_host);
+        else
+            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
+                                    "%s: host %s is outside this reporter's scope (its pools "
+                                    "and hosts); %d of %zu records name hosts outside it (the "
+                                    "first is shown); nothing was stored",
+                                    field, a->scope_host, a->scope_count, n);
+        return ret;
+    }
+    if (a->unstacked_count > 0 && s >= 0) {
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].baseline", a->unstacked_first);
+        return api_reply_problem(r, API_ERR_NO_CURRENT_STACK, field,
+                                 "%s: host %s has no current stack, so its window cannot be a "
+                                 "baseline (provision it first)%s; nothing was stored",
+                                 field, rec[a->unstacked_first].host_id,
+                                 a->unstacked_count > 1 ? " (and so do other records)" : "");
+    }
+    if (a->bad_ref_count > 0) {
+        int i = a->bad_ref_first;
+        const char *noun = a->bad_ref_is_host ? "host" : "brief";
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].%s_id", i, noun);
+        if (a->bad_ref_count == 1)
+            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
+                                    "%s: no %s has this id; nothing was stored", field, noun);
+        else
+            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
+                                    "%s: no %s has this id; %d of %zu records name an unknown "
+                                    "host or brief (the first is shown); nothing was stored",
+                                    field, noun, a->bad_ref_count, n);
+        return ret;
+    }
+    if (a->ref_vanished)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "records",
+                                 "a host or brief named by the batch was deleted while it was "
+                                 "stored; nothing was stored");
+    if (a->conflict_count > 0) {
+        char field[32];
+        snprintf(field, sizeof field, "records[%d]", a->conflict_first);
+        return api_reply_problem(
+            r, API_ERR_WORK_REPORT_CONFLICT, field,
+            "records[%d] has the host, window and unit of a stored report (or of an earlier "
+            "record in this batch) with different figures%s; nothing was stored",
+            a->conflict_first, a->conflict_count > 1 ? " (and so do other records)" : "");
+    }
+    if (s < 0)
+        return api_reply_db(r, s);
+    json_t *body = json_pack("{s:I,s:I}", "accepted", (json_int_t)a->inserted, "duplicates",
+                             (json_int_t)((long)n - a->inserted));
+    if (a->baselines != NULL) /* only for a batch that names baselines */
+        json_object_set_new(body, "baselines", json_integer((json_int_t)a->baselines_recorded));
+    return api_reply_json(r, a->inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK, body, NULL);
+}
+
 enum MHD_Result api_work_reports_create(struct api_req *r)
 {
     if (r->principal.role == ROLE_REPORTER && r->principal.scope == NULL && !allow_unscoped) {
@@ -432,72 +501,7 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
             goto out;
         }
     }
-    if (a.scope_count > 0 && s >= 0) {
-        char field[48];
-        snprintf(field, sizeof field, "records[%d].host_id", a.scope_first);
-        if (a.scope_count == 1)
-            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
-                                    "%s: host %s is outside this reporter's scope (its pools "
-                                    "and hosts); nothing was stored",
-                                    field, a.scope_host);
-        else
-            ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
-                                    "%s: host %s is outside this reporter's scope (its pools "
-                                    "and hosts); %d of %zu records name hosts outside it (the "
-                                    "first is shown); nothing was stored",
-                                    field, a.scope_host, a.scope_count, n);
-        goto out;
-    }
-    if (a.unstacked_count > 0 && s >= 0) {
-        char field[48];
-        snprintf(field, sizeof field, "records[%d].baseline", a.unstacked_first);
-        ret = api_reply_problem(r, API_ERR_NO_CURRENT_STACK, field,
-                                "%s: host %s has no current stack, so its window cannot be a "
-                                "baseline (provision it first)%s; nothing was stored",
-                                field, rec[a.unstacked_first].host_id,
-                                a.unstacked_count > 1 ? " (and so do other records)" : "");
-        goto out;
-    }
-    if (a.bad_ref_count > 0) {
-        int i = a.bad_ref_first;
-        const char *noun = a.bad_ref_is_host ? "host" : "brief";
-        char field[48];
-        snprintf(field, sizeof field, "records[%d].%s_id", i, noun);
-        if (a.bad_ref_count == 1)
-            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
-                                    "%s: no %s has this id; nothing was stored", field, noun);
-        else
-            ret = api_reply_problem(r, API_ERR_INVALID_FIELD, field,
-                                    "%s: no %s has this id; %d of %zu records name an unknown "
-                                    "host or brief (the first is shown); nothing was stored",
-                                    field, noun, a.bad_ref_count, n);
-        goto out;
-    }
-    if (a.ref_vanished) {
-        ret = api_reply_problem(r, API_ERR_INVALID_FIELD, "records",
-                                "a host or brief named by the batch was deleted while it was "
-                                "stored; nothing was stored");
-        goto out;
-    }
-    if (a.conflict_count > 0) {
-        char field[32];
-        snprintf(field, sizeof field, "records[%d]", a.conflict_first);
-        ret = api_reply_problem(
-            r, API_ERR_WORK_REPORT_CONFLICT, field,
-            "records[%d] has the host, window and unit of a stored report (or of an earlier "
-            "record in this batch) with different figures%s; nothing was stored",
-            a.conflict_first, a.conflict_count > 1 ? " (and so do other records)" : "");
-        goto out;
-    }
-    if (s < 0) {
-        ret = api_reply_db(r, s);
-        goto out;
-    }
-    json_t *body = json_pack("{s:I,s:I}", "accepted", (json_int_t)a.inserted, "duplicates",
-                             (json_int_t)((long)n - a.inserted));
-    if (bl_text != NULL) /* only for a batch that names baselines */
-        json_object_set_new(body, "baselines", json_integer((json_int_t)a.baselines_recorded));
-    ret = api_reply_json(r, a.inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK, body, NULL);
+    ret = reply_ingest(r, &a, s, rec, n);
 out:
     for (int c = 0; c < DB_WR_COLUMNS; c++)
         free(text[c]);

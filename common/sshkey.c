@@ -257,16 +257,12 @@ cleanup:
     return rc;
 }
 
-enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out, char *detail,
-                             size_t detaillen)
+/* The armour: BEGIN line, base64 body, END line (surrounding whitespace allowed), and the
+ * body decoded into *buf, *n bytes (caller wipes and frees *buf, also on failure). */
+static enum sshkey_err sshkey_unarmour(const char *text, size_t len, unsigned char **buf, size_t *n,
+                                       char *detail, size_t detaillen)
 {
     enum sshkey_err rc = SSHKEY_INVALID;
-    unsigned char *buf = NULL;
-    size_t cap = 0;
-    memset(out, 0, sizeof *out);
-    detail[0] = '\0';
-
-    /* Armour: BEGIN line, base64 body, END line (surrounding whitespace allowed). */
     while (len > 0 && strchr(" \t\r\n", text[0]) && text[0] != '\0') {
         text++;
         len--;
@@ -288,17 +284,27 @@ enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *o
     if (len < bl + el || memcmp(text, BEGIN, bl) != 0 || memcmp(text + len - el, END, el) != 0)
         FAIL(SSHKEY_INVALID, "not an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----); %s",
              CONVERT);
-    size_t n = 0;
-    if (util_b64_decode(text + bl, len - bl - el, &buf, &n) != 0)
+    if (util_b64_decode(text + bl, len - bl - el, buf, n) != 0)
         FAIL(SSHKEY_INVALID, "the key body is not valid base64");
-    cap = n + 1; /* what is wiped at the end */
+    return SSHKEY_OK;
+cleanup:
+    return rc;
+}
 
+/* The openssh-key-v1 container in buf[0..n): unencrypted, one key; *blob, *publen: the
+ * public key; *privsec, *privlen: the private section (both point into buf). */
+static enum sshkey_err sshkey_container(const unsigned char *buf, size_t n,
+                                        const unsigned char **blob, size_t *publen,
+                                        const unsigned char **privsec, size_t *privlen,
+                                        char *detail, size_t detaillen)
+{
+    enum sshkey_err rc = SSHKEY_INVALID;
     struct rd r = {buf, n, 0};
     if (r.n < sizeof MAGIC || memcmp(r.p, MAGIC, sizeof MAGIC) != 0)
         FAIL(SSHKEY_INVALID, "the key does not start with openssh-key-v1");
     r.p += sizeof MAGIC;
     r.n -= sizeof MAGIC;
-    size_t cl, kl, ol, publen, privlen;
+    size_t cl, kl, ol;
     const unsigned char *cipher = rd_str(&r, &cl);
     const unsigned char *kdf = rd_str(&r, &kl);
     rd_str(&r, &ol);
@@ -312,12 +318,37 @@ enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *o
         FAIL(SSHKEY_INVALID, "an unencrypted key has kdf options");
     if (nkeys != 1)
         FAIL(SSHKEY_INVALID, "the file must hold exactly one key");
-    const unsigned char *blob = rd_str(&r, &publen);
-    const unsigned char *privsec = rd_str(&r, &privlen);
+    *blob = rd_str(&r, publen);
+    *privsec = rd_str(&r, privlen);
     if (r.bad || r.n != 0)
         FAIL(SSHKEY_INVALID, "the key is truncated or has trailing bytes");
-    if (privlen % 8 != 0)
+    if (*privlen % 8 != 0)
         FAIL(SSHKEY_INVALID, "the private section is not padded to the block size");
+    return SSHKEY_OK;
+cleanup:
+    return rc;
+}
+
+enum sshkey_err sshkey_parse(const char *text, size_t len, struct sshkey_info *out, char *detail,
+                             size_t detaillen)
+{
+    enum sshkey_err rc = SSHKEY_INVALID;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    memset(out, 0, sizeof *out);
+    detail[0] = '\0';
+
+    size_t n = 0;
+    rc = sshkey_unarmour(text, len, &buf, &n, detail, detaillen);
+    if (rc != SSHKEY_OK)
+        goto cleanup;
+    cap = n + 1; /* what is wiped at the end */
+    const unsigned char *blob, *privsec;
+    size_t publen, privlen;
+    rc = sshkey_container(buf, n, &blob, &publen, &privsec, &privlen, detail, detaillen);
+    if (rc != SSHKEY_OK)
+        goto cleanup;
+    rc = SSHKEY_INVALID;
 
     struct rd pub = {blob, publen, 0};
     size_t tl;

@@ -6,60 +6,8 @@
 
 #include <jansson.h>
 
-#include "planner/gate.h"
-#include "provisioner/jobs/steps.h" /* struct prov_cmd_result */
-
-#define GATE_MAX_CMDS     4
-#define GATE_EVIDENCE_MAX 8192
-
-/* What the gate checks against: the pool's expectations and gate definition, the
- * catalog entry of the pool's GPU model, and the host's current stack. */
-struct prov_gate {
-    const char *image_ref;      /* repository@sha256:… of the current stack */
-    const char *driver_version; /* the stack's pin */
-    int expected_gpus;
-    const char *expected_gpu_name; /* catalog nvidia_smi_name (may be NULL: not checked) */
-    long expected_memory_mib;      /* catalog nvidia_smi_memory_total_mib (0: not checked) */
-    const char *link_class;        /* every GPU pair must match ("any", "NV*", "PIX,PXB" …) */
-    double storage_min_mbps;
-    const char *durable_path, *scratch_path;
-    const json_t *workload_command; /* array of strings, or NULL: the check is skipped */
-    const char *workload_metric;
-    double workload_min;
-    int workload_timeout_s;
-    const char *observability_url; /* or NULL: skipped */
-    unsigned checks;               /* bit per enum prov_check; 0 = all */
-    int diag_level;                /* diagnostics jobs: 1..3 */
-    /* Query fields this GPU model legitimately reports as [N/A] or [Not Supported]
-     * (catalog; comma-separated, e.g. "retired_pages.pending" on H100/A100): those pass and
-     * are listed in values.not_applicable. NULL: every field the gate needs must read. */
-    const char *na_fields;
-};
-
-enum prov_check {
-    PROV_CHECK_GPU_INVENTORY,
-    PROV_CHECK_CONTAINER_GPU,
-    PROV_CHECK_WORKLOAD,
-    PROV_CHECK_TOPOLOGY,
-    PROV_CHECK_STORAGE,
-    PROV_CHECK_OBSERVABILITY,
-    PROV_CHECK_DIAGNOSTICS, /* dcgmi diag (diagnostics jobs only) */
-    PROV_CHECK__COUNT,
-};
-extern const char *const prov_check_names[]; /* gpu_inventory, container_gpu, … */
-/* The fields gpu_inventory queries (nvidia-smi --query-gpu=…), in order. */
-#define PROV_INV_NFIELDS 9
-extern const char *const prov_inv_fields[PROV_INV_NFIELDS];
-
-/* A judged check. message is always valid UTF-8 (host output in it is cleaned and cut
- * at a character boundary), and so is every string in values. A value a rule needs that
- * could not be read fails the check (investigate) and the message names it. */
-struct prov_check_out {
-    enum plan_check_status status;
-    int hardware_evidence;
-    char message[512];
-    json_t *values; /* parsed values (owned; may be NULL) */
-};
+/* The gate's types (struct prov_gate, enum prov_check, struct prov_check_out) */
+#include "provisioner/jobs/gate_eval.h"
 
 /* Whether the check runs at all for this gate (a skip is still recorded). */
 int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, size_t n);

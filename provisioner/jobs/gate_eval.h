@@ -1,10 +1,74 @@
-/* gate_eval.h — internal to the gate's judges (gate_checks.c, gate_inventory.c,
- * gate_judges.c): the helpers they share and one judge per check. Every message a judge
- * sets is valid UTF-8 (gate_set cleans it) and claims only what was read. */
+/* gate_eval.h — the bottom of the gate: its types (what is checked, which checks, what a
+ * judged check holds) and the helpers every judge uses (gate_eval.c). It includes no
+ * other gate header; the others build on it, one way:
+ *
+ *   gate_checks.c  (gate_checks.h: the API)  ──>  gate_judges.h  (gate_inventory.c,
+ *        │                                              │         gate_judges.c)
+ *        └──────────────────────>  gate_eval.h  <───────┘         (gate_eval.c)
+ *
+ * Every message a judge sets is valid UTF-8 (gate_set cleans it) and claims only what
+ * was read. */
 #ifndef GPUFLEET_GATE_EVAL_H
 #define GPUFLEET_GATE_EVAL_H
 
-#include "provisioner/jobs/gate_checks.h"
+#include <jansson.h>
+
+#include "planner/gate.h"
+#include "provisioner/jobs/steps.h" /* struct prov_cmd_result */
+
+#define GATE_MAX_CMDS     4
+#define GATE_EVIDENCE_MAX 8192
+
+/* What the gate checks against: the pool's expectations and gate definition, the
+ * catalog entry of the pool's GPU model, and the host's current stack. */
+struct prov_gate {
+    const char *image_ref;      /* repository@sha256:… of the current stack */
+    const char *driver_version; /* the stack's pin */
+    int expected_gpus;
+    const char *expected_gpu_name; /* catalog nvidia_smi_name (may be NULL: not checked) */
+    long expected_memory_mib;      /* catalog nvidia_smi_memory_total_mib (0: not checked) */
+    const char *link_class;        /* every GPU pair must match ("any", "NV*", "PIX,PXB" …) */
+    double storage_min_mbps;
+    const char *durable_path, *scratch_path;
+    const json_t *workload_command; /* array of strings, or NULL: the check is skipped */
+    const char *workload_metric;
+    double workload_min;
+    int workload_timeout_s;
+    const char *observability_url; /* or NULL: skipped */
+    unsigned checks;               /* bit per enum prov_check; 0 = all */
+    int diag_level;                /* diagnostics jobs: 1..3 */
+    /* Query fields this GPU model legitimately reports as [N/A] or [Not Supported]
+     * (catalog; comma-separated, e.g. "retired_pages.pending" on H100/A100): those pass and
+     * are listed in values.not_applicable. NULL: every field the gate needs must read. */
+    const char *na_fields;
+};
+
+enum prov_check {
+    PROV_CHECK_GPU_INVENTORY,
+    PROV_CHECK_CONTAINER_GPU,
+    PROV_CHECK_WORKLOAD,
+    PROV_CHECK_TOPOLOGY,
+    PROV_CHECK_STORAGE,
+    PROV_CHECK_OBSERVABILITY,
+    PROV_CHECK_DIAGNOSTICS, /* dcgmi diag (diagnostics jobs only) */
+    PROV_CHECK__COUNT,
+};
+extern const char *const prov_check_names[]; /* gpu_inventory, container_gpu, … */
+/* The fields gpu_inventory queries (nvidia-smi --query-gpu=…), in order. */
+#define PROV_INV_NFIELDS 9
+extern const char *const prov_inv_fields[PROV_INV_NFIELDS];
+
+/* A judged check. message is always valid UTF-8 (host output in it is cleaned and cut
+ * at a character boundary), and so is every string in values. A value a rule needs that
+ * could not be read fails the check (investigate) and the message names it. */
+struct prov_check_out {
+    enum plan_check_status status;
+    int hardware_evidence;
+    char message[512];
+    json_t *values; /* parsed values (owned; may be NULL) */
+};
+
+/* ---- the helpers every judge uses (gate_eval.c) */
 
 /* Indexes into prov_inv_fields. */
 enum { F_INDEX, F_NAME, F_UUID, F_MEMORY, F_DRIVER, F_BUS, F_ECC, F_RETIRED, F_REMAPPED };
@@ -23,20 +87,5 @@ void gate_addf(char *buf, size_t cap, const char *fmt, ...) __attribute__((forma
 json_t *gate_jtext(const char *s);
 /* Host text bounded to a short cleaned quote; "nothing" when empty. */
 const char *gate_quote(const char *s, char *buf, size_t n);
-
-void gate_eval_inventory(const struct prov_gate *g, const struct prov_cmd_result *r,
-                         struct prov_check_out *o);
-void gate_eval_container(const struct prov_gate *g, const struct prov_cmd_result *r,
-                         struct prov_check_out *o);
-void gate_eval_workload(const struct prov_gate *g, const struct prov_cmd_result *r,
-                        struct prov_check_out *o);
-void gate_eval_topology(const struct prov_gate *g, const struct prov_cmd_result *r,
-                        struct prov_check_out *o);
-void gate_eval_storage(const struct prov_gate *g, const struct prov_cmd_result *r,
-                       struct prov_check_out *o);
-void gate_eval_observability(const struct prov_gate *g, const struct prov_cmd_result *r,
-                             struct prov_check_out *o);
-void gate_eval_diagnostics(const struct prov_gate *g, const struct prov_cmd_result *r,
-                           struct prov_check_out *o);
 
 #endif

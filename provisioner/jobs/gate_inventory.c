@@ -10,7 +10,7 @@
 
 #include "common/sbuf.h"
 #include "common/utf8.h"
-#include "provisioner/jobs/gate_eval.h"
+#include "provisioner/jobs/gate_judges.h"
 #include "provisioner/parse/parse.h"
 
 #define NINV PROV_INV_NFIELDS

@@ -68,17 +68,13 @@ static bool looks_like_error(prov_span_t t)
 
 void prov_ctr_classify(const char *text, size_t len, int exit_status, prov_ctr_error_t *out)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, NULL);
     unsigned unknown_line = 0;
     prov_span_t unknown = {0};
     prov_lines_t it;
-    prov_span_t line;
+    prov_span_t t;
     prov_lines_init(&it, text, len);
-    while (prov_lines_next(&it, &line)) {
-        prov_span_t t = prov_trim(line);
-        if (t.n == 0)
-            continue;
+    while (prov_lines_next_text(&it, &t)) {
         for (size_t i = 0; i < sizeof ctr_patterns / sizeof ctr_patterns[0]; i++) {
             if (prov_span_ifind(t, ctr_patterns[i].needle) >= 0) {
                 out->reason = ctr_patterns[i].reason;
@@ -129,18 +125,14 @@ static void copy_val(char *dst, size_t cap, prov_span_t v)
 
 int prov_ctr_info_parse(const char *text, size_t len, prov_ctr_info_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     size_t cap = 0;
     bool have_nvrm = false, have_cuda = false;
     prov_lines_t it;
-    prov_span_t line;
+    prov_span_t t;
     prov_lines_init(&it, text, len);
-    while (prov_lines_next(&it, &line)) {
-        prov_span_t t = prov_trim(line);
-        if (t.n == 0)
-            continue;
+    while (prov_lines_next_text(&it, &t)) {
         if (is_glog(t)) {
             out->nlog_lines++;
             continue;
@@ -188,17 +180,12 @@ int prov_ctr_info_parse(const char *text, size_t len, prov_ctr_info_t *out, prov
     }
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_ctr_info_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_ctr_info_free);
 }
 
 void prov_ctr_info_free(prov_ctr_info_t *i)
 {
-    if (!i)
-        return;
-    free(i->devs);
-    memset(i, 0, sizeof *i);
+    PROV_RELEASE(i, i->devs);
 }
 
 json_t *prov_ctr_info_to_json(const prov_ctr_info_t *i)

@@ -168,158 +168,215 @@ static char *trim_inplace(char *p, size_t n)
     return st;
 }
 
-int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, size_t nfields,
-                    prov_qgpu_t *out, prov_err_t *err)
-{
-    assert(out);
-    memset(out, 0, sizeof *out);
-    int rc = -1;
-    size_t cells_cap = 0, rows_cap = 0;
-    size_t fields_cap = 0, units_cap = 0;
-    prov_span_t *parts = NULL;
-    size_t extra = 0;
+/* A parse in progress: the result, the caller's field list (NULL: the header names the
+ * fields), the arrays' capacities. */
+typedef struct qgpu_ctx {
+    prov_qgpu_t *q;
+    prov_err_t *err;
+    const char *const *fields;
+    size_t nfields;
+    size_t cells_cap, rows_cap, fields_cap, units_cap;
+} qgpu_ctx_t;
 
-    if (!text)
-        len = 0;
-    if (fields && nfields == 0)
-        fields = NULL;
-    if (fields) {
-        if (nfields > PROV_MAX_ITEMS) {
-            prov_err_set(err, 0, 0, "too many fields (%zu)", nfields);
-            goto cleanup;
+/* Copies the text (NUL-terminated) and the caller's field names into one buffer, and
+ * points out->fields at the names. */
+static int qgpu_setup(qgpu_ctx_t *c, const char *text, size_t len)
+{
+    prov_qgpu_t *out = c->q;
+    size_t extra = 0;
+    if (c->fields) {
+        if (c->nfields > PROV_MAX_ITEMS) {
+            prov_err_set(c->err, 0, 0, "too many fields (%zu)", c->nfields);
+            return -1;
         }
-        for (size_t i = 0; i < nfields; i++) {
-            assert(fields[i]);
-            extra += strlen(fields[i]) + 1;
+        for (size_t i = 0; i < c->nfields; i++) {
+            assert(c->fields[i]);
+            extra += strlen(c->fields[i]) + 1;
         }
     }
     out->buf = malloc(len + extra + 1);
-    parts = calloc(PROV_MAX_ITEMS, sizeof *parts);
-    if (!out->buf || !parts) {
-        prov_err_set(err, 0, 0, "out of memory");
-        goto cleanup;
+    if (!out->buf) {
+        prov_err_set(c->err, 0, 0, "out of memory");
+        return -1;
     }
     if (len)
         memcpy(out->buf, text, len);
     out->buf[len] = '\0';
     char *names = out->buf + len + 1;
-
-    if (fields) {
-        if (prov_grow((void **)&out->fields, &fields_cap, nfields, sizeof *out->fields) ||
-            prov_grow((void **)&out->units, &units_cap, nfields, sizeof *out->units)) {
-            prov_err_set(err, 0, 0, "out of memory");
-            goto cleanup;
-        }
-        for (size_t i = 0; i < nfields; i++) {
-            size_t l = strlen(fields[i]);
-            memcpy(names, fields[i], l + 1);
-            out->fields[i] = names;
-            out->units[i] = "";
-            names += l + 1;
-        }
-        out->nfields = nfields;
+    if (!c->fields)
+        return 0;
+    if (prov_grow((void **)&out->fields, &c->fields_cap, c->nfields, sizeof *out->fields) ||
+        prov_grow((void **)&out->units, &c->units_cap, c->nfields, sizeof *out->units)) {
+        prov_err_set(c->err, 0, 0, "out of memory");
+        return -1;
     }
+    for (size_t i = 0; i < c->nfields; i++) {
+        size_t l = strlen(c->fields[i]);
+        memcpy(names, c->fields[i], l + 1);
+        out->fields[i] = names;
+        out->units[i] = "";
+        names += l + 1;
+    }
+    out->nfields = c->nfields;
+    return 0;
+}
 
+/* Whether the first line is a header: always without a field list; with one, when its
+ * first cell names the first field. */
+static bool qgpu_is_header(const qgpu_ctx_t *c, const prov_span_t *parts)
+{
+    if (!c->fields)
+        return true;
+    char tmp[128];
+    prov_span_copy(tmp, sizeof tmp, prov_trim(parts[0]));
+    const char *nm, *un;
+    split_unit(tmp, &nm, &un);
+    return field_is(nm, c->fields[0]);
+}
+
+/* The header line: the field names (checked against the caller's) and their units. */
+static int qgpu_header(qgpu_ctx_t *c, prov_span_t line, unsigned lineno, prov_span_t *parts,
+                       size_t np)
+{
+    prov_qgpu_t *out = c->q;
+    const char *const *fields = c->fields;
+    if (fields && np != c->nfields) {
+        prov_err_set(c->err, lineno, 0, "header has %zu fields, expected %zu", np, c->nfields);
+        return -1;
+    }
+    if (!fields && (prov_grow((void **)&out->fields, &c->fields_cap, np, sizeof *out->fields) ||
+                    prov_grow((void **)&out->units, &c->units_cap, np, sizeof *out->units))) {
+        prov_err_set(c->err, lineno, 0, "too many header fields (%zu)", np);
+        return -1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        char *cell = trim_inplace((char *)parts[i].p, parts[i].n);
+        const char *nm, *un;
+        split_unit(cell, &nm, &un);
+        if (nm[0] == '\0') {
+            prov_err_set(c->err, lineno, (unsigned)(parts[i].p - line.p) + 1,
+                         "empty header field %zu", i + 1);
+            return -1;
+        }
+        if (fields && !field_is(nm, fields[i])) {
+            prov_err_set(c->err, lineno, (unsigned)(parts[i].p - line.p) + 1,
+                         "header field %zu is '%.60s', expected '%.60s'", i + 1, nm, fields[i]);
+            return -1;
+        }
+        if (!fields)
+            out->fields[i] = nm;
+        out->units[i] = un;
+    }
+    out->nfields = np;
+    out->had_header = true;
+    return 0;
+}
+
+/* One data row: its cells, trimmed in place. */
+static int qgpu_row(qgpu_ctx_t *c, unsigned lineno, prov_span_t *parts, size_t np)
+{
+    prov_qgpu_t *out = c->q;
+    if (np != out->nfields) {
+        prov_err_set(c->err, lineno, 0, "expected %zu comma-separated fields, got %zu",
+                     out->nfields, np);
+        return -1;
+    }
+    size_t need = (out->nrows + 1) * out->nfields;
+    if (need / out->nfields != out->nrows + 1 ||
+        prov_grow_max((void **)&out->cells, &c->cells_cap, need, sizeof *out->cells,
+                      PROV_MAX_CELLS)) {
+        prov_err_set(c->err, lineno, 0, "too many rows");
+        return -1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        char *cell = trim_inplace((char *)parts[i].p, parts[i].n);
+        out->cells[out->nrows * out->nfields + i] = cell;
+        if (prov_value_state(cell, strlen(cell)) == PROV_V_DEPRECATED)
+            out->n_deprecated++;
+    }
+    out->nrows++;
+    return 0;
+}
+
+/* Every non-blank line of the copied text: the header (when there is one), then rows. */
+static int qgpu_lines(qgpu_ctx_t *c, size_t len, prov_span_t *parts)
+{
     prov_lines_t it;
-    prov_lines_init(&it, out->buf, len);
+    prov_lines_init(&it, c->q->buf, len);
     prov_span_t line;
     bool first = true;
     while (prov_lines_next(&it, &line)) {
         if (prov_span_empty(line))
             continue;
         if (memchr(line.p, '\0', line.n)) {
-            prov_err_set(err, it.lineno, 0, "NUL byte in CSV line");
-            goto cleanup;
+            prov_err_set(c->err, it.lineno, 0, "NUL byte in CSV line");
+            return -1;
         }
         size_t np = prov_split_ch(line, ',', parts, PROV_MAX_ITEMS);
         if (first) {
             first = false;
-            bool header = !fields;
-            if (fields) {
-                char tmp[128];
-                prov_span_copy(tmp, sizeof tmp, prov_trim(parts[0]));
-                const char *nm, *un;
-                split_unit(tmp, &nm, &un);
-                header = field_is(nm, fields[0]);
-            }
-            if (header) {
-                if (fields && np != nfields) {
-                    prov_err_set(err, it.lineno, 0, "header has %zu fields, expected %zu", np,
-                                 nfields);
-                    goto cleanup;
-                }
-                if (!fields &&
-                    (prov_grow((void **)&out->fields, &fields_cap, np, sizeof *out->fields) ||
-                     prov_grow((void **)&out->units, &units_cap, np, sizeof *out->units))) {
-                    prov_err_set(err, it.lineno, 0, "too many header fields (%zu)", np);
-                    goto cleanup;
-                }
-                for (size_t i = 0; i < np; i++) {
-                    char *c = trim_inplace((char *)parts[i].p, parts[i].n);
-                    const char *nm, *un;
-                    split_unit(c, &nm, &un);
-                    if (nm[0] == '\0') {
-                        prov_err_set(err, it.lineno, (unsigned)(parts[i].p - line.p) + 1,
-                                     "empty header field %zu", i + 1);
-                        goto cleanup;
-                    }
-                    if (fields && !field_is(nm, fields[i])) {
-                        prov_err_set(err, it.lineno, (unsigned)(parts[i].p - line.p) + 1,
-                                     "header field %zu is '%.60s', expected '%.60s'", i + 1, nm,
-                                     fields[i]);
-                        goto cleanup;
-                    }
-                    if (!fields)
-                        out->fields[i] = nm;
-                    out->units[i] = un;
-                }
-                out->nfields = np;
-                out->had_header = true;
+            if (qgpu_is_header(c, parts)) {
+                if (qgpu_header(c, line, it.lineno, parts, np) != 0)
+                    return -1;
                 continue;
             }
         }
-        if (np != out->nfields) {
-            prov_err_set(err, it.lineno, 0, "expected %zu comma-separated fields, got %zu",
-                         out->nfields, np);
-            goto cleanup;
-        }
-        size_t need = (out->nrows + 1) * out->nfields;
-        if (need / out->nfields != out->nrows + 1 ||
-            prov_grow_max((void **)&out->cells, &cells_cap, need, sizeof *out->cells,
-                          PROV_MAX_CELLS)) {
-            prov_err_set(err, it.lineno, 0, "too many rows");
-            goto cleanup;
-        }
-        for (size_t i = 0; i < np; i++) {
-            char *c = trim_inplace((char *)parts[i].p, parts[i].n);
-            out->cells[out->nrows * out->nfields + i] = c;
-            if (prov_value_state(c, strlen(c)) == PROV_V_DEPRECATED)
-                out->n_deprecated++;
-        }
-        out->nrows++;
+        if (qgpu_row(c, it.lineno, parts, np) != 0)
+            return -1;
     }
+    return 0;
+}
+
+/* The typed view of the rows (out->rows), by the columns it knows. */
+static int qgpu_typed_rows(qgpu_ctx_t *c)
+{
+    prov_qgpu_t *out = c->q;
+    if (out->nrows == 0)
+        return 0;
+    if (prov_grow_max((void **)&out->rows, &c->rows_cap, out->nrows, sizeof *out->rows,
+                      PROV_MAX_CELLS)) {
+        prov_err_set(c->err, 0, 0, "out of memory");
+        return -1;
+    }
+    int tc[TC_N];
+    for (int i = 0; i < TC_N; i++)
+        tc[i] = field_index(out, tcol_names[i]);
+    for (size_t r = 0; r < out->nrows; r++)
+        fill_row(out, tc, r, &out->rows[r]);
+    return 0;
+}
+
+int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, size_t nfields,
+                    prov_qgpu_t *out, prov_err_t *err)
+{
+    PROV_PARSE_BEGIN(out, err);
+    int rc = -1;
+    prov_span_t *parts = NULL;
+    qgpu_ctx_t c = {.q = out, .err = err, .fields = fields, .nfields = nfields};
+
+    if (!text)
+        len = 0;
+    if (fields && nfields == 0)
+        c.fields = NULL;
+    if (qgpu_setup(&c, text, len) != 0)
+        goto cleanup;
+    parts = calloc(PROV_MAX_ITEMS, sizeof *parts);
+    if (!parts) {
+        prov_err_set(err, 0, 0, "out of memory");
+        goto cleanup;
+    }
+    if (qgpu_lines(&c, len, parts) != 0)
+        goto cleanup;
     if (out->nfields == 0) {
         prov_err_set(err, 0, 0, "empty output and no field list: expected a CSV header");
         goto cleanup;
     }
-    if (out->nrows) {
-        if (prov_grow_max((void **)&out->rows, &rows_cap, out->nrows, sizeof *out->rows,
-                          PROV_MAX_CELLS)) {
-            prov_err_set(err, 0, 0, "out of memory");
-            goto cleanup;
-        }
-        int tc[TC_N];
-        for (int i = 0; i < TC_N; i++)
-            tc[i] = field_index(out, tcol_names[i]);
-        for (size_t r = 0; r < out->nrows; r++)
-            fill_row(out, tc, r, &out->rows[r]);
-    }
+    if (qgpu_typed_rows(&c) != 0)
+        goto cleanup;
     rc = 0;
 cleanup:
     free(parts);
-    if (rc != 0)
-        prov_qgpu_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_qgpu_free);
 }
 
 const char *prov_qgpu_cell(const prov_qgpu_t *q, size_t row, const char *field)
@@ -337,14 +394,7 @@ int prov_qgpu_field(const prov_qgpu_t *q, const char *field)
 
 void prov_qgpu_free(prov_qgpu_t *q)
 {
-    if (!q)
-        return;
-    free(q->fields);
-    free(q->units);
-    free(q->cells);
-    free(q->rows);
-    free(q->buf);
-    memset(q, 0, sizeof *q);
+    PROV_RELEASE(q, q->fields, q->units, q->cells, q->rows, q->buf);
 }
 
 static void set_state(json_t *o, const char *key, prov_vstate_t st)

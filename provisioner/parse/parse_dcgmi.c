@@ -244,8 +244,7 @@ static bool category_line(prov_span_t t, char *dst, size_t cap)
 
 int prov_diag_parse(const char *text, size_t len, prov_diag_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     diag_ctx_t c = {.d = out};
     int rc = -1;
     bool in_table = false, saw_header = false;
@@ -318,18 +317,12 @@ int prov_diag_parse(const char *text, size_t len, prov_diag_t *out, prov_err_t *
     out->verdict = v;
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_diag_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_diag_free);
 }
 
 void prov_diag_free(prov_diag_t *d)
 {
-    if (!d)
-        return;
-    free(d->tests);
-    free(d->errors);
-    memset(d, 0, sizeof *d);
+    PROV_RELEASE(d, d->tests, d->errors);
 }
 
 const char *prov_diag_result_name(prov_diag_result_t r)

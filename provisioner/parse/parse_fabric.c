@@ -103,8 +103,7 @@ static void fabric_kv(prov_fabric_gpu_t *g, prov_span_t key, prov_span_t val, bo
 
 int prov_fabric_parse(const char *text, size_t len, prov_fabric_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     size_t cap = 0;
     prov_fabric_gpu_t *g = NULL;
     size_t fab_indent = 0, health_indent = 0;
@@ -128,8 +127,7 @@ int prov_fabric_parse(const char *text, size_t len, prov_fabric_t *out, prov_err
                 continue;
             if (prov_grow((void **)&out->gpus, &cap, out->ngpus + 1, sizeof *out->gpus)) {
                 prov_err_set(err, it.lineno, 0, "too many GPUs");
-                prov_fabric_free(out);
-                return -1;
+                return PROV_PARSE_END(-1, err, out, prov_fabric_free);
             }
             g = &out->gpus[out->ngpus++];
             memcpy(g->pci, pci, sizeof pci);
@@ -174,10 +172,7 @@ int prov_fabric_parse(const char *text, size_t len, prov_fabric_t *out, prov_err
 
 void prov_fabric_free(prov_fabric_t *f)
 {
-    if (!f)
-        return;
-    free(f->gpus);
-    memset(f, 0, sizeof *f);
+    PROV_RELEASE(f, f->gpus);
 }
 
 const char *prov_fabric_verdict_name(prov_fabric_verdict_t v)

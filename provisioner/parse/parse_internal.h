@@ -1,10 +1,11 @@
-/* Helpers shared by the provisioner/parse_*.c files.  Not a public API. */
+/* Helpers shared by the provisioner/parse/parse_*.c files.  Not a public API. */
 #ifndef GPUFLEET_PROV_PARSE_INTERNAL_H
 #define GPUFLEET_PROV_PARSE_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h> /* PROV_ZERO */
 
 #include "provisioner/parse/parse.h"
 #include "provisioner/parse/parse_monitor.h"
@@ -29,6 +30,8 @@ typedef struct prov_lines {
 void prov_lines_init(prov_lines_t *it, const char *text, size_t len);
 /* Next line without its "\n" / "\r\n"; false at the end. */
 bool prov_lines_next(prov_lines_t *it, prov_span_t *line);
+/* Next line that is not blank, trimmed; false at the end. */
+bool prov_lines_next_text(prov_lines_t *it, prov_span_t *text);
 
 prov_span_t prov_span(const char *p, size_t n);
 prov_span_t prov_trim(prov_span_t s);
@@ -62,6 +65,33 @@ bool prov_is_version(prov_span_t s);
 
 void prov_err_set(prov_err_t *err, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* ---- The parsers' one head and one cleanup tail (parse.h's contract: on failure the
+ * result is zeroed, nothing to free, and *err says why; every prov_*_free is safe on a
+ * zeroed struct and idempotent). */
+
+/* The start of every parser: zeroes the result (size bytes) and *err (err may be NULL). */
+void prov_parse_begin(void *res, size_t size, prov_err_t *err);
+#define PROV_PARSE_BEGIN(res, err) prov_parse_begin((res), sizeof *(res), (err))
+
+/* The end of every parser. rc == 0: the result stands, 0. Otherwise the partial result
+ * is emptied by its own free_fn (PROV_ZERO for a result that owns nothing) and *err is
+ * made to say why (the parser's reason, or "unreadable output" if it gave none): -1. */
+int prov_parse_fail(prov_err_t *err);
+#define PROV_PARSE_END(rc, err, res, free_fn) \
+    ((rc) == 0 ? 0 : ((void)free_fn(res), prov_parse_fail(err)))
+#define PROV_ZERO(res) memset((res), 0, sizeof *(res))
+
+/* The body of every prov_*_free: frees the heap arrays the result owns (owned[0..n),
+ * NULL entries allowed) and zeroes it (size bytes). PROV_RELEASE(res, arrays...) does
+ * nothing when res is NULL. */
+void prov_release(void *res, size_t size, void *const *owned, size_t n);
+#define PROV_RELEASE(res, ...)                                                   \
+    do {                                                                         \
+        if ((res) != NULL)                                                       \
+            prov_release((res), sizeof *(res), (void *const[]){__VA_ARGS__},     \
+                         sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *)); \
+    } while (0)
 
 /* Grows *arr (elements of `elsz`) so that it holds at least `need`; new
  * memory is zeroed.  Returns 0, or -1 on overflow/ENOMEM/over PROV_MAX_ITEMS. */

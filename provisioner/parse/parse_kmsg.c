@@ -431,8 +431,7 @@ static int on_line(kstate_t *st, prov_span_t line, unsigned lineno)
 int prov_kmsg_parse(const char *text, size_t len, size_t max_events, prov_kmsg_t *out,
                     prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     kstate_t *st = calloc(1, sizeof *st);
     if (!st) {
         prov_err_set(err, 0, 0, "out of memory");
@@ -450,19 +449,14 @@ int prov_kmsg_parse(const char *text, size_t len, size_t max_events, prov_kmsg_t
         rc = on_line(st, line, it.lineno);
     pend_drop(st);
     free(st);
-    if (rc != 0) {
-        prov_kmsg_free(out);
+    if (rc != 0)
         prov_err_set(err, 0, 0, "out of memory");
-    }
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_kmsg_free);
 }
 
 void prov_kmsg_free(prov_kmsg_t *k)
 {
-    if (!k)
-        return;
-    free(k->events);
-    memset(k, 0, sizeof *k);
+    PROV_RELEASE(k, k->events);
 }
 
 const char *prov_kev_kind_name(prov_kev_kind_t k)

@@ -69,8 +69,7 @@ static bool parse_mig_line(prov_span_t line, prov_list_mig_t *m)
 
 int prov_list_parse(const char *text, size_t len, prov_list_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     size_t gcap = 0, mcap = 0;
     prov_lines_t it;
@@ -111,18 +110,12 @@ int prov_list_parse(const char *text, size_t len, prov_list_t *out, prov_err_t *
     }
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_list_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_list_free);
 }
 
 void prov_list_free(prov_list_t *l)
 {
-    if (!l)
-        return;
-    free(l->gpus);
-    free(l->mig);
-    memset(l, 0, sizeof *l);
+    PROV_RELEASE(l, l->gpus, l->mig);
 }
 
 json_t *prov_list_to_json(const prov_list_t *l)

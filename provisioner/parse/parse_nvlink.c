@@ -23,8 +23,7 @@ static int add_link(prov_nvlink_gpu_t *g, size_t *cap, prov_nvlink_link_t l)
 
 int prov_nvlink_parse(const char *text, size_t len, prov_nvlink_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     size_t gcap = 0, lcap = 0;
     prov_lines_t it;
@@ -93,19 +92,14 @@ int prov_nvlink_parse(const char *text, size_t len, prov_nvlink_t *out, prov_err
     }
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_nvlink_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_nvlink_free);
 }
 
 void prov_nvlink_free(prov_nvlink_t *n)
 {
-    if (!n)
-        return;
-    for (size_t i = 0; i < n->ngpus; i++)
+    for (size_t i = 0; n && i < n->ngpus; i++)
         free(n->gpus[i].links);
-    free(n->gpus);
-    memset(n, 0, sizeof *n);
+    PROV_RELEASE(n, n->gpus);
 }
 
 const char *prov_nvlink_status_name(prov_nvlink_status_t s)

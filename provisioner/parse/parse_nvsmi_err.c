@@ -48,15 +48,11 @@ const char *prov_nvsmi_reason_name(prov_nvsmi_reason_t r)
 void prov_nvsmi_error_classify(const char *text, size_t len, int exit_status,
                                prov_nvsmi_error_t *out)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, NULL);
     prov_lines_t it;
-    prov_span_t line;
+    prov_span_t t;
     prov_lines_init(&it, text, len);
-    while (prov_lines_next(&it, &line)) {
-        prov_span_t t = prov_trim(line);
-        if (t.n == 0)
-            continue;
+    while (prov_lines_next_text(&it, &t)) {
         if (prov_span_starts(t, "NVML library version:")) {
             prov_span_t v = prov_trim(prov_span_from(t, 21));
             if (prov_is_version(v))

@@ -275,8 +275,7 @@ static void fill_gpu(srow_t *r)
 int prov_sample_parse(const char *text, size_t len, const char *const *fields, size_t nfields,
                       prov_sample_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     prov_qgpu_t q;
     if (prov_qgpu_parse(text, len, fields, nfields, &q, err) != 0)
         return -1;
@@ -306,17 +305,12 @@ int prov_sample_parse(const char *text, size_t len, const char *const *fields, s
     rc = 0;
 cleanup:
     prov_qgpu_free(&q);
-    if (rc != 0)
-        prov_sample_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_sample_free);
 }
 
 void prov_sample_free(prov_sample_t *s)
 {
-    if (!s)
-        return;
-    free(s->gpus);
-    memset(s, 0, sizeof *s);
+    PROV_RELEASE(s, s->gpus);
 }
 
 /* A number, or null plus "<key>_state" naming why. */

@@ -211,8 +211,7 @@ static int proc_row(smi_ctx_t *c, prov_span_t *cells, size_t nc)
 
 int prov_smi_parse(const char *text, size_t len, prov_smi_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     smi_ctx_t c = {.out = out};
     enum section sec = SEC_NONE;
     int rc = -1;
@@ -307,19 +306,12 @@ int prov_smi_parse(const char *text, size_t len, prov_smi_t *out, prov_err_t *er
             out->gpus_with_err++;
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_smi_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_smi_free);
 }
 
 void prov_smi_free(prov_smi_t *s)
 {
-    if (!s)
-        return;
-    free(s->gpus);
-    free(s->mig);
-    free(s->procs);
-    memset(s, 0, sizeof *s);
+    PROV_RELEASE(s, s->gpus, s->mig, s->procs);
 }
 
 json_t *prov_smi_to_json(const prov_smi_t *s)

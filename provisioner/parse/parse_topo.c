@@ -215,8 +215,7 @@ static bool is_p2p_status(const char *s)
 
 int prov_topo_parse(const char *text, size_t len, prov_topo_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     topo_ctx_t c = {.t = out};
     size_t blen = 0;
@@ -301,9 +300,7 @@ cleanup:
     free(buf);
     free(c.labels);
     free(c.row_seen);
-    if (rc != 0)
-        prov_topo_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_topo_free);
 }
 
 const char *prov_topo_gpu_link(const prov_topo_t *t, size_t a, size_t b)
@@ -408,15 +405,8 @@ int prov_topo_min_nvlinks(const prov_topo_t *t)
 
 void prov_topo_free(prov_topo_t *t)
 {
-    if (!t)
-        return;
-    free(t->cells);
-    free(t->nic_names);
-    free(t->nic_devs);
-    free(t->cpu_affinity);
-    free(t->numa_affinity);
-    free(t->gpu_numa_id);
-    memset(t, 0, sizeof *t);
+    PROV_RELEASE(t, t->cells, t->nic_names, t->nic_devs, t->cpu_affinity, t->numa_affinity,
+                 t->gpu_numa_id);
 }
 
 json_t *prov_topo_to_json(const prov_topo_t *t)

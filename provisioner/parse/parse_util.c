@@ -41,6 +41,17 @@ bool prov_lines_next(prov_lines_t *it, prov_span_t *line)
     return true;
 }
 
+bool prov_lines_next_text(prov_lines_t *it, prov_span_t *text)
+{
+    prov_span_t line;
+    while (prov_lines_next(it, &line)) {
+        *text = prov_trim(line);
+        if (text->n > 0)
+            return true;
+    }
+    return false;
+}
+
 prov_span_t prov_span(const char *p, size_t n)
 {
     prov_span_t s = {p, p ? n : 0};
@@ -317,6 +328,29 @@ void prov_err_set(prov_err_t *err, unsigned line, unsigned col, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
     va_end(ap);
+}
+
+void prov_parse_begin(void *res, size_t size, prov_err_t *err)
+{
+    assert(res);
+    memset(res, 0, size);
+    if (err)
+        memset(err, 0, sizeof *err);
+}
+
+int prov_parse_fail(prov_err_t *err)
+{
+    if (err && !err->msg[0])
+        prov_err_set(err, 0, 0, "unreadable output");
+    return -1;
+}
+
+void prov_release(void *res, size_t size, void *const *owned, size_t n)
+{
+    assert(res);
+    for (size_t i = 0; i < n; i++)
+        free(owned[i]);
+    memset(res, 0, size);
 }
 
 int prov_grow(void **arr, size_t *cap, size_t need, size_t elsz)

@@ -11,8 +11,7 @@
  *   Build cuda_12.6.r12.6/compiler.34841621_0      (absent before ~10.2) */
 int prov_nvcc_parse(const char *text, size_t len, prov_nvcc_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     prov_lines_t it;
     prov_span_t line;
     bool found = false;
@@ -52,8 +51,7 @@ int prov_nvcc_parse(const char *text, size_t len, prov_nvcc_t *out, prov_err_t *
     out->minor = dot ? atoi(dot + 1) : 0;
     return 0;
 cleanup:
-    memset(out, 0, sizeof *out);
-    return -1;
+    return PROV_PARSE_END(-1, err, out, PROV_ZERO);
 }
 
 json_t *prov_nvcc_to_json(const prov_nvcc_t *n)
@@ -70,8 +68,7 @@ json_t *prov_nvcc_to_json(const prov_nvcc_t *n)
  *   GCC version:  gcc version 13.3.0 (...)                  (trailing spaces possible) */
 int prov_kmod_parse(const char *text, size_t len, prov_kmod_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     prov_lines_t it;
     prov_span_t line;
     bool found = false;
@@ -115,8 +112,7 @@ int prov_kmod_parse(const char *text, size_t len, prov_kmod_t *out, prov_err_t *
     }
     return 0;
 cleanup:
-    memset(out, 0, sizeof *out);
-    return -1;
+    return PROV_PARSE_END(-1, err, out, PROV_ZERO);
 }
 
 json_t *prov_kmod_to_json(const prov_kmod_t *k)
@@ -133,8 +129,7 @@ json_t *prov_kmod_to_json(const prov_kmod_t *k)
  *   CUDA Version        : 13.1 */
 int prov_smi_version_parse(const char *text, size_t len, prov_smi_version_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     prov_lines_t it;
     prov_span_t line;
     prov_lines_init(&it, text, len);
@@ -158,8 +153,7 @@ int prov_smi_version_parse(const char *text, size_t len, prov_smi_version_t *out
     }
     if (!out->driver[0]) {
         prov_err_set(err, 0, 0, "no 'DRIVER version : X' line");
-        memset(out, 0, sizeof *out);
-        return -1;
+        return PROV_PARSE_END(-1, err, out, PROV_ZERO);
     }
     return 0;
 }

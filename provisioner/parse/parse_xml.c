@@ -157,8 +157,7 @@ static void parse_gpu(prov_span_t body, prov_span_t attrs, prov_xml_gpu_t *g)
 
 int prov_xml_parse(const char *text, size_t len, prov_xml_t *out, prov_err_t *err)
 {
-    assert(out);
-    memset(out, 0, sizeof *out);
+    PROV_PARSE_BEGIN(out, err);
     int rc = -1;
     size_t cap = 0;
     prov_span_t all = prov_span(text, text ? len : 0);
@@ -193,17 +192,12 @@ int prov_xml_parse(const char *text, size_t len, prov_xml_t *out, prov_err_t *er
     }
     rc = 0;
 cleanup:
-    if (rc != 0)
-        prov_xml_free(out);
-    return rc;
+    return PROV_PARSE_END(rc, err, out, prov_xml_free);
 }
 
 void prov_xml_free(prov_xml_t *x)
 {
-    if (!x)
-        return;
-    free(x->gpus);
-    memset(x, 0, sizeof *x);
+    PROV_RELEASE(x, x->gpus);
 }
 
 json_t *prov_xml_to_json(const prov_xml_t *x)

@@ -16,6 +16,7 @@ PARSER_SRC := provisioner/parse/parse_util.c provisioner/parse/parse_csv.c \
               provisioner/parse/parse_kmsg.c provisioner/parse/parse_sample.c \
               provisioner/parse/parse_fabric.c
 PARSER_TEST_SRC := tests/parsers/main.c tests/parsers/test_helpers.c \
+                   tests/parsers/test_fixtures_smi.c tests/parsers/test_fixtures_links.c \
                    tests/parsers/test_fixtures.c tests/parsers/test_monitor.c \
                    tests/parsers/test_monitor_unit.c
 

@@ -79,7 +79,19 @@ const char *pk_name(pkind_t k);
  * parsed, 1 clean error (message set), -1 contract violation. */
 int pk_run(pkind_t k, const char *text, size_t len, char *why, size_t why_cap);
 
-/* Per-fixture checks (test_fixtures.c). */
+/* In a fixture check (t in scope): declares prov_err_t err, runs the parse, and on failure
+ * fails the test with err's message and returns. */
+#define PARSE_OR_FAIL(call)                                \
+    prov_err_t err;                                        \
+    memset(&err, 0, sizeof err);                           \
+    if ((call) != 0) {                                     \
+        th_fail(t, __LINE__, "parse failed: %s", err.msg); \
+        return;                                            \
+    }
+
+/* Per-fixture checks, one table per family of tools: nvidia-smi's query CSV and table
+ * (test_fixtures_smi.c), -L / nvlink / topo (test_fixtures_links.c), the others
+ * (test_fixtures.c). */
 typedef void (*fixture_check_fn)(th_t *t, const char *text, size_t len);
 typedef struct fixture_case {
     const char *file;
@@ -87,6 +99,10 @@ typedef struct fixture_case {
     fixture_check_fn check;
 } fixture_case_t;
 
+extern const fixture_case_t smi_fixture_cases[];
+extern const size_t smi_fixture_cases_n;
+extern const fixture_case_t link_fixture_cases[];
+extern const size_t link_fixture_cases_n;
 extern const fixture_case_t fixture_cases[];
 extern const size_t fixture_cases_n;
 /* The health monitor's parsers (test_monitor.c); a file may be in both tables. */

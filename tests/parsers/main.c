@@ -1,5 +1,5 @@
 /* Parser tests: every fixture through its parser (table in
- * test_fixtures.c), a meta-test that every fixture file is in the table,
+ * test_fixtures*.c), a meta-test that every fixture file is in the table,
  * truncated prefixes of every fixture and random bytes through every
  * parser, and helper unit tests.
  *
@@ -87,7 +87,10 @@ static void run_fixture(th_t *t, const char *dir, const fixture_case_t *fc)
 static const struct {
     const fixture_case_t *cases;
     const size_t *n;
-} tables[] = {{fixture_cases, &fixture_cases_n}, {monitor_fixture_cases, &monitor_fixture_cases_n}};
+} tables[] = {{smi_fixture_cases, &smi_fixture_cases_n},
+              {link_fixture_cases, &link_fixture_cases_n},
+              {fixture_cases, &fixture_cases_n},
+              {monitor_fixture_cases, &monitor_fixture_cases_n}};
 #define NTABLES (sizeof tables / sizeof tables[0])
 
 static const fixture_case_t *find_case(const char *file)

@@ -54,6 +54,152 @@ static int finish(int rc, const prov_err_t *err, json_t *j, char *why, size_t ca
     return 1;
 }
 
+/* query-gpu csv again, with a field list (the noheader path): a failure must still say
+ * why. 0, or -1 with why set. */
+static int qgpu_fields_contract(const char *text, size_t len, char *why, size_t cap)
+{
+    static const char *const f[] = {"index", "name", "memory.total", "uuid"};
+    prov_qgpu_t q;
+    prov_err_t e2;
+    memset(&e2, 0, sizeof e2);
+    int rc2 = prov_qgpu_parse(text, len, f, 4, &q, &e2);
+    if (rc2 == 0)
+        prov_qgpu_free(&q);
+    else if (!e2.msg[0]) {
+        snprintf(why, cap, "error without a message (field list)");
+        return -1;
+    }
+    return 0;
+}
+
+/* The GPU tools' parsers (nvidia-smi's forms, topo, nvlink, dcgmi). */
+static int run_gpu_tools(pkind_t k, const char *text, size_t len, prov_err_t *err, json_t **j)
+{
+    int rc = -1;
+    switch (k) {
+    case PK_QGPU: {
+        prov_qgpu_t q;
+        rc = prov_qgpu_parse(text, len, NULL, 0, &q, err);
+        if (rc == 0) {
+            *j = prov_qgpu_to_json(&q);
+            prov_qgpu_free(&q);
+        }
+        break;
+    }
+    case PK_SMI: {
+        prov_smi_t s;
+        rc = prov_smi_parse(text, len, &s, err);
+        if (rc == 0) {
+            *j = prov_smi_to_json(&s);
+            prov_smi_free(&s);
+        }
+        break;
+    }
+    case PK_LIST: {
+        prov_list_t l;
+        rc = prov_list_parse(text, len, &l, err);
+        if (rc == 0) {
+            *j = prov_list_to_json(&l);
+            prov_list_free(&l);
+        }
+        break;
+    }
+    case PK_TOPO: {
+        prov_topo_t t;
+        rc = prov_topo_parse(text, len, &t, err);
+        if (rc == 0) {
+            (void)prov_topo_check_pairs(&t, "NV*,PIX", NULL, NULL);
+            *j = prov_topo_to_json(&t);
+            prov_topo_free(&t);
+        }
+        break;
+    }
+    case PK_NVLINK: {
+        prov_nvlink_t n;
+        rc = prov_nvlink_parse(text, len, &n, err);
+        if (rc == 0) {
+            *j = prov_nvlink_to_json(&n);
+            prov_nvlink_free(&n);
+        }
+        break;
+    }
+    case PK_DIAG: {
+        prov_diag_t d;
+        rc = prov_diag_parse(text, len, &d, err);
+        if (rc == 0) {
+            *j = prov_diag_to_json(&d);
+            prov_diag_free(&d);
+        }
+        break;
+    }
+    case PK_XML: {
+        prov_xml_t x;
+        rc = prov_xml_parse(text, len, &x, err);
+        if (rc == 0) {
+            *j = prov_xml_to_json(&x);
+            prov_xml_free(&x);
+        }
+        break;
+    }
+    default: break;
+    }
+    return rc;
+}
+
+/* The stack's parsers and classifiers (container runtime, versions, nvidia-smi errors). */
+static int run_stack_tools(pkind_t k, const char *text, size_t len, prov_err_t *err, json_t **j)
+{
+    int rc = -1;
+    switch (k) {
+    case PK_CTR: {
+        prov_ctr_error_t e;
+        prov_ctr_classify(text, len, 1, &e);
+        rc = 0;
+        *j = prov_ctr_error_to_json(&e);
+        break;
+    }
+    case PK_CTR_INFO: {
+        prov_ctr_info_t i;
+        rc = prov_ctr_info_parse(text, len, &i, err);
+        if (rc == 0) {
+            *j = prov_ctr_info_to_json(&i);
+            prov_ctr_info_free(&i);
+        }
+        break;
+    }
+    case PK_NVCC: {
+        prov_nvcc_t n;
+        rc = prov_nvcc_parse(text, len, &n, err);
+        if (rc == 0)
+            *j = prov_nvcc_to_json(&n);
+        break;
+    }
+    case PK_KMOD: {
+        prov_kmod_t m;
+        rc = prov_kmod_parse(text, len, &m, err);
+        if (rc == 0)
+            *j = prov_kmod_to_json(&m);
+        break;
+    }
+    case PK_SMI_VERSION: {
+        prov_smi_version_t v;
+        rc = prov_smi_version_parse(text, len, &v, err);
+        if (rc == 0)
+            *j = prov_smi_version_to_json(&v);
+        break;
+    }
+    case PK_NVSMI_ERR: {
+        prov_nvsmi_error_t e;
+        prov_nvsmi_error_classify(text, len, 1, &e);
+        rc = 0;
+        *j = prov_nvsmi_error_to_json(&e);
+        break;
+    }
+    default: break;
+    }
+    return rc;
+}
+
 int pk_run(pkind_t k, const char *text, size_t len, char *why, size_t cap)
 {
     prov_err_t err;
@@ -62,130 +208,27 @@ int pk_run(pkind_t k, const char *text, size_t len, char *why, size_t cap)
     int rc = -1;
     why[0] = '\0';
     switch (k) {
-    case PK_QGPU: {
-        prov_qgpu_t q;
-        rc = prov_qgpu_parse(text, len, NULL, 0, &q, &err);
-        if (rc == 0) {
-            j = prov_qgpu_to_json(&q);
-            prov_qgpu_free(&q);
-        }
-        /* and with a field list (noheader path) */
-        static const char *const f[] = {"index", "name", "memory.total", "uuid"};
-        prov_err_t e2;
-        memset(&e2, 0, sizeof e2);
-        int rc2 = prov_qgpu_parse(text, len, f, 4, &q, &e2);
-        if (rc2 == 0)
-            prov_qgpu_free(&q);
-        else if (!e2.msg[0]) {
-            snprintf(why, cap, "error without a message (field list)");
-            json_decref(j);
-            return -1;
-        }
-        break;
-    }
-    case PK_SMI: {
-        prov_smi_t s;
-        rc = prov_smi_parse(text, len, &s, &err);
-        if (rc == 0) {
-            j = prov_smi_to_json(&s);
-            prov_smi_free(&s);
-        }
-        break;
-    }
-    case PK_LIST: {
-        prov_list_t l;
-        rc = prov_list_parse(text, len, &l, &err);
-        if (rc == 0) {
-            j = prov_list_to_json(&l);
-            prov_list_free(&l);
-        }
-        break;
-    }
-    case PK_TOPO: {
-        prov_topo_t t;
-        rc = prov_topo_parse(text, len, &t, &err);
-        if (rc == 0) {
-            (void)prov_topo_check_pairs(&t, "NV*,PIX", NULL, NULL);
-            j = prov_topo_to_json(&t);
-            prov_topo_free(&t);
-        }
-        break;
-    }
-    case PK_NVLINK: {
-        prov_nvlink_t n;
-        rc = prov_nvlink_parse(text, len, &n, &err);
-        if (rc == 0) {
-            j = prov_nvlink_to_json(&n);
-            prov_nvlink_free(&n);
-        }
-        break;
-    }
-    case PK_DIAG: {
-        prov_diag_t d;
-        rc = prov_diag_parse(text, len, &d, &err);
-        if (rc == 0) {
-            j = prov_diag_to_json(&d);
-            prov_diag_free(&d);
-        }
-        break;
-    }
-    case PK_CTR: {
-        prov_ctr_error_t e;
-        prov_ctr_classify(text, len, 1, &e);
-        rc = 0;
-        j = prov_ctr_error_to_json(&e);
-        break;
-    }
-    case PK_CTR_INFO: {
-        prov_ctr_info_t i;
-        rc = prov_ctr_info_parse(text, len, &i, &err);
-        if (rc == 0) {
-            j = prov_ctr_info_to_json(&i);
-            prov_ctr_info_free(&i);
-        }
-        break;
-    }
-    case PK_NVCC: {
-        prov_nvcc_t n;
-        rc = prov_nvcc_parse(text, len, &n, &err);
-        if (rc == 0)
-            j = prov_nvcc_to_json(&n);
-        break;
-    }
-    case PK_KMOD: {
-        prov_kmod_t m;
-        rc = prov_kmod_parse(text, len, &m, &err);
-        if (rc == 0)
-            j = prov_kmod_to_json(&m);
-        break;
-    }
-    case PK_SMI_VERSION: {
-        prov_smi_version_t v;
-        rc = prov_smi_version_parse(text, len, &v, &err);
-        if (rc == 0)
-            j = prov_smi_version_to_json(&v);
-        break;
-    }
-    case PK_NVSMI_ERR: {
-        prov_nvsmi_error_t e;
-        prov_nvsmi_error_classify(text, len, 1, &e);
-        rc = 0;
-        j = prov_nvsmi_error_to_json(&e);
-        break;
-    }
-    case PK_XML: {
-        prov_xml_t x;
-        rc = prov_xml_parse(text, len, &x, &err);
-        if (rc == 0) {
-            j = prov_xml_to_json(&x);
-            prov_xml_free(&x);
-        }
-        break;
-    }
+    case PK_QGPU:
+    case PK_SMI:
+    case PK_LIST:
+    case PK_TOPO:
+    case PK_NVLINK:
+    case PK_DIAG:
+    case PK_XML: rc = run_gpu_tools(k, text, len, &err, &j); break;
+    case PK_CTR:
+    case PK_CTR_INFO:
+    case PK_NVCC:
+    case PK_KMOD:
+    case PK_SMI_VERSION:
+    case PK_NVSMI_ERR: rc = run_stack_tools(k, text, len, &err, &j); break;
     case PK_KMSG:
     case PK_SAMPLE:
     case PK_FABRIC: rc = pk_run_monitor(k, text, len, &err, &j); break;
     case PK_COUNT: snprintf(why, cap, "bad kind"); return -1;
+    }
+    if (k == PK_QGPU && qgpu_fields_contract(text, len, why, cap) != 0) {
+        json_decref(j);
+        return -1;
     }
     int r = finish(rc, &err, j, why, cap);
     if (r == 1 && why[0] == '\0')

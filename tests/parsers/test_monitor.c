@@ -8,14 +8,6 @@
 #include "provisioner/parse/parse_monitor.h"
 #include "tests/parsers/harness.h"
 
-#define PARSE_OR_FAIL(call)                                \
-    prov_err_t err;                                        \
-    memset(&err, 0, sizeof err);                           \
-    if ((call) != 0) {                                     \
-        th_fail(t, __LINE__, "parse failed: %s", err.msg); \
-        return;                                            \
-    }
-
 int pk_run_monitor(pkind_t k, const char *text, size_t len, prov_err_t *err, json_t **j)
 {
     int rc = -1;

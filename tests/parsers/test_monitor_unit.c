@@ -281,20 +281,12 @@ static const char *const sample_line =
     "GPU-11111111-2222-3333-4444-555555555556, 0000:3c:00.0, 87 %, 45 MiB, 40000 MiB, "
     "81559 MiB, -12, 612.5 W, 0X1, 0, No, No, No, NVIDIA L40S\n";
 
-static void test_sample(th_t *t)
+/* The four rows of sample_line: values, markers, garbage, units. */
+static void check_sample_rows(th_t *t, const prov_sample_t *s)
 {
-    th_begin(t);
-    prov_sample_t s;
-    prov_err_t err;
-    if (prov_sample_parse(sample_line, strlen(sample_line), prov_sample_fields, prov_sample_nfields,
-                          &s, &err) != 0) {
-        th_fail(t, __LINE__, "parse failed: %s", err.msg);
-        th_end(t, "sample: values, markers, garbage");
-        return;
-    }
-    EXPECT_SZ(t, s.ngpus, 4);
-    if (s.ngpus == 4) {
-        const prov_sample_gpu_t *g = &s.gpus[0];
+    EXPECT_SZ(t, s->ngpus, 4);
+    if (s->ngpus == 4) {
+        const prov_sample_gpu_t *g = &s->gpus[0];
         EXPECT_STR(t, g->pci, "00000000:3B:00.0");
         EXPECT_NUM(t, g->util_gpu_pct, 87);
         EXPECT_NUM(t, g->power_draw_w, 612.5);
@@ -308,7 +300,7 @@ static void test_sample(th_t *t)
         EXPECT(t, g->name_st == PROV_V_OK);
         EXPECT_STR(t, g->name, "NVIDIA H100 80GB HBM3");
         EXPECT(t, g->invalid_cells == 0);
-        g = &s.gpus[1]; /* every marker stays a marker */
+        g = &s->gpus[1]; /* every marker stays a marker */
         EXPECT(t, g->uuid_st == PROV_V_ERR && g->pci_st == PROV_V_NA);
         EXPECT_ST(t, g->util_gpu_pct, PROV_V_UNKNOWN_ERROR);
         EXPECT_ST(t, g->util_mem_pct, PROV_V_NOT_SUPPORTED);
@@ -319,7 +311,7 @@ static void test_sample(th_t *t)
         EXPECT_ST(t, g->remapped_failure, PROV_V_NA);
         EXPECT(t, g->name_st == PROV_V_NA && g->name[0] == '\0');
         EXPECT(t, g->invalid_cells == 0 && g->uuid[0] == '\0');
-        g = &s.gpus[2]; /* garbage is invalid, not 0 and not clamped */
+        g = &s->gpus[2]; /* garbage is invalid, not 0 and not clamped */
         EXPECT(t, g->uuid_st == PROV_V_INVALID && g->pci_st == PROV_V_INVALID);
         EXPECT_ST(t, g->util_gpu_pct, PROV_V_INVALID);
         EXPECT_ST(t, g->util_mem_pct, PROV_V_INVALID);
@@ -334,7 +326,7 @@ static void test_sample(th_t *t)
         EXPECT_ST(t, g->remapped_failure, PROV_V_ABSENT);
         EXPECT(t, g->name_st == PROV_V_INVALID && g->name[0] == '\0'); /* a control char */
         EXPECT(t, g->invalid_cells == 13);
-        g = &s.gpus[3]; /* units allowed when they are the field's own */
+        g = &s->gpus[3]; /* units allowed when they are the field's own */
         EXPECT_NUM(t, g->util_gpu_pct, 87);
         EXPECT_ST(t, g->util_mem_pct, PROV_V_INVALID);
         EXPECT_NUM(t, g->mem_total_mib, 81559);
@@ -343,7 +335,7 @@ static void test_sample(th_t *t)
         EXPECT_STR(t, g->pci, "00000000:3C:00.0");
         EXPECT(t, g->clk_reasons == PROV_CLK_GPU_IDLE);
         EXPECT_STR(t, g->name, "NVIDIA L40S");
-        json_t *j = prov_sample_to_json(&s);
+        json_t *j = prov_sample_to_json(s);
         char *d = j ? json_dumps(j, JSON_COMPACT) : NULL;
         EXPECT(t, d && strstr(d, "\"clock_event_reasons\":[\"hw_slowdown\",\"hw_thermal_"
                                  "slowdown\"]") != NULL);
@@ -352,7 +344,13 @@ static void test_sample(th_t *t)
         free(d);
         json_decref(j);
     }
-    prov_sample_free(&s);
+}
+
+/* A row with another field count, and an older driver's field name. */
+static void check_sample_fields(th_t *t)
+{
+    prov_sample_t s;
+    prov_err_t err;
     /* a row with another field count is an error, not a shifted sample */
     static const char short_row[] = "GPU-1, 00000000:3B:00.0, 87\n";
     EXPECT(t, prov_sample_parse(short_row, strlen(short_row), prov_sample_fields,
@@ -370,6 +368,13 @@ static void test_sample(th_t *t)
         th_fail(t, __LINE__, "legacy field list");
     }
     prov_sample_free(&s);
+}
+
+/* The product name: valid UTF-8 without control characters, shorter than PROV_NAME_MAX. */
+static void check_sample_names(th_t *t)
+{
+    prov_sample_t s;
+    prov_err_t err;
     /* the product name: valid UTF-8 without control characters, shorter than
      * PROV_NAME_MAX; anything else is invalid (kept out, never cut or cleaned) */
     static const char *const name_fields[] = {"uuid", "name"};
@@ -410,6 +415,23 @@ static void test_sample(th_t *t)
         }
         prov_sample_free(&s);
     }
+}
+
+static void test_sample(th_t *t)
+{
+    th_begin(t);
+    prov_sample_t s;
+    prov_err_t err;
+    if (prov_sample_parse(sample_line, strlen(sample_line), prov_sample_fields, prov_sample_nfields,
+                          &s, &err) != 0) {
+        th_fail(t, __LINE__, "parse failed: %s", err.msg);
+        th_end(t, "sample: values, markers, garbage");
+        return;
+    }
+    check_sample_rows(t, &s);
+    prov_sample_free(&s);
+    check_sample_fields(t);
+    check_sample_names(t);
     th_end(t, "sample: values, markers, garbage, units, legacy field name, product name");
 }
 
