@@ -223,6 +223,19 @@ static void failed_names(const struct db_rollout_facts *f, const char *why, char
     utf8_clean(tmp, strnlen(tmp, sizeof tmp), out, len);
 }
 
+/* Moves the host's row to step: its rollback step while rolling back (with the job named
+ * by provision_job_id or gate_job_id), else its forward step with set's other members. */
+static enum db_status to_step(struct db_conn *c, const struct move *m,
+                              const struct db_rollout_host_facts *h, int rollback, const char *step,
+                              struct db_rollout_host_set set)
+{
+    if (rollback)
+        return db_rollout_host_rollback(c, m->id, h->host_id, step, NULL, set.provision_job_id,
+                                        set.gate_job_id);
+    set.step = step;
+    return db_rollout_host_step(c, m->id, h->host_id, &set);
+}
+
 /* Applies one decision. *more: ask again in this transaction. */
 static enum db_status apply(struct db_conn *c, struct move *m, const struct db_rollout_facts *f,
                             const struct plan_ro_decision *d, int *more)
@@ -254,12 +267,9 @@ static enum db_status apply(struct db_conn *c, struct move *m, const struct db_r
     case PLAN_RO_PROVISION:
         s = queue_job(c, m, h, "provision", d->rollback ? h->from_stack_id : h->to_stack_id,
                       job_id);
-        if (s >= 0 && d->rollback)
-            s = db_rollout_host_rollback(c, m->id, h->host_id, "provisioning", NULL, job_id, NULL);
-        else if (s >= 0) {
-            struct db_rollout_host_set set = {.step = "provisioning", .provision_job_id = job_id};
-            s = db_rollout_host_step(c, m->id, h->host_id, &set);
-        }
+        if (s >= 0)
+            s = to_step(c, m, h, d->rollback, "provisioning",
+                        (struct db_rollout_host_set){.provision_job_id = job_id});
         break;
     case PLAN_RO_GATE:
         /* provisioned → draining: gated while held out of service, an accepted gate leaves
@@ -267,35 +277,22 @@ static enum db_status apply(struct db_conn *c, struct move *m, const struct db_r
         s = event(c, m, h, d->rollback, HE_DRAIN, reason);
         if (s >= 0)
             s = queue_job(c, m, h, "gate", NULL, job_id);
-        if (s >= 0 && d->rollback)
-            s = db_rollout_host_rollback(c, m->id, h->host_id, "gating", NULL, NULL, job_id);
-        else if (s >= 0) {
-            struct db_rollout_host_set set = {.step = "gating", .gate_job_id = job_id};
-            s = db_rollout_host_step(c, m->id, h->host_id, &set);
-        }
+        if (s >= 0)
+            s = to_step(c, m, h, d->rollback, "gating",
+                        (struct db_rollout_host_set){.gate_job_id = job_id});
         break;
     case PLAN_RO_ADVANCE:
         if (d->next >= PLAN_STEP_NONE)
             return DB_HARD_ERROR;
-        if (d->rollback)
-            s = db_rollout_host_rollback(c, m->id, h->host_id, plan_ro_step_names[d->next], NULL,
-                                         NULL, NULL);
-        else {
-            struct db_rollout_host_set set = {.step = plan_ro_step_names[d->next],
-                                              .gate_run_id =
-                                                  !strcmp(h->step, "gating") ? h->run_id : NULL};
-            s = db_rollout_host_step(c, m->id, h->host_id, &set);
-        }
+        s = to_step(c, m, h, d->rollback, plan_ro_step_names[d->next],
+                    (struct db_rollout_host_set){
+                        .gate_run_id = !strcmp(h->step, "gating") ? h->run_id : NULL});
         break;
     case PLAN_RO_COMPARE: s = compare(c, m, f, d->host); break;
     case PLAN_RO_RESUME:
         s = event(c, m, h, d->rollback, HE_RESUME, reason);
-        if (s >= 0 && d->rollback)
-            s = db_rollout_host_rollback(c, m->id, h->host_id, "done", NULL, NULL, NULL);
-        else if (s >= 0) {
-            struct db_rollout_host_set set = {.step = "done"};
-            s = db_rollout_host_step(c, m->id, h->host_id, &set);
-        }
+        if (s >= 0)
+            s = to_step(c, m, h, d->rollback, "done", (struct db_rollout_host_set){0});
         break;
     case PLAN_RO_SOAK: s = db_rollout_soak(c, m->id); break;
     case PLAN_RO_NEXT_WAVE:
