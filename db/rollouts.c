@@ -97,8 +97,9 @@ const struct db_stmt db_rollout_stmts[] = {
      " h.current_stack_id IS NOT DISTINCT FROM rh.to_stack_id AS on_target,"
      " rh.from_stack_id IS NOT NULL AS has_from,"
      " rh.provision_job_id IS NOT NULL AS provisioned,"
-     " coalesce((SELECT g.stack_id = h.current_stack_id FROM gate_runs g"
-     "   WHERE g.id = h.accepted_gate_run_id), false) AS gate_ok,"
+     " h.current_stack_id::text AS current_stack_id,"
+     " (SELECT g.stack_id::text FROM gate_runs g WHERE g.id = h.accepted_gate_run_id)"
+     "   AS gate_stack_id,"
      " sj.id::text AS job_id, sj.state AS job_state,"
      " CASE WHEN sj.error_class IS NULL THEN NULL"
      "   ELSE left(sj.error_class || ': ' || coalesce(sj.error, ''), 300) END AS job_error,"
@@ -437,6 +438,8 @@ static const struct db_str_field host_strs[] = {
     HF(verdict),
     HF(verdict_reason),
     HF(gate_run_id),
+    HF(current_stack_id),
+    HF(gate_stack_id),
 };
 #undef HF
 #define NHOST_STRS (sizeof host_strs / sizeof host_strs[0])
@@ -464,7 +467,6 @@ static enum db_status read_host_facts(struct db_conn *c, struct db_rollout_facts
         h->on_target = db_bool(r, i, "on_target");
         h->has_from = db_bool(r, i, "has_from");
         h->provisioned = db_bool(r, i, "provisioned");
-        h->gate_ok = db_bool(r, i, "gate_ok");
         h->gate_is_run = db_bool(r, i, "gate_is_run");
         if (db_dup_fields(r, i, host_strs, NHOST_STRS, h) != 0) {
             PQclear(r);

@@ -102,12 +102,14 @@ enum db_status db_rollout_due(struct db_conn *c, int max, char (*ids)[37], int *
  * Strings are owned by the struct (db_rollout_facts_free). */
 struct db_rollout_host_facts {
     char host_id[37];
-    int wave, busy, held, on_target, has_from, provisioned, gate_ok, gate_is_run;
+    int wave, busy, held, on_target, has_from, provisioned, gate_is_run;
     char *host_name, *step, *rollback_step, *from_stack_id, *to_stack_id;
     char *provision_job_id, *gate_job_id, *rollback_provision_job_id, *rollback_gate_job_id;
     char *host_state, *hold_reason, *foreign_job, *intervention, *isolation;
     char *job_id, *job_state, *job_error, *run_id, *verdict, *verdict_reason;
-    char *gate_run_id; /* the judged gate run (stored when the gate passed) */
+    char *gate_run_id;      /* the judged gate run (stored when the gate passed) */
+    char *current_stack_id; /* the host's stack now (NULL: none) */
+    char *gate_stack_id;    /* the stack its accepted gate ran on (NULL: no accepted gate) */
 };
 struct db_rollout_facts {
     char id[37], pool_id[37], stack_id[37], state[16];

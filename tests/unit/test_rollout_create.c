@@ -1,11 +1,15 @@
 /* test_rollout_create.c — the create's and the control's decisions
  * (planner/rollout_create.h): a host's scope and its skip reason, the driver match, each
  * refusal in its order, the options that skip one (no ratio, force), the layout, every
- * action × state × touched of pause, resume and abort. */
+ * action × state × touched of pause, resume and abort; and the driver's gate_ok, which
+ * is plan_gate_covers_stack() of the typed ids db/ reads (service/rollout.h). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "db/rollouts.h"
 #include "planner/rollout.h"
 #include "planner/rollout_create.h"
+#include "service/rollout.h"
 #include "unit.h"
 
 #define TARGET "11111111-1111-4111-8111-111111111111"
@@ -184,6 +188,31 @@ static void test_names(void)
     CHECK_STR(plan_ro_refusal_names[PLAN_RO_NO_BASELINE], "no_baseline");
 }
 
+/* The driver's facts: gate_ok is the one rule over the ids db/ returns. */
+static void test_gate_ok(void)
+{
+    char a[] = TARGET, a2[] = TARGET, b[] = OTHER, pending[] = "pending";
+    struct db_rollout_host_facts h[5];
+    memset(h, 0, sizeof h);
+    for (int i = 0; i < 5; i++)
+        h[i].step = pending;
+    h[0].gate_stack_id = a, h[0].current_stack_id = a2;   /* the gate ran on its stack */
+    h[1].gate_stack_id = b, h[1].current_stack_id = a;    /* on another stack */
+    h[2].gate_stack_id = NULL, h[2].current_stack_id = a; /* no accepted gate */
+    h[3].gate_stack_id = a, h[3].current_stack_id = NULL; /* no stack */
+    /* h[4]: neither */
+    struct db_rollout_facts f = {.nhosts = 5, .hosts = h};
+    struct plan_ro_host *ph = svc_rollout_plan_hosts(&f);
+    CHECK(ph != NULL);
+    int ok[5];
+    for (int i = 0; i < 5; i++)
+        ok[i] = ph[i].gate_ok;
+    int steps = ph[0].step == PLAN_STEP_PENDING && ph[0].rollback_step == PLAN_STEP_NONE;
+    free(ph);
+    CHECK(steps);
+    CHECK(ok[0] == 1 && ok[1] == 0 && ok[2] == 0 && ok[3] == 0 && ok[4] == 0);
+}
+
 UNIT_SUITE(rollout_create_tests) = {
     {"rollout create: a host in scope or skipped, and why", test_scope},
     {"rollout create: the driver match", test_driver},
@@ -192,5 +221,6 @@ UNIT_SUITE(rollout_create_tests) = {
     {"rollout create: the limit and the waves", test_layout},
     {"rollout control: every action x state x touched", test_control_table},
     {"rollout create: names", test_names},
+    {"rollout driver: gate_ok is plan_gate_covers_stack", test_gate_ok},
     UNIT_END,
 };
