@@ -117,6 +117,10 @@ UNIT_SRC   += tests/unit/test_rollouts_api.c
 # driver (in the worker process).
 LIB_SRC    += planner/rollout.c db/rollouts.c service/rollout.c
 UNIT_SRC   += tests/unit/test_rollout.c
+# Creating a rollout and pausing, resuming, aborting one: the decisions (pure), the path
+# that loads, decides and writes.
+LIB_SRC    += planner/rollout_create.c service/rollout_create.c
+UNIT_SRC   += tests/unit/test_rollout_create.c
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
 MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)

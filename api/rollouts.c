@@ -1,10 +1,11 @@
 /* rollouts.c — see rollouts.h. The body is declared in create_spec (max_unavailable, an
  * integer or a percentage string, is checked by api_rollout_max_unavailable); a malformed
  * member is a 422 invalid_rollout naming it, an unknown one a 400 unknown_field as on
- * every endpoint. db_rollout_create runs the rollout's checks and makes its waves in the
- * transaction that audits rollout.create; each of its refusals is one problem type with
- * the refusal's detail members (hosts, skipped, rollout_id, state…) added to the problem
- * document. Pause, resume and abort take an optional body {"reason"}. */
+ * every endpoint. svc_rollout_create (service/rollout_create.h) runs the rollout's checks
+ * and makes its waves in the transaction that audits rollout.create; each of its refusals
+ * is one problem type with the refusal's detail members (hosts, skipped, rollout_id,
+ * state…) added to the problem document. Pause, resume and abort take an optional body {"reason"}.
+ */
 #include "api/rollouts.h"
 
 #include <stdarg.h>
@@ -15,8 +16,8 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
-#include "db/rollouts.h"
 #include "db/rollouts_read.h"
+#include "service/rollout_create.h"
 
 #define RO_DEFAULT_RATIO 0.95
 #define RO_DEFAULT_SOAK  300
@@ -83,46 +84,47 @@ static enum MHD_Result reply_problem_with(struct api_req *r, enum api_error err,
     return ret;
 }
 
-/* The answer to a refusal of db_rollout_create or db_rollout_control. */
-static enum MHD_Result reply_refusal(struct api_req *r, enum db_rollout_refusal why,
+/* The answer to a refusal of svc_rollout_create or svc_rollout_control. */
+static enum MHD_Result reply_refusal(struct api_req *r, enum plan_ro_refusal why,
                                      const json_t *detail)
 {
     switch (why) {
-    case DB_RO_OK: break;
-    case DB_RO_POOL_UNKNOWN:
+    case PLAN_RO_OK:
+    case PLAN_RO__REFUSALS: break;
+    case PLAN_RO_POOL_UNKNOWN:
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no pool has this id");
-    case DB_RO_STACK_UNKNOWN:
+    case PLAN_RO_STACK_UNKNOWN:
         return api_reply_problem(r, API_ERR_NOT_FOUND, "stack_id", "no stack has this id");
-    case DB_RO_NOT_FOUND:
+    case PLAN_RO_NOT_FOUND:
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no rollout has this id");
-    case DB_RO_ACTIVE:
+    case PLAN_RO_ACTIVE:
         return reply_problem_with(r, API_ERR_ROLLOUT_ACTIVE, NULL, detail,
                                   "the pool already has an active rollout (running, paused or "
                                   "rolling back); let it end, or abort it, first");
-    case DB_RO_NOTHING:
+    case PLAN_RO_NOTHING:
         return reply_problem_with(r, API_ERR_NOTHING_TO_ROLL_OUT, NULL, detail,
                                   "no host of the pool is ready on another stack than this one; "
                                   "`skipped` lists the hosts left out and why");
-    case DB_RO_DRIVER_MISMATCH:
+    case PLAN_RO_DRIVER_MISMATCH:
         return reply_problem_with(r, API_ERR_DRIVER_MISMATCH, "stack_id", detail,
                                   "the stack's driver_version differs from the driver these "
                                   "hosts report (`hosts`); drivers are installed out of band, so "
                                   "force does not skip this");
-    case DB_RO_NO_WORKLOAD:
+    case PLAN_RO_NO_WORKLOAD:
         return reply_problem_with(r, API_ERR_NO_WORKLOAD, "min_baseline_ratio", detail,
                                   "the pool's gate has no workload, so there is no throughput "
                                   "to compare; give the pool a gate.workload, or send "
                                   "min_baseline_ratio: null");
-    case DB_RO_NO_BASELINE:
+    case PLAN_RO_NO_BASELINE:
         return reply_problem_with(r, API_ERR_NO_BASELINE, NULL, detail,
                                   "no host in scope has a baseline on its current stack under "
                                   "the pool's workload, so a comparison cannot pass; gate a host "
                                   "first, or an admin may set force");
-    case DB_RO_CANARY_TOO_BIG:
+    case PLAN_RO_CANARY_TOO_BIG:
         return reply_problem_with(r, API_ERR_INVALID_ROLLOUT, "canary", detail,
                                   "canary is larger than the number of hosts in scope "
                                   "(`in_scope`)");
-    case DB_RO_BAD_STATE:
+    case PLAN_RO_BAD_STATE:
         return reply_problem_with(r, API_ERR_ROLLOUT_STATE_CONFLICT, NULL, detail,
                                   "this action does not apply to the rollout in its state "
                                   "(`state`)");
@@ -188,7 +190,7 @@ enum MHD_Result api_rollouts_get(struct api_req *r)
 /* ---- what a create or a control transaction leaves ---- */
 
 struct outcome {
-    enum db_rollout_refusal refusal;
+    enum plan_ro_refusal refusal;
     json_t *detail; /* the refusal's members (owned) */
     char *doc;      /* the document once applied (owned) */
 };
@@ -200,7 +202,7 @@ static void outcome_reset(struct outcome *o)
     o->detail = NULL;
     free(o->doc);
     o->doc = NULL;
-    o->refusal = DB_RO_OK;
+    o->refusal = PLAN_RO_OK;
 }
 
 /* After the engine's call (status s): when it applied, the audit event (action, with
@@ -209,7 +211,7 @@ static enum db_status outcome_applied(struct db_conn *c, enum db_status s, struc
                                       const char *action, const char *id, unsigned status,
                                       const char *reason, struct outcome *o)
 {
-    if (s < 0 || o->refusal != DB_RO_OK)
+    if (s < 0 || o->refusal != PLAN_RO_OK)
         return s;
     s = api_audit_reason(c, r, action, "rollout", id, status, reason);
     if (s < 0)
@@ -225,7 +227,7 @@ static enum MHD_Result outcome_reply(struct api_req *r, enum db_status s, unsign
     enum MHD_Result ret;
     if (s < 0)
         ret = api_reply_db(r, s);
-    else if (o->refusal != DB_RO_OK)
+    else if (o->refusal != PLAN_RO_OK)
         ret = reply_refusal(r, o->refusal, o->detail);
     else {
         ret = api_reply_text(r, status, o->doc, location);
@@ -355,7 +357,7 @@ static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
     outcome_reset(&a->out);
-    enum db_status s = db_rollout_create(c, &a->in, a->id, &a->out.refusal, &a->out.detail);
+    enum db_status s = svc_rollout_create(c, &a->in, a->id, &a->out.refusal, &a->out.detail);
     a->violation = api_violation_of(c, s, &active_violation, NULL);
     return outcome_applied(c, s, a->r, "rollout.create", a->id, MHD_HTTP_CREATED, NULL, &a->out);
 }
@@ -433,7 +435,8 @@ static int parse_control(struct api_req *r, struct control_in *in)
 
 struct control_arg {
     struct api_req *r;
-    const char *id, *action, *reason;
+    const char *id, *reason;
+    enum plan_ro_ctl action;
     char audit_action[32];
     struct outcome out;
 };
@@ -442,34 +445,34 @@ static enum db_status control_fn(struct db_conn *c, void *arg)
 {
     struct control_arg *a = arg;
     outcome_reset(&a->out);
-    enum db_status s = db_rollout_control(c, a->id, a->action, a->r->principal.sub, a->reason,
-                                          &a->out.refusal, &a->out.detail);
+    enum db_status s = svc_rollout_control(c, a->id, a->action, a->r->principal.sub, a->reason,
+                                           &a->out.refusal, &a->out.detail);
     return outcome_applied(c, s, a->r, a->audit_action, a->id, MHD_HTTP_OK, a->reason, &a->out);
 }
 
-static enum MHD_Result control(struct api_req *r, const char *action)
+static enum MHD_Result control(struct api_req *r, enum plan_ro_ctl action)
 {
     const char *id = api_path_id(r, "rollout");
     struct control_in in = {NULL};
     if (id == NULL || parse_control(r, &in) != 0)
         return MHD_YES;
     struct control_arg a = {.r = r, .id = id, .action = action, .reason = in.reason};
-    snprintf(a.audit_action, sizeof a.audit_action, "rollout.%s", action);
+    snprintf(a.audit_action, sizeof a.audit_action, "rollout.%s", plan_ro_ctl_names[action]);
     enum db_status s = db_run_tx(control_fn, &a);
     return outcome_reply(r, s, MHD_HTTP_OK, NULL, &a.out);
 }
 
 enum MHD_Result api_rollouts_pause(struct api_req *r)
 {
-    return control(r, "pause");
+    return control(r, PLAN_RO_CTL_PAUSE);
 }
 
 enum MHD_Result api_rollouts_resume(struct api_req *r)
 {
-    return control(r, "resume");
+    return control(r, PLAN_RO_CTL_RESUME);
 }
 
 enum MHD_Result api_rollouts_abort(struct api_req *r)
 {
-    return control(r, "abort");
+    return control(r, PLAN_RO_CTL_ABORT);
 }

@@ -1,7 +1,7 @@
-/* rollouts.c — see rollouts.h. The create's checks (docs/rollouts.md §2) read the pool,
- * its hosts and the stack under the pool's row lock (concurrent creates of one pool
- * queue there; the partial unique index rollouts_one_active backs the rule); the driver's
- * facts are read under the rollout's row lock. */
+/* rollouts.c — see rollouts.h. Typed reads and writes only: the create's reads (the
+ * pool, its hosts, the stack) happen under the pool's row lock (concurrent creates of one
+ * pool queue there; the partial unique index rollouts_one_active backs the rule), the
+ * driver's facts under the rollout's row lock; service/ decides with planner/. */
 #include "db/rollouts.h"
 
 #include <stddef.h>
@@ -11,7 +11,6 @@
 
 #include "common/util.h"
 #include "db/db_pg.h"
-#include "planner/rollout.h"
 
 #define ACTIVE    "('running', 'paused', 'rolling_back')"
 #define IN_FLIGHT "('draining', 'provisioning', 'gating', 'comparing', 'resuming')"
@@ -25,14 +24,12 @@ const struct db_stmt db_rollout_stmts[] = {
     {"ro_pool_lock", "SELECT (spec #> '{gate,workload}') IS NOT NULL"
                      " AND json_typeof(spec #> '{gate,workload}') = 'object' AS has_workload"
                      " FROM pools WHERE id = $1::uuid FOR UPDATE"},
-    {"ro_stack", "SELECT spec ->> 'driver_version' AS driver_version FROM stacks"
+    {"ro_stack", "SELECT id::text, spec ->> 'driver_version' AS driver_version FROM stacks"
                  " WHERE id = $1::uuid"},
     {"ro_active", "SELECT id::text FROM rollouts WHERE pool_id = $1::uuid AND state IN " ACTIVE},
     {"ro_pool_hosts",
      "SELECT h.id::text, h.name, h.state, h.facts ->> 'driver_version' AS driver_version,"
-     " h.current_stack_id::text AS current_stack_id,"
-     " (h.state = 'ready' AND h.current_stack_id IS DISTINCT FROM $2::uuid) AS in_scope,"
-     " h.current_stack_id IS NOT DISTINCT FROM $2::uuid AS on_target"
+     " h.current_stack_id::text AS current_stack_id"
      " FROM hosts h WHERE h.pool_id = $1::uuid ORDER BY h.name, h.id"},
     {"ro_has_baseline",
      "SELECT 1 FROM hosts h WHERE h.id = ANY ($2::uuid[]) AND EXISTS (SELECT 1 FROM baselines b"
@@ -100,8 +97,9 @@ const struct db_stmt db_rollout_stmts[] = {
      " h.current_stack_id IS NOT DISTINCT FROM rh.to_stack_id AS on_target,"
      " rh.from_stack_id IS NOT NULL AS has_from,"
      " rh.provision_job_id IS NOT NULL AS provisioned,"
-     " coalesce((SELECT g.stack_id = h.current_stack_id FROM gate_runs g"
-     "   WHERE g.id = h.accepted_gate_run_id), false) AS gate_ok,"
+     " h.current_stack_id::text AS current_stack_id,"
+     " (SELECT g.stack_id::text FROM gate_runs g WHERE g.id = h.accepted_gate_run_id)"
+     "   AS gate_stack_id,"
      " sj.id::text AS job_id, sj.state AS job_state,"
      " CASE WHEN sj.error_class IS NULL THEN NULL"
      "   ELSE left(sj.error_class || ': ' || coalesce(sj.error, ''), 300) END AS job_error,"
@@ -172,87 +170,111 @@ const struct db_stmt db_rollout_stmts[] = {
 };
 const size_t db_rollout_nstmts = sizeof db_rollout_stmts / sizeof db_rollout_stmts[0];
 
-/* ---- create ---- */
+/* ---- create: typed reads and the insert ---- */
 
-static enum db_status refuse(enum db_rollout_refusal *refusal, enum db_rollout_refusal why,
-                             json_t **detail, json_t *d)
+enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, int *has_workload)
 {
-    *refusal = why;
-    *detail = d;
-    return DB_NO_RESULTS;
-}
-
-/* The pool's hosts split into scope (ordered by name) and skipped, each as the JSON the
- * rows and the problems carry. */
-struct pool_hosts {
-    json_t *scope, *skipped, *mismatch, *scope_ids;
-};
-
-static void pool_hosts_free(struct pool_hosts *p)
-{
-    json_decref(p->scope);
-    json_decref(p->skipped);
-    json_decref(p->mismatch);
-    json_decref(p->scope_ids);
-}
-
-static enum db_status read_hosts(struct db_conn *c, const struct db_rollout_new *in,
-                                 const char *driver, struct pool_hosts *ph)
-{
-    const char *p[2] = {in->pool_id, in->stack_id};
+    const char *p[1] = {pool_id};
     PGresult *r;
-    enum db_status s = db_exec(c, "ro_pool_hosts", 2, p, &r);
+    *has_workload = 0;
+    enum db_status s = db_exec(c, "ro_pool_lock", 1, p, &r);
     if (s < 0)
         return s;
-    static const char *const names[] = {"id",       "name",     "state", "driver_version",
-                                        "in_scope", "on_target"};
-    int col[6];
-    db_cols(r, names, 6, col);
-    ph->scope = json_array();
-    ph->skipped = json_array();
-    ph->mismatch = json_array();
-    ph->scope_ids = json_array();
-    int bad = !ph->scope || !ph->skipped || !ph->mismatch || !ph->scope_ids;
-    for (int i = 0; !bad && i < PQntuples(r); i++) {
-        const char *id = db_val(r, i, col[0]), *name = db_val(r, i, col[1]);
-        const char *state = db_val(r, i, col[2]), *drv = db_val(r, i, col[3]);
-        if (!db_val_bool(r, i, col[4])) {
-            char reason[160];
-            if (db_val_bool(r, i, col[5]))
-                snprintf(reason, sizeof reason, "already on the target stack");
-            else
-                snprintf(reason, sizeof reason, "the host is %s, not ready", state);
-            bad |= json_array_append_new(ph->skipped,
-                                         json_pack("{s:s, s:s, s:s, s:s}", "host_id", id, "name",
-                                                   name, "state", state, "reason", reason));
-            continue;
-        }
-        int pos = (int)json_array_size(ph->scope);
-        bad |=
-            json_array_append_new(ph->scope, json_pack("{s:s, s:s, s:i, s:i}", "host_id", id,
-                                                       "name", name, "position", pos, "wave", 0));
-        bad |= json_array_append_new(ph->scope_ids, json_string(id));
-        if (drv == NULL || driver == NULL || strcmp(drv, driver) != 0)
-            bad |=
-                json_array_append_new(ph->mismatch, json_pack("{s:s, s:s, s:s?}", "id", id, "name",
-                                                              name, "driver_version", drv));
-    }
+    if (s == DB_ONE_RESULT)
+        *has_workload = db_bool(r, 0, "has_workload");
     PQclear(r);
-    return bad ? DB_HARD_ERROR : DB_ONE_RESULT;
+    return s;
 }
 
-/* Whether some host in scope has a baseline on its current stack in the pool. */
-static enum db_status any_baseline(struct db_conn *c, const char *pool_id, json_t *ids, int *found)
+enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, char id_out[37],
+                                char **driver)
 {
-    /* the ids are UUIDs read from the database: a plain array literal */
-    size_t n = json_array_size(ids), len = 3 + n * 37;
+    const char *p[1] = {stack_id};
+    PGresult *r;
+    id_out[0] = '\0';
+    *driver = NULL;
+    enum db_status s = db_exec(c, "ro_stack", 1, p, &r);
+    if (s < 0)
+        return s;
+    int oom = 0;
+    if (s == DB_ONE_RESULT) {
+        db_copy(r, 0, "id", id_out, 37);
+        *driver = db_dup(r, 0, "driver_version", &oom);
+    }
+    PQclear(r);
+    return oom ? DB_HARD_ERROR : s;
+}
+
+enum db_status db_rollout_active(struct db_conn *c, const char *pool_id, char id_out[37])
+{
+    const char *p[1] = {pool_id};
+    PGresult *r;
+    id_out[0] = '\0';
+    enum db_status s = db_exec(c, "ro_active", 1, p, &r);
+    if (s < 0)
+        return s;
+    if (s != DB_NO_RESULTS)
+        db_copy(r, 0, "id", id_out, 37);
+    PQclear(r);
+    return s == DB_NO_RESULTS ? s : DB_ONE_RESULT;
+}
+
+#define PH(col)                                          \
+    {                                                    \
+#col, offsetof(struct db_rollout_pool_host, col) \
+    }
+static const struct db_str_field pool_host_strs[] = {PH(name), PH(state), PH(driver_version),
+                                                     PH(current_stack_id)};
+#undef PH
+#define NPOOL_HOST_STRS (sizeof pool_host_strs / sizeof pool_host_strs[0])
+
+enum db_status db_rollout_pool_hosts(struct db_conn *c, const char *pool_id,
+                                     struct db_rollout_pool_host **hosts, int *n)
+{
+    const char *p[1] = {pool_id};
+    PGresult *r;
+    *hosts = NULL;
+    *n = 0;
+    enum db_status s = db_exec(c, "ro_pool_hosts", 1, p, &r);
+    if (s < 0)
+        return s;
+    int rows = PQntuples(r);
+    *hosts = calloc((size_t)(rows > 0 ? rows : 1), sizeof **hosts);
+    for (int i = 0; *hosts != NULL && i < rows; i++) {
+        struct db_rollout_pool_host *h = &(*hosts)[i];
+        db_copy(r, i, "id", h->id, sizeof h->id);
+        if (db_dup_fields(r, i, pool_host_strs, NPOOL_HOST_STRS, h) != 0)
+            break;
+        *n = i + 1;
+    }
+    PQclear(r);
+    return *hosts != NULL && *n == rows ? DB_ONE_RESULT : DB_HARD_ERROR;
+}
+
+void db_rollout_pool_hosts_free(struct db_rollout_pool_host *hosts, int n)
+{
+    for (int i = 0; hosts != NULL && i < n; i++)
+        db_free_fields(pool_host_strs, NPOOL_HOST_STRS, &hosts[i]);
+    free(hosts);
+}
+
+enum db_status db_rollout_any_baseline(struct db_conn *c, const char *pool_id,
+                                       const char *const *host_ids, int n, int *found)
+{
+    *found = 0;
+    /* the ids are UUIDs (checked): a plain array literal */
+    size_t len = 3 + (size_t)(n > 0 ? n : 0) * 37;
     char *lit = malloc(len);
     if (lit == NULL)
         return DB_HARD_ERROR;
     size_t used = (size_t)snprintf(lit, len, "{");
-    for (size_t i = 0; i < n; i++)
-        used += (size_t)snprintf(lit + used, len - used, "%s%s", i ? "," : "",
-                                 json_string_value(json_array_get(ids, i)));
+    for (int i = 0; i < n; i++) {
+        if (!util_is_uuid(host_ids[i])) {
+            free(lit);
+            return DB_HARD_ERROR;
+        }
+        used += (size_t)snprintf(lit + used, len - used, "%s%s", i ? "," : "", host_ids[i]);
+    }
     snprintf(lit + used, len - used, "}");
     const char *p[2] = {pool_id, lit};
     long rows = 0;
@@ -262,24 +284,47 @@ static enum db_status any_baseline(struct db_conn *c, const char *pool_id, json_
     return s;
 }
 
-static enum db_status insert(struct db_conn *c, const struct db_rollout_new *in,
-                             struct pool_hosts *ph, int max_hosts, char id_out[37])
+/* The hosts and the skipped as the JSON the recordset statements read. */
+static json_t *member_row(const struct db_rollout_layout *l, int i)
 {
-    int n = (int)json_array_size(ph->scope);
-    int waves = plan_rollout_waves(n, in->canary, max_hosts);
-    for (int i = 0; i < n; i++)
-        json_object_set_new(json_array_get(ph->scope, (size_t)i), "wave",
-                            json_integer(plan_rollout_wave(i, in->canary, max_hosts)));
+    const struct db_rollout_member *m = &l->hosts[i];
+    return json_pack("{s:s, s:s, s:i, s:i}", "host_id", m->host_id, "name", m->name, "position",
+                     m->position, "wave", m->wave);
+}
+
+static json_t *skipped_row(const struct db_rollout_layout *l, int i)
+{
+    const struct db_rollout_skip *k = &l->skipped[i];
+    return json_pack("{s:s, s:s, s:s, s:s}", "host_id", k->host_id, "name", k->name, "state",
+                     k->state, "reason", k->reason);
+}
+
+/* n rows of l as a JSON array's text (caller frees; NULL when out of memory). */
+static char *rows_json(const struct db_rollout_layout *l, int n,
+                       json_t *(*row)(const struct db_rollout_layout *, int))
+{
+    json_t *a = json_array();
+    int bad = a == NULL;
+    for (int i = 0; !bad && i < n; i++)
+        bad = json_array_append_new(a, row(l, i)) != 0;
+    char *text = bad ? NULL : json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return text;
+}
+
+static enum db_status insert_row(struct db_conn *c, const struct db_rollout_new *in,
+                                 const struct db_rollout_layout *l, char id_out[37])
+{
     char canary[16], maxu[24], maxh[16], ratio[40], soak[16], nw[16];
     snprintf(canary, sizeof canary, "%d", in->canary);
     if (in->max_unavailable_pct > 0)
         snprintf(maxu, sizeof maxu, "\"%d%%\"", in->max_unavailable_pct);
     else
         snprintf(maxu, sizeof maxu, "%d", in->max_unavailable);
-    snprintf(maxh, sizeof maxh, "%d", max_hosts);
+    snprintf(maxh, sizeof maxh, "%d", l->max_hosts);
     snprintf(ratio, sizeof ratio, "%.17g", in->min_baseline_ratio);
     snprintf(soak, sizeof soak, "%d", in->soak_seconds);
-    snprintf(nw, sizeof nw, "%d", waves);
+    snprintf(nw, sizeof nw, "%d", l->waves);
     const char *p[11] = {in->pool_id,
                          in->stack_id,
                          canary,
@@ -300,8 +345,18 @@ static enum db_status insert(struct db_conn *c, const struct db_rollout_new *in,
     }
     db_copy(r, 0, "id", id_out, 37);
     PQclear(r);
-    char *hosts = json_dumps(ph->scope, JSON_COMPACT);
-    char *skipped = json_dumps(ph->skipped, JSON_COMPACT);
+    return DB_ONE_RESULT;
+}
+
+enum db_status db_rollout_insert(struct db_conn *c, const struct db_rollout_new *in,
+                                 const struct db_rollout_layout *l, char id_out[37])
+{
+    id_out[0] = '\0';
+    enum db_status s = insert_row(c, in, l, id_out);
+    if (s < 0)
+        return s;
+    char *hosts = rows_json(l, l->nhosts, member_row);
+    char *skipped = rows_json(l, l->nskipped, skipped_row);
     s = hosts && skipped ? DB_ONE_RESULT : DB_HARD_ERROR;
     if (s >= 0) {
         const char *ph1[3] = {id_out, in->stack_id, hosts};
@@ -316,136 +371,38 @@ static enum db_status insert(struct db_conn *c, const struct db_rollout_new *in,
     return s < 0 ? s : DB_ONE_RESULT;
 }
 
-enum db_status db_rollout_create(struct db_conn *c, const struct db_rollout_new *in,
-                                 char id_out[37], enum db_rollout_refusal *refusal, json_t **detail)
-{
-    *refusal = DB_RO_OK;
-    *detail = NULL;
-    id_out[0] = '\0';
-    if (!util_is_uuid(in->pool_id))
-        return refuse(refusal, DB_RO_POOL_UNKNOWN, detail, NULL);
-    const char *pp[1] = {in->pool_id};
-    PGresult *r;
-    enum db_status s = db_exec(c, "ro_pool_lock", 1, pp, &r);
-    if (s < 0)
-        return s;
-    int has_workload = s == DB_ONE_RESULT && db_bool(r, 0, "has_workload");
-    PQclear(r);
-    if (s != DB_ONE_RESULT)
-        return refuse(refusal, DB_RO_POOL_UNKNOWN, detail, NULL);
-    if (!util_is_uuid(in->stack_id))
-        return refuse(refusal, DB_RO_STACK_UNKNOWN, detail, NULL);
-    const char *sp[1] = {in->stack_id};
-    if ((s = db_exec(c, "ro_stack", 1, sp, &r)) < 0)
-        return s;
-    char *driver = s == DB_ONE_RESULT && !db_isnull(r, 0, "driver_version")
-                       ? strdup(db_str(r, 0, "driver_version"))
-                       : NULL;
-    PQclear(r);
-    if (s != DB_ONE_RESULT)
-        return refuse(refusal, DB_RO_STACK_UNKNOWN, detail, NULL);
-    if ((s = db_exec(c, "ro_active", 1, pp, &r)) < 0) {
-        free(driver);
-        return s;
-    }
-    if (s != DB_NO_RESULTS) {
-        json_t *d = json_pack("{s:s}", "rollout_id", db_str(r, 0, "id"));
-        PQclear(r);
-        free(driver);
-        return refuse(refusal, DB_RO_ACTIVE, detail, d);
-    }
-    PQclear(r);
-    struct pool_hosts ph = {NULL};
-    s = read_hosts(c, in, driver, &ph);
-    int n = (int)json_array_size(ph.scope);
-    if (s < 0) {
-    } else if (n == 0) {
-        s = refuse(refusal, DB_RO_NOTHING, detail, json_pack("{s:O}", "skipped", ph.skipped));
-    } else if (json_array_size(ph.mismatch) > 0) {
-        s = refuse(refusal, DB_RO_DRIVER_MISMATCH, detail,
-                   json_pack("{s:s?, s:O}", "driver_version", driver, "hosts", ph.mismatch));
-    } else if (in->ratio_set && !has_workload) {
-        s = refuse(refusal, DB_RO_NO_WORKLOAD, detail, NULL);
-    } else {
-        int found = 1;
-        if (in->ratio_set && !in->force)
-            s = any_baseline(c, in->pool_id, ph.scope_ids, &found);
-        if (s < 0) {
-        } else if (!found) {
-            json_t *hosts = json_array();
-            for (int i = 0; hosts && i < n; i++) {
-                json_t *h = json_array_get(ph.scope, (size_t)i);
-                json_array_append_new(hosts,
-                                      json_pack("{s:O, s:O}", "id", json_object_get(h, "host_id"),
-                                                "name", json_object_get(h, "name")));
-            }
-            s = refuse(refusal, DB_RO_NO_BASELINE, detail, json_pack("{s:o*}", "hosts", hosts));
-        } else if (in->canary > n) {
-            s = refuse(refusal, DB_RO_CANARY_TOO_BIG, detail, json_pack("{s:i}", "in_scope", n));
-        } else {
-            int max_hosts =
-                plan_rollout_max_unavailable(in->max_unavailable, in->max_unavailable_pct, n);
-            s = insert(c, in, &ph, max_hosts, id_out);
-        }
-    }
-    pool_hosts_free(&ph);
-    free(driver);
-    return s;
-}
+/* ---- control: the lock and the writes ---- */
 
-/* ---- control ---- */
-
-enum db_status db_rollout_control(struct db_conn *c, const char *id, const char *action,
-                                  const char *actor, const char *reason,
-                                  enum db_rollout_refusal *refusal, json_t **detail)
+enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, char state[16],
+                                       int *touched)
 {
-    *refusal = DB_RO_OK;
-    *detail = NULL;
-    if (!util_is_uuid(id))
-        return refuse(refusal, DB_RO_NOT_FOUND, detail, NULL);
     const char *p[1] = {id};
     PGresult *r;
+    state[0] = '\0';
+    *touched = 0;
     enum db_status s = db_exec(c, "ro_lock", 1, p, &r);
     if (s < 0)
         return s;
-    if (s != DB_ONE_RESULT) {
-        PQclear(r);
-        return refuse(refusal, DB_RO_NOT_FOUND, detail, NULL);
+    if (s == DB_ONE_RESULT) {
+        db_copy(r, 0, "state", state, 16);
+        *touched = db_bool(r, 0, "touched");
     }
-    char state[16];
-    db_copy(r, 0, "state", state, sizeof state);
-    int touched = db_bool(r, 0, "touched");
     PQclear(r);
-    const char *to = NULL;
-    if (!strcmp(action, "pause") && !strcmp(state, "running"))
-        to = "paused";
-    else if (!strcmp(action, "resume") && !strcmp(state, "paused"))
-        to = "running";
-    else if (!strcmp(action, "abort") && (!strcmp(state, "running") || !strcmp(state, "paused")))
-        to = touched ? "rolling_back" : "aborted";
-    if (to == NULL)
-        return refuse(refusal, DB_RO_BAD_STATE, detail, json_pack("{s:s}", "state", state));
-    char why[600];
-    const char *err = NULL;
-    if (!strcmp(action, "abort")) {
-        snprintf(why, sizeof why, "aborted by %s%s%s", actor ? actor : "unknown",
-                 reason && *reason ? ": " : "", reason ? reason : "");
-        err = why;
-    }
-    if (!strcmp(to, "rolling_back"))
-        s = db_rollout_fail(c, id, NULL, err, NULL);
-    else {
-        const char *q[3] = {id, to, err};
-        s = db_exec_noresult(c, "ro_set_state", 3, q);
-    }
-    if (s < 0)
-        return s;
-    if (!strcmp(to, "aborted")) {
-        /* nothing was touched: every host not_needed */
-        const char *q[3] = {id, NULL, err};
-        s = db_exec_noresult(c, "ro_fail_hosts", 3, q);
-    }
-    return s < 0 ? s : DB_ONE_RESULT;
+    return s;
+}
+
+enum db_status db_rollout_set_state(struct db_conn *c, const char *id, const char *state,
+                                    const char *error)
+{
+    const char *p[3] = {id, state, error};
+    return db_exec_noresult(c, "ro_set_state", 3, p);
+}
+
+enum db_status db_rollout_fail_hosts(struct db_conn *c, const char *id, const char *host_id,
+                                     const char *error)
+{
+    const char *q[3] = {id, host_id, error};
+    return db_exec_noresult(c, "ro_fail_hosts", 3, q);
 }
 
 /* ---- the driver's side ---- */
@@ -481,6 +438,8 @@ static const struct db_str_field host_strs[] = {
     HF(verdict),
     HF(verdict_reason),
     HF(gate_run_id),
+    HF(current_stack_id),
+    HF(gate_stack_id),
 };
 #undef HF
 #define NHOST_STRS (sizeof host_strs / sizeof host_strs[0])
@@ -508,7 +467,6 @@ static enum db_status read_host_facts(struct db_conn *c, struct db_rollout_facts
         h->on_target = db_bool(r, i, "on_target");
         h->has_from = db_bool(r, i, "has_from");
         h->provisioned = db_bool(r, i, "provisioned");
-        h->gate_ok = db_bool(r, i, "gate_ok");
         h->gate_is_run = db_bool(r, i, "gate_is_run");
         if (db_dup_fields(r, i, host_strs, NHOST_STRS, h) != 0) {
             PQclear(r);
@@ -608,8 +566,7 @@ enum db_status db_rollout_fail(struct db_conn *c, const char *id, const char *ho
     enum db_status s = db_exec_noresult(c, "ro_fail", 3, p);
     if (s < 0)
         return s;
-    const char *q[3] = {id, host_id, error};
-    return db_exec_noresult(c, "ro_fail_hosts", 3, q);
+    return db_rollout_fail_hosts(c, id, host_id, error);
 }
 
 enum db_status db_rollout_finish(struct db_conn *c, const char *id, const char *state,

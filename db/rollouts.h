@@ -1,8 +1,9 @@
 /* rollouts.h — stack rollouts in waves (docs/rollouts.md, migrations/0021_rollouts.sql).
- * POST /v1/pools/{id}/rollouts creates one (db_rollout_create: its checks and its waves in
- * one transaction); the driver (service/rollout.c, planner/rollout.h) moves it on; the
- * API pauses, resumes and aborts it (db_rollout_control). The document and the lists are
- * read by db/rollouts_read.h. */
+ * POST /v1/pools/{id}/rollouts creates one and the API pauses, resumes and aborts it
+ * (service/rollout_create.h: it reads through the typed calls below, planner/
+ * rollout_create.h decides, it writes through the calls below); the driver
+ * (service/rollout.c, planner/rollout.h) moves it on. This file stores and reads; it
+ * decides nothing. The document and the lists are read by db/rollouts_read.h. */
 #ifndef GPUFLEET_DB_ROLLOUTS_H
 #define GPUFLEET_DB_ROLLOUTS_H
 
@@ -10,22 +11,8 @@
 
 #include "db/db.h"
 
-/* Why a create or a control was refused (the API maps each to a problem). */
-enum db_rollout_refusal {
-    DB_RO_OK = 0,
-    DB_RO_POOL_UNKNOWN,    /* 404 */
-    DB_RO_STACK_UNKNOWN,   /* 404 (the stack_id names no stack) */
-    DB_RO_ACTIVE,          /* 409 rollout-active: detail {rollout_id} */
-    DB_RO_NOTHING,         /* 409 nothing-to-roll-out: detail {skipped: [...]} */
-    DB_RO_DRIVER_MISMATCH, /* 409 driver-mismatch: detail {driver_version, hosts: [{id, name,
-                              driver_version|null}]} */
-    DB_RO_NO_WORKLOAD,     /* 409 no-workload: min_baseline_ratio set, the pool's gate has none */
-    DB_RO_NO_BASELINE,     /* 409 no-baseline: detail {hosts: [...]} (force skips it) */
-    DB_RO_CANARY_TOO_BIG,  /* 422 canary larger than the hosts in scope: detail {in_scope} */
-    DB_RO_NOT_FOUND,       /* control: no such rollout (404) */
-    DB_RO_BAD_STATE,       /* control: the action does not apply: detail {state} (409) */
-};
-
+/* A rollout as asked for (the API fills it; the service checks it; db_rollout_insert
+ * stores it). Strings borrowed. */
 struct db_rollout_new {
     const char *pool_id, *stack_id;
     int canary;                /* 0..100 */
@@ -38,19 +25,70 @@ struct db_rollout_new {
     const char *created_by; /* the caller's subject */
 };
 
-/* Creates a rollout when every check passes (docs/rollouts.md §2), in the caller's
- * transaction: id_out gets its id. A refusal returns DB_NO_RESULTS with *refusal set and
- * *detail (owned by the caller, may be NULL) the problem's extra members. */
-enum db_status db_rollout_create(struct db_conn *c, const struct db_rollout_new *in,
-                                 char id_out[37], enum db_rollout_refusal *refusal,
-                                 json_t **detail);
+/* ---- create: the reads (in the create's transaction) and the insert ---- */
 
-/* pause, resume or abort (action), by actor with an optional reason. DB_ONE_RESULT when
- * applied; DB_NO_RESULTS with *refusal (DB_RO_NOT_FOUND, DB_RO_BAD_STATE) and *detail
- * otherwise. */
-enum db_status db_rollout_control(struct db_conn *c, const char *id, const char *action,
-                                  const char *actor, const char *reason,
-                                  enum db_rollout_refusal *refusal, json_t **detail);
+/* Locks the pool's row (concurrent creates of one pool queue here; the partial unique
+ * index rollouts_one_active backs the rule). DB_ONE_RESULT with *has_workload (its gate
+ * has a workload object), DB_NO_RESULTS when there is no such pool. */
+enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, int *has_workload);
+
+/* The stack: its id as stored (id_out) and its driver_version (*driver: caller frees; NULL
+ * when it has none). DB_NO_RESULTS when there is no such stack. */
+enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, char id_out[37],
+                                char **driver);
+
+/* The pool's active rollout (running, paused or rolling back): DB_ONE_RESULT with its id,
+ * DB_NO_RESULTS when none. */
+enum db_status db_rollout_active(struct db_conn *c, const char *pool_id, char id_out[37]);
+
+/* A host of the pool. Strings owned (db_rollout_pool_hosts_free); NULL for SQL NULL. */
+struct db_rollout_pool_host {
+    char id[37];
+    char *name, *state;
+    char *driver_version;   /* as the host reports it (facts), NULL when unknown */
+    char *current_stack_id; /* NULL when none */
+};
+/* The pool's hosts by name, then id: *hosts (caller frees with db_rollout_pool_hosts_free),
+ * *n of them. */
+enum db_status db_rollout_pool_hosts(struct db_conn *c, const char *pool_id,
+                                     struct db_rollout_pool_host **hosts, int *n);
+void db_rollout_pool_hosts_free(struct db_rollout_pool_host *hosts, int n);
+
+/* *found: whether one of the hosts (n UUIDs) has a baseline (source gate) in the pool on
+ * its current stack under the pool's gate workload. */
+enum db_status db_rollout_any_baseline(struct db_conn *c, const char *pool_id,
+                                       const char *const *host_ids, int n, int *found);
+
+/* What the insert stores besides the request: the resolved limit, the waves, the hosts in
+ * scope (position order; each one's from stack is its current one) and the skipped. */
+struct db_rollout_member {
+    const char *host_id, *name;
+    int position, wave;
+};
+struct db_rollout_skip {
+    const char *host_id, *name, *state, *reason;
+};
+struct db_rollout_layout {
+    int max_hosts, waves;
+    const struct db_rollout_member *hosts;
+    int nhosts;
+    const struct db_rollout_skip *skipped;
+    int nskipped;
+};
+/* Stores the rollout, its hosts and its skipped; id_out gets its id. */
+enum db_status db_rollout_insert(struct db_conn *c, const struct db_rollout_new *in,
+                                 const struct db_rollout_layout *l, char id_out[37]);
+
+/* ---- control: the lock and the writes ---- */
+
+/* Locks the rollout: its state and whether a host has left pending and skipped
+ * (*touched). DB_NO_RESULTS when there is no such rollout. */
+enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, char state[16],
+                                       int *touched);
+/* Sets the state (an active one clears finished_at, another sets it now), with error
+ * (NULL: unchanged); the driver looks at the rollout on its next pass. */
+enum db_status db_rollout_set_state(struct db_conn *c, const char *id, const char *state,
+                                    const char *error);
 
 /* ---- the driver's side (service/rollout.c) ---- */
 
@@ -64,12 +102,14 @@ enum db_status db_rollout_due(struct db_conn *c, int max, char (*ids)[37], int *
  * Strings are owned by the struct (db_rollout_facts_free). */
 struct db_rollout_host_facts {
     char host_id[37];
-    int wave, busy, held, on_target, has_from, provisioned, gate_ok, gate_is_run;
+    int wave, busy, held, on_target, has_from, provisioned, gate_is_run;
     char *host_name, *step, *rollback_step, *from_stack_id, *to_stack_id;
     char *provision_job_id, *gate_job_id, *rollback_provision_job_id, *rollback_gate_job_id;
     char *host_state, *hold_reason, *foreign_job, *intervention, *isolation;
     char *job_id, *job_state, *job_error, *run_id, *verdict, *verdict_reason;
-    char *gate_run_id; /* the judged gate run (stored when the gate passed) */
+    char *gate_run_id;      /* the judged gate run (stored when the gate passed) */
+    char *current_stack_id; /* the host's stack now (NULL: none) */
+    char *gate_stack_id;    /* the stack its accepted gate ran on (NULL: no accepted gate) */
 };
 struct db_rollout_facts {
     char id[37], pool_id[37], stack_id[37], state[16];
@@ -106,6 +146,10 @@ enum db_status db_rollout_succeed(struct db_conn *c, const char *id);
  * pending, the untouched not_needed. */
 enum db_status db_rollout_fail(struct db_conn *c, const char *id, const char *host_id,
                                const char *error, const char *evidence);
+/* db_rollout_fail's hosts alone (the rollout's row unchanged): host_id (or NULL) failed,
+ * the hosts in flight interrupted, the touched pending, the untouched not_needed. */
+enum db_status db_rollout_fail_hosts(struct db_conn *c, const char *id, const char *host_id,
+                                     const char *error);
 /* Ends a rollback: state rolled_back or failed; failed_hosts the hosts whose rollback
  * failed and that are not ready; why is added to the error. */
 enum db_status db_rollout_finish(struct db_conn *c, const char *id, const char *state,

@@ -13,6 +13,7 @@
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "db/rollouts.h"
+#include "planner/host_command.h"
 #include "planner/host_state.h"
 #include "planner/rollout.h"
 #include "service/audit.h"
@@ -328,8 +329,7 @@ static enum db_status apply(struct db_conn *c, struct move *m, const struct db_r
     return s;
 }
 
-/* The planner's view of the facts (pointers into f). */
-static struct plan_ro_host *plan_hosts(const struct db_rollout_facts *f)
+struct plan_ro_host *svc_rollout_plan_hosts(const struct db_rollout_facts *f)
 {
     struct plan_ro_host *ph = calloc((size_t)(f->nhosts > 0 ? f->nhosts : 1), sizeof *ph);
     for (int i = 0; ph != NULL && i < f->nhosts; i++) {
@@ -349,7 +349,7 @@ static struct plan_ro_host *plan_hosts(const struct db_rollout_facts *f)
             .on_target = h->on_target,
             .has_from = h->has_from,
             .provisioned = h->provisioned,
-            .gate_ok = h->gate_ok,
+            .gate_ok = plan_gate_covers_stack(h->gate_stack_id, h->current_stack_id),
             .job_state = h->job_state,
             .job_error = h->job_error,
             .verdict = h->verdict,
@@ -375,7 +375,7 @@ static enum db_status move_fn(struct db_conn *c, void *arg)
             break; /* ended, gone, or another driver holds it */
         }
         locked = 1;
-        struct plan_ro_host *ph = plan_hosts(&f);
+        struct plan_ro_host *ph = svc_rollout_plan_hosts(&f);
         int state = plan_ro_state_parse(f.state);
         if (ph == NULL || state < 0) {
             free(ph);

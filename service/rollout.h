@@ -22,4 +22,11 @@ void svc_rollout_stop(void);
  * error. */
 int svc_rollout_run_once(void);
 
+/* The planner's view of a rollout's hosts (exposed for tests): an array of f->nhosts
+ * (caller frees; NULL when out of memory) whose strings point into f. gate_ok is
+ * plan_gate_covers_stack() of the host's accepted gate and its current stack. */
+struct db_rollout_facts;
+struct plan_ro_host;
+struct plan_ro_host *svc_rollout_plan_hosts(const struct db_rollout_facts *f);
+
 #endif
