@@ -4,6 +4,8 @@
 #   make run          bootstrap, local PostgreSQL, secrets, migrate, serve
 #   make test         bootstrap, local PostgreSQL, build (plain + sanitized), run every test
 #   make lint         OpenAPI lint (pinned @redocly/cli)
+#   make fmt          format C (clang-format) and JavaScript (prettier)
+#   make fmt-check    fail on unformatted C or JavaScript, or on eslint findings
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
 
 CC        ?= cc
@@ -129,7 +131,8 @@ UNIT_BIN   := $(BUILD)/unit-tests
 
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all run test unit lint clean bootstrap fmt fmt-check routes
+.PHONY: all run test unit lint clean bootstrap fmt fmt-c fmt-js fmt-check fmt-check-c fmt-check-js \
+        lint-js js-tools routes
 all: $(BIN)
 
 $(BIN): $(MAIN_OBJ) $(LIB_OBJ)
@@ -183,14 +186,38 @@ lint: bootstrap
 
 # Every C file the project owns (generated code and fixtures aside).
 FMT_FILES   = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fixtures/')
+# Every JavaScript file (tests, the status page, bench helpers): prettier (.prettierrc.json)
+# and eslint (eslint.config.js), both pinned in package.json and run from node_modules.
+JS_FILES    = $(shell git ls-files '*.js' '*.mjs' '*.cjs' 2>/dev/null | grep -v '^tests/fixtures/')
+NODE_BIN    := node_modules/.bin
 
-fmt:
+fmt: fmt-c fmt-js
+
+fmt-c:
 	clang-format -i $(FMT_FILES)
 
-# Fails (and names the files) when any C file is not formatted; make test runs it.
-fmt-check:
+fmt-js: js-tools
+	$(NODE_BIN)/prettier --log-level warn --write $(JS_FILES)
+
+# Fails (and names the files) when any C or JavaScript file is not formatted, or eslint
+# finds anything; make test runs each of the three.
+fmt-check: fmt-check-c fmt-check-js lint-js
+
+fmt-check-c:
 	@bad=$$(for f in $(FMT_FILES); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
 	if [ -n "$$bad" ]; then echo "not formatted (run make fmt):"; echo "$$bad"; exit 1; fi
+
+fmt-check-js: js-tools
+	@bad=$$($(NODE_BIN)/prettier --list-different $(JS_FILES)); rc=$$?; \
+	if [ -n "$$bad" ]; then echo "not formatted (run make fmt):"; echo "$$bad"; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then echo "prettier failed (status $$rc)"; exit 1; fi
+
+lint-js: js-tools
+	@$(NODE_BIN)/eslint --max-warnings 0 $(JS_FILES)
+
+js-tools:
+	@test -x $(NODE_BIN)/prettier -a -x $(NODE_BIN)/eslint || \
+	{ echo "prettier/eslint missing from node_modules: run npm ci (or make bootstrap)"; exit 1; }
 
 clean:
 	rm -rf build bin

@@ -13,8 +13,20 @@ import { activeRollouts, rolloutItem } from './rollouts.js';
 
 const TOKEN_KEY = 'gpufleet.token';
 const HOST_STATES = [
-  'registered', 'provisioning', 'provisioned', 'gating', 'ready', 'investigating', 'quarantined',
-  'draining', 'drained', 'diagnosing', 'stopping', 'stopped', 'failed', 'unreachable',
+  'registered',
+  'provisioning',
+  'provisioned',
+  'gating',
+  'ready',
+  'investigating',
+  'quarantined',
+  'draining',
+  'drained',
+  'diagnosing',
+  'stopping',
+  'stopped',
+  'failed',
+  'unreachable',
 ];
 const HOST_FETCH_DELAY_MS = 150; // coalesces a burst of events about one host
 const RECS_DELAY_MS = 500;
@@ -268,7 +280,9 @@ async function loadView(id) {
     const host = st.hosts.get(id);
     const factGpus = host && host.facts && Array.isArray(host.facts.gpus) ? host.facts.gpus : [];
     const named = new Map(factGpus.filter((g) => typeof g.name === 'string').map((g) => [g.uuid, g.name]));
-    $('hv-gpus').tBodies[0].replaceChildren(...doc.gpus.map((g) => gpuRow(g.name ? g : { ...g, name: named.get(g.uuid) || null })));
+    $('hv-gpus').tBodies[0].replaceChildren(
+      ...doc.gpus.map((g) => gpuRow(g.name ? g : { ...g, name: named.get(g.uuid) || null })),
+    );
     $('hv-gpus-empty').hidden = doc.gpus.length > 0;
     setText($('hv-event-count'), `(${shown.length}${events.size > shown.length ? ` of ${events.size}` : ''})`);
     $('hv-events').tBodies[0].replaceChildren(...shown.map((e) => eventRow(e, (u) => index.get(u))));
@@ -277,7 +291,10 @@ async function loadView(id) {
   } catch (err) {
     if (gen !== st.generation || st.view !== id) return;
     if (err.status === 401) return fail(err, gen);
-    setText($('hv-error'), err.status === 404 ? 'This host no longer exists.' : `The host's health could not be read: ${describeError(err)}`);
+    setText(
+      $('hv-error'),
+      err.status === 404 ? 'This host no longer exists.' : `The host's health could not be read: ${describeError(err)}`,
+    );
     $('hv-error').hidden = false;
   }
 }
@@ -312,7 +329,10 @@ function renderPoolFilter() {
   const sel = $('filter-pool');
   const keep = sel.value;
   const pools = [...st.pools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  sel.replaceChildren(el('option', { value: '', text: 'all pools' }), ...pools.map((p) => el('option', { value: p.id, text: p.name })));
+  sel.replaceChildren(
+    el('option', { value: '', text: 'all pools' }),
+    ...pools.map((p) => el('option', { value: p.id, text: p.name })),
+  );
   sel.value = st.pools.has(keep) ? keep : '';
 }
 
@@ -372,7 +392,12 @@ async function loadRecs(gen) {
     $('recs-empty').hidden = list.items.length > 0;
     const n = list.no_usage_data.length;
     // no_usage_data: no work report in 24 h, or an idle signal unknown (stale reports, GPU samples missing)
-    setText($('recs-nousage'), n ? `${n} host${n === 1 ? '' : 's'} without the evidence to judge idleness (work reports or GPU samples missing): never treated as idle.` : '');
+    setText(
+      $('recs-nousage'),
+      n
+        ? `${n} host${n === 1 ? '' : 's'} without the evidence to judge idleness (work reports or GPU samples missing): never treated as idle.`
+        : '',
+    );
     $('recs-nousage').hidden = n === 0;
   } catch (err) {
     fail(err, gen);
@@ -446,7 +471,8 @@ function onEvent(type, data) {
   }
   // A GPU event or a health change leaves the Host document as it was: only its health is read again.
   if (type !== 'gpu.event' && type !== 'host.health') queueHost(id);
-  if (type === 'gpu.event' || type === 'host.health' || type === 'host.state' || type === 'host.created') healthLoader.want(id);
+  if (type === 'gpu.event' || type === 'host.health' || type === 'host.state' || type === 'host.created')
+    healthLoader.want(id);
   if (st.view === id) viewLoader.want(id);
 }
 
@@ -525,7 +551,9 @@ function signOut(message) {
 
 function onSignIn(ev) {
   ev.preventDefault();
-  const raw = $('token').value.trim().replace(/^Bearer\s+/i, '');
+  const raw = $('token')
+    .value.trim()
+    .replace(/^Bearer\s+/i, '');
   $('token').value = '';
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(raw)) {
     setText($('signin-error'), 'That is not a token: a JWT is three base64url parts separated by dots.');

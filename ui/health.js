@@ -52,9 +52,16 @@ export function healthCell(doc, live) {
   const at = doc ? doc.last_sample_at : null;
   return el(
     'td',
-    { class: 'health-cell', 'data-col': 'health', 'data-health': doc && doc.monitor ? doc.monitor.state : '', title: healthReason(doc, live) || null },
+    {
+      class: 'health-cell',
+      'data-col': 'health',
+      'data-health': doc && doc.monitor ? doc.monitor.state : '',
+      title: healthReason(doc, live) || null,
+    },
     healthBadge(doc),
-    doc ? el('span', { class: 'sample-age', 'data-ts': at || '', text: at ? `sampled ${ago(at)}` : 'never sampled' }) : null,
+    doc
+      ? el('span', { class: 'sample-age', 'data-ts': at || '', text: at ? `sampled ${ago(at)}` : 'never sampled' })
+      : null,
   );
 }
 
@@ -66,11 +73,18 @@ function mib(v) {
 export function gpuRow(g) {
   const l = g.latest || {};
   const missing = Boolean(g.missing_since);
-  const mem = typeof l.mem_used_mib === 'number' && typeof l.mem_total_mib === 'number' ? `${mib(l.mem_used_mib)} / ${mib(l.mem_total_mib)}` : mib(l.mem_used_mib);
+  const mem =
+    typeof l.mem_used_mib === 'number' && typeof l.mem_total_mib === 'number'
+      ? `${mib(l.mem_used_mib)} / ${mib(l.mem_total_mib)}`
+      : mib(l.mem_used_mib);
   return el(
     'tr',
     { 'data-gpu-uuid': g.uuid, class: missing ? 'gpu-missing' : null },
-    el('td', { class: 'num', 'data-col': 'index', text: g.index === null || g.index === undefined ? '—' : String(g.index) }),
+    el('td', {
+      class: 'num',
+      'data-col': 'index',
+      text: g.index === null || g.index === undefined ? '—' : String(g.index),
+    }),
     el(
       'td',
       { 'data-col': 'name' },
@@ -78,11 +92,24 @@ export function gpuRow(g) {
       missing ? el('span', { class: 'failing', text: `missing since ${ago(g.missing_since)}` }) : null,
     ),
     el('td', { 'data-col': 'uuid', class: 'mono', title: g.pci_bus_id ? `PCI ${g.pci_bus_id}` : null, text: g.uuid }),
-    el('td', { class: 'num', 'data-col': 'util', title: typeof l.util_mem === 'number' ? `memory ${l.util_mem} %` : null, text: typeof l.util_gpu === 'number' ? `${l.util_gpu} %` : '—' }),
+    el('td', {
+      class: 'num',
+      'data-col': 'util',
+      title: typeof l.util_mem === 'number' ? `memory ${l.util_mem} %` : null,
+      text: typeof l.util_gpu === 'number' ? `${l.util_gpu} %` : '—',
+    }),
     el('td', { class: 'num', 'data-col': 'temp', text: typeof l.temp_c === 'number' ? `${l.temp_c} °C` : '—' }),
-    el('td', { class: 'num', 'data-col': 'power', text: typeof l.power_w === 'number' ? `${num(l.power_w, 0)} W` : '—' }),
+    el('td', {
+      class: 'num',
+      'data-col': 'power',
+      text: typeof l.power_w === 'number' ? `${num(l.power_w, 0)} W` : '—',
+    }),
     el('td', { class: 'num', 'data-col': 'memory', text: mem }),
-    el('td', { class: `num${g.open_events > 0 ? ' has-events' : ''}`, 'data-col': 'events', text: String(g.open_events || 0) }),
+    el('td', {
+      class: `num${g.open_events > 0 ? ' has-events' : ''}`,
+      'data-col': 'events',
+      text: String(g.open_events || 0),
+    }),
   );
 }
 
@@ -100,9 +127,20 @@ export function eventRow(e, gpuIndex) {
   return el(
     'tr',
     { 'data-event-id': String(e.id), class: e.open ? null : 'closed' },
-    el('td', { class: 'seen', 'data-col': 'when', 'data-ts': e.last_seen || '', title: `first ${e.first_seen}, last ${e.last_seen}`, text: ago(e.last_seen) }),
+    el('td', {
+      class: 'seen',
+      'data-col': 'when',
+      'data-ts': e.last_seen || '',
+      title: `first ${e.first_seen}, last ${e.last_seen}`,
+      text: ago(e.last_seen),
+    }),
     el('td', { 'data-col': 'gpu', title: e.gpu_uuid || (e.pci_bus_id ? `PCI ${e.pci_bus_id}` : null), text: gpu }),
-    el('td', { 'data-col': 'event' }, el('span', { class: 'event-name', text: eventName(e) }), e.category ? el('span', { class: 'muted', text: ` ${e.category}` }) : null),
+    el(
+      'td',
+      { 'data-col': 'event' },
+      el('span', { class: 'event-name', text: eventName(e) }),
+      e.category ? el('span', { class: 'muted', text: ` ${e.category}` }) : null,
+    ),
     el('td', { 'data-col': 'policy' }, el('span', { class: `policy policy-${token(e.policy)}`, text: e.policy })),
     el('td', { class: 'num', 'data-col': 'count', text: `×${e.count}` }),
     el('td', { 'data-col': 'status', text: e.open ? 'open' : 'closed' }),

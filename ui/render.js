@@ -8,7 +8,10 @@ export function gpuSummary(facts) {
   if (!facts) return { text: '—', title: 'not provisioned yet: no facts' };
   const gpus = Array.isArray(facts.gpus) ? facts.gpus : [];
   if (gpus.length === 0) {
-    return { text: 'no GPU', title: typeof facts.gpu_error === 'string' ? facts.gpu_error.slice(0, 300) : 'nvidia-smi listed no GPU' };
+    return {
+      text: 'no GPU',
+      title: typeof facts.gpu_error === 'string' ? facts.gpu_error.slice(0, 300) : 'nvidia-smi listed no GPU',
+    };
   }
   const byModel = new Map();
   for (const g of gpus) {
@@ -46,7 +49,13 @@ function gateCell(g) {
  */
 export function hostRow(h, ctx) {
   const gpus = gpuSummary(h.facts);
-  const seen = el('td', { class: 'seen', 'data-col': 'seen', 'data-ts': h.last_seen || '', title: h.last_seen || 'never reached over SSH', text: ago(h.last_seen) });
+  const seen = el('td', {
+    class: 'seen',
+    'data-col': 'seen',
+    'data-ts': h.last_seen || '',
+    title: h.last_seen || 'never reached over SSH',
+    text: ago(h.last_seen),
+  });
   const job = h.last_job;
   return el(
     'tr',
@@ -54,18 +63,31 @@ export function hostRow(h, ctx) {
     el(
       'td',
       { class: 'name', 'data-col': 'name' },
-      el('button', { type: 'button', class: 'host-name', 'data-open-host': h.id, title: 'Show GPUs and events', text: h.name }),
+      el('button', {
+        type: 'button',
+        class: 'host-name',
+        'data-open-host': h.id,
+        title: 'Show GPUs and events',
+        text: h.name,
+      }),
       labelChips(h.labels),
     ),
     el(
       'td',
-      { 'data-col': 'state', title: job ? `last job: ${job.kind} ${job.state}${job.error_class ? ` (${job.error_class})` : ''}` : null },
+      {
+        'data-col': 'state',
+        title: job ? `last job: ${job.kind} ${job.state}${job.error_class ? ` (${job.error_class})` : ''}` : null,
+      },
       el('span', { class: `state state-${token(h.state)}`, text: h.state }),
     ),
     healthCell(ctx.health ? ctx.health(h.id) : undefined, ctx.liveHealth ? ctx.liveHealth(h.id) : undefined),
     el('td', { 'data-col': 'pool', text: ctx.poolName(h.pool_id) }),
     el('td', { 'data-col': 'gpus', title: gpus.title, text: gpus.text }),
-    el('td', { 'data-col': 'stack', title: h.current_stack_id, text: h.current_stack_id ? ctx.stackName(h.current_stack_id) : '—' }),
+    el('td', {
+      'data-col': 'stack',
+      title: h.current_stack_id,
+      text: h.current_stack_id ? ctx.stackName(h.current_stack_id) : '—',
+    }),
     gateCell(h.last_gate),
     seen,
   );
@@ -109,7 +131,11 @@ export function costRow(g) {
     el('td', { text: g.name || (g.id ? shortId(g.id) : '—') }),
     el('td', { class: 'num', text: money(g.total) }),
     el('td', {}, unitCosts(g)),
-    el('td', { class: 'num', title: `amount ${money(g.failed_retried && g.failed_retried.amount)}`, text: pct(g.failed_retried && g.failed_retried.share) }),
+    el('td', {
+      class: 'num',
+      title: `amount ${money(g.failed_retried && g.failed_retried.amount)}`,
+      text: pct(g.failed_retried && g.failed_retried.share),
+    }),
     el('td', { class: 'num', text: pct(g.utilization) }),
     el('td', { class: 'num', text: num(g.held_hours, 1) }),
   );
@@ -128,7 +154,10 @@ export function recItem(r, ctx) {
     { class: 'rec', 'data-rec-id': r.id },
     el('span', { class: `action action-${token(r.action)}`, text: String(r.action || '').replace('_', ' ') }),
     el('span', { class: 'rec-target', text: where.join(' · ') || '—' }),
-    el('span', { class: 'rec-savings', text: r.estimated_savings_per_hour > 0 ? `saves ${money(r.estimated_savings_per_hour)}/h` : '' }),
+    el('span', {
+      class: 'rec-savings',
+      text: r.estimated_savings_per_hour > 0 ? `saves ${money(r.estimated_savings_per_hour)}/h` : '',
+    }),
     el('span', { class: 'rec-reason', text: r.reason }),
   );
 }

@@ -40,7 +40,12 @@ export function rolloutSummary(r) {
 }
 
 function field(name, label, value, extra = {}) {
-  return el('span', { class: `rollout-field rollout-${name}`, 'data-field': name, ...extra }, el('span', { class: 'sub', text: `${label} ` }), el('strong', { text: value }));
+  return el(
+    'span',
+    { class: `rollout-field rollout-${name}`, 'data-field': name, ...extra },
+    el('span', { class: 'sub', text: `${label} ` }),
+    el('strong', { text: value }),
+  );
 }
 
 /** The item of one rollout: <li data-rollout-id data-pool-id>. ctx: {poolName(id), stackName(id)}. */
@@ -69,7 +74,12 @@ export function rolloutItem(r, ctx) {
       field('done', 'done', String(s.done)),
       field('in-flight', 'in flight', String(s.inFlight)),
       field('pending', 'pending', String(s.pending)),
-      field('unavailable', 'out of service', `${s.unavailable} of ${s.limit}`, over ? { class: 'rollout-field rollout-unavailable over' } : {}),
+      field(
+        'unavailable',
+        'out of service',
+        `${s.unavailable} of ${s.limit}`,
+        over ? { class: 'rollout-field rollout-unavailable over' } : {},
+      ),
     ),
     s.error ? el('p', { class: 'rollout-error', 'data-field': 'error', text: s.error }) : null,
   );

@@ -54,7 +54,17 @@ function pct(sorted, p) {
 // ---- wrk ----
 function wrk(label, round) {
   const url = `${BASE.origin}/v1/hosts/${HOST_ID}`;
-  const args = [`-t${WRK_THREADS}`, `-c${WRK_CONNS}`, `-d${WRK_SECONDS}s`, '--timeout', '5s', '--latency', '-H', `Authorization: Bearer ${TOKEN}`, url];
+  const args = [
+    `-t${WRK_THREADS}`,
+    `-c${WRK_CONNS}`,
+    `-d${WRK_SECONDS}s`,
+    '--timeout',
+    '5s',
+    '--latency',
+    '-H',
+    `Authorization: Bearer ${TOKEN}`,
+    url,
+  ];
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       fs.writeFileSync(path.join(RESULTS, `wrk-${label}.r${round}.txt`), stdout + stderr);
@@ -149,7 +159,14 @@ async function openAll() {
 function post(pathname, token) {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: BASE.hostname, port: BASE.port, path: pathname, method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Length': 0 }, agent: false },
+      {
+        host: BASE.hostname,
+        port: BASE.port,
+        path: pathname,
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Length': 0 },
+        agent: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -181,7 +198,8 @@ async function latencyPhase() {
       t0: nowMs(),
     };
     const res = await post(`/v1/hosts/${HOST_ID}/${resume ? 'resume' : 'drain'}`, OPERATOR);
-    if (res.status !== 200) throw new Error(`change ${k}: POST ${resume ? 'resume' : 'drain'} answered ${res.status} ${res.body}`);
+    if (res.status !== 200)
+      throw new Error(`change ${k}: POST ${resume ? 'resume' : 'drain'} answered ${res.status} ${res.body}`);
     const t = await Promise.race([finished.then(() => 'ok'), sleep(10000).then(() => 'timeout')]);
     if (t !== 'ok') missed += CLIENTS - current.n;
     all.push(...current.lat);
@@ -190,12 +208,21 @@ async function latencyPhase() {
     await sleep(20);
   }
   all.sort((a, b) => a - b);
-  return { samples: all.length, missed, p50: pct(all, 50), p90: pct(all, 90), p99: pct(all, 99), max: all[all.length - 1] };
+  return {
+    samples: all.length,
+    missed,
+    p50: pct(all, 50),
+    p90: pct(all, 90),
+    p99: pct(all, 99),
+    max: all[all.length - 1],
+  };
 }
 
 (async () => {
   const out = { clients: CLIENTS, changes: CHANGES };
-  log(`baseline: GET /v1/hosts/{id} with no stream open, ${WRK_ROUNDS} x ${WRK_SECONDS}s wrk -t${WRK_THREADS} -c${WRK_CONNS}`);
+  log(
+    `baseline: GET /v1/hosts/{id} with no stream open, ${WRK_ROUNDS} x ${WRK_SECONDS}s wrk -t${WRK_THREADS} -c${WRK_CONNS}`,
+  );
   out.rss_before_kib = statusKib('VmRSS');
   out.wrk_without = await wrkRounds('without-streams');
   log(`opening ${CLIENTS} streams`);

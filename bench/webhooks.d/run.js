@@ -100,7 +100,9 @@ class Receiver {
 /** Writes the events with one psql session; resolves when it exits. */
 function emit(events, batch, pause) {
   return new Promise((resolve, reject) => {
-    const p = spawn(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', DB_URL], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const p = spawn(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', DB_URL], {
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
     p.on('error', reject);
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited ${code}`))));
     let sql = '';

@@ -11,7 +11,16 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { startServer, makeSecrets, signJwt, decodeJwt, tamperJwt, nowSec, generateEcKeyPair, readSecret } = require('./lib/server');
+const {
+  startServer,
+  makeSecrets,
+  signJwt,
+  decodeJwt,
+  tamperJwt,
+  nowSec,
+  generateEcKeyPair,
+  readSecret,
+} = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 
@@ -257,7 +266,11 @@ describe('roles', () => {
 
   test('the role is checked before the body is parsed (403 even for a bad body)', async () => {
     const t = remember(hs.token('viewer', { sub: 'role-viewer' }));
-    const res = await hsClient.request('POST', '/v1/gpu-models', { token: t, rawBody: '{bad', contentType: 'application/json' });
+    const res = await hsClient.request('POST', '/v1/gpu-models', {
+      token: t,
+      rawBody: '{bad',
+      contentType: 'application/json',
+    });
     expectProblem(res, 403, 'insufficient_role');
   });
 

@@ -37,7 +37,7 @@ function canonical(v) {
   return JSON.stringify(v);
 }
 function workloadHash(w) {
-  const { min, timeout_s, ...rest } = w; // eslint-disable-line no-unused-vars
+  const { min, timeout_s, ...rest } = w;
   return `sha256:${crypto.createHash('sha256').update(canonical(rest)).digest('hex')}`;
 }
 
@@ -50,8 +50,7 @@ const WORKLOAD = {
   cache: 'warm',
 };
 
-const createPool = async (gate) =>
-  fleet.createPool(client, admin, { name: `bl-${uniq()}`, ...(gate ? { gate } : {}) });
+const createPool = async (gate) => fleet.createPool(client, admin, { name: `bl-${uniq()}`, ...(gate ? { gate } : {}) });
 const createStack = async (overrides = {}) => fleet.createStack(client, operator, overrides);
 
 let addr = 1;
@@ -79,19 +78,48 @@ async function host(pool, stack, gpus = [H100, H100]) {
 }
 
 /** Records a gate run as the worker does; returns its id. */
-function gateRun(h, pool, stack, { verdict = 'accept', value = 2400, status = 'pass', kind = 'gate', gateVersion = 1, metric = 'tokens_per_second', inventory = [H100, H100], finished = 'now()' } = {}) {
+function gateRun(
+  h,
+  pool,
+  stack,
+  {
+    verdict = 'accept',
+    value = 2400,
+    status = 'pass',
+    kind = 'gate',
+    gateVersion = 1,
+    metric = 'tokens_per_second',
+    inventory = [H100, H100],
+    finished = 'now()',
+  } = {},
+) {
   const checks = [];
   if (inventory) {
     checks.push({
-      name: 'gpu_inventory', status: 'pass', hardware_evidence: false, message: 'ok', evidence: '',
-      values: { gpu_count: inventory.length, expected_gpus: 8, gpus: inventory.map((name, index) => ({ index, name })) },
-      duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 },
+      name: 'gpu_inventory',
+      status: 'pass',
+      hardware_evidence: false,
+      message: 'ok',
+      evidence: '',
+      values: {
+        gpu_count: inventory.length,
+        expected_gpus: 8,
+        gpus: inventory.map((name, index) => ({ index, name })),
+      },
+      duration_ms: 3,
+      phases: { command_ms: 2, parse_ms: 1 },
     });
   }
   if (value !== null) {
     checks.push({
-      name: 'workload', status, hardware_evidence: false, message: 'm', evidence: `${metric}=${value}`,
-      values: { metric, value, min: 1000 }, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 },
+      name: 'workload',
+      status,
+      hardware_evidence: false,
+      message: 'm',
+      evidence: `${metric}=${value}`,
+      values: { metric, value, min: 1000 },
+      duration_ms: 3,
+      phases: { command_ms: 2, parse_ms: 1 },
     });
   }
   const text = JSON.stringify(checks).replace(/'/g, "''");
@@ -107,7 +135,10 @@ const compare = async (runId, stackId, token = viewer) =>
   client.request('GET', `/v1/gate-runs/${runId}/baseline-comparison?stack=${stackId}`, { token });
 
 before(async () => {
-  srv = await startServer({ name: 'baselines', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'baselines',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -150,7 +181,9 @@ describe('the pool gate workload: input, concurrency, cache', () => {
     });
   }
   test('an input of 200 characters and a concurrency of 1000000 are accepted', async () => {
-    const p = await createPool({ workload: { ...WORKLOAD, input: 'é'.repeat(100), concurrency: 1000000, cache: 'cold' } });
+    const p = await createPool({
+      workload: { ...WORKLOAD, input: 'é'.repeat(100), concurrency: 1000000, cache: 'cold' },
+    });
     assert.equal(p.gate.workload.concurrency, 1000000);
   });
 });
@@ -239,7 +272,9 @@ describe('an accepted gate run with a workload records a baseline', () => {
     assert.equal(ofRun(runId), '0');
     const p = await createPool({ workload: WORKLOAD });
     const h7 = await host(p, stack);
-    sql(`UPDATE pools SET spec = jsonb_set(spec::jsonb, '{gate,workload,metric}', '"Bad-Metric"')::json WHERE id = '${p.id}'`);
+    sql(
+      `UPDATE pools SET spec = jsonb_set(spec::jsonb, '{gate,workload,metric}', '"Bad-Metric"')::json WHERE id = '${p.id}'`,
+    );
     const bad = gateRun(h7, p, stack, { metric: 'Bad-Metric' });
     assert.equal(sql(`SELECT verdict FROM gate_runs WHERE id = '${bad}'`), 'accept');
     assert.equal(ofRun(bad), '0');
@@ -289,9 +324,18 @@ describe('GET /v1/baselines', () => {
     const b = expectStatus(await list(`?stack=${stackB.id}`), 200).items;
     assert.equal(b.length, 1);
     assert.equal(b[0].gpu_model, 'NVIDIA A100-SXM4-80GB');
-    const byModel = expectStatus(await list(`?pool=${pool.id}&gpu_model=${encodeURIComponent('NVIDIA A100-SXM4-80GB')}`), 200).items;
-    assert.deepEqual(byModel.map((x) => x.id), b.map((x) => x.id));
-    assert.equal(expectStatus(await list(`?stack=${stackB.id}&gpu_model=${encodeURIComponent(H100)}`), 200).items.length, 0);
+    const byModel = expectStatus(
+      await list(`?pool=${pool.id}&gpu_model=${encodeURIComponent('NVIDIA A100-SXM4-80GB')}`),
+      200,
+    ).items;
+    assert.deepEqual(
+      byModel.map((x) => x.id),
+      b.map((x) => x.id),
+    );
+    assert.equal(
+      expectStatus(await list(`?stack=${stackB.id}&gpu_model=${encodeURIComponent(H100)}`), 200).items.length,
+      0,
+    );
     assert.equal(expectStatus(await list(`?pool=${crypto.randomUUID()}`), 200).items.length, 0);
   });
 
@@ -301,13 +345,22 @@ describe('GET /v1/baselines', () => {
     expectProblem(await list(`?gpu_model=${'x'.repeat(300)}`), 400, 'invalid_parameter', 'gpu_model');
     expectProblem(await list('?gpu_model=a%01b'), 400, 'invalid_parameter', 'gpu_model');
     expectProblem(await list('?host=abc'), 400, 'unknown_parameter', 'host');
-    expectProblem(await list(`?pool=${pool.id}&pool=${pool.id}`), 400, ['invalid_parameter', 'unknown_parameter'], 'pool');
+    expectProblem(
+      await list(`?pool=${pool.id}&pool=${pool.id}`),
+      400,
+      ['invalid_parameter', 'unknown_parameter'],
+      'pool',
+    );
     expectProblem(await list('?limit=0'), 400, 'invalid_parameter', 'limit');
     expectProblem(await list('?cursor=garbage'), 400, 'invalid_cursor', 'cursor');
   });
 
   test('GET /v1/baselines/{id}: 404 for unknown and malformed ids; a token is needed', async () => {
-    expectProblem(await client.request('GET', `/v1/baselines/${crypto.randomUUID()}`, { token: viewer }), 404, 'not_found');
+    expectProblem(
+      await client.request('GET', `/v1/baselines/${crypto.randomUUID()}`, { token: viewer }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/baselines/nope', { token: viewer }), 404, 'not_found');
     expectProblem(await client.request('GET', '/v1/baselines'), 401, 'missing_token');
     expectProblem(await client.request('GET', `/v1/baselines/${ids[0]}`), 401, 'missing_token');
@@ -435,8 +488,8 @@ describe('the comparison a rollout makes (db_baseline_compare)', () => {
     assert.ok(Math.abs(c.ratio - 0.9) < 1e-9);
     assert.equal(c.baselines.length, 3);
     assert.equal(c.unmatched, undefined);
-    const used = expectStatus(await list(`?stack=${oldStack.id}&gpu_model=${encodeURIComponent(H100)}`), 200).items
-      .filter((b) => b.gpu_count === 2 && b.cache === 'warm')
+    const used = expectStatus(await list(`?stack=${oldStack.id}&gpu_model=${encodeURIComponent(H100)}`), 200)
+      .items.filter((b) => b.gpu_count === 2 && b.cache === 'warm')
       .map((b) => b.id);
     assert.deepEqual([...c.baselines].sort(), used.sort());
   });
@@ -484,8 +537,20 @@ describe('the comparison a rollout makes (db_baseline_compare)', () => {
     expectProblem(await compare(crypto.randomUUID(), oldStack.id), 404, 'not_found');
     expectProblem(await compare('nope', oldStack.id), 404, 'not_found');
     const ok = gateRun(hNew, pool, newStack, { value: 1 });
-    expectProblem(await client.request('GET', `/v1/gate-runs/${ok}/baseline-comparison`, { token: viewer }), 400, 'invalid_parameter', 'stack');
+    expectProblem(
+      await client.request('GET', `/v1/gate-runs/${ok}/baseline-comparison`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'stack',
+    );
     expectProblem(await compare(ok, 'bad'), 400, 'invalid_parameter', 'stack');
-    expectProblem(await client.request('GET', `/v1/gate-runs/${ok}/baseline-comparison?stack=${oldStack.id}&limit=1`, { token: viewer }), 400, 'unknown_parameter', 'limit');
+    expectProblem(
+      await client.request('GET', `/v1/gate-runs/${ok}/baseline-comparison?stack=${oldStack.id}&limit=1`, {
+        token: viewer,
+      }),
+      400,
+      'unknown_parameter',
+      'limit',
+    );
   });
 });

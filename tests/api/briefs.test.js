@@ -158,7 +158,14 @@ describe('create and read', () => {
   });
 
   test('a minimal brief of every kind is accepted; optional members stay absent', async () => {
-    for (const kind of ['inference_interactive', 'inference_batch', 'training', 'fine_tuning', 'embeddings', 'distributed_serving']) {
+    for (const kind of [
+      'inference_interactive',
+      'inference_batch',
+      'training',
+      'fine_tuning',
+      'embeddings',
+      'distributed_serving',
+    ]) {
       const b = minimalBrief(kind, `min-${kind}-${uniq()}`);
       const { brief } = await create(b);
       assert.equal(brief.kind, kind);
@@ -170,7 +177,10 @@ describe('create and read', () => {
 
   test('training options are accepted for training and fine_tuning', async () => {
     for (const kind of ['training', 'fine_tuning']) {
-      const b = { ...minimalBrief(kind, `train-${uniq()}`), training: { optimizer: 'adamw_8bit', activation_bytes: 5e9 } };
+      const b = {
+        ...minimalBrief(kind, `train-${uniq()}`),
+        training: { optimizer: 'adamw_8bit', activation_bytes: 5e9 },
+      };
       const { brief } = await create(b);
       assert.deepEqual(brief.training, b.training);
     }
@@ -186,7 +196,11 @@ describe('create and read', () => {
     expectStatus(await client.request('POST', '/v1/briefs', { token: operator, body: n }), 201);
     const raw = JSON.stringify(chatBrief()).replace('"parameter_count":7000000000', '"parameter_count":7e9');
     assert.ok(raw.includes('7e9'));
-    const r = await client.request('POST', '/v1/briefs', { token: operator, rawBody: raw, contentType: 'application/json' });
+    const r = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      rawBody: raw,
+      contentType: 'application/json',
+    });
     assert.equal(expectStatus(r, 201).model.parameter_count, 7e9);
   });
 
@@ -202,13 +216,21 @@ describe('create and read', () => {
   });
 
   test('an unknown or malformed id answers 404 not_found', async () => {
-    expectProblem(await client.request('GET', `/v1/briefs/${crypto.randomUUID()}`, { token: viewer }), 404, 'not_found');
+    expectProblem(
+      await client.request('GET', `/v1/briefs/${crypto.randomUUID()}`, { token: viewer }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/briefs/not-a-uuid', { token: viewer }), 404, 'not_found');
     expectProblem(await client.request('GET', `/v1/briefs/${created.id}x`, { token: viewer }), 404, 'not_found');
   });
 
   test('roles: viewer may read but not write; no token answers 401', async () => {
-    expectProblem(await client.request('POST', '/v1/briefs', { token: viewer, body: chatBrief() }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', '/v1/briefs', { token: viewer, body: chatBrief() }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(await client.request('GET', '/v1/briefs'), 401, 'missing_token');
     expectProblem(await client.request('GET', `/v1/briefs/${created.id}`), 401, 'missing_token');
     expectStatus(await client.request('POST', '/v1/briefs', { token: admin, body: chatBrief() }), 201);
@@ -233,9 +255,17 @@ describe('create and read', () => {
   test('Idempotency-Key: a replay returns the first answer and creates one brief', async () => {
     const key = `brief-idem-${uniq()}`;
     const b = chatBrief({ name: `idem-${uniq()}` });
-    const first = await client.request('POST', '/v1/briefs', { token: operator, body: b, headers: { 'Idempotency-Key': key } });
+    const first = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      body: b,
+      headers: { 'Idempotency-Key': key },
+    });
     const b1 = expectStatus(first, 201);
-    const second = await client.request('POST', '/v1/briefs', { token: operator, body: b, headers: { 'Idempotency-Key': key } });
+    const second = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      body: b,
+      headers: { 'Idempotency-Key': key },
+    });
     assert.deepEqual(expectStatus(second, 201), b1);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
     assert.equal(second.headers.get('location'), first.headers.get('location'));
@@ -268,7 +298,10 @@ describe('list, pagination and filters', () => {
     assert.equal(all.next_cursor, null);
     const walked = (await walk('limit=2')).items.map((b) => b.id);
     assert.equal(new Set(walked).size, walked.length, 'duplicates across pages');
-    assert.deepEqual(walked, all.items.map((b) => b.id));
+    assert.deepEqual(
+      walked,
+      all.items.map((b) => b.id),
+    );
     for (let i = 1; i < all.items.length; i++) {
       assert.ok(Date.parse(all.items[i - 1].created_at) <= Date.parse(all.items[i].created_at), 'not oldest first');
     }
@@ -283,13 +316,19 @@ describe('list, pagination and filters', () => {
       expectProblem(r, 400, 'invalid_parameter', 'limit');
     }
     expectProblem(await client.request('GET', '/v1/briefs?cursor=garbage', { token: viewer }), 400, 'invalid_cursor');
-    expectProblem(await client.request('GET', '/v1/briefs?colour=red', { token: viewer }), 400, 'unknown_parameter', 'colour');
+    expectProblem(
+      await client.request('GET', '/v1/briefs?colour=red', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'colour',
+    );
   });
 
   test('pagination is stable while other briefs are being inserted', async () => {
     const p = `conc-${uniq()}-`;
     const before = [];
-    for (let i = 0; i < 12; i++) before.push((await create(minimalBrief('embeddings', `${p}a${String(i).padStart(2, '0')}`))).brief.id);
+    for (let i = 0; i < 12; i++)
+      before.push((await create(minimalBrief('embeddings', `${p}a${String(i).padStart(2, '0')}`))).brief.id);
 
     let inserted = 0;
     let inserting = true;
@@ -336,7 +375,8 @@ describe('list, pagination and filters', () => {
     await inserter2;
     const allIds = all.map((b) => b.id);
     assert.equal(new Set(allIds).size, allIds.length, 'a brief appeared twice (unfiltered)');
-    for (const id of snapshot) assert.equal(allIds.filter((x) => x === id).length, 1, `brief ${id} not seen exactly once`);
+    for (const id of snapshot)
+      assert.equal(allIds.filter((x) => x === id).length, 1, `brief ${id} not seen exactly once`);
   });
 
   test('kind filter', async () => {
@@ -352,7 +392,12 @@ describe('list, pagination and filters', () => {
     const { items: allTraining } = await walk('kind=training&limit=2');
     assert.ok(allTraining.length >= 1);
     assert.ok(allTraining.every((b) => b.kind === 'training'));
-    expectProblem(await client.request('GET', '/v1/briefs?kind=gaming', { token: viewer }), 400, 'invalid_parameter', 'kind');
+    expectProblem(
+      await client.request('GET', '/v1/briefs?kind=gaming', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'kind',
+    );
   });
 
   test('name_prefix is a literal prefix: % _ and \\ are not wildcards', async () => {
@@ -371,7 +416,12 @@ describe('list, pagination and filters', () => {
     assert.deepEqual(await q(`${p}c`), [`${p}c\\d`, `${p}cxd`].sort());
     assert.equal((await q(p)).length, names.length);
     const long = 'x'.repeat(129);
-    expectProblem(await client.request('GET', `/v1/briefs?name_prefix=${long}`, { token: viewer }), 400, 'invalid_parameter', 'name_prefix');
+    expectProblem(
+      await client.request('GET', `/v1/briefs?name_prefix=${long}`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'name_prefix',
+    );
   });
 
   test('filters are kept across pages', async () => {
@@ -391,15 +441,24 @@ describe('ETags and If-Match', () => {
     const a = await client.request('GET', `/v1/briefs/${brief.id}`, { token: viewer });
     expectStatus(a, 200);
     const etag = a.headers.get('etag');
-    const b = await client.request('GET', `/v1/briefs/${brief.id}`, { token: viewer, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', `/v1/briefs/${brief.id}`, {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 304);
     assert.equal(b.headers.get('etag'), etag);
-    const c = await client.request('GET', `/v1/briefs/${brief.id}`, { token: viewer, headers: { 'If-None-Match': '"nope"' } });
+    const c = await client.request('GET', `/v1/briefs/${brief.id}`, {
+      token: viewer,
+      headers: { 'If-None-Match': '"nope"' },
+    });
     expectStatus(c, 200);
 
     const l1 = await client.request('GET', '/v1/briefs?limit=500', { token: viewer });
     const le = l1.headers.get('etag');
-    expectStatus(await client.request('GET', '/v1/briefs?limit=500', { token: viewer, headers: { 'If-None-Match': le } }), 304);
+    expectStatus(
+      await client.request('GET', '/v1/briefs?limit=500', { token: viewer, headers: { 'If-None-Match': le } }),
+      304,
+    );
     await create(chatBrief());
     const l2 = await client.request('GET', '/v1/briefs?limit=500', { token: viewer, headers: { 'If-None-Match': le } });
     expectStatus(l2, 200);
@@ -462,8 +521,12 @@ describe('ETags and If-Match', () => {
     const url = `/v1/briefs/${brief.id}`;
     const etag = (await client.request('GET', url, { token: viewer })).headers.get('etag');
     const minimal = minimalBrief('inference_interactive', brief.name);
-    const v2 = expectStatus(await client.request('PUT', url, { token: operator, body: minimal, headers: { 'If-Match': etag } }), 200);
-    for (const k of ['description', 'data', 'availability']) assert.equal(v2[k], undefined, `${k} survived a full replacement`);
+    const v2 = expectStatus(
+      await client.request('PUT', url, { token: operator, body: minimal, headers: { 'If-Match': etag } }),
+      200,
+    );
+    for (const k of ['description', 'data', 'availability'])
+      assert.equal(v2[k], undefined, `${k} survived a full replacement`);
     assert.deepEqual(v2.model, minimal.model);
   });
 
@@ -497,7 +560,11 @@ describe('ETags and If-Match', () => {
       'insufficient_role',
     );
     expectProblem(
-      await client.request('PUT', `/v1/briefs/${crypto.randomUUID()}`, { token: operator, body: chatBrief(), headers: { 'If-Match': etag } }),
+      await client.request('PUT', `/v1/briefs/${crypto.randomUUID()}`, {
+        token: operator,
+        body: chatBrief(),
+        headers: { 'If-Match': etag },
+      }),
       404,
       'not_found',
     );
@@ -519,7 +586,11 @@ describe('ETags and If-Match', () => {
     const etag = (await client.request('GET', url, { token: viewer })).headers.get('etag');
     const rid = `brief-update-${uniq()}`;
     expectStatus(
-      await client.request('PUT', url, { token: operator, body: chatBrief(), headers: { 'If-Match': etag, 'X-Request-Id': rid } }),
+      await client.request('PUT', url, {
+        token: operator,
+        body: chatBrief(),
+        headers: { 'If-Match': etag, 'X-Request-Id': rid },
+      }),
       200,
     );
     const evs = await auditEvents('brief.update', brief.id);
@@ -580,73 +651,278 @@ describe('validation', () => {
   // [title, body, code, field]
   const cases = [
     ['unknown top-level member', () => ({ ...base(), colour: 'red' }), 'unknown_field', 'colour'],
-    ['unknown nested member', () => withPath(base(), 'model.architecture.foo', 1), 'unknown_field', 'model.architecture.foo'],
+    [
+      'unknown nested member',
+      () => withPath(base(), 'model.architecture.foo', 1),
+      'unknown_field',
+      'model.architecture.foo',
+    ],
     ['unknown member in model', () => withPath(base(), 'model.vendor', 'x'), 'unknown_field', 'model.vendor'],
     ['unknown member in load', () => withPath(base(), 'load.qps', 3), 'unknown_field', 'load.qps'],
     ['unknown member in a target', () => withPath(base(), 'targets[1].unit', 'ms'), 'unknown_field', 'targets[1].unit'],
-    ['unknown member in data', () => withPath(base(), 'data.durable.bucket', 'b'), 'unknown_field', 'data.durable.bucket'],
+    [
+      'unknown member in data',
+      () => withPath(base(), 'data.durable.bucket', 'b'),
+      'unknown_field',
+      'data.durable.bucket',
+    ],
     ['unknown member in training', () => withPath(trainingBase(), 'training.lr', 0.1), 'unknown_field', 'training.lr'],
     ['missing name', () => withPath(base(), 'name', undefined), 'missing_field', 'name'],
     ['missing kind', () => withPath(base(), 'kind', undefined), 'missing_field', 'kind'],
     ['missing model', () => withPath(base(), 'model', undefined), 'missing_field', 'model'],
-    ['missing model.precision', () => withPath(base(), 'model.precision', undefined), 'missing_field', 'model.precision'],
+    [
+      'missing model.precision',
+      () => withPath(base(), 'model.precision', undefined),
+      'missing_field',
+      'model.precision',
+    ],
     ['missing model.name', () => withPath(base(), 'model.name', undefined), 'missing_field', 'model.name'],
-    ['missing model.parameter_count', () => withPath(base(), 'model.parameter_count', undefined), 'missing_field', 'model.parameter_count'],
+    [
+      'missing model.parameter_count',
+      () => withPath(base(), 'model.parameter_count', undefined),
+      'missing_field',
+      'model.parameter_count',
+    ],
     ['missing load', () => withPath(base(), 'load', undefined), 'missing_field', 'load'],
-    ['missing load.concurrency', () => withPath(base(), 'load.concurrency', undefined), 'missing_field', 'load.concurrency'],
+    [
+      'missing load.concurrency',
+      () => withPath(base(), 'load.concurrency', undefined),
+      'missing_field',
+      'load.concurrency',
+    ],
     ['missing targets', () => withPath(base(), 'targets', undefined), 'missing_field', 'targets'],
-    ['missing targets[0].value', () => withPath(base(), 'targets[0].value', undefined), 'missing_field', 'targets[0].value'],
-    ['missing data.durable.location', () => withPath(base(), 'data.durable', {}), 'missing_field', 'data.durable.location'],
-    ['parameter_count 1e5', () => withPath(base(), 'model.parameter_count', 1e5), 'invalid_field', 'model.parameter_count'],
-    ['parameter_count 1e14', () => withPath(base(), 'model.parameter_count', 1e14), 'invalid_field', 'model.parameter_count'],
-    ['parameter_count not integral', () => withPath(base(), 'model.parameter_count', 7e9 + 0.5), 'invalid_field', 'model.parameter_count'],
-    ['parameter_count as a string', () => withPath(base(), 'model.parameter_count', '7e9'), 'invalid_field', 'model.parameter_count'],
-    ['max_input_tokens 10000001', () => withPath(base(), 'load.max_input_tokens', 10_000_001), 'invalid_field', 'load.max_input_tokens'],
-    ['expected_output_tokens 10000001', () => withPath(base(), 'load.expected_output_tokens', 10_000_001), 'invalid_field', 'load.expected_output_tokens'],
+    [
+      'missing targets[0].value',
+      () => withPath(base(), 'targets[0].value', undefined),
+      'missing_field',
+      'targets[0].value',
+    ],
+    [
+      'missing data.durable.location',
+      () => withPath(base(), 'data.durable', {}),
+      'missing_field',
+      'data.durable.location',
+    ],
+    [
+      'parameter_count 1e5',
+      () => withPath(base(), 'model.parameter_count', 1e5),
+      'invalid_field',
+      'model.parameter_count',
+    ],
+    [
+      'parameter_count 1e14',
+      () => withPath(base(), 'model.parameter_count', 1e14),
+      'invalid_field',
+      'model.parameter_count',
+    ],
+    [
+      'parameter_count not integral',
+      () => withPath(base(), 'model.parameter_count', 7e9 + 0.5),
+      'invalid_field',
+      'model.parameter_count',
+    ],
+    [
+      'parameter_count as a string',
+      () => withPath(base(), 'model.parameter_count', '7e9'),
+      'invalid_field',
+      'model.parameter_count',
+    ],
+    [
+      'max_input_tokens 10000001',
+      () => withPath(base(), 'load.max_input_tokens', 10_000_001),
+      'invalid_field',
+      'load.max_input_tokens',
+    ],
+    [
+      'expected_output_tokens 10000001',
+      () => withPath(base(), 'load.expected_output_tokens', 10_000_001),
+      'invalid_field',
+      'load.expected_output_tokens',
+    ],
     ['negative tokens', () => withPath(base(), 'load.max_input_tokens', -1), 'invalid_field', 'load.max_input_tokens'],
-    ['fractional tokens', () => withPath(base(), 'load.max_input_tokens', 10.5), 'invalid_field', 'load.max_input_tokens'],
+    [
+      'fractional tokens',
+      () => withPath(base(), 'load.max_input_tokens', 10.5),
+      'invalid_field',
+      'load.max_input_tokens',
+    ],
     ['concurrency 0', () => withPath(base(), 'load.concurrency', 0), 'invalid_field', 'load.concurrency'],
     ['concurrency 1000001', () => withPath(base(), 'load.concurrency', 1_000_001), 'invalid_field', 'load.concurrency'],
     ['concurrency as a string', () => withPath(base(), 'load.concurrency', '16'), 'invalid_field', 'load.concurrency'],
-    ['peak_concurrency < concurrency', () => withPath(base(), 'load.peak_concurrency', 8), 'invalid_field', 'load.peak_concurrency'],
+    [
+      'peak_concurrency < concurrency',
+      () => withPath(base(), 'load.peak_concurrency', 8),
+      'invalid_field',
+      'load.peak_concurrency',
+    ],
     ['item_size_bytes 0', () => withPath(base(), 'load.item_size_bytes', 0), 'invalid_field', 'load.item_size_bytes'],
-    ['peak_requests_per_minute 0', () => withPath(base(), 'load.peak_requests_per_minute', 0), 'invalid_field', 'load.peak_requests_per_minute'],
-    ['metric not allowed for the kind', () => withPath(base(), 'targets[0].metric', 'items_per_hour'), 'invalid_field', 'targets[0].metric'],
-    ['metric not allowed for the kind (second target)', () => withPath(base(), 'targets[1].metric', 'step_time_s'), 'invalid_field', 'targets[1].metric'],
-    ['training metric on embeddings', () => withPath(minimalBrief('embeddings', 'e'), 'targets[0].metric', 'tokens_per_second'), 'invalid_field', 'targets[0].metric'],
-    ['serving metric on training', () => withPath(trainingBase(), 'targets[0].metric', 'time_to_first_token_ms'), 'invalid_field', 'targets[0].metric'],
+    [
+      'peak_requests_per_minute 0',
+      () => withPath(base(), 'load.peak_requests_per_minute', 0),
+      'invalid_field',
+      'load.peak_requests_per_minute',
+    ],
+    [
+      'metric not allowed for the kind',
+      () => withPath(base(), 'targets[0].metric', 'items_per_hour'),
+      'invalid_field',
+      'targets[0].metric',
+    ],
+    [
+      'metric not allowed for the kind (second target)',
+      () => withPath(base(), 'targets[1].metric', 'step_time_s'),
+      'invalid_field',
+      'targets[1].metric',
+    ],
+    [
+      'training metric on embeddings',
+      () => withPath(minimalBrief('embeddings', 'e'), 'targets[0].metric', 'tokens_per_second'),
+      'invalid_field',
+      'targets[0].metric',
+    ],
+    [
+      'serving metric on training',
+      () => withPath(trainingBase(), 'targets[0].metric', 'time_to_first_token_ms'),
+      'invalid_field',
+      'targets[0].metric',
+    ],
     ['unknown metric', () => withPath(base(), 'targets[0].metric', 'happiness'), 'invalid_field', 'targets[0].metric'],
     ['target value 0', () => withPath(base(), 'targets[0].value', 0), 'invalid_field', 'targets[0].value'],
     ['target value 1e13', () => withPath(base(), 'targets[0].value', 1e13), 'invalid_field', 'targets[0].value'],
-    ['bad percentile', () => withPath(base(), 'targets[0].percentile', 'p42'), 'invalid_field', 'targets[0].percentile'],
+    [
+      'bad percentile',
+      () => withPath(base(), 'targets[0].percentile', 'p42'),
+      'invalid_field',
+      'targets[0].percentile',
+    ],
     ['no targets', () => withPath(base(), 'targets', []), 'invalid_field', 'targets'],
-    ['nine targets', () => withPath(base(), 'targets', Array.from({ length: 9 }, () => ({ metric: 'tail_latency_ms', value: 1 }))), 'invalid_field', 'targets'],
-    ['targets not an array', () => withPath(base(), 'targets', { metric: 'tail_latency_ms', value: 1 }), 'invalid_field', 'targets'],
-    ['training on an inference kind', () => ({ ...base(), training: { optimizer: 'adamw' } }), 'invalid_field', 'training'],
-    ['bad optimizer', () => withPath(trainingBase(), 'training.optimizer', 'adam'), 'invalid_field', 'training.optimizer'],
-    ['activation_bytes 1e16', () => withPath(trainingBase(), 'training.activation_bytes', 1e16), 'invalid_field', 'training.activation_bytes'],
+    [
+      'nine targets',
+      () =>
+        withPath(
+          base(),
+          'targets',
+          Array.from({ length: 9 }, () => ({ metric: 'tail_latency_ms', value: 1 })),
+        ),
+      'invalid_field',
+      'targets',
+    ],
+    [
+      'targets not an array',
+      () => withPath(base(), 'targets', { metric: 'tail_latency_ms', value: 1 }),
+      'invalid_field',
+      'targets',
+    ],
+    [
+      'training on an inference kind',
+      () => ({ ...base(), training: { optimizer: 'adamw' } }),
+      'invalid_field',
+      'training',
+    ],
+    [
+      'bad optimizer',
+      () => withPath(trainingBase(), 'training.optimizer', 'adam'),
+      'invalid_field',
+      'training.optimizer',
+    ],
+    [
+      'activation_bytes 1e16',
+      () => withPath(trainingBase(), 'training.activation_bytes', 1e16),
+      'invalid_field',
+      'training.activation_bytes',
+    ],
     ['bad precision enum', () => withPath(base(), 'model.precision', 'fp64'), 'invalid_field', 'model.precision'],
-    ['int4 KV cache', () => withPath(base(), 'model.kv_cache_precision', 'int4'), 'invalid_field', 'model.kv_cache_precision'],
+    [
+      'int4 KV cache',
+      () => withPath(base(), 'model.kv_cache_precision', 'int4'),
+      'invalid_field',
+      'model.kv_cache_precision',
+    ],
     ['bad kind', () => withPath(base(), 'kind', 'gaming'), 'invalid_field', 'kind'],
     ['empty name', () => withPath(base(), 'name', ''), 'invalid_field', 'name'],
     ['name of 129 characters', () => withPath(base(), 'name', 'n'.repeat(129)), 'invalid_field', 'name'],
     ['name not a string', () => withPath(base(), 'name', 42), 'invalid_field', 'name'],
-    ['description of 2001 characters', () => withPath(base(), 'description', 'd'.repeat(2001)), 'invalid_field', 'description'],
+    [
+      'description of 2001 characters',
+      () => withPath(base(), 'description', 'd'.repeat(2001)),
+      'invalid_field',
+      'description',
+    ],
     ['model name with a space', () => withPath(base(), 'model.name', 'my model'), 'invalid_field', 'model.name'],
     ['model name injection', () => withPath(base(), 'model.name', 'x;rm -rf /'), 'invalid_field', 'model.name'],
-    ['model name of 201 characters', () => withPath(base(), 'model.name', 'm'.repeat(201)), 'invalid_field', 'model.name'],
-    ['model revision injection', () => withPath(base(), 'model.revision', 'main$(reboot)'), 'invalid_field', 'model.revision'],
-    ['quantization with a space', () => withPath(base(), 'model.quantization', 'a w q'), 'invalid_field', 'model.quantization'],
+    [
+      'model name of 201 characters',
+      () => withPath(base(), 'model.name', 'm'.repeat(201)),
+      'invalid_field',
+      'model.name',
+    ],
+    [
+      'model revision injection',
+      () => withPath(base(), 'model.revision', 'main$(reboot)'),
+      'invalid_field',
+      'model.revision',
+    ],
+    [
+      'quantization with a space',
+      () => withPath(base(), 'model.quantization', 'a w q'),
+      'invalid_field',
+      'model.quantization',
+    ],
     ['layers 0', () => withPath(base(), 'model.architecture.layers', 0), 'invalid_field', 'model.architecture.layers'],
-    ['layers 1001', () => withPath(base(), 'model.architecture.layers', 1001), 'invalid_field', 'model.architecture.layers'],
-    ['kv_heads 1025', () => withPath(base(), 'model.architecture.kv_heads', 1025), 'invalid_field', 'model.architecture.kv_heads'],
-    ['head_dim fractional', () => withPath(base(), 'model.architecture.head_dim', 64.5), 'invalid_field', 'model.architecture.head_dim'],
-    ['hidden_size 1048577', () => withPath(base(), 'model.architecture.hidden_size', 1_048_577), 'invalid_field', 'model.architecture.hidden_size'],
-    ['data location injection', () => withPath(base(), 'data.durable.location', '/data; rm -rf /'), 'invalid_field', 'data.durable.location'],
-    ['data location with a newline', () => withPath(base(), 'data.ephemeral.location', '/scratch\n/etc'), 'invalid_field', 'data.ephemeral.location'],
-    ['availability 101 %', () => withPath(base(), 'availability.target_pct', 101), 'invalid_field', 'availability.target_pct'],
-    ['availability 0 %', () => withPath(base(), 'availability.target_pct', 0), 'invalid_field', 'availability.target_pct'],
-    ['recovery time negative', () => withPath(base(), 'availability.recovery_time_objective_s', -1), 'invalid_field', 'availability.recovery_time_objective_s'],
+    [
+      'layers 1001',
+      () => withPath(base(), 'model.architecture.layers', 1001),
+      'invalid_field',
+      'model.architecture.layers',
+    ],
+    [
+      'kv_heads 1025',
+      () => withPath(base(), 'model.architecture.kv_heads', 1025),
+      'invalid_field',
+      'model.architecture.kv_heads',
+    ],
+    [
+      'head_dim fractional',
+      () => withPath(base(), 'model.architecture.head_dim', 64.5),
+      'invalid_field',
+      'model.architecture.head_dim',
+    ],
+    [
+      'hidden_size 1048577',
+      () => withPath(base(), 'model.architecture.hidden_size', 1_048_577),
+      'invalid_field',
+      'model.architecture.hidden_size',
+    ],
+    [
+      'data location injection',
+      () => withPath(base(), 'data.durable.location', '/data; rm -rf /'),
+      'invalid_field',
+      'data.durable.location',
+    ],
+    [
+      'data location with a newline',
+      () => withPath(base(), 'data.ephemeral.location', '/scratch\n/etc'),
+      'invalid_field',
+      'data.ephemeral.location',
+    ],
+    [
+      'availability 101 %',
+      () => withPath(base(), 'availability.target_pct', 101),
+      'invalid_field',
+      'availability.target_pct',
+    ],
+    [
+      'availability 0 %',
+      () => withPath(base(), 'availability.target_pct', 0),
+      'invalid_field',
+      'availability.target_pct',
+    ],
+    [
+      'recovery time negative',
+      () => withPath(base(), 'availability.recovery_time_objective_s', -1),
+      'invalid_field',
+      'availability.recovery_time_objective_s',
+    ],
     ['model not an object', () => withPath(base(), 'model', 'llama'), 'invalid_field', 'model'],
     ['load null', () => withPath(base(), 'load', null), 'invalid_field', 'load'],
   ];
@@ -660,24 +936,44 @@ describe('validation', () => {
 
   test('a duplicate JSON key answers 400 duplicate_key', async () => {
     const raw = JSON.stringify(base()).replace(/^\{/, '{"name":"first",');
-    const res = await client.request('POST', '/v1/briefs', { token: operator, rawBody: raw, contentType: 'application/json' });
+    const res = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      rawBody: raw,
+      contentType: 'application/json',
+    });
     expectProblem(res, 400, 'duplicate_key');
     const nested = JSON.stringify(base()).replace('"model":{', '"model":{"precision":"fp16",');
-    const r2 = await client.request('POST', '/v1/briefs', { token: operator, rawBody: nested, contentType: 'application/json' });
+    const r2 = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      rawBody: nested,
+      contentType: 'application/json',
+    });
     expectProblem(r2, 400, 'duplicate_key');
   });
 
   test('a body that is not an object answers 400 body_not_object', async () => {
     for (const raw of ['[]', '"brief"', '42', 'null', `[${JSON.stringify(base())}]`]) {
-      const res = await client.request('POST', '/v1/briefs', { token: operator, rawBody: raw, contentType: 'application/json' });
+      const res = await client.request('POST', '/v1/briefs', {
+        token: operator,
+        rawBody: raw,
+        contentType: 'application/json',
+      });
       expectProblem(res, 400, 'body_not_object');
     }
   });
 
   test('malformed JSON, a wrong media type and an oversized body', async () => {
-    const bad = await client.request('POST', '/v1/briefs', { token: operator, rawBody: '{"name":', contentType: 'application/json' });
+    const bad = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      rawBody: '{"name":',
+      contentType: 'application/json',
+    });
     expectProblem(bad, 400, 'invalid_json');
-    const txt = await client.request('POST', '/v1/briefs', { token: operator, rawBody: JSON.stringify(base()), contentType: 'text/plain' });
+    const txt = await client.request('POST', '/v1/briefs', {
+      token: operator,
+      rawBody: JSON.stringify(base()),
+      contentType: 'text/plain',
+    });
     expectProblem(txt, 415, 'unsupported_media_type');
     const huge = await client.request('POST', '/v1/briefs', {
       token: operator,

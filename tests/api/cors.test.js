@@ -43,7 +43,10 @@ test('preflight from an allowed origin answers 204 with the CORS headers', async
   assert.equal(res.text, '', 'a 204 has no body');
   assert.equal(res.headers.get('access-control-allow-origin'), ALLOWED);
   assert.ok(list(res.headers.get('access-control-allow-methods')).includes('get'), 'Allow-Methods lacks GET');
-  assert.ok(list(res.headers.get('access-control-allow-headers')).includes('authorization'), 'Allow-Headers lacks Authorization');
+  assert.ok(
+    list(res.headers.get('access-control-allow-headers')).includes('authorization'),
+    'Allow-Headers lacks Authorization',
+  );
   assert.match(res.headers.get('vary') || '', /\borigin\b/i, 'Vary lacks Origin');
   assert.ok(res.headers.get('x-request-id'), 'X-Request-Id missing');
 });

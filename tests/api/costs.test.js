@@ -119,7 +119,14 @@ describe('roles', () => {
   test('the reporter role posts work reports and reads nothing', async () => {
     const res = await post([rec(hostC, 100, { unit: 'requests' })]);
     assert.deepEqual(expectStatus(res, 201), { accepted: 1, duplicates: 0 });
-    for (const path of ['/v1/work-reports', '/v1/costs', '/v1/hosts', '/v1/pools', `/v1/hosts/${hostC.id}`, '/v1/briefs']) {
+    for (const path of [
+      '/v1/work-reports',
+      '/v1/costs',
+      '/v1/hosts',
+      '/v1/pools',
+      `/v1/hosts/${hostC.id}`,
+      '/v1/briefs',
+    ]) {
       expectProblem(await client.request('GET', path, { token: reporter }), 403, 'insufficient_role');
     }
   });
@@ -138,7 +145,9 @@ describe('ingestion', () => {
     // One new, one old: 201, counted apart. A repeat inside one batch counts once too.
     const more = [batch[1], rec(hostC, 202), rec(hostC, 202)];
     assert.deepEqual(expectStatus(await post(more), 201), { accepted: 1, duplicates: 2 });
-    const stored = await listAll(`/v1/work-reports?host_id=${hostC.id}&unit=tokens&since=${hour(200)}&until=${hour(203)}`);
+    const stored = await listAll(
+      `/v1/work-reports?host_id=${hostC.id}&unit=tokens&since=${hour(200)}&until=${hour(203)}`,
+    );
     assert.equal(stored.length, 3);
     const r201 = stored.find((r) => r.window_start === '2025-01-09T09:00:00.000000Z');
     assert.equal(r201.p95_latency_ms, 12.5);
@@ -150,16 +159,27 @@ describe('ingestion', () => {
   test('a conflicting re-send answers 409 and stores nothing of the batch', async () => {
     const res = await post([rec(hostC, 210), rec(hostC, 200, { completed: 1 })]);
     expectProblem(res, 409, 'work_report_conflict', 'records[1]');
-    assert.equal((await listAll(`/v1/work-reports?host_id=${hostC.id}&since=${hour(210)}&until=${hour(211)}`)).length, 0);
+    assert.equal(
+      (await listAll(`/v1/work-reports?host_id=${hostC.id}&since=${hour(210)}&until=${hour(211)}`)).length,
+      0,
+    );
     // Same key twice in one batch with other figures: a conflict as well.
-    expectProblem(await post([rec(hostC, 211), rec(hostC, 211, { failed: 0 })]), 409, 'work_report_conflict', 'records[1]');
+    expectProblem(
+      await post([rec(hostC, 211), rec(hostC, 211, { failed: 0 })]),
+      409,
+      'work_report_conflict',
+      'records[1]',
+    );
   });
 
   test('one bad record: 400 naming it by index, and nothing stored', async () => {
     const res = await post([rec(hostC, 220), rec(hostC, 221, { busy_seconds: 3601 }), rec(hostC, 222)]);
     const p = expectProblem(res, 400, 'invalid_field', 'records[1].busy_seconds');
     assert.match(p.detail, /records\[1\]\.busy_seconds/);
-    assert.equal((await listAll(`/v1/work-reports?host_id=${hostC.id}&since=${hour(220)}&until=${hour(223)}`)).length, 0);
+    assert.equal(
+      (await listAll(`/v1/work-reports?host_id=${hostC.id}&since=${hour(220)}&until=${hour(223)}`)).length,
+      0,
+    );
   });
 
   test('several bad records: the first is named, the detail counts them', async () => {
@@ -192,11 +212,31 @@ describe('ingestion', () => {
     expectStatus(await post([rec(hostC, 240, { window_end: hour(264), busy_seconds: 86400 })]), 201);
     // Batch size 1..1000, and nothing but records.
     expectProblem(await post([]), 400, 'invalid_field', 'records');
-    expectProblem(await post(Array.from({ length: 1001 }, (_, i) => rec(hostC, 300 + i))), 400, 'invalid_field', 'records');
-    expectProblem(await client.request('POST', '/v1/work-reports', { token: reporter, body: {} }), 400, 'missing_field', 'records');
-    expectProblem(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records: [rec(hostC, 250)], x: 1 } }), 400, 'unknown_field', 'x');
+    expectProblem(
+      await post(Array.from({ length: 1001 }, (_, i) => rec(hostC, 300 + i))),
+      400,
+      'invalid_field',
+      'records',
+    );
+    expectProblem(
+      await client.request('POST', '/v1/work-reports', { token: reporter, body: {} }),
+      400,
+      'missing_field',
+      'records',
+    );
+    expectProblem(
+      await client.request('POST', '/v1/work-reports', { token: reporter, body: { records: [rec(hostC, 250)], x: 1 } }),
+      400,
+      'unknown_field',
+      'x',
+    );
     // Unknown hosts in several records: the first is named, and they are counted.
-    const p = expectProblem(await post([rec(hostC, 251), rec(hostC, 252, { host_id: NIL }), rec(hostC, 253, { host_id: NIL })]), 400, 'invalid_field', 'records[1].host_id');
+    const p = expectProblem(
+      await post([rec(hostC, 251), rec(hostC, 252, { host_id: NIL }), rec(hostC, 253, { host_id: NIL })]),
+      400,
+      'invalid_field',
+      'records[1].host_id',
+    );
     assert.match(p.detail, /2 of 3 records/);
   });
 
@@ -207,9 +247,15 @@ describe('ingestion', () => {
   });
 
   test('each batch is audited once as work_report.ingest', async () => {
-    const before = expectStatus(await client.request('GET', '/v1/audit-events?action=work_report.ingest&limit=500', { token: admin }), 200).items.length;
+    const before = expectStatus(
+      await client.request('GET', '/v1/audit-events?action=work_report.ingest&limit=500', { token: admin }),
+      200,
+    ).items.length;
     expectStatus(await post([rec(hostC, 260), rec(hostC, 261)]), 201);
-    const after = expectStatus(await client.request('GET', '/v1/audit-events?action=work_report.ingest&limit=500', { token: admin }), 200).items;
+    const after = expectStatus(
+      await client.request('GET', '/v1/audit-events?action=work_report.ingest&limit=500', { token: admin }),
+      200,
+    ).items;
     assert.equal(after.length, before + 1);
     assert.equal(after[after.length - 1].principal, 'test-reporter');
     assert.equal(after[after.length - 1].resource_type, 'work_report');
@@ -219,8 +265,18 @@ describe('ingestion', () => {
     const all = await listAll(`/v1/work-reports?host_id=${hostC.id}&unit=requests`);
     assert.equal(all.length, 3);
     assert.ok(all.every((r) => r.unit === 'requests' && r.host_id === hostC.id));
-    expectProblem(await client.request('GET', '/v1/work-reports?unit=bytes', { token: viewer }), 400, 'invalid_parameter', 'unit');
-    expectProblem(await client.request('GET', '/v1/work-reports?since=yesterday', { token: viewer }), 400, 'invalid_parameter', 'since');
+    expectProblem(
+      await client.request('GET', '/v1/work-reports?unit=bytes', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'unit',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/work-reports?since=yesterday', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'since',
+    );
   });
 });
 
@@ -305,7 +361,10 @@ describe('costs', () => {
   test('held time stops at a stop, and never runs past now', async () => {
     // B in [05:00, 08:00): stopped all along.
     const stopped = await costs(`from=${hour(5)}&to=${hour(8)}`);
-    assert.equal(stopped.items.find((g) => g.id === hostB.id), undefined);
+    assert.equal(
+      stopped.items.find((g) => g.id === hostB.id),
+      undefined,
+    );
     // A window that starts before registration counts from registration.
     const early = await costs(`from=2024-12-31T20:00:00Z&to=${hour(2)}`);
     assert.equal(early.items.find((g) => g.id === hostA.id).held_hours, 2);
@@ -318,10 +377,30 @@ describe('costs', () => {
     const d = await costs('');
     assert.equal(d.group_by, 'host');
     assert.equal(Date.parse(d.to) - Date.parse(d.from), 24 * 3600e3);
-    expectProblem(await client.request('GET', `/v1/costs?from=${TO}&to=${FROM}`, { token: viewer }), 400, 'invalid_parameter', 'to');
-    expectProblem(await client.request('GET', '/v1/costs?group_by=rack', { token: viewer }), 400, 'invalid_parameter', 'group_by');
-    expectProblem(await client.request('GET', '/v1/costs?from=2020-01-01T00:00:00Z&to=2022-01-01T00:00:00Z', { token: viewer }), 400, 'invalid_parameter', 'to');
-    expectProblem(await client.request('GET', '/v1/costs?window=1h', { token: viewer }), 400, 'unknown_parameter', 'window');
+    expectProblem(
+      await client.request('GET', `/v1/costs?from=${TO}&to=${FROM}`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'to',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/costs?group_by=rack', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'group_by',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/costs?from=2020-01-01T00:00:00Z&to=2022-01-01T00:00:00Z', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'to',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/costs?window=1h', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'window',
+    );
   });
 
   test('windows read from the day and hour rollups agree with the reports', async () => {
@@ -330,9 +409,17 @@ describe('costs', () => {
     // figures varying per report. Each window's sums are computed here from the records
     // whose window_start lies in it, and must equal the report's, whether the window is
     // made of whole weeks, days, hours, minutes, or all of them.
-    const cred = expectStatus(await client.request('GET', `/v1/hosts/${hostA.id}`, { token: viewer }), 200).credential_id;
+    const cred = expectStatus(
+      await client.request('GET', `/v1/hosts/${hostA.id}`, { token: viewer }),
+      200,
+    ).credential_id;
     const d = await fleet.createHost(client, operator, {
-      name: `cost-roll-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: pool.id,
+      name: `cost-roll-${fleet.uniq()}`,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred,
+      pool_id: pool.id,
     });
     const base = Date.parse('2025-02-01T00:00:00Z');
     const iso = (ms) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -340,8 +427,15 @@ describe('costs', () => {
     for (let i = 0; i < 432; i++) {
       const s = base + i * 600e3;
       records.push({
-        host_id: d.id, window_start: iso(s), window_end: iso(s + 600e3), unit: i % 7 === 3 ? 'requests' : 'tokens',
-        completed: i * 7 + 1, failed: i % 5, retried: i % 3, busy_seconds: 100 + (i % 400), bytes_moved: i * 1e7,
+        host_id: d.id,
+        window_start: iso(s),
+        window_end: iso(s + 600e3),
+        unit: i % 7 === 3 ? 'requests' : 'tokens',
+        completed: i * 7 + 1,
+        failed: i % 5,
+        retried: i % 3,
+        busy_seconds: 100 + (i % 400),
+        bytes_moved: i * 1e7,
         ...(i % 4 === 1 ? { storage_gb: 100 + i } : {}),
       });
     }
@@ -349,8 +443,15 @@ describe('costs', () => {
     for (let i = 0; i < 432; i++) {
       const s = Date.parse('2025-02-04T00:00:00Z') + i * 3600e3;
       records.push({
-        host_id: d.id, window_start: iso(s), window_end: iso(s + 3600e3), unit: 'tokens',
-        completed: 5000 + i * 3, failed: i % 7, retried: i % 2, busy_seconds: 1000 + (i % 50) * 20, bytes_moved: i * 3e6,
+        host_id: d.id,
+        window_start: iso(s),
+        window_end: iso(s + 3600e3),
+        unit: 'tokens',
+        completed: 5000 + i * 3,
+        failed: i % 7,
+        retried: i % 2,
+        busy_seconds: 1000 + (i % 50) * 20,
+        bytes_moved: i * 3e6,
       });
     }
     for (let k = 0; k < records.length; k += 300) expectStatus(await post(records.slice(k, k + 300)), 201);
@@ -371,13 +472,16 @@ describe('costs', () => {
     ];
     const check = async () => {
       for (const [f, t] of windows) {
-        const inside = records.filter((r) => Date.parse(r.window_start) >= Date.parse(f) && Date.parse(r.window_start) < Date.parse(t));
+        const inside = records.filter(
+          (r) => Date.parse(r.window_start) >= Date.parse(f) && Date.parse(r.window_start) < Date.parse(t),
+        );
         const sum = (k, pred = () => true) => inside.filter(pred).reduce((a, r) => a + (r[k] || 0), 0);
         const g = (await costs(`from=${f}&to=${t}&group_by=host`)).items.find((x) => x.id === d.id);
         const where = `window ${f} .. ${t}`;
         assert.ok(g, `${where}: the host is listed`);
         const units = {};
-        for (const u of ['tokens', 'requests']) if (inside.some((r) => r.unit === u)) units[u] = sum('completed', (r) => r.unit === u);
+        for (const u of ['tokens', 'requests'])
+          if (inside.some((r) => r.unit === u)) units[u] = sum('completed', (r) => r.unit === u);
         assert.deepEqual(g.completed_units, units, where);
         assert.ok(Math.abs(g.busy_hours - sum('busy_seconds') / 3600) < 1e-9, where);
         const bad = sum('failed') + sum('retried');
@@ -393,11 +497,14 @@ describe('costs', () => {
     await check();
     // Deleting the host takes its reports and every rollup row with it.
     const left = () =>
-      psql(srv.database.url, `SELECT (SELECT count(*) FROM work_reports WHERE host_id = '${d.id}') || ',' ||
+      psql(
+        srv.database.url,
+        `SELECT (SELECT count(*) FROM work_reports WHERE host_id = '${d.id}') || ',' ||
         (SELECT count(*) FROM work_report_hours WHERE host_id = '${d.id}') || ',' ||
         (SELECT count(*) FROM work_report_quarters WHERE host_id = '${d.id}') || ',' ||
         (SELECT count(*) FROM work_report_days WHERE host_id = '${d.id}') || ',' ||
-        (SELECT count(*) FROM work_report_weeks WHERE host_id = '${d.id}')`);
+        (SELECT count(*) FROM work_report_weeks WHERE host_id = '${d.id}')`,
+      );
     // Rows per (bucket, unit): 10-minute hours mostly hold both units; quarters 12 × 2 + 72,
     // days 3 × 2 + 18, weeks 6.
     assert.equal(left(), '864,566,96,24,6');
@@ -409,19 +516,45 @@ describe('costs', () => {
     // A second server on the same database with a 300 ms statement timeout; a psql session
     // holds an exclusive lock on the day rollup for 3 s, so the cost query waits past it.
     const { spawn } = require('node:child_process');
-    const slow = await startServer({ name: 'costs-timeout', databaseUrl: srv.database.url, migrate: false, secrets: srv.secrets, env: { GPUFLEET_WORKERS: '0', GPUFLEET_DB_STATEMENT_TIMEOUT_MS: '300' } });
-    const holder = spawn('psql', ['-X', '-q', '-d', srv.database.url, '-c', 'BEGIN; LOCK TABLE work_report_days IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;']);
+    const slow = await startServer({
+      name: 'costs-timeout',
+      databaseUrl: srv.database.url,
+      migrate: false,
+      secrets: srv.secrets,
+      env: { GPUFLEET_WORKERS: '0', GPUFLEET_DB_STATEMENT_TIMEOUT_MS: '300' },
+    });
+    const holder = spawn('psql', [
+      '-X',
+      '-q',
+      '-d',
+      srv.database.url,
+      '-c',
+      'BEGIN; LOCK TABLE work_report_days IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;',
+    ]);
     const done = new Promise((resolve) => holder.on('exit', resolve));
     try {
       for (let i = 0; i < 100; i++) {
-        if (psql(srv.database.url, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_days' AND l.mode = 'AccessExclusiveLock' AND l.granted") === '1') break;
+        if (
+          psql(
+            srv.database.url,
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_days' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+          ) === '1'
+        )
+          break;
         await new Promise((r) => setTimeout(r, 50));
       }
       const c2 = api(slow);
-      const res = await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', { token: slow.token('viewer') });
+      const res = await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', {
+        token: slow.token('viewer'),
+      });
       expectProblem(res, 503, 'query_timeout');
       await done;
-      expectStatus(await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', { token: slow.token('viewer') }), 200);
+      expectStatus(
+        await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', {
+          token: slow.token('viewer'),
+        }),
+        200,
+      );
     } finally {
       holder.kill();
       await slow.stop({ dropDatabase: false });

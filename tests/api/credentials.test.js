@@ -102,7 +102,11 @@ describe('store and read', () => {
     const res = await client.request('GET', '/v1/credentials?limit=500', { token: admin });
     const page = expectStatus(res, 200);
     assertNoSecret(res.text, 'GET /v1/credentials');
-    for (const c of Object.values(made)) assert.deepEqual(page.items.find((x) => x.id === c.id), c);
+    for (const c of Object.values(made))
+      assert.deepEqual(
+        page.items.find((x) => x.id === c.id),
+        c,
+      );
   });
 
   test('at rest: ciphertext only, a fresh nonce per row, one key id', async () => {
@@ -116,7 +120,10 @@ describe('store and read', () => {
     assert.match(rows[0][1], /^[0-9a-f]{16}$/);
     const all = psql(srv.database.url, "SELECT string_agg(encode(ciphertext, 'escape'), '') FROM credentials");
     assert.ok(!all.includes('OPENSSH'), 'plaintext key text in the credentials table');
-    const cols = psql(srv.database.url, "SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'credentials'");
+    const cols = psql(
+      srv.database.url,
+      "SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'credentials'",
+    );
     assert.ok(!/private|plain/.test(cols), `unexpected columns ${cols}`);
   });
 
@@ -131,7 +138,8 @@ describe('store and read', () => {
   test('list: name_prefix filter and pagination', async () => {
     const p = `page-${uniq()}-`;
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push(expectStatus(await create({ name: `${p}${i}`, private_key: keys.ed25519.text }), 201).id);
+    for (let i = 0; i < 3; i++)
+      ids.push(expectStatus(await create({ name: `${p}${i}`, private_key: keys.ed25519.text }), 201).id);
     const seen = [];
     let cursor = null;
     let pages = 0;
@@ -144,8 +152,17 @@ describe('store and read', () => {
     } while (cursor && pages < 10);
     assert.deepEqual(seen, ids);
     assert.equal(pages, 3);
-    expectProblem(await client.request('GET', '/v1/credentials?cursor=garbage', { token: admin }), 400, 'invalid_cursor');
-    expectProblem(await client.request('GET', '/v1/credentials?key_type=ssh-rsa', { token: admin }), 400, 'unknown_parameter', 'key_type');
+    expectProblem(
+      await client.request('GET', '/v1/credentials?cursor=garbage', { token: admin }),
+      400,
+      'invalid_cursor',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/credentials?key_type=ssh-rsa', { token: admin }),
+      400,
+      'unknown_parameter',
+      'key_type',
+    );
   });
 
   test('ETag and If-None-Match on GET', async () => {
@@ -153,7 +170,10 @@ describe('store and read', () => {
     const a = await client.request('GET', `/v1/credentials/${c.id}`, { token: admin });
     const etag = a.headers.get('etag');
     assert.ok(etag);
-    const b = await client.request('GET', `/v1/credentials/${c.id}`, { token: admin, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', `/v1/credentials/${c.id}`, {
+      token: admin,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 304);
   });
 });
@@ -162,7 +182,11 @@ describe('roles', () => {
   test('operator and viewer get 403 on every credential route; no token 401', async () => {
     const c = expectStatus(await create({ name: `roles-${uniq()}`, private_key: keys.ed25519.text }), 201);
     for (const token of [operator, viewer]) {
-      expectProblem(await create({ name: `x-${uniq()}`, private_key: keys.ed25519.text }, token), 403, 'insufficient_role');
+      expectProblem(
+        await create({ name: `x-${uniq()}`, private_key: keys.ed25519.text }, token),
+        403,
+        'insufficient_role',
+      );
       expectProblem(await client.request('GET', '/v1/credentials', { token }), 403, 'insufficient_role');
       expectProblem(await client.request('GET', `/v1/credentials/${c.id}`, { token }), 403, 'insufficient_role');
       expectProblem(await client.request('DELETE', `/v1/credentials/${c.id}`, { token }), 403, 'insufficient_role');
@@ -176,21 +200,46 @@ describe('refusals', () => {
   test('missing, unknown and mistyped members', async () => {
     expectProblem(await create({ private_key: keys.ed25519.text }), 400, 'missing_field', 'name');
     expectProblem(await create({ name: `m-${uniq()}` }), 400, 'missing_field', 'private_key');
-    expectProblem(await create({ name: `m-${uniq()}`, private_key: keys.ed25519.text, comment: 'x' }), 400, 'unknown_field', 'comment');
+    expectProblem(
+      await create({ name: `m-${uniq()}`, private_key: keys.ed25519.text, comment: 'x' }),
+      400,
+      'unknown_field',
+      'comment',
+    );
     expectProblem(await create({ name: `m-${uniq()}`, private_key: 42 }), 400, 'invalid_field', 'private_key');
     expectProblem(await create({ name: `m-${uniq()}`, private_key: '' }), 400, 'invalid_field', 'private_key');
     expectProblem(await create({ name: '', private_key: keys.ed25519.text }), 400, 'invalid_field', 'name');
-    expectProblem(await create({ name: 'x'.repeat(129), private_key: keys.ed25519.text }), 400, 'invalid_field', 'name');
-    expectProblem(await create({ name: `m-${uniq()}`, private_key: 'x'.repeat(20000) }), 400, 'invalid_field', 'private_key');
+    expectProblem(
+      await create({ name: 'x'.repeat(129), private_key: keys.ed25519.text }),
+      400,
+      'invalid_field',
+      'name',
+    );
+    expectProblem(
+      await create({ name: `m-${uniq()}`, private_key: 'x'.repeat(20000) }),
+      400,
+      'invalid_field',
+      'private_key',
+    );
   });
 
   test('a passphrase-protected key: 400 invalid_private_key', async () => {
-    const p = expectProblem(await create({ name: `enc-${uniq()}`, private_key: keys.encrypted.text }), 400, 'invalid_private_key', 'private_key');
+    const p = expectProblem(
+      await create({ name: `enc-${uniq()}`, private_key: keys.encrypted.text }),
+      400,
+      'invalid_private_key',
+      'private_key',
+    );
     assert.match(p.detail, /passphrase-protected keys are not accepted/);
   });
 
   test('a PEM key: 400 invalid_private_key, saying how to convert', async () => {
-    const p = expectProblem(await create({ name: `pem-${uniq()}`, private_key: keys.pem.text }), 400, 'invalid_private_key', 'private_key');
+    const p = expectProblem(
+      await create({ name: `pem-${uniq()}`, private_key: keys.pem.text }),
+      400,
+      'invalid_private_key',
+      'private_key',
+    );
     assert.match(p.detail, /ssh-keygen -p -f KEY -m OpenSSH/);
   });
 
@@ -201,7 +250,12 @@ describe('refusals', () => {
   });
 
   test('rsa-1024: 400 weak_key', async () => {
-    const p = expectProblem(await create({ name: `weak-${uniq()}`, private_key: keys.weak.text }), 400, 'weak_key', 'private_key');
+    const p = expectProblem(
+      await create({ name: `weak-${uniq()}`, private_key: keys.weak.text }),
+      400,
+      'weak_key',
+      'private_key',
+    );
     assert.match(p.detail, /1024 bits/);
   });
 
@@ -210,8 +264,19 @@ describe('refusals', () => {
     const truncated = [...lines.slice(0, 3), lines[lines.length - 1]].join('\n');
     const garbled = keys.ed25519.text.replace(lines[2], lines[2].split('').reverse().join(''));
     const pub = fs.readFileSync(path.join(tmp, 'ed25519.pub'), 'utf8');
-    for (const bad of [truncated, garbled, pub, 'hello', '-----BEGIN OPENSSH PRIVATE KEY-----\n!!\n-----END OPENSSH PRIVATE KEY-----']) {
-      expectProblem(await create({ name: `bad-${uniq()}`, private_key: bad }), 400, 'invalid_private_key', 'private_key');
+    for (const bad of [
+      truncated,
+      garbled,
+      pub,
+      'hello',
+      '-----BEGIN OPENSSH PRIVATE KEY-----\n!!\n-----END OPENSSH PRIVATE KEY-----',
+    ]) {
+      expectProblem(
+        await create({ name: `bad-${uniq()}`, private_key: bad }),
+        400,
+        'invalid_private_key',
+        'private_key',
+      );
     }
   });
 
@@ -231,7 +296,11 @@ describe('refusals', () => {
       body.replace(`"private_key":"`, '"private_key":'), // an unquoted token
     ];
     for (const raw of variants) {
-      const res = await client.request('POST', '/v1/credentials', { token: admin, rawBody: raw, contentType: 'application/json' });
+      const res = await client.request('POST', '/v1/credentials', {
+        token: admin,
+        rawBody: raw,
+        contentType: 'application/json',
+      });
       expectProblem(res, 400, 'invalid_json');
       assertNoSecret(res.text, 'invalid_json problem');
     }
@@ -257,9 +326,16 @@ describe('delete', () => {
   test('a referenced credential: 409 credential_in_use', async () => {
     const c = expectStatus(await create({ name: `used-${uniq()}`, private_key: keys.ed25519.text }), 201);
     // A stand-in for hosts.credential_id (ON DELETE RESTRICT), independent of the hosts schema.
-    psql(srv.database.url, 'CREATE TABLE IF NOT EXISTS test_credential_refs (credential_id uuid REFERENCES credentials (id) ON DELETE RESTRICT)');
+    psql(
+      srv.database.url,
+      'CREATE TABLE IF NOT EXISTS test_credential_refs (credential_id uuid REFERENCES credentials (id) ON DELETE RESTRICT)',
+    );
     psql(srv.database.url, `INSERT INTO test_credential_refs VALUES ('${c.id}')`);
-    expectProblem(await client.request('DELETE', `/v1/credentials/${c.id}`, { token: admin }), 409, 'credential_in_use');
+    expectProblem(
+      await client.request('DELETE', `/v1/credentials/${c.id}`, { token: admin }),
+      409,
+      'credential_in_use',
+    );
     expectStatus(await client.request('GET', `/v1/credentials/${c.id}`, { token: admin }), 200);
     psql(srv.database.url, 'DELETE FROM test_credential_refs');
     expectStatus(await client.request('DELETE', `/v1/credentials/${c.id}`, { token: admin }), 204);

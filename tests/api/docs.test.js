@@ -124,7 +124,11 @@ test('every route of gpufleetd routes is named in docs/, and every route the pag
   const named = pages().flatMap(namedRoutes);
   const inDocs = named.filter((n) => n.where.startsWith('docs/'));
   const missing = routes.filter((r) => !inDocs.some((n) => names(n.key, r.key))).map((r) => `${r.m} ${r.p}`);
-  assert.deepEqual(missing, [], `routes the server has and no page of docs/ names (add them to docs/api.md#routes and their topic page):\n  ${missing.join('\n  ')}`);
+  assert.deepEqual(
+    missing,
+    [],
+    `routes the server has and no page of docs/ names (add them to docs/api.md#routes and their topic page):\n  ${missing.join('\n  ')}`,
+  );
   const unknown = named.filter((n) => !routes.some((r) => names(n.key, r.key))).map((n) => `${n.where}: ${n.text}`);
   assert.deepEqual(unknown, [], `the pages name routes the server does not have:\n  ${unknown.join('\n  ')}`);
 });
@@ -133,7 +137,18 @@ test('every route of gpufleetd routes is named in docs/, and every route the pag
 
 /** The server's C sources (every .c/.h outside tests, benchmarks and build outputs). */
 function cSources() {
-  const skip = new Set(['tests', 'bench', 'build', 'bin', 'node_modules', 'var', 'test-artifacts', '.git', 'tools', 'examples']);
+  const skip = new Set([
+    'tests',
+    'bench',
+    'build',
+    'bin',
+    'node_modules',
+    'var',
+    'test-artifacts',
+    '.git',
+    'tools',
+    'examples',
+  ]);
   const out = [];
   const walk = (dir) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -153,7 +168,8 @@ function variablesRead() {
   const vars = new Map(); // name -> first file
   for (const f of cSources()) {
     const src = fs.readFileSync(f, 'utf8');
-    for (const m of src.matchAll(/\bgetenv\s*\(\s*"([A-Za-z_][A-Za-z0-9_]*)"/g)) if (!vars.has(m[1])) vars.set(m[1], rel(f));
+    for (const m of src.matchAll(/\bgetenv\s*\(\s*"([A-Za-z_][A-Za-z0-9_]*)"/g))
+      if (!vars.has(m[1])) vars.set(m[1], rel(f));
     for (const m of src.matchAll(/"(GPUFLEET_[A-Z0-9_]*[A-Z0-9])"/g)) if (!vars.has(m[1])) vars.set(m[1], rel(f));
   }
   return vars;
@@ -175,10 +191,18 @@ test('every environment variable the server reads is a row of the table in docs/
   assert.ok(vars.has('GPUFLEET_DATABASE_URL'), 'the scan did not find GPUFLEET_DATABASE_URL');
   const rows = configRows();
   const undocumented = [...vars].filter(([v]) => !rows.has(v)).map(([v, f]) => `${v} (read in ${f})`);
-  assert.deepEqual(undocumented, [], `variables read by the server without a row \`| \\\`NAME\\\` |\` in docs/operations.md:\n  ${undocumented.join('\n  ')}`);
+  assert.deepEqual(
+    undocumented,
+    [],
+    `variables read by the server without a row \`| \\\`NAME\\\` |\` in docs/operations.md:\n  ${undocumented.join('\n  ')}`,
+  );
   // rows for variables nothing reads: allowed only when the row says so (scripts' variables)
   const stale = [...rows].filter(([v, text]) => !vars.has(v) && !/Scripts only/i.test(text)).map(([v]) => v);
-  assert.deepEqual(stale, [], `docs/operations.md documents variables the server does not read (remove them, or say "Scripts only"):\n  ${stale.join('\n  ')}`);
+  assert.deepEqual(
+    stale,
+    [],
+    `docs/operations.md documents variables the server does not read (remove them, or say "Scripts only"):\n  ${stale.join('\n  ')}`,
+  );
 });
 
 test('every command of the gpufleetd usage is in docs/operations.md', () => {
@@ -188,14 +212,19 @@ test('every command of the gpufleetd usage is in docs/operations.md', () => {
   assert.ok(cmds.includes('serve') && cmds.includes('routes'), `cannot read the usage of gpufleetd:\n${usage}`);
   const ops = read('docs/operations.md');
   const missing = cmds.filter((c) => !ops.includes(`bin/gpufleetd ${c}`));
-  assert.deepEqual(missing, [], `commands of gpufleetd without a "bin/gpufleetd NAME" line in docs/operations.md: ${missing.join(', ')}`);
+  assert.deepEqual(
+    missing,
+    [],
+    `commands of gpufleetd without a "bin/gpufleetd NAME" line in docs/operations.md: ${missing.join(', ')}`,
+  );
 });
 
 // ---------------------------------------------------------------- error codes
 
 function errorsDef() {
   const codes = new Map();
-  for (const m of read('api/errors.def').matchAll(/^X\(\s*\w+\s*,\s*([a-z0-9_]+)\s*,\s*(\d{3})\s*,/gm)) codes.set(m[1], Number(m[2]));
+  for (const m of read('api/errors.def').matchAll(/^X\(\s*\w+\s*,\s*([a-z0-9_]+)\s*,\s*(\d{3})\s*,/gm))
+    codes.set(m[1], Number(m[2]));
   assert.ok(codes.size > 30, `read only ${codes.size} codes from api/errors.def`);
   return codes;
 }
@@ -227,7 +256,10 @@ test('every error code of api/errors.def is in the tables of docs/api.md and of 
   assert.ok(a >= 0 && b > a, 'docs/api.md has no <!-- error-codes:begin --> … <!-- error-codes:end --> table');
   const docs = tableCodes(api.slice(a, b), /^\| `([a-z0-9_]+)` \| (\d{3}) \|/gm);
   const spec = tableCodes(read('openapi/openapi.yaml'), /^ {4}\| `([a-z0-9_]+)` \| (\d{3}) \|/gm);
-  const problems = [...diffCodes(codes, docs, 'docs/api.md'), ...diffCodes(codes, spec, "the spec's table (openapi.yaml info)")];
+  const problems = [
+    ...diffCodes(codes, docs, 'docs/api.md'),
+    ...diffCodes(codes, spec, "the spec's table (openapi.yaml info)"),
+  ];
   assert.deepEqual(problems, [], problems.join('\n'));
 });
 
@@ -243,7 +275,8 @@ test('every "STATUS code" the pages write is an error code with that status', ()
       const where = `${file}:${text.slice(0, m.index).split('\n').length}: ${status} ${code}`;
       if (!codes.has(code.replace(/-/g, '_'))) problems.push(`${where}: no such error code in api/errors.def`);
       else if (code.includes('-')) problems.push(`${where}: codes are snake_case (${code.replace(/-/g, '_')})`);
-      else if (codes.get(code) !== Number(status)) problems.push(`${where}: api/errors.def answers ${code} with ${codes.get(code)}`);
+      else if (codes.get(code) !== Number(status))
+        problems.push(`${where}: api/errors.def answers ${code} with ${codes.get(code)}`);
     }
   }
   assert.deepEqual(problems, [], problems.join('\n'));
@@ -264,9 +297,16 @@ test('the states table of docs/state-machine.md lists exactly the states of gpuf
   const doc = read('docs/state-machine.md');
   const a = doc.indexOf('<!-- host-states:begin');
   const b = doc.indexOf('<!-- host-states:end');
-  assert.ok(a >= 0 && b > a, 'docs/state-machine.md has no <!-- host-states:begin --> … <!-- host-states:end --> table');
+  assert.ok(
+    a >= 0 && b > a,
+    'docs/state-machine.md has no <!-- host-states:begin --> … <!-- host-states:end --> table',
+  );
   const documented = new Set([...doc.slice(a, b).matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]));
-  assert.deepEqual([...documented].sort(), [...states].sort(), 'docs/state-machine.md states differ from the state machine');
+  assert.deepEqual(
+    [...documented].sort(),
+    [...states].sort(),
+    'docs/state-machine.md states differ from the state machine',
+  );
 });
 
 test('every event type of db/event_types.def is named in docs/events.md', () => {
@@ -302,7 +342,8 @@ function links(file) {
   const out = [];
   for (const { line, n } of prose(read(file))) {
     const noCode = line.replace(/`[^`]*`/g, '');
-    for (const m of noCode.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) out.push({ target: m[1], where: `${file}:${n}` });
+    for (const m of noCode.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
+      out.push({ target: m[1], where: `${file}:${n}` });
   }
   return out;
 }
@@ -346,7 +387,9 @@ test('the README links every page of docs/', () => {
 test('tests/fixtures/nvidia/SOURCES.md has a row for every fixture and no row for a missing one', () => {
   const dir = 'tests/fixtures/nvidia';
   const files = new Set(fs.readdirSync(path.join(ROOT, dir)).filter((f) => f !== 'SOURCES.md'));
-  const rows = [...read(`${dir}/SOURCES.md`).matchAll(/^\| ([^|\s]+) \|/gm)].map((m) => m[1]).filter((f) => f !== 'file' && !/^-+$/.test(f));
+  const rows = [...read(`${dir}/SOURCES.md`).matchAll(/^\| ([^|\s]+) \|/gm)]
+    .map((m) => m[1])
+    .filter((f) => f !== 'file' && !/^-+$/.test(f));
   assert.ok(rows.length > 50, `read only ${rows.length} rows`);
   const unlisted = [...files].filter((f) => !rows.includes(f)).sort();
   const absent = rows.filter((f) => !files.has(f)).sort();
@@ -374,5 +417,9 @@ test('no file of the repository refers to the shared folder outside it', () => {
     }
   };
   walk(ROOT);
-  assert.deepEqual(hits, [], `references to a path outside the repository (carry what is needed in docs/):\n  ${hits.join('\n  ')}`);
+  assert.deepEqual(
+    hits,
+    [],
+    `references to a path outside the repository (carry what is needed in docs/):\n  ${hits.join('\n  ')}`,
+  );
 });

@@ -77,23 +77,34 @@ function shape(e) {
 /** JSON text with object members in key order, for comparisons that ignore it. */
 function canon(v) {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 const sortShapes = (list) => list.map(canon).sort();
 /** psql without blocking the event loop (streams keep being read meanwhile). */
 function psqlAsync(url, sql) {
   return new Promise((resolve, reject) => {
-    const child = spawn('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`psql failed (${code}): ${err}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out.trim()) : reject(new Error(`psql failed (${code}): ${err}`)),
+    );
   });
 }
 function dbIds(where) {
-  const out = psql(srvA.database.url, `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM events WHERE ${where}`);
+  const out = psql(
+    srvA.database.url,
+    `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM events WHERE ${where}`,
+  );
   return out ? out.split(',').map(Number) : [];
 }
 async function metric(server, name) {
@@ -174,7 +185,11 @@ describe('the stream', () => {
       await sleep(150); // nothing more may come
       const got = forHost(s, h.id).slice(before);
       if (typeof expected === 'function') expected = expected();
-      assert.deepEqual(sortShapes(got.map(shape)), sortShapes(expected), `${what}: events ${JSON.stringify(got.map((e) => e.json))}`);
+      assert.deepEqual(
+        sortShapes(got.map(shape)),
+        sortShapes(expected),
+        `${what}: events ${JSON.stringify(got.map((e) => e.json))}`,
+      );
       for (const e of got) {
         assert.equal(e.json.host_id, h.id);
         assert.equal(e.json.pool_id, poolA.id);
@@ -187,17 +202,36 @@ describe('the stream', () => {
     await step(
       'register',
       async () => {
-        h = await fleet.createHost(client, operator, { name, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: poolA.id });
+        h = await fleet.createHost(client, operator, {
+          name,
+          address: '127.0.0.1',
+          port: 2222,
+          user: 'gpufleet',
+          credential_id: cred.id,
+          pool_id: poolA.id,
+        });
       },
       [{ type: 'host.created', state: 'registered', name }],
     );
     await step(
       'PATCH labels',
-      async () => expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { rack: 'r9' } } }), 200),
+      async () =>
+        expectStatus(
+          await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { rack: 'r9' } } }),
+          200,
+        ),
       [{ type: 'host.updated', changed: ['labels'] }],
     );
     // The same labels again change nothing, so no event.
-    await step('PATCH, no change', async () => expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { rack: 'r9' } } }), 200), []);
+    await step(
+      'PATCH, no change',
+      async () =>
+        expectStatus(
+          await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { rack: 'r9' } } }),
+          200,
+        ),
+      [],
+    );
     let job = { id: null };
     await step(
       'provision',
@@ -205,17 +239,41 @@ describe('the stream', () => {
         job = await fleet.provision(client, operator, h.id, stack.id);
       },
       () => [
-        { type: 'job.state', job_id: job.id, kind: 'provision', from: null, to: 'queued', attempt: 0, error_class: null },
+        {
+          type: 'job.state',
+          job_id: job.id,
+          kind: 'provision',
+          from: null,
+          to: 'queued',
+          attempt: 0,
+          error_class: null,
+        },
         { type: 'host.updated', changed: ['desired_stack_id'] },
       ],
     );
-    await step('cancel', async () => expectStatus(await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: operator }), 202), [
-      { type: 'job.state', job_id: job.id, kind: 'provision', from: 'queued', to: 'cancelled', attempt: 0, error_class: null },
-    ]);
-    await step('drain', async () => expectStatus(await client.request('POST', `/v1/hosts/${h.id}/drain`, { token: operator }), 200), [
-      { type: 'host.state', from: 'registered', to: 'draining' },
-      { type: 'host.state', from: 'draining', to: 'drained' },
-    ]);
+    await step(
+      'cancel',
+      async () => expectStatus(await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: operator }), 202),
+      [
+        {
+          type: 'job.state',
+          job_id: job.id,
+          kind: 'provision',
+          from: 'queued',
+          to: 'cancelled',
+          attempt: 0,
+          error_class: null,
+        },
+      ],
+    );
+    await step(
+      'drain',
+      async () => expectStatus(await client.request('POST', `/v1/hosts/${h.id}/drain`, { token: operator }), 200),
+      [
+        { type: 'host.state', from: 'registered', to: 'draining' },
+        { type: 'host.state', from: 'draining', to: 'drained' },
+      ],
+    );
     // An accepted gate for its stack, recorded as a worker would.
     const checks = JSON.stringify([
       { name: 'gpu_inventory', status: 'pass' },
@@ -241,15 +299,20 @@ describe('the stream', () => {
         { type: 'host.updated', changed: ['accepted_gate_run_id'] },
       ],
     );
-    await step('resume', async () => expectStatus(await client.request('POST', `/v1/hosts/${h.id}/resume`, { token: operator }), 200), [
-      { type: 'host.state', from: 'drained', to: 'ready' },
-    ]);
-    await step('delete', async () => expectStatus(await client.request('DELETE', `/v1/hosts/${h.id}`, { token: admin }), 204), [
-      { type: 'host.deleted', name },
-    ]);
+    await step(
+      'resume',
+      async () => expectStatus(await client.request('POST', `/v1/hosts/${h.id}/resume`, { token: operator }), 200),
+      [{ type: 'host.state', from: 'drained', to: 'ready' }],
+    );
+    await step(
+      'delete',
+      async () => expectStatus(await client.request('DELETE', `/v1/hosts/${h.id}`, { token: admin }), 204),
+      [{ type: 'host.deleted', name }],
+    );
     // Ids strictly increase; the stream holds no duplicate.
     const ids = s.events.map((e) => Number(e.id));
-    for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ids out of order: ${ids.slice(Math.max(0, i - 3), i + 2)}`);
+    for (let i = 1; i < ids.length; i++)
+      assert.ok(ids[i] > ids[i - 1], `ids out of order: ${ids.slice(Math.max(0, i - 3), i + 2)}`);
     assert.equal(steps.find((e) => e.event === 'job.state').json.job_id, job.id);
     assert.equal(steps.find((e) => e.event === 'gate.verdict').json.gate_run_id, runId);
     // Exactly what the database holds for the host, in the same order.
@@ -265,21 +328,30 @@ describe('the stream', () => {
     const s = await stream(srvA, { token: viewer, query: `?host_id=${h.id}` });
     const job = await fleet.provision(client, operator, h.id, stack.id);
     const url = srvA.database.url;
-    psql(url, `UPDATE jobs SET state = 'running', attempt = 1, started_at = now(), lease_owner = 'test', lease_expires_at = now() + interval '1 hour' WHERE id = '${job.id}'`);
+    psql(
+      url,
+      `UPDATE jobs SET state = 'running', attempt = 1, started_at = now(), lease_owner = 'test', lease_expires_at = now() + interval '1 hour' WHERE id = '${job.id}'`,
+    );
     psql(
       url,
       `INSERT INTO job_steps (job_id, attempt, idx, phase, name, command, exit_status, outcome, duration_ms) VALUES` +
         ` ('${job.id}', 1, 1, 'check', 'facts', 'uname -a', 0, 'ok', 1.5),` +
         ` ('${job.id}', 1, 2, 'check', 'driver', 'nvidia-smi', 1, 'needs_apply', 2.5)`,
     );
-    psql(url, `UPDATE jobs SET state = 'failed', error_class = 'step_failed', finished_at = now() WHERE id = '${job.id}'`);
+    psql(
+      url,
+      `UPDATE jobs SET state = 'failed', error_class = 'step_failed', finished_at = now() WHERE id = '${job.id}'`,
+    );
     const checks = JSON.stringify([
       { name: 'gpu_inventory', status: 'fail' },
       { name: 'container_gpu', status: 'pass' },
       { name: 'workload', status: 'timeout' },
       { name: 'storage', status: 'warn' },
     ]);
-    psql(url, `INSERT INTO gate_runs (kind, host_id, job_id, pool_id, verdict, reason, checks, started_at) VALUES ('gate', '${h.id}', '${job.id}', '${poolB.id}', 'isolate', 'hardware', '${checks}'::jsonb, now())`);
+    psql(
+      url,
+      `INSERT INTO gate_runs (kind, host_id, job_id, pool_id, verdict, reason, checks, started_at) VALUES ('gate', '${h.id}', '${job.id}', '${poolB.id}', 'isolate', 'hardware', '${checks}'::jsonb, now())`,
+    );
     psql(
       url,
       `INSERT INTO gate_runs (kind, host_id, diag_level, verdict, reason, checks, started_at) VALUES ('diagnostics', '${h.id}', 2, 'isolate', 'memory', '[{"name":"diag_memory","status":"fail"},{"name":"diag_pcie","status":"pass"}]'::jsonb, now())`,
@@ -292,18 +364,83 @@ describe('the stream', () => {
     // The job's create statement writes two events in one statement; their order within it
     // is PostgreSQL's. Everything else is in the order of the changes.
     const types = evs.map((e) => e.event);
-    assert.deepEqual(types.slice(2), ['job.state', 'job.step', 'job.step', 'job.state', 'gate.verdict', 'diagnostics.verdict']);
-    assert.deepEqual(sortShapes(got.slice(0, 2)), sortShapes([
-      { type: 'job.state', job_id: job.id, kind: 'provision', from: null, to: 'queued', attempt: 0, error_class: null },
-      { type: 'host.updated', changed: ['desired_stack_id'] },
-    ]));
+    assert.deepEqual(types.slice(2), [
+      'job.state',
+      'job.step',
+      'job.step',
+      'job.state',
+      'gate.verdict',
+      'diagnostics.verdict',
+    ]);
+    assert.deepEqual(
+      sortShapes(got.slice(0, 2)),
+      sortShapes([
+        {
+          type: 'job.state',
+          job_id: job.id,
+          kind: 'provision',
+          from: null,
+          to: 'queued',
+          attempt: 0,
+          error_class: null,
+        },
+        { type: 'host.updated', changed: ['desired_stack_id'] },
+      ]),
+    );
     assert.deepEqual(got.slice(2), [
-      { type: 'job.state', job_id: job.id, kind: 'provision', from: 'queued', to: 'running', attempt: 1, error_class: null },
-      { type: 'job.step', job_id: job.id, kind: 'provision', step: 'facts', status: 'ok', phase: 'check', index: 1, attempt: 1 },
-      { type: 'job.step', job_id: job.id, kind: 'provision', step: 'driver', status: 'needs_apply', phase: 'check', index: 2, attempt: 1 },
-      { type: 'job.state', job_id: job.id, kind: 'provision', from: 'running', to: 'failed', attempt: 1, error_class: 'step_failed' },
-      { type: 'gate.verdict', gate_run_id: got[6].gate_run_id, job_id: job.id, verdict: 'isolate', failing_checks: ['gpu_inventory', 'workload'] },
-      { type: 'diagnostics.verdict', run_id: got[7].run_id, job_id: null, level: 2, verdict: 'isolate', failing_checks: ['diag_memory'] },
+      {
+        type: 'job.state',
+        job_id: job.id,
+        kind: 'provision',
+        from: 'queued',
+        to: 'running',
+        attempt: 1,
+        error_class: null,
+      },
+      {
+        type: 'job.step',
+        job_id: job.id,
+        kind: 'provision',
+        step: 'facts',
+        status: 'ok',
+        phase: 'check',
+        index: 1,
+        attempt: 1,
+      },
+      {
+        type: 'job.step',
+        job_id: job.id,
+        kind: 'provision',
+        step: 'driver',
+        status: 'needs_apply',
+        phase: 'check',
+        index: 2,
+        attempt: 1,
+      },
+      {
+        type: 'job.state',
+        job_id: job.id,
+        kind: 'provision',
+        from: 'running',
+        to: 'failed',
+        attempt: 1,
+        error_class: 'step_failed',
+      },
+      {
+        type: 'gate.verdict',
+        gate_run_id: got[6].gate_run_id,
+        job_id: job.id,
+        verdict: 'isolate',
+        failing_checks: ['gpu_inventory', 'workload'],
+      },
+      {
+        type: 'diagnostics.verdict',
+        run_id: got[7].run_id,
+        job_id: null,
+        level: 2,
+        verdict: 'isolate',
+        failing_checks: ['diag_memory'],
+      },
     ]);
     for (const e of s.events) {
       assert.equal(e.json.host_id, h.id);
@@ -330,7 +467,10 @@ describe('filters and resuming', () => {
     h1 = await register(poolA);
     sHost = await stream(srvA, { token: viewer, query: `?host_id=${h1.id.toUpperCase()}` });
     h2 = await register(poolB);
-    expectStatus(await client.request('PATCH', `/v1/hosts/${h1.id}`, { token: operator, body: { labels: { f: '1' } } }), 200);
+    expectStatus(
+      await client.request('PATCH', `/v1/hosts/${h1.id}`, { token: operator, body: { labels: { f: '1' } } }),
+      200,
+    );
     expectStatus(await client.request('POST', `/v1/hosts/${h1.id}/drain`, { token: operator }), 200);
     const job = await fleet.provision(client, operator, h2.id, stack.id);
     expectStatus(await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: operator }), 202);
@@ -342,27 +482,38 @@ describe('filters and resuming', () => {
         `INSERT INTO events (type, pool_id, host_id, data) VALUES ('host.state', '${poolB.id}', '${h1.id}', '{"from":"drained","to":"drained"}') RETURNING id`,
       ).split('\n')[0],
     );
-    for (const s of [sAll, sTypes, sPool, sHost]) await s.waitFor((ev) => ev.some((e) => Number(e.id) === sentinel), 10000, `the sentinel ${sentinel}`);
+    for (const s of [sAll, sTypes, sPool, sHost])
+      await s.waitFor((ev) => ev.some((e) => Number(e.id) === sentinel), 10000, `the sentinel ${sentinel}`);
     firstId = Number(sAll.events.find((e) => e.json.host_id === h2.id).id);
   });
 
-  const upTo = (s) => s.events.filter((e) => Number(e.id) <= sentinel && Number(e.id) >= firstId).map((e) => Number(e.id));
+  const upTo = (s) =>
+    s.events.filter((e) => Number(e.id) <= sentinel && Number(e.id) >= firstId).map((e) => Number(e.id));
 
   test('types selects exactly the events of those types', () => {
     const want = sAll.events.filter((e) => ['host.state', 'job.state'].includes(e.event));
-    assert.deepEqual(upTo(sTypes), want.map((e) => Number(e.id)).filter((id) => id >= firstId && id <= sentinel));
+    assert.deepEqual(
+      upTo(sTypes),
+      want.map((e) => Number(e.id)).filter((id) => id >= firstId && id <= sentinel),
+    );
     assert.ok(upTo(sTypes).length >= 5, 'drain (2), job queued and cancelled (2), the sentinel');
   });
 
   test('pool_id selects exactly the events of that pool', () => {
     const want = sAll.events.filter((e) => e.json.pool_id === poolB.id).map((e) => Number(e.id));
-    assert.deepEqual(upTo(sPool), want.filter((id) => id >= firstId && id <= sentinel));
+    assert.deepEqual(
+      upTo(sPool),
+      want.filter((id) => id >= firstId && id <= sentinel),
+    );
     assert.ok(upTo(sPool).every((id) => sAll.events.find((e) => Number(e.id) === id).json.pool_id === poolB.id));
   });
 
   test('host_id (in any letter case) selects exactly the events of that host', () => {
     const want = sAll.events.filter((e) => e.json.host_id === h1.id).map((e) => Number(e.id));
-    assert.deepEqual(upTo(sHost), want.filter((id) => id >= firstId && id <= sentinel));
+    assert.deepEqual(
+      upTo(sHost),
+      want.filter((id) => id >= firstId && id <= sentinel),
+    );
     // (host.created may be there too: the stream opened right after the registration.)
     assert.deepEqual(
       sHost.events.filter((e) => Number(e.id) >= firstId && Number(e.id) < sentinel).map((e) => e.event),
@@ -390,9 +541,16 @@ describe('filters and resuming', () => {
     const mid = Number(sAll.events.find((e) => e.json.host_id === h1.id && e.event === 'host.updated').id);
     const s = await stream(srvA, { token: viewer, query: `?last_event_id=${mid}` });
     await s.waitFor((ev) => ev.some((e) => Number(e.id) === sentinel), 10000, 'the sentinel');
-    assert.deepEqual(s.events.map((e) => Number(e.id)).filter((id) => id <= sentinel), dbIds(`id > ${mid} AND id <= ${sentinel}`));
+    assert.deepEqual(
+      s.events.map((e) => Number(e.id)).filter((id) => id <= sentinel),
+      dbIds(`id > ${mid} AND id <= ${sentinel}`),
+    );
     s.close();
-    const both = await stream(srvA, { token: viewer, query: `?last_event_id=${mid}`, headers: { 'Last-Event-ID': String(sentinel - 1) } });
+    const both = await stream(srvA, {
+      token: viewer,
+      query: `?last_event_id=${mid}`,
+      headers: { 'Last-Event-ID': String(sentinel - 1) },
+    });
     await both.waitFor((ev) => ev.some((e) => Number(e.id) === sentinel), 10000, 'the sentinel');
     assert.equal(Number(both.events[0].id), dbIds(`id > ${sentinel - 1}`)[0]);
     both.close();
@@ -401,7 +559,8 @@ describe('filters and resuming', () => {
   test('ids committed out of order are delivered in id order; a rolled-back id is skipped', async () => {
     const s = await stream(srvA, { token: viewer, query: '?types=recommendation.withdrawn' });
     const url = srvA.database.url;
-    const ins = (tag) => `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"${tag}","action":"reuse"}')`;
+    const ins = (tag) =>
+      `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"${tag}","action":"reuse"}')`;
     const [a, b, c, d] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     // a takes its id first but commits last; c is rolled back.
     const first = psqlAsync(url, `BEGIN; ${ins(a)}; SELECT pg_sleep(0.6); COMMIT;`);
@@ -431,7 +590,10 @@ describe('filters and resuming', () => {
     assert.ok(want.length >= 4);
     await s.waitFor((ev) => ev.length >= want.length, 10000, `${want.length} events`);
     await sleep(200);
-    assert.deepEqual(s.events.map((e) => Number(e.id)), want);
+    assert.deepEqual(
+      s.events.map((e) => Number(e.id)),
+      want,
+    );
     s.close();
   });
 });
@@ -440,9 +602,19 @@ describe('authentication, tickets and parameters', () => {
   test('no token: 401; a reporter: 403; a JWT in the URL: 400 naming the parameter', async () => {
     expectProblem(await client.request('GET', '/v1/events'), 401, 'missing_token');
     expectProblem(await client.request('GET', '/v1/events', { token: reporter }), 403, 'insufficient_role');
-    expectProblem(await client.request('GET', `/v1/events?access_token=${viewer}`), 400, 'invalid_parameter', 'access_token');
+    expectProblem(
+      await client.request('GET', `/v1/events?access_token=${viewer}`),
+      400,
+      'invalid_parameter',
+      'access_token',
+    );
     expectProblem(await client.request('GET', `/v1/events?token=${viewer}`), 400, 'invalid_parameter', 'token');
-    expectProblem(await client.request('GET', `/v1/events?access_token=${viewer}`, { token: viewer }), 400, 'invalid_parameter', 'access_token');
+    expectProblem(
+      await client.request('GET', `/v1/events?access_token=${viewer}`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'access_token',
+    );
   });
 
   test('bad query parameters and Last-Event-ID answer 400 naming them', async () => {
@@ -461,7 +633,12 @@ describe('authentication, tickets and parameters', () => {
     for (const [q, code, field] of cases) {
       expectProblem(await client.request('GET', `/v1/events${q}`, { token: viewer }), 400, code, field);
     }
-    expectProblem(await client.request('GET', '/v1/events', { token: viewer, headers: { 'Last-Event-ID': 'abc' } }), 400, 'invalid_parameter', 'Last-Event-ID');
+    expectProblem(
+      await client.request('GET', '/v1/events', { token: viewer, headers: { 'Last-Event-ID': 'abc' } }),
+      400,
+      'invalid_parameter',
+      'Last-Event-ID',
+    );
   });
 
   test('POST /v1/event-tickets: 201 with a ticket, no-store; a reporter may not mint one; no token: 401', async () => {
@@ -484,8 +661,17 @@ describe('authentication, tickets and parameters', () => {
     const annToken = srvA.token('operator', { sub: 'ops-ann' });
     const t = (await mintTicket(client, annToken)).ticket;
     const hash = crypto.createHash('sha256').update(t).digest('hex');
-    assert.equal(psql(srvA.database.url, `SELECT sub || ' ' || role || ' ' || (used_at IS NULL) FROM event_tickets WHERE hash = '${hash}'`), 'ops-ann operator true');
-    assert.equal(psql(srvA.database.url, `SELECT count(*) FROM event_tickets WHERE hash = '${t}' OR sub = '${t}'`), '0');
+    assert.equal(
+      psql(
+        srvA.database.url,
+        `SELECT sub || ' ' || role || ' ' || (used_at IS NULL) FROM event_tickets WHERE hash = '${hash}'`,
+      ),
+      'ops-ann operator true',
+    );
+    assert.equal(
+      psql(srvA.database.url, `SELECT count(*) FROM event_tickets WHERE hash = '${t}' OR sub = '${t}'`),
+      '0',
+    );
     const s = await stream(srvA, { query: `?ticket=${t}` });
     assert.equal(s.status, 200);
     const h = await register(poolA);
@@ -530,7 +716,12 @@ describe('authentication, tickets and parameters', () => {
 
   test('a ticket together with Authorization: 400, and the ticket stays unused', async () => {
     const t = (await mintTicket(client, viewer)).ticket;
-    expectProblem(await client.request('GET', `/v1/events?ticket=${t}`, { token: viewer }), 400, 'invalid_parameter', 'ticket');
+    expectProblem(
+      await client.request('GET', `/v1/events?ticket=${t}`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'ticket',
+    );
     const s = await stream(srvA, { query: `?ticket=${t}` });
     assert.equal(s.status, 200);
     s.close();
@@ -542,12 +733,27 @@ describe('replicas and other writers', () => {
     const sB = await stream(srvB, { token: viewer });
     const sA = await stream(srvA, { token: viewer });
     const h = await register(poolA);
-    await sB.waitFor((ev) => ev.some((e) => e.json.host_id === h.id && e.event === 'host.created'), 10000, 'host.created on B');
-    expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { via: 'a' } } }), 200);
-    await sB.waitFor((ev) => ev.some((e) => e.json.host_id === h.id && e.event === 'host.updated'), 10000, 'host.updated on B');
+    await sB.waitFor(
+      (ev) => ev.some((e) => e.json.host_id === h.id && e.event === 'host.created'),
+      10000,
+      'host.created on B',
+    );
+    expectStatus(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { via: 'a' } } }),
+      200,
+    );
+    await sB.waitFor(
+      (ev) => ev.some((e) => e.json.host_id === h.id && e.event === 'host.updated'),
+      10000,
+      'host.updated on B',
+    );
     const rid = crypto.randomUUID();
-    psql(srvA.database.url, `INSERT INTO events (type, pool_id, data) VALUES ('recommendation.withdrawn', '${poolA.id}', '{"recommendation_id":"${rid}","action":"stop"}')`);
-    for (const s of [sA, sB]) await s.waitFor((ev) => ev.some((e) => e.json.recommendation_id === rid), 10000, 'the inserted event');
+    psql(
+      srvA.database.url,
+      `INSERT INTO events (type, pool_id, data) VALUES ('recommendation.withdrawn', '${poolA.id}', '{"recommendation_id":"${rid}","action":"stop"}')`,
+    );
+    for (const s of [sA, sB])
+      await s.waitFor((ev) => ev.some((e) => e.json.recommendation_id === rid), 10000, 'the inserted event');
     // Both replicas deliver the same events in the same order.
     const lo = Number(sA.events.find((e) => e.json.host_id === h.id).id);
     const hi = Number(sA.events.find((e) => e.json.recommendation_id === rid).id);
@@ -597,12 +803,21 @@ describe('load, slow consumers, retention and shutdown', () => {
   test('with 200 streams open the server answers GET /v1/hosts/{id}, and an event reaches all 200', async () => {
     const h = await register(poolA);
     const base = await metric(srvA, 'gpufleet_event_streams');
-    const many = await Promise.all(Array.from({ length: 200 }, () => openStream(srvA.url, { token: viewer, query: `?host_id=${h.id}`, validate: validateEvent })));
+    const many = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        openStream(srvA.url, { token: viewer, query: `?host_id=${h.id}`, validate: validateEvent }),
+      ),
+    );
     for (const s of many) assert.equal(s.status, 200);
     assert.ok((await metric(srvA, 'gpufleet_event_streams')) >= base + 200);
     for (let i = 0; i < 20; i++) expectStatus(await client.request('GET', `/v1/hosts/${h.id}`, { token: viewer }), 200);
-    expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { many: 'yes' } } }), 200);
-    await Promise.all(many.map((s) => s.waitFor((ev) => ev.some((e) => e.event === 'host.updated'), 20000, 'host.updated')));
+    expectStatus(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { many: 'yes' } } }),
+      200,
+    );
+    await Promise.all(
+      many.map((s) => s.waitFor((ev) => ev.some((e) => e.event === 'host.updated'), 20000, 'host.updated')),
+    );
     for (const s of many) s.close();
     let now;
     for (let i = 0; i < 100; i++) {
@@ -615,14 +830,27 @@ describe('load, slow consumers, retention and shutdown', () => {
 
   test('retention: a replica prunes events older than GPUFLEET_EVENTS_RETENTION when it starts', async () => {
     const url = srvA.database.url;
-    const old = Number(psql(url, `INSERT INTO events (at, type, data) VALUES (now() - interval '3 hours', 'recommendation.withdrawn', '{"recommendation_id":"${crypto.randomUUID()}","action":"stop"}') RETURNING id`).split('\n')[0]);
+    const old = Number(
+      psql(
+        url,
+        `INSERT INTO events (at, type, data) VALUES (now() - interval '3 hours', 'recommendation.withdrawn', '{"recommendation_id":"${crypto.randomUUID()}","action":"stop"}') RETURNING id`,
+      ).split('\n')[0],
+    );
     // Enough stored events that a replay from 0 takes several database chunks.
-    psql(url, `INSERT INTO events (type, pool_id, host_id, data) SELECT 'host.deleted', gen_random_uuid(), gen_random_uuid(), jsonb_build_object('name', 'bulk-' || g) FROM generate_series(1, 600) g`);
+    psql(
+      url,
+      `INSERT INTO events (type, pool_id, host_id, data) SELECT 'host.deleted', gen_random_uuid(), gen_random_uuid(), jsonb_build_object('name', 'bulk-' || g) FROM generate_series(1, 600) g`,
+    );
     srvC = await startServer({
       name: 'events-c',
       databaseUrl: url,
       secrets: srvA.secrets,
-      env: { GPUFLEET_WORKERS: '0', GPUFLEET_EVENTS_RING: '128', GPUFLEET_EVENTS_RETENTION: '3600', GPUFLEET_EVENTS_HEARTBEAT_SECONDS: '1' },
+      env: {
+        GPUFLEET_WORKERS: '0',
+        GPUFLEET_EVENTS_RING: '128',
+        GPUFLEET_EVENTS_RETENTION: '3600',
+        GPUFLEET_EVENTS_HEARTBEAT_SECONDS: '1',
+      },
     });
     let left;
     for (let i = 0; i < 50; i++) {
@@ -638,15 +866,24 @@ describe('load, slow consumers, retention and shutdown', () => {
     const top = dbIds('true').pop();
     const s = await stream(srvC, { token: viewer, headers: { 'Last-Event-ID': '0' } });
     await s.waitFor((ev) => ev.some((e) => Number(e.id) >= top), 20000, `event ${top}`);
-    assert.deepEqual(s.events.map((e) => Number(e.id)).filter((id) => id <= top), dbIds(`id <= ${top}`));
+    assert.deepEqual(
+      s.events.map((e) => Number(e.id)).filter((id) => id <= top),
+      dbIds(`id <= ${top}`),
+    );
     s.close();
     const one = psql(srvA.database.url, "SELECT host_id FROM events WHERE type = 'host.created' ORDER BY id LIMIT 1");
     assert.match(one, UUID_RE);
-    const f = await stream(srvC, { token: viewer, query: `?last_event_id=0&host_id=${one}&types=host.created,host.updated,host.state` });
+    const f = await stream(srvC, {
+      token: viewer,
+      query: `?last_event_id=0&host_id=${one}&types=host.created,host.updated,host.state`,
+    });
     const want = dbIds(`host_id = '${one}' AND type IN ('host.created', 'host.updated', 'host.state')`);
     await f.waitFor((ev) => ev.length >= want.length, 10000, `${want.length} events`);
     await sleep(200);
-    assert.deepEqual(f.events.map((e) => Number(e.id)), want);
+    assert.deepEqual(
+      f.events.map((e) => Number(e.id)),
+      want,
+    );
     f.close();
   });
 
@@ -657,7 +894,9 @@ describe('load, slow consumers, retention and shutdown', () => {
     // The slow client: a raw socket that reads the head, then nothing.
     const slow = net.connect(srvC.port, '127.0.0.1');
     await new Promise((r) => slow.once('connect', r));
-    slow.write(`GET /v1/events${q} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${viewer}\r\nAccept: text/event-stream\r\n\r\n`);
+    slow.write(
+      `GET /v1/events${q} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${viewer}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
     let raw = '';
     await new Promise((resolve) => {
       const onData = (d) => {
@@ -680,8 +919,15 @@ describe('load, slow consumers, retention and shutdown', () => {
     await psqlAsync(srvA.database.url, sql);
     const all = dbIds(`id >= ${firstNew} AND type = 'recommendation.opened'`);
     assert.equal(all.length, 480);
-    await fast.waitFor((ev) => ev.filter((e) => Number(e.id) >= firstNew).length >= 480, 30000, '480 events on the reading client');
-    assert.deepEqual(fast.events.map((e) => Number(e.id)).filter((id) => id >= firstNew), all);
+    await fast.waitFor(
+      (ev) => ev.filter((e) => Number(e.id) >= firstNew).length >= 480,
+      30000,
+      '480 events on the reading client',
+    );
+    assert.deepEqual(
+      fast.events.map((e) => Number(e.id)).filter((id) => id >= firstNew),
+      all,
+    );
     assert.ok(!fast.endedFlag, 'the reading client is still connected');
     // Now the slow client reads what was buffered: events, then the error, then the end.
     const parsed = [];
@@ -737,16 +983,27 @@ describe('load, slow consumers, retention and shutdown', () => {
     assert.ok(lastChunk, 'the stream ended (last chunk)');
     assert.ok(errorEvent, `the slow client got no error event (it got ${parsed.length} events)`);
     assert.deepEqual(JSON.parse(errorEvent.data), { code: 'slow_consumer' });
-    assert.equal(errorEvent.id, parsed.length ? String(parsed[parsed.length - 1]) : undefined, 'the error frame carries no id of its own');
+    assert.equal(
+      errorEvent.id,
+      parsed.length ? String(parsed[parsed.length - 1]) : undefined,
+      'the error frame carries no id of its own',
+    );
     assert.ok(parsed.length < 480, `cut before the end (${parsed.length} events)`);
     assert.deepEqual(parsed, all.slice(0, parsed.length), 'what it got came in order, without gaps');
     assert.ok((await metric(srvC, 'gpufleet_event_streams_cut_total')) > cutBefore);
     slow.destroy();
     // Healthy, and a client that reconnects with its last id gets the rest from the log.
     expectStatus(await api(srvC).request('GET', `/v1/hosts/${h.id}`, { token: viewer }), 200);
-    const again = await stream(srvC, { token: viewer, query: q, headers: { 'Last-Event-ID': String(parsed[parsed.length - 1] || firstNew - 1) } });
+    const again = await stream(srvC, {
+      token: viewer,
+      query: q,
+      headers: { 'Last-Event-ID': String(parsed[parsed.length - 1] || firstNew - 1) },
+    });
     await again.waitFor((ev) => ev.some((e) => Number(e.id) === all[all.length - 1]), 30000, 'the rest');
-    assert.deepEqual(again.events.map((e) => Number(e.id)).filter((id) => id <= all[all.length - 1]), all.slice(parsed.length));
+    assert.deepEqual(
+      again.events.map((e) => Number(e.id)).filter((id) => id <= all[all.length - 1]),
+      all.slice(parsed.length),
+    );
     again.close();
     fast.close();
     assert.ok(fs.readFileSync(srvC.logPath, 'utf8').includes('slow consumer'), 'the cut is logged');
@@ -768,8 +1025,14 @@ describe('load, slow consumers, retention and shutdown', () => {
     await filtered.waitFor((ev) => ev.length >= 1, 20000, 'the event of its pool');
     await all.waitFor((ev) => ev.filter((e) => Number(e.id) > before).length >= 1000, 30000, '1000 events');
     await sleep(300);
-    assert.deepEqual(filtered.events.map((e) => e.event), ['work_reports.ingested']);
-    assert.deepEqual(all.events.map((e) => Number(e.id)).filter((id) => id > before), want);
+    assert.deepEqual(
+      filtered.events.map((e) => e.event),
+      ['work_reports.ingested'],
+    );
+    assert.deepEqual(
+      all.events.map((e) => Number(e.id)).filter((id) => id > before),
+      want,
+    );
     for (const s of [filtered, all]) {
       assert.ok(!s.events.some((e) => e.event === 'error'), 'cut off');
       assert.ok(!s.endedFlag);
@@ -790,7 +1053,10 @@ describe('load, slow consumers, retention and shutdown', () => {
     for (const t of tickets) assert.ok(!logs.includes(t), 'a ticket is in a server log');
     assert.ok(!logs.includes(viewer), 'a token is in a server log');
     assert.ok(!/ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:/.test(logs), 'sanitizer report in a server log');
-    const lines = fs.readFileSync(srvB.logPath, 'utf8').split('\n').filter((l) => l.includes('"stream_end":"shutdown"'));
+    const lines = fs
+      .readFileSync(srvB.logPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"stream_end":"shutdown"'));
     assert.ok(lines.length >= 2, 'the streams ended by the shutdown are logged');
   });
 });

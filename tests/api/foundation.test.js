@@ -95,9 +95,7 @@ describe('service endpoints', () => {
     };
     for (const r of specRoutes()) {
       const [method, template] = r.split(' ');
-      const p = template
-        .replace('{id}', '00000000-0000-4000-8000-000000000000')
-        .replace('{key}', 'no_such_model');
+      const p = template.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{key}', 'no_such_model');
       const res = await client.request(streams(method, template) ? 'HEAD' : method, p, {
         token: admin,
         body: method === 'POST' ? {} : undefined,

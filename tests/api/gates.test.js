@@ -17,7 +17,17 @@ const fleet = require('./lib/fleet');
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NIL = '00000000-0000-4000-8000-000000000000';
-const QUESTIONS = ['brief', 'topology', 'stack_pinned', 'state_separation', 'access', 'baseline', 'observability', 'recovery', 'idle_stop'];
+const QUESTIONS = [
+  'brief',
+  'topology',
+  'stack_pinned',
+  'state_separation',
+  'access',
+  'baseline',
+  'observability',
+  'recovery',
+  'idle_stop',
+];
 
 let srv;
 let client;
@@ -62,7 +72,16 @@ async function readiness(id) {
 
 /** A passed check as the gate records it. */
 function passed(name, values, message = 'ok') {
-  return { name, status: 'pass', hardware_evidence: false, message, evidence: '', values, duration_ms: 3, phases: { command_ms: 2, parse_ms: 1 } };
+  return {
+    name,
+    status: 'pass',
+    hardware_evidence: false,
+    message,
+    evidence: '',
+    values,
+    duration_ms: 3,
+    phases: { command_ms: 2, parse_ms: 1 },
+  };
 }
 /**
  * Record an accepted gate run of host h on gateStack, as a worker would (without workers
@@ -149,7 +168,11 @@ describe('gate', () => {
       expectProblem(await post(`/v1/hosts/${h.id}/gate`, { token }), 403, 'insufficient_role');
       expectProblem(await post(`/v1/hosts/${h.id}/drain`, { token }), 403, 'insufficient_role');
       expectProblem(await post(`/v1/hosts/${h.id}/resume`, { token }), 403, 'insufficient_role');
-      expectProblem(await post(`/v1/hosts/${h.id}/diagnostics`, { token, body: { level: 1 } }), 403, 'insufficient_role');
+      expectProblem(
+        await post(`/v1/hosts/${h.id}/diagnostics`, { token, body: { level: 1 } }),
+        403,
+        'insufficient_role',
+      );
     }
     expectProblem(await client.request('POST', `/v1/hosts/${h.id}/gate`), 401, 'missing_token');
     assert.equal((await getHost(h.id)).state, 'registered');
@@ -240,7 +263,10 @@ describe('drain, diagnostics and resume', () => {
     assert.equal(job.kind, 'diagnostics');
     assert.deepEqual(job.params, { level: 2 });
     assert.equal(res.headers.get('location'), `/v1/jobs/${job.id}`);
-    const listed = expectStatus(await client.request('GET', `/v1/jobs?kind=diagnostics&host_id=${h.id}`, { token: viewer }), 200);
+    const listed = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=diagnostics&host_id=${h.id}`, { token: viewer }),
+      200,
+    );
     assert.deepEqual(
       listed.items.map((j) => [j.id, j.params.level]),
       [[job.id, 2]],
@@ -260,18 +286,49 @@ describe('drain, diagnostics and resume', () => {
 describe('gate runs', () => {
   test('lists are empty while no gate ran', async () => {
     const h = await register();
-    for (const q of ['/v1/gate-runs', `/v1/gate-runs?host_id=${h.id}`, `/v1/hosts/${h.id}/gate-runs`, `/v1/hosts/${NIL}/gate-runs`, '/v1/gate-runs?verdict=accept&kind=gate']) {
+    for (const q of [
+      '/v1/gate-runs',
+      `/v1/gate-runs?host_id=${h.id}`,
+      `/v1/hosts/${h.id}/gate-runs`,
+      `/v1/hosts/${NIL}/gate-runs`,
+      '/v1/gate-runs?verdict=accept&kind=gate',
+    ]) {
       const page = expectStatus(await client.request('GET', q, { token: viewer }), 200);
       assert.deepEqual(page, { items: [], next_cursor: null }, q);
     }
   });
 
   test('filters are validated', async () => {
-    expectProblem(await client.request('GET', '/v1/gate-runs?verdict=maybe', { token: viewer }), 400, 'invalid_parameter', 'verdict');
-    expectProblem(await client.request('GET', '/v1/gate-runs?kind=provision', { token: viewer }), 400, 'invalid_parameter', 'kind');
-    expectProblem(await client.request('GET', '/v1/gate-runs?host_id=x', { token: viewer }), 400, 'invalid_parameter', 'host_id');
-    expectProblem(await client.request('GET', '/v1/gate-runs?bogus=1', { token: viewer }), 400, 'unknown_parameter', 'bogus');
-    expectProblem(await client.request('GET', `/v1/hosts/${NIL}/gate-runs?host_id=${NIL}`, { token: viewer }), 400, 'unknown_parameter', 'host_id');
+    expectProblem(
+      await client.request('GET', '/v1/gate-runs?verdict=maybe', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'verdict',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/gate-runs?kind=provision', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'kind',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/gate-runs?host_id=x', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'host_id',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/gate-runs?bogus=1', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'bogus',
+    );
+    expectProblem(
+      await client.request('GET', `/v1/hosts/${NIL}/gate-runs?host_id=${NIL}`, { token: viewer }),
+      400,
+      'unknown_parameter',
+      'host_id',
+    );
     expectProblem(await client.request('GET', '/v1/gate-runs?cursor=zzz', { token: viewer }), 400, 'invalid_cursor');
   });
 });
@@ -320,7 +377,10 @@ describe('readiness', () => {
     const res = await client.request('GET', `/v1/hosts/${h.id}/readiness`, { token: viewer });
     expectStatus(res, 200);
     assert.ok(res.headers.get('etag'));
-    const again = await client.request('GET', `/v1/hosts/${h.id}/readiness`, { token: viewer, headers: { 'If-None-Match': res.headers.get('etag') } });
+    const again = await client.request('GET', `/v1/hosts/${h.id}/readiness`, {
+      token: viewer,
+      headers: { 'If-None-Match': res.headers.get('etag') },
+    });
     assert.equal(again.status, 304);
   });
 
@@ -345,7 +405,12 @@ describe('readiness', () => {
 
     const run = expectStatus(await client.request('GET', `/v1/gate-runs/${runId}`, { token: viewer }), 200);
     assert.equal(run.verdict, 'accept');
-    assert.deepEqual((await getHost(h.id)).last_gate, { id: runId, verdict: 'accept', failing_checks: [], finished_at: run.finished_at });
+    assert.deepEqual((await getHost(h.id)).last_gate, {
+      id: runId,
+      verdict: 'accept',
+      failing_checks: [],
+      finished_at: run.finished_at,
+    });
     assert.equal(run.job_id, null);
     assert.equal(run.diag_level, null);
     assert.equal(run.checks.length, 3);
@@ -357,7 +422,10 @@ describe('readiness', () => {
         q,
       );
     }
-    const none = expectStatus(await client.request('GET', `/v1/hosts/${h.id}/gate-runs?kind=diagnostics`, { token: viewer }), 200);
+    const none = expectStatus(
+      await client.request('GET', `/v1/hosts/${h.id}/gate-runs?kind=diagnostics`, { token: viewer }),
+      200,
+    );
     assert.deepEqual(none.items, []);
 
     const res = expectStatus(await post(`/v1/hosts/${h.id}/resume`), 200);
@@ -378,9 +446,13 @@ describe('readiness', () => {
     // one (written as a worker would not): the run says nothing about the new stack.
     const h = await register({ host_key_sha256: 'SHA256:uGuZiKLFB1cv6TK4FSkk748vzZ525e0ThqAuUk8l+Bs' });
     const other = await fleet.createStack(client, operator);
-    const runId = recordAcceptedGate(h, [passed('workload', { metric: 'tokens_per_second', value: 2400, min: 1000 }), passed('topology', null)], {
-      currentStack: other.id,
-    });
+    const runId = recordAcceptedGate(
+      h,
+      [passed('workload', { metric: 'tokens_per_second', value: 2400, min: 1000 }), passed('topology', null)],
+      {
+        currentStack: other.id,
+      },
+    );
 
     const r = await readiness(h.id);
     for (const id of ['topology', 'baseline']) {
@@ -400,7 +472,16 @@ describe('readiness', () => {
   test('the host document carries the newest gate run in brief: verdict and the checks that failed or timed out, in order', async () => {
     const h = await register();
     const url = srv.database.url;
-    const chk = (name, status) => ({ name, status, hardware_evidence: false, message: status, evidence: '', values: null, duration_ms: 1, phases: { command_ms: 1, parse_ms: 0 } });
+    const chk = (name, status) => ({
+      name,
+      status,
+      hardware_evidence: false,
+      message: status,
+      evidence: '',
+      values: null,
+      duration_ms: 1,
+      phases: { command_ms: 1, parse_ms: 0 },
+    });
     const record = (kind, verdict, checks, at) =>
       psql(
         url,
@@ -414,15 +495,30 @@ describe('readiness', () => {
     const newest = record(
       'gate',
       'investigate',
-      [chk('gpu_inventory', 'pass'), chk('container_gpu', 'warn'), chk('workload', 'timeout'), chk('topology', 'skip'), chk('storage', 'fail'), chk('observability', 'skip')],
+      [
+        chk('gpu_inventory', 'pass'),
+        chk('container_gpu', 'warn'),
+        chk('workload', 'timeout'),
+        chk('topology', 'skip'),
+        chk('storage', 'fail'),
+        chk('observability', 'skip'),
+      ],
       '2026-01-02T10:00:00Z',
     );
     // a later diagnostics run is not a gate: last_gate stays on the gate run
     record('diagnostics', 'isolate', [chk('diagnostics', 'fail')], '2026-01-03T10:00:00Z');
 
-    const want = { id: newest, verdict: 'investigate', failing_checks: ['workload', 'storage'], finished_at: '2026-01-02T10:00:00.000000Z' };
+    const want = {
+      id: newest,
+      verdict: 'investigate',
+      failing_checks: ['workload', 'storage'],
+      finished_at: '2026-01-02T10:00:00.000000Z',
+    };
     assert.deepEqual((await getHost(h.id)).last_gate, want);
-    const page = expectStatus(await client.request('GET', `/v1/hosts?pool_id=${pool.id}&limit=500`, { token: viewer }), 200);
+    const page = expectStatus(
+      await client.request('GET', `/v1/hosts?pool_id=${pool.id}&limit=500`, { token: viewer }),
+      200,
+    );
     assert.deepEqual(page.items.find((x) => x.id === h.id).last_gate, want, 'the list renders the same document');
   });
 });

@@ -69,7 +69,10 @@ describe('seeded catalog', () => {
   test('has at least 20 models, including h100_sxm', async () => {
     const { items } = await listAll('limit=500');
     assert.ok(items.length >= 20, `only ${items.length} models`);
-    assert.ok(items.every((m) => m.source === 'catalog'), 'a fresh database holds only catalog models');
+    assert.ok(
+      items.every((m) => m.source === 'catalog'),
+      'a fresh database holds only catalog models',
+    );
     const h100 = items.find((m) => m.key === 'h100_sxm');
     assert.ok(h100, 'h100_sxm missing');
     assert.equal(h100.nvidia_smi_name, 'NVIDIA H100 80GB HBM3');
@@ -184,9 +187,15 @@ describe('custom models', () => {
   });
 
   test('POST with an existing key answers 409 already_exists', async () => {
-    const res = await client.request('POST', '/v1/gpu-models', { token: admin, body: customModel({ key: created.key }) });
+    const res = await client.request('POST', '/v1/gpu-models', {
+      token: admin,
+      body: customModel({ key: created.key }),
+    });
     expectProblem(res, 409, 'already_exists');
-    const cat = await client.request('POST', '/v1/gpu-models', { token: admin, body: customModel({ key: 'h100_sxm' }) });
+    const cat = await client.request('POST', '/v1/gpu-models', {
+      token: admin,
+      body: customModel({ key: 'h100_sxm' }),
+    });
     expectProblem(cat, 409, 'already_exists');
   });
 
@@ -229,7 +238,10 @@ describe('ETags', () => {
     const a = await client.request('GET', '/v1/gpu-models/h100_sxm', { token: viewer });
     expectStatus(a, 200);
     const etag = a.headers.get('etag');
-    const b = await client.request('GET', '/v1/gpu-models/h100_sxm', { token: viewer, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', '/v1/gpu-models/h100_sxm', {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 304);
     assert.equal(b.headers.get('etag'), etag);
     const c = await client.request('GET', '/v1/gpu-models/h100_sxm', {
@@ -237,7 +249,10 @@ describe('ETags', () => {
       headers: { 'If-None-Match': '"something-else"' },
     });
     expectStatus(c, 200);
-    const d = await client.request('GET', '/v1/gpu-models/h100_sxm', { token: viewer, headers: { 'If-None-Match': '*' } });
+    const d = await client.request('GET', '/v1/gpu-models/h100_sxm', {
+      token: viewer,
+      headers: { 'If-None-Match': '*' },
+    });
     expectStatus(d, 304);
   });
 
@@ -245,12 +260,18 @@ describe('ETags', () => {
     const a = await client.request('GET', '/v1/gpu-models?limit=500', { token: viewer });
     expectStatus(a, 200);
     const etag = a.headers.get('etag');
-    const b = await client.request('GET', '/v1/gpu-models?limit=500', { token: viewer, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', '/v1/gpu-models?limit=500', {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 304);
 
     expectStatus(await client.request('POST', '/v1/gpu-models', { token: admin, body: customModel() }), 201);
 
-    const c = await client.request('GET', '/v1/gpu-models?limit=500', { token: viewer, headers: { 'If-None-Match': etag } });
+    const c = await client.request('GET', '/v1/gpu-models?limit=500', {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(c, 200);
     assert.notEqual(c.headers.get('etag'), etag, 'list ETag unchanged after a POST');
   });
@@ -258,13 +279,18 @@ describe('ETags', () => {
   test('an ETag is not valid for a different page', async () => {
     const a = await client.request('GET', '/v1/gpu-models?limit=2', { token: viewer });
     const etag = a.headers.get('etag');
-    const b = await client.request('GET', '/v1/gpu-models?limit=3', { token: viewer, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', '/v1/gpu-models?limit=3', {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 200);
   });
 
   test('304 still requires a token', async () => {
     const a = await client.request('GET', '/v1/gpu-models/h100_sxm', { token: viewer });
-    const b = await client.request('GET', '/v1/gpu-models/h100_sxm', { headers: { 'If-None-Match': a.headers.get('etag') } });
+    const b = await client.request('GET', '/v1/gpu-models/h100_sxm', {
+      headers: { 'If-None-Match': a.headers.get('etag') },
+    });
     expectProblem(b, 401, 'missing_token');
   });
 });
@@ -273,11 +299,19 @@ describe('Idempotency-Key', () => {
   test('a replay returns the first answer with Idempotent-Replayed: true', async () => {
     const key = `idem-${uniq()}`;
     const body = customModel();
-    const first = await client.request('POST', '/v1/gpu-models', { token: admin, body, headers: { 'Idempotency-Key': key } });
+    const first = await client.request('POST', '/v1/gpu-models', {
+      token: admin,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
     const b1 = expectStatus(first, 201);
     assert.equal(first.headers.get('idempotent-replayed'), null);
 
-    const second = await client.request('POST', '/v1/gpu-models', { token: admin, body, headers: { 'Idempotency-Key': key } });
+    const second = await client.request('POST', '/v1/gpu-models', {
+      token: admin,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
     const b2 = expectStatus(second, 201);
     assert.deepEqual(b2, b1);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
@@ -294,9 +328,16 @@ describe('Idempotency-Key', () => {
   test('the same key with a different body answers 422 idempotency_key_reused', async () => {
     const key = `idem-${uniq()}`;
     const body = customModel();
-    expectStatus(await client.request('POST', '/v1/gpu-models', { token: admin, body, headers: { 'Idempotency-Key': key } }), 201);
+    expectStatus(
+      await client.request('POST', '/v1/gpu-models', { token: admin, body, headers: { 'Idempotency-Key': key } }),
+      201,
+    );
     const other = { ...body, display_name: 'Something else' };
-    const res = await client.request('POST', '/v1/gpu-models', { token: admin, body: other, headers: { 'Idempotency-Key': key } });
+    const res = await client.request('POST', '/v1/gpu-models', {
+      token: admin,
+      body: other,
+      headers: { 'Idempotency-Key': key },
+    });
     expectProblem(res, 422, 'idempotency_key_reused');
   });
 
@@ -353,19 +394,30 @@ describe('audit events', () => {
 
   test('filters: principal, resource_type, since/until', async () => {
     const mine = expectStatus(
-      await client.request('GET', `/v1/audit-events?principal=${encodeURIComponent(adminSub)}&limit=500`, { token: admin }),
+      await client.request('GET', `/v1/audit-events?principal=${encodeURIComponent(adminSub)}&limit=500`, {
+        token: admin,
+      }),
       200,
     ).items;
     assert.ok(mine.length >= 1);
     assert.ok(mine.every((e) => e.principal === adminSub));
-    const typed = expectStatus(await client.request('GET', '/v1/audit-events?resource_type=gpu_model&limit=500', { token: admin }), 200).items;
+    const typed = expectStatus(
+      await client.request('GET', '/v1/audit-events?resource_type=gpu_model&limit=500', { token: admin }),
+      200,
+    ).items;
     assert.ok(typed.every((e) => e.resource_type === 'gpu_model'));
     const future = new Date(Date.now() + 3600_000).toISOString();
-    const none = expectStatus(await client.request('GET', `/v1/audit-events?since=${encodeURIComponent(future)}`, { token: admin }), 200);
+    const none = expectStatus(
+      await client.request('GET', `/v1/audit-events?since=${encodeURIComponent(future)}`, { token: admin }),
+      200,
+    );
     assert.deepEqual(none.items, []);
     assert.equal(none.next_cursor, null);
     const past = '2000-01-01T00:00:00Z';
-    const none2 = expectStatus(await client.request('GET', `/v1/audit-events?until=${encodeURIComponent(past)}`, { token: admin }), 200);
+    const none2 = expectStatus(
+      await client.request('GET', `/v1/audit-events?until=${encodeURIComponent(past)}`, { token: admin }),
+      200,
+    );
     assert.deepEqual(none2.items, []);
   });
 

@@ -52,7 +52,8 @@ function fixtureGpus() {
 }
 
 const GPUS = fixtureGpus();
-const XID79_RAW = "[ 4254.197860] NVRM: Xid (PCI:0000:86:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+const XID79_RAW =
+  "[ 4254.197860] NVRM: Xid (PCI:0000:86:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
 
 // The series of minute samples: GPU i at minute m, under a deterministic load.
 function loaded(g, m) {
@@ -89,11 +90,15 @@ const n = (() => {
 
 // psql with the SQLSTATE in error messages; the SQL goes through stdin (it can be long).
 function sql(text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-d', srv.database.url], {
-    encoding: 'utf8',
-    input: text,
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    'psql',
+    ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-d', srv.database.url],
+    {
+      encoding: 'utf8',
+      input: text,
+      timeout: 60_000,
+    },
+  );
   return { ok: r.status === 0, out: (r.stdout || '').trim(), err: (r.stderr || '') + (r.error ? String(r.error) : '') };
 }
 const lit = (doc) => `$doc$${typeof doc === 'string' ? doc : JSON.stringify(doc)}$doc$`;
@@ -103,7 +108,9 @@ function store(hostId, doc) {
   return JSON.parse(r.out);
 }
 function storeRefused(hostId, doc, sqlstate, re) {
-  const r = sql(`SELECT monitor_store(${hostId === null ? 'NULL' : `'${hostId}'`}, ${doc === null ? 'NULL' : `${lit(doc)}::jsonb`})`);
+  const r = sql(
+    `SELECT monitor_store(${hostId === null ? 'NULL' : `'${hostId}'`}, ${doc === null ? 'NULL' : `${lit(doc)}::jsonb`})`,
+  );
   assert.ok(!r.ok, `monitor_store accepted ${JSON.stringify(doc)}`);
   assert.match(r.err, new RegExp(`ERROR:  ${sqlstate}:`), r.err);
   if (re) assert.match(r.err, re);
@@ -151,7 +158,14 @@ before(async () => {
   poolA = await fleet.createPool(client, admin, { gpu_model: 'h100_sxm', gpu_count: 8 });
   poolB = await fleet.createPool(client, admin, { gpu_model: 'l4', gpu_count: 1 });
   const host = (pool) =>
-    fleet.createHost(client, operator, { name: n(), address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+    fleet.createHost(client, operator, {
+      name: n(),
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
   hostA = await host(poolA);
   hostB = await host(poolB);
   hostC = await host(poolA);
@@ -167,7 +181,12 @@ before(async () => {
   // Three hours of minute samples of host A (one psql, one transaction).
   const calls = [];
   for (let m = 0; m < 180; m++) {
-    const doc = { at: iso(base + m * MIN), gpus: GPUS.map((g) => loaded(g, m)), events: [], kmsg_cursor: `s=ab12;i=${(m + 1).toString(16)}` };
+    const doc = {
+      at: iso(base + m * MIN),
+      gpus: GPUS.map((g) => loaded(g, m)),
+      events: [],
+      kmsg_cursor: `s=ab12;i=${(m + 1).toString(16)}`,
+    };
     calls.push(`SELECT monitor_store('${hostA.id}', ${lit(doc)}::jsonb);`);
   }
   const r = sql(calls.join('\n'));
@@ -183,7 +202,17 @@ describe('monitor_store', () => {
     const doc = {
       at: iso(L.first),
       gpus: GPUS,
-      events: [{ kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: GPUS[3].pci_bus_id, raw: XID79_RAW, message: 'Xid 79: GPU has fallen off the bus.' }],
+      events: [
+        {
+          kind: 'xid',
+          code: 79,
+          category: 'hardware',
+          policy: 'isolate',
+          pci_bus_id: GPUS[3].pci_bus_id,
+          raw: XID79_RAW,
+          message: 'Xid 79: GPU has fallen off the bus.',
+        },
+      ],
       kmsg_cursor: 's=ab12;i=f00',
       kmsg_mono: 4254.19786,
       container_runtime: true,
@@ -203,15 +232,46 @@ describe('monitor_store', () => {
   });
 
   test('the same Xid again is counted, not inserted; a GPU absent from the list is flagged missing', () => {
-    const seven = GPUS.filter((g) => g.index !== 5).map((g) => ({ ...g, util_gpu: 97, power_w: g.index === 7 ? null : 612.4, util_mem: g.index === 0 ? null : 61 }));
+    const seven = GPUS.filter((g) => g.index !== 5).map((g) => ({
+      ...g,
+      util_gpu: 97,
+      power_w: g.index === 7 ? null : 612.4,
+      util_mem: g.index === 0 ? null : 61,
+    }));
     const doc = {
       at: iso(L.second),
       gpus: seven,
       events: [
-        { kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: GPUS[3].pci_bus_id, raw: XID79_RAW, message: 'Xid 79: GPU has fallen off the bus.' },
-        { kind: 'xid', code: 13, category: 'application', policy: 'record', gpu_uuid: GPUS[0].uuid, message: 'Xid 13: Graphics Engine Exception' },
-        { kind: 'thermal', category: 'thermal', policy: 'record', gpu_uuid: GPUS[0].uuid, message: 'clocks held down by hardware (HW slowdown)' },
-        { kind: 'container_runtime', category: 'runtime', policy: 'record', message: 'the container runtime does not answer (docker info: exit 1)' },
+        {
+          kind: 'xid',
+          code: 79,
+          category: 'hardware',
+          policy: 'isolate',
+          pci_bus_id: GPUS[3].pci_bus_id,
+          raw: XID79_RAW,
+          message: 'Xid 79: GPU has fallen off the bus.',
+        },
+        {
+          kind: 'xid',
+          code: 13,
+          category: 'application',
+          policy: 'record',
+          gpu_uuid: GPUS[0].uuid,
+          message: 'Xid 13: Graphics Engine Exception',
+        },
+        {
+          kind: 'thermal',
+          category: 'thermal',
+          policy: 'record',
+          gpu_uuid: GPUS[0].uuid,
+          message: 'clocks held down by hardware (HW slowdown)',
+        },
+        {
+          kind: 'container_runtime',
+          category: 'runtime',
+          policy: 'record',
+          message: 'the container runtime does not answer (docker info: exit 1)',
+        },
       ],
       kmsg_cursor: null,
     };
@@ -222,12 +282,27 @@ describe('monitor_store', () => {
     assert.equal(xid79.count, 2);
     assert.equal(xid79.new, false);
     assert.equal(out.events.filter((e) => e.new).length, 3);
-    assert.equal(count(`SELECT count(*) FROM gpu_events WHERE host_id = '${hostA.id}' AND code = 79`), 1, 'one row for the repeated Xid');
-    assert.equal(psql(srv.database.url, `SELECT kmsg_cursor FROM host_monitor WHERE host_id = '${hostA.id}'`), 's=ab12;i=f00', 'a null cursor keeps the stored one');
+    assert.equal(
+      count(`SELECT count(*) FROM gpu_events WHERE host_id = '${hostA.id}' AND code = 79`),
+      1,
+      'one row for the repeated Xid',
+    );
+    assert.equal(
+      psql(srv.database.url, `SELECT kmsg_cursor FROM host_monitor WHERE host_id = '${hostA.id}'`),
+      's=ab12;i=f00',
+      'a null cursor keeps the stored one',
+    );
   });
 
   test('an event repeated within one document counts twice; a late sample does not overwrite the latest', () => {
-    const ev = { kind: 'xid', code: 94, category: 'memory', policy: 'record', gpu_uuid: GPUS[1].uuid, message: 'Xid 94: Contained memory error' };
+    const ev = {
+      kind: 'xid',
+      code: 94,
+      category: 'memory',
+      policy: 'record',
+      gpu_uuid: GPUS[1].uuid,
+      message: 'Xid 94: Contained memory error',
+    };
     const out = store(hostA.id, { at: iso(L.late), gpus: GPUS.map((g) => ({ ...g, temp_c: 99 })), events: [ev, ev] });
     assert.equal(out.newest, false);
     assert.deepEqual(out.missing_gpus, []);
@@ -236,14 +311,42 @@ describe('monitor_store', () => {
     assert.equal(out.events[0].new, true);
     // GPUs seen later keep their readings; GPU 5, last seen before it, takes its readings
     // but stays missing (the newest sample did not list it).
-    assert.equal(psql(srv.database.url, `SELECT string_agg(index::text, ',') FROM gpus WHERE host_id = '${hostA.id}' AND temp_c = 99`), '5');
-    assert.equal(count(`SELECT count(*) FROM gpus WHERE uuid = '${GPUS[5].uuid}' AND missing_since IS NOT NULL`), 1, 'still missing');
+    assert.equal(
+      psql(
+        srv.database.url,
+        `SELECT string_agg(index::text, ',') FROM gpus WHERE host_id = '${hostA.id}' AND temp_c = 99`,
+      ),
+      '5',
+    );
+    assert.equal(
+      count(`SELECT count(*) FROM gpus WHERE uuid = '${GPUS[5].uuid}' AND missing_since IS NOT NULL`),
+      1,
+      'still missing',
+    );
   });
 
   test('host B: one L4 with a dmesg mark; host C never sampled', () => {
     const out = store(hostB.id, {
       at: iso(L.first),
-      gpus: [{ uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f', pci_bus_id: '00000000:01:00.0', index: 0, name: 'NVIDIA L4', util_gpu: 3, util_mem: 1, mem_used_mib: 512, mem_total_mib: 23034, temp_c: 41, power_w: 27.1, clock_event_reasons: 1, ecc_uncorrected_volatile: null, retired_pages_pending: null, remapped_rows_pending: false, remapped_rows_failure: false }],
+      gpus: [
+        {
+          uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f',
+          pci_bus_id: '00000000:01:00.0',
+          index: 0,
+          name: 'NVIDIA L4',
+          util_gpu: 3,
+          util_mem: 1,
+          mem_used_mib: 512,
+          mem_total_mib: 23034,
+          temp_c: 41,
+          power_w: 27.1,
+          clock_event_reasons: 1,
+          ecc_uncorrected_volatile: null,
+          retired_pages_pending: null,
+          remapped_rows_pending: false,
+          remapped_rows_failure: false,
+        },
+      ],
       kmsg_mono: 98765.5,
     });
     assert.equal(out.samples, 1);
@@ -258,19 +361,30 @@ describe('monitor_store', () => {
 
   test('derived events only when the document asks for them', () => {
     const before_ = count(`SELECT count(*) FROM gpu_events WHERE host_id = '${hostB.id}'`);
-    const g = { uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f', ecc_uncorrected_volatile: 2, remapped_rows_failure: true };
-    store(hostB.id, { at: iso(L.third - 30_000), gpus: [{ ...g, ecc_uncorrected_volatile: 0, remapped_rows_failure: false }] });
+    const g = {
+      uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f',
+      ecc_uncorrected_volatile: 2,
+      remapped_rows_failure: true,
+    };
+    store(hostB.id, {
+      at: iso(L.third - 30_000),
+      gpus: [{ ...g, ecc_uncorrected_volatile: 0, remapped_rows_failure: false }],
+    });
     store(hostB.id, { at: iso(L.third - 20_000), gpus: [g] }); // grew, failed: nothing derived by default
     assert.equal(count(`SELECT count(*) FROM gpu_events WHERE host_id = '${hostB.id}'`), before_);
-    store(hostB.id, { at: iso(L.third - 15_000), gpus: [{ ...g, ecc_uncorrected_volatile: 0, remapped_rows_failure: false }] });
-    const out = store(hostB.id, { at: iso(L.third - 10_000), gpus: [g], derived_policy: { ecc: 'isolate', remap: 'record', gpu_missing: 'off' } });
-    assert.deepEqual(
-      out.events.map((e) => [e.kind, e.policy, e.new]).sort(),
-      [
-        ['ecc', 'isolate', true],
-        ['remap', 'record', true],
-      ],
-    );
+    store(hostB.id, {
+      at: iso(L.third - 15_000),
+      gpus: [{ ...g, ecc_uncorrected_volatile: 0, remapped_rows_failure: false }],
+    });
+    const out = store(hostB.id, {
+      at: iso(L.third - 10_000),
+      gpus: [g],
+      derived_policy: { ecc: 'isolate', remap: 'record', gpu_missing: 'off' },
+    });
+    assert.deepEqual(out.events.map((e) => [e.kind, e.policy, e.new]).sort(), [
+      ['ecc', 'isolate', true],
+      ['remap', 'record', true],
+    ]);
   });
 
   test('a bad document is refused with SQLSTATE 22023 naming the member, and stores nothing', () => {
@@ -286,21 +400,66 @@ describe('monitor_store', () => {
     storeRefused(hostA.id, { at: iso(Date.now() + 3_600_000), gpus: [g] }, '22023', /at must be within/);
     storeRefused(hostA.id, { at: iso(Date.now() - 40 * 86_400_000), gpus: [g] }, '22023', /at must be within/);
     storeRefused(hostA.id, { at, gpus: {} }, '22023', /gpus must be an array/);
-    storeRefused(hostA.id, { at, gpus: [g, { uuid: 'GPU-1234', util_gpu: 140 }] }, '22023', /gpus\[1\]\.util_gpu must be an integer from 0 to 100/);
-    storeRefused(hostA.id, { at, gpus: [{ uuid: GPUS[0].uuid, temp_c: 'hot' }] }, '22023', /gpus\[0\]\.temp_c must be a number or null/);
-    storeRefused(hostA.id, { at, gpus: [{ uuid: GPUS[0].uuid, util_mem: 12.5 }] }, '22023', /gpus\[0\]\.util_mem must be an integer/);
+    storeRefused(
+      hostA.id,
+      { at, gpus: [g, { uuid: 'GPU-1234', util_gpu: 140 }] },
+      '22023',
+      /gpus\[1\]\.util_gpu must be an integer from 0 to 100/,
+    );
+    storeRefused(
+      hostA.id,
+      { at, gpus: [{ uuid: GPUS[0].uuid, temp_c: 'hot' }] },
+      '22023',
+      /gpus\[0\]\.temp_c must be a number or null/,
+    );
+    storeRefused(
+      hostA.id,
+      { at, gpus: [{ uuid: GPUS[0].uuid, util_mem: 12.5 }] },
+      '22023',
+      /gpus\[0\]\.util_mem must be an integer/,
+    );
     storeRefused(hostA.id, { at, gpus: [{ uuid: 'MIG-1234-5678' }] }, '22023', /gpus\[0\]\.uuid is not valid/);
     storeRefused(hostA.id, { at, gpus: [{ pci_bus_id: '00000000:53:00.0' }] }, '22023', /gpus\[0\]\.uuid is required/);
     storeRefused(hostA.id, { at, gpus: [g, g] }, '22023', /gpus\[1\]\.uuid repeats an earlier GPU/);
-    storeRefused(hostA.id, { at, gpus: [{ uuid: GPUS[0].uuid, pci_bus_id: '0000:53:00.0' }] }, '22023', /gpus\[0\]\.pci_bus_id is not valid/);
-    storeRefused(hostA.id, { at, gpus: [{ uuid: GPUS[0].uuid, remapped_rows_failure: 'No' }] }, '22023', /remapped_rows_failure must be true, false or null/);
+    storeRefused(
+      hostA.id,
+      { at, gpus: [{ uuid: GPUS[0].uuid, pci_bus_id: '0000:53:00.0' }] },
+      '22023',
+      /gpus\[0\]\.pci_bus_id is not valid/,
+    );
+    storeRefused(
+      hostA.id,
+      { at, gpus: [{ uuid: GPUS[0].uuid, remapped_rows_failure: 'No' }] },
+      '22023',
+      /remapped_rows_failure must be true, false or null/,
+    );
     storeRefused(hostA.id, { at, gpus: [{ ...g, fan: 30 }] }, '22023', /gpus\[0\] has an unknown member "fan"/);
-    storeRefused(hostA.id, { at, gpus: Array.from({ length: 65 }, (_, i) => ({ uuid: `GPU-${String(i).padStart(8, '0')}` })) }, '22023', /more than 64/);
-    storeRefused(hostA.id, { at, events: [{ kind: 'bogus', policy: 'record' }] }, '22023', /events\[0\]\.kind is not valid/);
+    storeRefused(
+      hostA.id,
+      { at, gpus: Array.from({ length: 65 }, (_, i) => ({ uuid: `GPU-${String(i).padStart(8, '0')}` })) },
+      '22023',
+      /more than 64/,
+    );
+    storeRefused(
+      hostA.id,
+      { at, events: [{ kind: 'bogus', policy: 'record' }] },
+      '22023',
+      /events\[0\]\.kind is not valid/,
+    );
     storeRefused(hostA.id, { at, events: [{ kind: 'xid', code: 79 }] }, '22023', /events\[0\]\.policy is required/);
-    storeRefused(hostA.id, { at, events: [{ kind: 'xid', code: 70000, policy: 'isolate' }] }, '22023', /events\[0\]\.code must be an integer from 0 to 65535/);
-    storeRefused(hostA.id, { at, events: [{ kind: 'xid', policy: 'quarantine' }] }, '22023', /events\[0\]\.policy is not valid/);
-    storeRefused(hostA.id, { at, kmsg_cursor: "s=1;$(reboot)" }, '22023', /kmsg_cursor is not valid/);
+    storeRefused(
+      hostA.id,
+      { at, events: [{ kind: 'xid', code: 70000, policy: 'isolate' }] },
+      '22023',
+      /events\[0\]\.code must be an integer from 0 to 65535/,
+    );
+    storeRefused(
+      hostA.id,
+      { at, events: [{ kind: 'xid', policy: 'quarantine' }] },
+      '22023',
+      /events\[0\]\.policy is not valid/,
+    );
+    storeRefused(hostA.id, { at, kmsg_cursor: 's=1;$(reboot)' }, '22023', /kmsg_cursor is not valid/);
     storeRefused(hostA.id, { at, kmsg_mono: -1 }, '22023', /kmsg_mono must be a number from 0/);
     storeRefused(hostA.id, { at, derived_policy: { ecc: 'maybe' } }, '22023', /derived_policy\.ecc is not valid/);
     storeRefused(null, { at }, '22023', /host is required/);
@@ -309,10 +468,22 @@ describe('monitor_store', () => {
   });
 
   test('raw and message are bounded (cut, not refused)', () => {
-    const out = store(hostC.id, { at: iso(L.third), events: [{ kind: 'unreachable', policy: 'record', raw: 'x'.repeat(5000), message: 'y'.repeat(3000) }] });
+    const out = store(hostC.id, {
+      at: iso(L.third),
+      events: [{ kind: 'unreachable', policy: 'record', raw: 'x'.repeat(5000), message: 'y'.repeat(3000) }],
+    });
     assert.equal(out.events.length, 1);
-    assert.equal(psql(srv.database.url, `SELECT length(raw) || ' ' || length(message) FROM gpu_events WHERE id = ${out.events[0].id}`), '2048 1024');
-    psql(srv.database.url, `DELETE FROM gpu_events WHERE id = ${out.events[0].id}; DELETE FROM host_monitor WHERE host_id = '${hostC.id}'`);
+    assert.equal(
+      psql(
+        srv.database.url,
+        `SELECT length(raw) || ' ' || length(message) FROM gpu_events WHERE id = ${out.events[0].id}`,
+      ),
+      '2048 1024',
+    );
+    psql(
+      srv.database.url,
+      `DELETE FROM gpu_events WHERE id = ${out.events[0].id}; DELETE FROM host_monitor WHERE host_id = '${hostC.id}'`,
+    );
   });
 });
 
@@ -325,7 +496,12 @@ describe('GET /v1/hosts/{id}/health', () => {
     assert.equal(h.host_state, 'registered');
     assert.equal(h.last_sample_at, iso(L.second).replace('Z', '000Z'));
     const { reason, ...monitor } = h.monitor;
-    assert.deepEqual(monitor, { state: 'critical', missed: 0, last_sample_at: h.last_sample_at, kmsg_cursor: 's=ab12;i=f00' });
+    assert.deepEqual(monitor, {
+      state: 'critical',
+      missed: 0,
+      last_sample_at: h.last_sample_at,
+      kmsg_cursor: 's=ab12;i=f00',
+    });
     assert.match(reason, /^1 open isolating event, the latest .+; 1 GPU missing from the inventory$/);
     assert.deepEqual(h.summary, { gpus: 8, missing_gpus: 1, open_events: 5, isolating_open_events: 1 });
     assert.deepEqual(
@@ -380,7 +556,10 @@ describe('GET /v1/hosts/{id}/health', () => {
     assert.deepEqual(h.open_events, []);
     const etag = res.headers.get('etag');
     assert.ok(etag);
-    const again = await client.request('GET', `/v1/hosts/${hostC.id}/health`, { token: viewer, headers: { 'If-None-Match': etag } });
+    const again = await client.request('GET', `/v1/hosts/${hostC.id}/health`, {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     assert.equal(again.status, 304);
   });
 
@@ -415,8 +594,14 @@ describe('GET /v1/gpus', () => {
     assert.deepEqual(await uuidsOf(`name=${encodeURIComponent('NVIDIA H100 80GB HBM3')}`), a);
     assert.deepEqual(await uuidsOf('missing=true'), [GPUS[5].uuid]);
     assert.equal((await uuidsOf('missing=false')).length, 8);
-    assert.deepEqual(await uuidsOf('has_open_events=true'), [GPUS[0].uuid, GPUS[1].uuid, GPUS[3].uuid, 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f'].sort());
-    assert.deepEqual(await uuidsOf(`has_open_events=true&host_id=${hostA.id}&missing=false`), [GPUS[0].uuid, GPUS[1].uuid, GPUS[3].uuid].sort());
+    assert.deepEqual(
+      await uuidsOf('has_open_events=true'),
+      [GPUS[0].uuid, GPUS[1].uuid, GPUS[3].uuid, 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f'].sort(),
+    );
+    assert.deepEqual(
+      await uuidsOf(`has_open_events=true&host_id=${hostA.id}&missing=false`),
+      [GPUS[0].uuid, GPUS[1].uuid, GPUS[3].uuid].sort(),
+    );
   });
 
   test('rejections name the parameter', async () => {
@@ -467,7 +652,10 @@ describe('GET /v1/gpus/{uuid}/events', () => {
       ],
     );
     assert.ok(all[0].id > all[1].id);
-    assert.deepEqual((await ok(`/v1/gpus/${GPUS[0].uuid}/events?kind=xid`)).items.map((e) => e.code), [13]);
+    assert.deepEqual(
+      (await ok(`/v1/gpus/${GPUS[0].uuid}/events?kind=xid`)).items.map((e) => e.code),
+      [13],
+    );
     assert.equal((await ok(`/v1/gpus/${GPUS[0].uuid}/events?open=false`)).items.length, 0);
     // The host returns to service: its events close; the next Xid 13 opens a new one.
     assert.equal(psql(srv.database.url, `SELECT monitor_close_events('${hostA.id}', '${iso(L.third)}')`), '5');
@@ -475,7 +663,11 @@ describe('GET /v1/gpus/{uuid}/events', () => {
     const closed = await ok(`/v1/gpus/${GPUS[0].uuid}/events?open=false`);
     assert.equal(closed.items.length, 2);
     assert.equal(closed.items[0].closed_at, iso(L.third).replace('Z', '000Z'));
-    const out = store(hostA.id, { at: iso(L.third), gpus: GPUS, events: [{ kind: 'xid', code: 13, policy: 'record', gpu_uuid: GPUS[0].uuid }] });
+    const out = store(hostA.id, {
+      at: iso(L.third),
+      gpus: GPUS,
+      events: [{ kind: 'xid', code: 13, policy: 'record', gpu_uuid: GPUS[0].uuid }],
+    });
     assert.equal(out.events[0].new, true);
     assert.equal(out.events[0].count, 1);
     assert.deepEqual(out.returned_gpus, [GPUS[5].uuid], 'GPU 5 is listed again');
@@ -485,7 +677,10 @@ describe('GET /v1/gpus/{uuid}/events', () => {
 
   test('a GPU named only by an event is known', async () => {
     const uuid = 'GPU-deadbeef-0000-4000-8000-00000000c0de';
-    store(hostA.id, { at: iso(L.third + 1000), events: [{ kind: 'fell_off_bus', policy: 'isolate', gpu_uuid: uuid, message: 'GPU has fallen off the bus.' }] });
+    store(hostA.id, {
+      at: iso(L.third + 1000),
+      events: [{ kind: 'fell_off_bus', policy: 'isolate', gpu_uuid: uuid, message: 'GPU has fallen off the bus.' }],
+    });
     const page = await ok(`/v1/gpus/${uuid}/events`);
     assert.equal(page.items.length, 1);
     assert.equal(page.items[0].pci_bus_id, null);
@@ -613,15 +808,27 @@ describe('GET /v1/hosts/{id}/samples', () => {
   test('a late sample moves the watermark back; the next rollup recomputes, the same for the rest', async () => {
     const whole = await S(hostA, `${range(base, hourStart)}&step=5m`);
     const late = minute(10) + 30_000;
-    const out = store(hostB.id, { at: iso(late), gpus: [{ uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f', util_gpu: 50 }] });
+    const out = store(hostB.id, {
+      at: iso(late),
+      gpus: [{ uuid: 'GPU-0f9c6e0d-2b8a-4c1e-9d3f-5a6b7c8d9e0f', util_gpu: 50 }],
+    });
     assert.equal(out.newest, false);
-    assert.equal(psql(srv.database.url, "SELECT done_upto = timestamptz '" + iso(minute(10)) + "' FROM gpu_samples_rollup_state WHERE grain = '5m'"), 't');
+    assert.equal(
+      psql(
+        srv.database.url,
+        "SELECT done_upto = timestamptz '" + iso(minute(10)) + "' FROM gpu_samples_rollup_state WHERE grain = '5m'",
+      ),
+      't',
+    );
     const r = JSON.parse(psql(srv.database.url, `SELECT gpu_samples_rollup('${iso(hourStart)}')`));
     assert.equal(r['5m'].rows, 34 * 8 + 1);
     assert.equal(r['1h'].rows, 3 * 8 + 1);
     const b = await S(hostB, `${range(base, hourStart)}&step=5m`);
     assert.equal(b.series.length, 1);
-    assert.deepEqual(b.series[0].points.map((p) => [p.at, p.samples, p.util_gpu.max]), [[iso(minute(10)).replace('Z', '000Z'), 1, 50]]);
+    assert.deepEqual(
+      b.series[0].points.map((p) => [p.at, p.samples, p.util_gpu.max]),
+      [[iso(minute(10)).replace('Z', '000Z'), 1, 50]],
+    );
     assert.deepEqual(await S(hostA, `${range(base, hourStart)}&step=5m`), whole);
   });
 
@@ -642,9 +849,19 @@ describe('GET /v1/hosts/{id}/samples', () => {
     expectProblem(await get(`${p}?from=`), 400, 'invalid_parameter', 'from');
     expectProblem(await get(`${p}?step=10m`), 400, 'invalid_parameter', 'step');
     expectProblem(await get(`${p}?step=raw&step=5m`), 400, 'invalid_parameter', 'step');
-    const tooMany = expectProblem(await get(`${p}?${range(hourStart - 86_400_000, hourStart)}&step=raw`), 400, 'invalid_parameter', 'step');
+    const tooMany = expectProblem(
+      await get(`${p}?${range(hourStart - 86_400_000, hourStart)}&step=raw`),
+      400,
+      'invalid_parameter',
+      'step',
+    );
     assert.match(tooMany.detail, /8640 points/);
-    expectProblem(await get(`${p}?${range(hourStart - 3 * 86_400_000, hourStart)}&step=5m`), 400, 'invalid_parameter', 'step');
+    expectProblem(
+      await get(`${p}?${range(hourStart - 3 * 86_400_000, hourStart)}&step=5m`),
+      400,
+      'invalid_parameter',
+      'step',
+    );
     expectProblem(await get(`${p}?${range(hourStart - 31 * 86_400_000, hourStart)}`), 400, 'invalid_parameter', 'from');
     expectProblem(await get(`${p}?limit=10`), 400, 'unknown_parameter', 'limit');
     expectProblem(await get(`${p}?host_id=${hostA.id}`), 400, 'unknown_parameter', 'host_id');
@@ -653,10 +870,15 @@ describe('GET /v1/hosts/{id}/samples', () => {
 
 describe('retention (gpu_samples_prune)', () => {
   test('refuses retentions under an hour and bad batches', () => {
-    for (const args of ["'10 minutes', '1 day', '1 day'", "'1 day', '59 minutes', '1 day'", "'1 day', '1 day', NULL", "'1 day', '1 day', '1 day', 0"]) {
+    for (const args of [
+      "'10 minutes', '1 day', '1 day'",
+      "'1 day', '59 minutes', '1 day'",
+      "'1 day', '1 day', NULL",
+      "'1 day', '1 day', '1 day', 0",
+    ]) {
       const r = sql(`SELECT gpu_samples_prune(${args})`);
       assert.ok(!r.ok, args);
-      assert.match(r.err, /ERROR:  22023:/);
+      assert.match(r.err, /ERROR: {2}22023:/);
     }
   });
 
@@ -685,12 +907,25 @@ describe('retention (gpu_samples_prune)', () => {
     // The next hour's partition was made ahead.
     assert.deepEqual(parts(), [base + 2 * H, hourStart, hourStart + H].map(part));
     assert.equal(count(`SELECT count(*) FROM gpu_samples WHERE at < '${iso(base + 2 * H)}'`), 0);
-    assert.equal(count(`SELECT count(*) FROM gpu_samples WHERE at >= '${iso(base + 2 * H)}' AND at < '${iso(hourStart)}'`), 60 * 8, 'the third hour stays');
-    const raw = await ok(`/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(base + H))}&step=raw`);
+    assert.equal(
+      count(`SELECT count(*) FROM gpu_samples WHERE at >= '${iso(base + 2 * H)}' AND at < '${iso(hourStart)}'`),
+      60 * 8,
+      'the third hour stays',
+    );
+    const raw = await ok(
+      `/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(base + H))}&step=raw`,
+    );
     assert.deepEqual(raw.series, []);
-    const m5 = await ok(`/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(hourStart))}&step=5m`);
+    const m5 = await ok(
+      `/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(hourStart))}&step=5m`,
+    );
     assert.equal(m5.series[0].points.length, 36, 'the rollups hold what was dropped');
-    storeRefused(hostA.id, { at: iso(base + 5 * MIN), gpus: [{ uuid: GPUS[0].uuid }] }, '22023', /older than the retained samples/);
+    storeRefused(
+      hostA.id,
+      { at: iso(base + 5 * MIN), gpus: [{ uuid: GPUS[0].uuid }] },
+      '22023',
+      /older than the retained samples/,
+    );
     // Nothing more to drop: the next call changes nothing.
     const again = JSON.parse(psql(url, "SELECT gpu_samples_prune('1 hour', '30 days', '30 days', 400)"));
     assert.equal(again.raw_partitions, 0);
@@ -710,7 +945,9 @@ describe('retention (gpu_samples_prune)', () => {
     assert.ok(r['1h'] >= 2 * 8 + 1);
     assert.equal(count("SELECT count(*) FROM gpu_samples_1h WHERE bucket < now() - interval '1 hour'"), 0);
     assert.equal(count("SELECT count(*) FROM gpu_samples_5m WHERE bucket < now() - interval '1 hour'"), 0);
-    const h1 = await ok(`/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(base + 2 * 3_600_000))}&step=1h`);
+    const h1 = await ok(
+      `/v1/hosts/${hostA.id}/samples?from=${encodeURIComponent(iso(base))}&to=${encodeURIComponent(iso(base + 2 * 3_600_000))}&step=1h`,
+    );
     assert.deepEqual(h1.series, []);
   });
 

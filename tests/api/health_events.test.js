@@ -38,8 +38,24 @@ const GPU = [0, 1, 2, 3].map((i) => ({
   remapped_rows_pending: false,
   remapped_rows_failure: false,
 }));
-const XID13 = { kind: 'xid', code: 13, category: 'application', policy: 'record', pci_bus_id: GPU[1].pci_bus_id, raw: '[ 812.4] NVRM: Xid (PCI:0000:2a:00): 13, Graphics Exception', message: 'Xid 13: Graphics Engine Exception' };
-const XID79 = { kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: GPU[2].pci_bus_id, raw: '[ 4254.1] NVRM: Xid (PCI:0000:3a:00): 79, GPU has fallen off the bus.', message: 'Xid 79: GPU has fallen off the bus.' };
+const XID13 = {
+  kind: 'xid',
+  code: 13,
+  category: 'application',
+  policy: 'record',
+  pci_bus_id: GPU[1].pci_bus_id,
+  raw: '[ 812.4] NVRM: Xid (PCI:0000:2a:00): 13, Graphics Exception',
+  message: 'Xid 13: Graphics Engine Exception',
+};
+const XID79 = {
+  kind: 'xid',
+  code: 79,
+  category: 'hardware',
+  policy: 'isolate',
+  pci_bus_id: GPU[2].pci_bus_id,
+  raw: '[ 4254.1] NVRM: Xid (PCI:0000:3a:00): 79, GPU has fallen off the bus.',
+  message: 'Xid 79: GPU has fallen off the bus.',
+};
 
 let srv;
 let client;
@@ -55,7 +71,11 @@ let t0;
 let minute = 0;
 
 function sql(text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], { encoding: 'utf8', input: text, timeout: 60_000 });
+  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], {
+    encoding: 'utf8',
+    input: text,
+    timeout: 60_000,
+  });
   assert.equal(r.status, 0, `psql: ${r.stderr}`);
   return (r.stdout || '').trim();
 }
@@ -63,7 +83,11 @@ const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 /** One sample a minute after the previous one, in its own transaction. */
 function sample(gpus, events = [], hostId = host.id) {
   minute++;
-  return JSON.parse(sql(`SELECT monitor_store('${hostId}', ${lit({ at: new Date(t0 + minute * 60_000).toISOString(), gpus, events })}::jsonb)`));
+  return JSON.parse(
+    sql(
+      `SELECT monitor_store('${hostId}', ${lit({ at: new Date(t0 + minute * 60_000).toISOString(), gpus, events })}::jsonb)`,
+    ),
+  );
 }
 /** What db_mon_missed writes for a missed sample. */
 function missed(n, reason) {
@@ -81,7 +105,10 @@ async function next(n, what) {
 async function nothingMore(what) {
   // A host.updated event of the same host is the marker: events are delivered in id order,
   // so anything a previous transaction emitted would arrive before it.
-  const marker = await client.request('PATCH', `/v1/hosts/${host.id}`, { token: operator, body: { labels: { probe: String(seen) } } });
+  const marker = await client.request('PATCH', `/v1/hosts/${host.id}`, {
+    token: operator,
+    body: { labels: { probe: String(seen) } },
+  });
   expectStatus(marker, 200);
   await s.waitFor((evs) => evs.slice(seen).some((e) => e.event === 'host.updated'), 10_000, `marker after ${what}`);
   const extra = s.events.slice(seen).filter((e) => e.event !== 'host.updated');
@@ -95,18 +122,37 @@ async function nothingMore(what) {
 const health = (e) => [e.event, e.json.from, e.json.to];
 
 before(async () => {
-  srv = await startServer({ name: 'healthev', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'healthev',
+    env: {
+      GPUFLEET_WORKERS: '0',
+      GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8',
+      GPUFLEET_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+    },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
   viewer = srv.token('viewer');
   const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   pool = await fleet.createPool(client, admin, { gpu_model: 'h100_sxm', gpu_count: 4 });
-  const mk = (name) => fleet.createHost(client, operator, { name, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+  const mk = (name) =>
+    fleet.createHost(client, operator, {
+      name,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
   host = await mk(`gpu-h100-${process.pid}-a`);
   other = await mk(`gpu-h100-${process.pid}-b`);
   t0 = Date.now() - 60 * 60_000;
-  s = await openStream(srv.url, { token: viewer, query: `?host_id=${host.id}&types=gpu.event,host.health,host.updated`, validate: validateEvent });
+  s = await openStream(srv.url, {
+    token: viewer,
+    query: `?host_id=${host.id}&types=gpu.event,host.health,host.updated`,
+    validate: validateEvent,
+  });
   validateResponse('GET', `/v1/events?host_id=${host.id}`, { status: s.status, headers: s.headers, text: s.text });
   assert.equal(s.status, 200);
 });
@@ -160,7 +206,10 @@ describe('host.health and gpu.event', () => {
       },
     );
     assert.deepEqual(health(hh), ['host.health', 'ok', 'degraded']);
-    assert.equal(hh.json.reason, `1 event in the last hour, the latest Xid 13 on ${GPU[1].uuid}: Xid 13: Graphics Engine Exception`);
+    assert.equal(
+      hh.json.reason,
+      `1 event in the last hour, the latest Xid 13 on ${GPU[1].uuid}: Xid 13: Graphics Engine Exception`,
+    );
     assert.ok(g.id < hh.id, 'the event before the health it caused');
     sample(GPU, [XID13]);
     sample(GPU, [XID13, XID13]);
@@ -177,7 +226,10 @@ describe('host.health and gpu.event', () => {
     assert.equal(g.json.gpu_index, 2);
     assert.equal(g.json.gpu_uuid, GPU[2].uuid);
     assert.deepEqual(health(hh), ['host.health', 'degraded', 'critical']);
-    assert.equal(hh.json.reason, `1 open isolating event, the latest Xid 79 on ${GPU[2].uuid}: Xid 79: GPU has fallen off the bus.`);
+    assert.equal(
+      hh.json.reason,
+      `1 open isolating event, the latest Xid 79 on ${GPU[2].uuid}: Xid 79: GPU has fallen off the bus.`,
+    );
     sample(GPU, [XID79]);
     await nothingMore('Xid 79 again');
     const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}/health`, { token: viewer }), 200);
@@ -194,7 +246,10 @@ describe('host.health and gpu.event', () => {
     assert.equal(g.json.gpu_event_id, out.events[0].id);
     assert.equal(out.events[0].new, true);
     assert.deepEqual(health(h2), ['host.health', 'ok', 'critical']);
-    assert.equal(psql(srv.database.url, `SELECT count(*) FROM gpu_events WHERE host_id = '${host.id}' AND code = 79`), '2');
+    assert.equal(
+      psql(srv.database.url, `SELECT count(*) FROM gpu_events WHERE host_id = '${host.id}' AND code = 79`),
+      '2',
+    );
     sql(`SELECT monitor_close_events('${host.id}')`);
     assert.deepEqual(health((await next(1, 'closed again'))[0]), ['host.health', 'critical', 'ok']);
   });
@@ -208,11 +263,14 @@ describe('host.health and gpu.event', () => {
     assert.deepEqual(health((await next(1, 'GPU back'))[0]), ['host.health', 'critical', 'ok']);
   });
 
-  test('missed samples: degraded with the monitor\'s reason, unreachable at unreachable_after, ok when samples resume', async () => {
+  test("missed samples: degraded with the monitor's reason, unreachable at unreachable_after, ok when samples resume", async () => {
     missed(1, 'ssh: connect to 127.0.0.1:2222: Connection refused');
     const [a] = await next(1, 'one missed');
     assert.deepEqual(health(a), ['host.health', 'ok', 'degraded']);
-    assert.equal(a.json.reason, '1 sample missed (unreachable after 3): ssh: connect to 127.0.0.1:2222: Connection refused');
+    assert.equal(
+      a.json.reason,
+      '1 sample missed (unreachable after 3): ssh: connect to 127.0.0.1:2222: Connection refused',
+    );
     assert.equal(a.json.missed, 1);
     missed(2, 'ssh: connect to 127.0.0.1:2222: Connection refused');
     await nothingMore('a second miss');
@@ -233,7 +291,10 @@ describe('host.health and gpu.event', () => {
     const doc = { at: new Date(t0 + ++minute * 60_000).toISOString(), gpus: GPU, events: [XID79] };
     sql(`BEGIN; SELECT monitor_store('${host.id}', ${lit(doc)}::jsonb); ROLLBACK;`);
     await nothingMore('a rolled-back sample');
-    assert.equal(psql(srv.database.url, `SELECT count(*) FROM gpu_events WHERE host_id = '${host.id}' AND closed_at IS NULL`), '0');
+    assert.equal(
+      psql(srv.database.url, `SELECT count(*) FROM gpu_events WHERE host_id = '${host.id}' AND closed_at IS NULL`),
+      '0',
+    );
   });
 
   test('host text is bounded and stays literal; a host without a sample has no health event', async () => {
@@ -249,7 +310,10 @@ describe('host.health and gpu.event', () => {
       await o.waitFor((evs) => evs.some((e) => e.event === 'host.state'), 10_000, 'host.state of the other host');
       await client.request('PATCH', `/v1/hosts/${other.id}`, { token: operator, body: { labels: { probe: 'x' } } });
       await o.waitFor((evs) => evs.some((e) => e.event === 'host.updated'), 10_000, 'marker');
-      assert.deepEqual(o.events.filter((e) => e.event === 'host.health'), []);
+      assert.deepEqual(
+        o.events.filter((e) => e.event === 'host.health'),
+        [],
+      );
     } finally {
       o.close();
     }
@@ -259,8 +323,13 @@ describe('host.health and gpu.event', () => {
 
 describe('the hour of a record event', () => {
   test('record events last seen over an hour ago: degraded → ok at the next sample, saying so', async () => {
-    assert.equal(expectStatus(await client.request('GET', `/v1/hosts/${host.id}/health`, { token: viewer }), 200).monitor.state, 'degraded');
-    sql(`UPDATE gpu_events SET first_seen = first_seen - interval '2 hours', last_seen = last_seen - interval '2 hours' WHERE host_id = '${host.id}' AND closed_at IS NULL`);
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/hosts/${host.id}/health`, { token: viewer }), 200).monitor.state,
+      'degraded',
+    );
+    sql(
+      `UPDATE gpu_events SET first_seen = first_seen - interval '2 hours', last_seen = last_seen - interval '2 hours' WHERE host_id = '${host.id}' AND closed_at IS NULL`,
+    );
     await nothingMore('events aged (no sample, no evaluation)');
     sample(GPU);
     const [e] = await next(1, 'aged out');
@@ -276,7 +345,10 @@ describe('type filters', () => {
       assert.equal(f.status, 200);
       sample(GPU, [{ ...XID13, code: 43, message: 'Xid 43: Reset Channel Verif Error' }]);
       await f.waitFor((evs) => evs.length >= 1, 10_000, 'gpu.event');
-      assert.deepEqual(f.events.map((e) => [e.event, e.json.code]), [['gpu.event', 43]]);
+      assert.deepEqual(
+        f.events.map((e) => [e.event, e.json.code]),
+        [['gpu.event', 43]],
+      );
     } finally {
       f.close();
     }
@@ -291,10 +363,21 @@ describe('type filters', () => {
   });
 
   test('webhooks accept gpu.event and host.health; an unknown type is a 400 naming event_types', async () => {
-    const res = await client.request('POST', '/v1/webhooks', { token: admin, body: { url: 'http://127.0.0.1:9/hooks/health', event_types: ['gpu.event', 'host.health'] } });
+    const res = await client.request('POST', '/v1/webhooks', {
+      token: admin,
+      body: { url: 'http://127.0.0.1:9/hooks/health', event_types: ['gpu.event', 'host.health'] },
+    });
     const w = expectStatus(res, 201);
     assert.deepEqual(w.event_types, ['gpu.event', 'host.health']);
     expectStatus(await client.request('DELETE', `/v1/webhooks/${w.id}`, { token: admin }), 204);
-    expectProblem(await client.request('POST', '/v1/webhooks', { token: admin, body: { url: 'http://127.0.0.1:9/hooks/health', event_types: ['gpu.events'] } }), 400, 'invalid_field', 'event_types');
+    expectProblem(
+      await client.request('POST', '/v1/webhooks', {
+        token: admin,
+        body: { url: 'http://127.0.0.1:9/hooks/health', event_types: ['gpu.events'] },
+      }),
+      400,
+      'invalid_field',
+      'event_types',
+    );
   });
 });

@@ -131,7 +131,12 @@ describe('registration', () => {
     assert.equal(got.id, created.id);
     assert.equal(got.state_history.length, 1);
     assert.deepEqual(
-      { from: got.state_history[0].from, to: got.state_history[0].to, job_id: got.state_history[0].job_id, actor: got.state_history[0].actor },
+      {
+        from: got.state_history[0].from,
+        to: got.state_history[0].to,
+        job_id: got.state_history[0].job_id,
+        actor: got.state_history[0].actor,
+      },
       { from: null, to: 'registered', job_id: null, actor: 'test-operator' },
     );
   });
@@ -139,7 +144,11 @@ describe('registration', () => {
   test('the 201 answer already shows the registration in state_history', async () => {
     const { res, host } = await register();
     expectStatus(res, 201);
-    assert.equal(host.state_history.length, 1, `201 body has state_history ${JSON.stringify(host.state_history)}; GET shows the "registered" entry`);
+    assert.equal(
+      host.state_history.length,
+      1,
+      `201 body has state_history ${JSON.stringify(host.state_history)}; GET shows the "registered" entry`,
+    );
   });
 
   test('port defaults to 22, labels to {}, host_key_sha256 to null', async () => {
@@ -152,11 +161,20 @@ describe('registration', () => {
   });
 
   test('a duplicate name answers 409 already_exists', async () => {
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ name: created.name }) }), 409, 'already_exists', 'name');
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ name: created.name }) }),
+      409,
+      'already_exists',
+      'name',
+    );
   });
 
   test('viewer may not register; no token is 401', async () => {
-    expectProblem(await client.request('POST', '/v1/hosts', { token: viewer, body: hostBody() }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: viewer, body: hostBody() }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(await client.request('POST', '/v1/hosts', { body: hostBody() }), 401, 'missing_token');
     expectStatus(await client.request('POST', '/v1/hosts', { token: admin, body: hostBody() }), 201);
   });
@@ -167,25 +185,64 @@ describe('registration', () => {
       delete body[f];
       expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body }), 400, 'missing_field', f);
     }
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ colour: 'red' }) }), 400, 'unknown_field', 'colour');
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ colour: 'red' }) }),
+      400,
+      'unknown_field',
+      'colour',
+    );
   });
 
   test('name and user: strict patterns refuse injection payloads', async () => {
     for (const bad of ['Host', '-a', '.a', 'a'.repeat(64), '', 'a/b', ...INJECTIONS.map((p) => `h${p}`)]) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ name: bad }) }), 400, 'invalid_field', 'name');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ name: bad }) }),
+        400,
+        'invalid_field',
+        'name',
+      );
     }
     for (const bad of ['Root', '1abc', '-u', 'a'.repeat(33), '', 'u.x', ...INJECTIONS.map((p) => `u${p}`)]) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ user: bad }) }), 400, 'invalid_field', 'user');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ user: bad }) }),
+        400,
+        'invalid_field',
+        'user',
+      );
     }
     for (const bad of [5, null, true, ['a']]) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ user: bad }) }), 400, 'invalid_field', 'user');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ user: bad }) }),
+        400,
+        'invalid_field',
+        'user',
+      );
     }
     // the limits themselves are accepted
-    expectStatus(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ name: `${'a'.repeat(40)}-${process.pid}.x_y`.slice(0, 63), user: `_${'a'.repeat(31)}` }) }), 201);
+    expectStatus(
+      await client.request('POST', '/v1/hosts', {
+        token: operator,
+        body: hostBody({ name: `${'a'.repeat(40)}-${process.pid}.x_y`.slice(0, 63), user: `_${'a'.repeat(31)}` }),
+      }),
+      201,
+    );
   });
 
   test('address: a literal IP only (no names, CIDRs, ports or payloads)', async () => {
-    for (const bad of ['localhost', 'example.com', '127.0.0.1/32', '127.0.0.1:22', '127.1', '1.2.3', '[::1]', ' 127.0.0.1', '127.0.0.1\n', '127.0.0.1;id', '$(id)', '']) {
+    for (const bad of [
+      'localhost',
+      'example.com',
+      '127.0.0.1/32',
+      '127.0.0.1:22',
+      '127.1',
+      '1.2.3',
+      '[::1]',
+      ' 127.0.0.1',
+      '127.0.0.1\n',
+      '127.0.0.1;id',
+      '$(id)',
+      '',
+    ]) {
       const res = await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ address: bad }) });
       expectProblem(res, 400, ['invalid_field', 'address_not_allowed'], 'address');
     }
@@ -193,7 +250,12 @@ describe('registration', () => {
 
   test('port: an integer 1..65535', async () => {
     for (const bad of [0, 65536, -1, 22.5, '22', null]) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ port: bad }) }), 400, 'invalid_field', 'port');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ port: bad }) }),
+        400,
+        'invalid_field',
+        'port',
+      );
     }
   });
 
@@ -208,7 +270,12 @@ describe('registration', () => {
       `SHA256:${'$'.repeat(43)}`,
       FP.replace('B', '\n'),
     ]) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ host_key_sha256: bad }) }), 400, 'invalid_field', 'host_key_sha256');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ host_key_sha256: bad }) }),
+        400,
+        'invalid_field',
+        'host_key_sha256',
+      );
     }
   });
 
@@ -232,18 +299,41 @@ describe('registration', () => {
       const p = expectProblem(res, 400, 'invalid_field');
       assert.match(p.field, /^labels/, `field ${p.field}`);
     }
-    const weird = { note: "'; rm -rf / $(id) `id` \"q\"", empty: '', ['a'.repeat(63)]: 'x'.repeat(128) };
-    const h = expectStatus(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ labels: weird }) }), 201);
+    const weird = { note: '\'; rm -rf / $(id) `id` "q"', empty: '', ['a'.repeat(63)]: 'x'.repeat(128) };
+    const h = expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ labels: weird }) }),
+      201,
+    );
     assert.deepEqual(h.labels, weird);
     const full = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`k${i}`, 'v']));
     expectStatus(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ labels: full }) }), 201);
   });
 
   test('an unknown or malformed credential or pool answers 400 invalid_field (credential_id)', async () => {
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ credential_id: NIL }) }), 400, 'invalid_field', 'credential_id');
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ pool_id: NIL }) }), 400, 'invalid_field', 'credential_id');
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ credential_id: 'x' }) }), 400, 'invalid_field', 'credential_id');
-    expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ pool_id: `${NIL}'` }) }), 400, 'invalid_field', 'pool_id');
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ credential_id: NIL }) }),
+      400,
+      'invalid_field',
+      'credential_id',
+    );
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ pool_id: NIL }) }),
+      400,
+      'invalid_field',
+      'credential_id',
+    );
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ credential_id: 'x' }) }),
+      400,
+      'invalid_field',
+      'credential_id',
+    );
+    expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ pool_id: `${NIL}'` }) }),
+      400,
+      'invalid_field',
+      'pool_id',
+    );
   });
 
   test('the create is in the audit trail as host.create', async () => {
@@ -281,7 +371,10 @@ describe('address policy', () => {
     }
     // the open server does accept an ordinary address
     expectStatus(await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address: '10.1.2.3' }) }), 201);
-    const v6 = expectStatus(await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address: '2001:DB8:0:0:0:0:0:10' }) }), 201);
+    const v6 = expectStatus(
+      await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address: '2001:DB8:0:0:0:0:0:10' }) }),
+      201,
+    );
     assert.equal(v6.address, '2001:db8::10', 'stored in canonical form');
   });
 
@@ -296,16 +389,29 @@ describe('address policy', () => {
 
   test('addresses outside GPUFLEET_SSH_ALLOW_CIDRS are refused', async () => {
     for (const address of ['10.0.0.5', '192.168.1.10', '8.8.8.8', '2001:db8::1', '128.0.0.1']) {
-      expectProblem(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ address }) }), 400, 'address_not_allowed', 'address');
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ address }) }),
+        400,
+        'address_not_allowed',
+        'address',
+      );
     }
-    expectStatus(await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ address: '127.255.0.9' }) }), 201);
+    expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ address: '127.255.0.9' }) }),
+      201,
+    );
   });
 
   test('without GPUFLEET_SSH_ALLOW_CIDRS no address is allowed', async () => {
     const c = api(closed);
     const tok = closed.token('operator');
     for (const address of ['127.0.0.1', '10.0.0.1', '::1']) {
-      expectProblem(await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address }) }), 400, 'address_not_allowed', 'address');
+      expectProblem(
+        await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address }) }),
+        400,
+        'address_not_allowed',
+        'address',
+      );
     }
   });
 });
@@ -329,8 +435,15 @@ describe('list, filters, pagination', () => {
     const ids = all.map((h) => h.id);
     assert.equal(new Set(ids).size, ids.length, 'a host appeared twice');
     const pos = mine.map((h) => ids.indexOf(h.id));
-    assert.ok(pos.every((p) => p >= 0), 'a host is missing');
-    assert.deepEqual([...pos].sort((a, b) => a - b), pos, 'not in registration order');
+    assert.ok(
+      pos.every((p) => p >= 0),
+      'a host is missing',
+    );
+    assert.deepEqual(
+      [...pos].sort((a, b) => a - b),
+      pos,
+      'not in registration order',
+    );
     const one = expectStatus(await client.request('GET', '/v1/hosts?limit=500', { token: viewer }), 200);
     assert.equal(one.items.length, all.length);
     assert.equal(one.next_cursor, null);
@@ -338,19 +451,34 @@ describe('list, filters, pagination', () => {
 
   test('label=KEY=VALUE', async () => {
     const got = await walk(`/v1/hosts?label=batch%3Db${process.pid}`);
-    assert.deepEqual(got.map((h) => h.id), mine.map((h) => h.id));
+    assert.deepEqual(
+      got.map((h) => h.id),
+      mine.map((h) => h.id),
+    );
     const odd = await walk(`/v1/hosts?label=rack%3Dr-odd&pool_id=${poolB.id}`);
-    assert.deepEqual(odd.map((h) => h.id), [mine[3].id]);
+    assert.deepEqual(
+      odd.map((h) => h.id),
+      [mine[3].id],
+    );
     assert.equal((await walk('/v1/hosts?label=rack%3Dnope')).length, 0);
   });
 
-  test('pool_id and gpu_model (the pool\'s model)', async () => {
+  test("pool_id and gpu_model (the pool's model)", async () => {
     const b = await walk(`/v1/hosts?pool_id=${poolB.id}`);
-    assert.deepEqual(b.map((h) => h.id), [mine[3].id, mine[4].id]);
+    assert.deepEqual(
+      b.map((h) => h.id),
+      [mine[3].id, mine[4].id],
+    );
     const l4 = await walk('/v1/hosts?gpu_model=l4');
-    assert.deepEqual(l4.map((h) => h.id), [mine[3].id, mine[4].id]);
+    assert.deepEqual(
+      l4.map((h) => h.id),
+      [mine[3].id, mine[4].id],
+    );
     const h100 = await walk(`/v1/hosts?gpu_model=h100_sxm&label=batch%3Db${process.pid}`);
-    assert.deepEqual(h100.map((h) => h.id), mine.slice(0, 3).map((h) => h.id));
+    assert.deepEqual(
+      h100.map((h) => h.id),
+      mine.slice(0, 3).map((h) => h.id),
+    );
     assert.equal((await walk('/v1/hosts?gpu_model=rtx_4090')).length, 0);
   });
 
@@ -361,7 +489,10 @@ describe('list, filters, pagination', () => {
     assert.equal((await walk(`/v1/hosts?stale=true&label=batch%3Db${process.pid}`)).length, 5, 'never seen is stale');
     assert.equal((await walk(`/v1/hosts?stale=false&label=batch%3Db${process.pid}`)).length, 0);
     psql(srv.database.url, `UPDATE hosts SET last_seen = now() WHERE id = '${mine[0].id}'`);
-    assert.deepEqual((await walk(`/v1/hosts?stale=false&label=batch%3Db${process.pid}`)).map((h) => h.id), [mine[0].id]);
+    assert.deepEqual(
+      (await walk(`/v1/hosts?stale=false&label=batch%3Db${process.pid}`)).map((h) => h.id),
+      [mine[0].id],
+    );
     psql(srv.database.url, `UPDATE hosts SET last_seen = now() - interval '11 minutes' WHERE id = '${mine[0].id}'`);
     assert.equal((await walk(`/v1/hosts?stale=false&label=batch%3Db${process.pid}`)).length, 0);
   });
@@ -379,7 +510,12 @@ describe('list, filters, pagination', () => {
     ]) {
       expectProblem(await client.request('GET', `/v1/hosts?${q}`, { token: viewer }), 400, 'invalid_parameter', field);
     }
-    expectProblem(await client.request('GET', '/v1/hosts?colour=red', { token: viewer }), 400, 'unknown_parameter', 'colour');
+    expectProblem(
+      await client.request('GET', '/v1/hosts?colour=red', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'colour',
+    );
     expectProblem(await client.request('GET', '/v1/hosts?cursor=bogus', { token: viewer }), 400, 'invalid_cursor');
   });
 
@@ -392,7 +528,10 @@ describe('list, filters, pagination', () => {
     const res = await client.request('GET', `/v1/hosts/${mine[1].id}`, { token: viewer });
     const etag = res.headers.get('etag');
     assert.ok(etag);
-    const again = await client.request('GET', `/v1/hosts/${mine[1].id}`, { token: viewer, headers: { 'If-None-Match': etag } });
+    const again = await client.request('GET', `/v1/hosts/${mine[1].id}`, {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     assert.equal(again.status, 304);
   });
 });
@@ -408,7 +547,10 @@ describe('PATCH and DELETE', () => {
     const p = expectStatus(res, 200);
     assert.deepEqual(p.labels, { c: '3' });
     assert.equal(p.pool_id, poolA.id);
-    const q = expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: poolB.id } }), 200);
+    const q = expectStatus(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: poolB.id } }),
+      200,
+    );
     assert.equal(q.pool_id, poolB.id);
     assert.deepEqual(q.labels, { c: '3' }, 'labels left out are kept');
     const r = expectStatus(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: {} }), 200);
@@ -420,14 +562,49 @@ describe('PATCH and DELETE', () => {
   });
 
   test('PATCH refusals', async () => {
-    expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: NIL } }), 400, 'invalid_field', 'pool_id');
-    expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: 'x' } }), 400, 'invalid_field', 'pool_id');
-    expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { address: '127.0.0.2' } }), 400, 'unknown_field', 'address');
-    const p = expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { 'a;b': 'x' } } }), 400, 'invalid_field');
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: NIL } }),
+      400,
+      'invalid_field',
+      'pool_id',
+    );
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { pool_id: 'x' } }),
+      400,
+      'invalid_field',
+      'pool_id',
+    );
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { address: '127.0.0.2' } }),
+      400,
+      'unknown_field',
+      'address',
+    );
+    const p = expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { 'a;b': 'x' } } }),
+      400,
+      'invalid_field',
+    );
     assert.match(p.field, /^labels/);
-    expectProblem(await client.request('PATCH', `/v1/hosts/${NIL}`, { token: operator, body: { labels: {} } }), 404, 'not_found');
-    expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: viewer, body: { labels: {} } }), 403, 'insufficient_role');
-    expectProblem(await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, rawBody: '{"labels":{}}', contentType: 'text/plain' }), 415, 'unsupported_media_type');
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${NIL}`, { token: operator, body: { labels: {} } }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, { token: viewer, body: { labels: {} } }),
+      403,
+      'insufficient_role',
+    );
+    expectProblem(
+      await client.request('PATCH', `/v1/hosts/${h.id}`, {
+        token: operator,
+        rawBody: '{"labels":{}}',
+        contentType: 'text/plain',
+      }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   test('DELETE is admin only: 403 for operator, 204 for admin, then 404', async () => {
@@ -441,7 +618,11 @@ describe('PATCH and DELETE', () => {
   });
 
   test('a credential or pool in use by a host cannot be deleted', async () => {
-    expectProblem(await client.request('DELETE', `/v1/credentials/${cred.id}`, { token: admin }), 409, 'credential_in_use');
+    expectProblem(
+      await client.request('DELETE', `/v1/credentials/${cred.id}`, { token: admin }),
+      409,
+      'credential_in_use',
+    );
     expectProblem(await client.request('DELETE', `/v1/pools/${poolA.id}`, { token: admin }), 409, 'pool_in_use');
   });
 });
@@ -455,7 +636,10 @@ describe('provision and jobs (no worker)', () => {
   });
 
   test('POST /v1/hosts/{id}/provision answers 202 with the queued job and its Location', async () => {
-    jobRes = await client.request('POST', `/v1/hosts/${h.id}/provision`, { token: operator, body: { stack_id: stack.id } });
+    jobRes = await client.request('POST', `/v1/hosts/${h.id}/provision`, {
+      token: operator,
+      body: { stack_id: stack.id },
+    });
     job = expectStatus(jobRes, 202);
     assert.equal(jobRes.headers.get('location'), `/v1/jobs/${job.id}`);
     assert.equal(job.kind, 'provision');
@@ -480,17 +664,35 @@ describe('provision and jobs (no worker)', () => {
   });
 
   test('a second provision while one is queued answers 409 host_busy', async () => {
-    expectProblem(await client.request('POST', `/v1/hosts/${h.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_busy');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${h.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      409,
+      'host_busy',
+    );
   });
 
   test('GET /v1/jobs lists it (without steps) and filters', async () => {
     const byHost = expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}`, { token: viewer }), 200);
-    assert.deepEqual(byHost.items.map((j) => j.id), [job.id]);
+    assert.deepEqual(
+      byHost.items.map((j) => j.id),
+      [job.id],
+    );
     assert.equal(byHost.items[0].steps, undefined);
-    const q = expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}&state=queued&kind=provision`, { token: viewer }), 200);
+    const q = expectStatus(
+      await client.request('GET', `/v1/jobs?host_id=${h.id}&state=queued&kind=provision`, { token: viewer }),
+      200,
+    );
     assert.equal(q.items.length, 1);
-    assert.equal(expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}&state=running`, { token: viewer }), 200).items.length, 0);
-    assert.equal(expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}&kind=gate`, { token: viewer }), 200).items.length, 0);
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}&state=running`, { token: viewer }), 200).items
+        .length,
+      0,
+    );
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/jobs?host_id=${h.id}&kind=gate`, { token: viewer }), 200).items
+        .length,
+      0,
+    );
     for (const [qs, field] of [
       ['state=done', 'state'],
       ['kind=reboot', 'kind'],
@@ -504,7 +706,11 @@ describe('provision and jobs (no worker)', () => {
   });
 
   test('cancel of a queued job: 202, cancelled at once; again: 409 job_finished', async () => {
-    expectProblem(await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: viewer }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: viewer }),
+      403,
+      'insufficient_role',
+    );
     const res = await client.request('POST', `/v1/jobs/${job.id}/cancel`, { token: operator });
     const c = expectStatus(res, 202);
     assert.equal(c.id, job.id);
@@ -519,7 +725,10 @@ describe('provision and jobs (no worker)', () => {
   });
 
   test('after the cancel the host can be provisioned again', async () => {
-    const j2 = expectStatus(await client.request('POST', `/v1/hosts/${h.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 202);
+    const j2 = expectStatus(
+      await client.request('POST', `/v1/hosts/${h.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      202,
+    );
     assert.notEqual(j2.id, job.id);
     expectStatus(await client.request('POST', `/v1/jobs/${j2.id}/cancel`, { token: operator }), 202);
   });
@@ -534,9 +743,17 @@ describe('provision and jobs (no worker)', () => {
   test('Idempotency-Key: a replay returns the same job and queues nothing else', async () => {
     const { host } = await register();
     const k = `prov-${fleet.uniq()}`;
-    const first = await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id }, headers: { 'Idempotency-Key': k } });
+    const first = await client.request('POST', `/v1/hosts/${host.id}/provision`, {
+      token: operator,
+      body: { stack_id: stack.id },
+      headers: { 'Idempotency-Key': k },
+    });
     const j = expectStatus(first, 202);
-    const second = await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id }, headers: { 'Idempotency-Key': k } });
+    const second = await client.request('POST', `/v1/hosts/${host.id}/provision`, {
+      token: operator,
+      body: { stack_id: stack.id },
+      headers: { 'Idempotency-Key': k },
+    });
     const j2 = expectStatus(second, 202);
     assert.equal(j2.id, j.id);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
@@ -545,7 +762,11 @@ describe('provision and jobs (no worker)', () => {
     assert.equal(list.items.length, 1);
     const other = await fleet.createStack(client, operator);
     expectProblem(
-      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: other.id }, headers: { 'Idempotency-Key': k } }),
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, {
+        token: operator,
+        body: { stack_id: other.id },
+        headers: { 'Idempotency-Key': k },
+      }),
       422,
       'idempotency_key_reused',
     );
@@ -554,29 +775,83 @@ describe('provision and jobs (no worker)', () => {
 
   test('provision refusals: unknown stack, bad body, unknown host, viewer', async () => {
     const { host } = await register();
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: NIL } }), 400, 'invalid_field', 'stack_id');
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: "x'; id" } }), 400, 'invalid_field', 'stack_id');
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: {} }), 400, 'missing_field', 'stack_id');
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id, force: true } }), 400, 'unknown_field', 'force');
-    expectProblem(await client.request('POST', `/v1/hosts/${NIL}/provision`, { token: operator, body: { stack_id: stack.id } }), 404, 'not_found');
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: viewer, body: { stack_id: stack.id } }), 403, 'insufficient_role');
-    assert.equal(expectStatus(await client.request('GET', `/v1/jobs?host_id=${host.id}`, { token: viewer }), 200).items.length, 0);
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: NIL } }),
+      400,
+      'invalid_field',
+      'stack_id',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: "x'; id" } }),
+      400,
+      'invalid_field',
+      'stack_id',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: {} }),
+      400,
+      'missing_field',
+      'stack_id',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, {
+        token: operator,
+        body: { stack_id: stack.id, force: true },
+      }),
+      400,
+      'unknown_field',
+      'force',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${NIL}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: viewer, body: { stack_id: stack.id } }),
+      403,
+      'insufficient_role',
+    );
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/jobs?host_id=${host.id}`, { token: viewer }), 200).items.length,
+      0,
+    );
   });
 
   test('a quarantined host answers 409 host_quarantined', async () => {
     const { host } = await register();
-    psql(srv.database.url, `SELECT host_transition('${host.id}', 'key_mismatch', NULL, 'test', NULL, 'worker:test', NULL)`);
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_quarantined');
-    assert.equal(expectStatus(await client.request('GET', `/v1/jobs?host_id=${host.id}`, { token: viewer }), 200).items.length, 0);
+    psql(
+      srv.database.url,
+      `SELECT host_transition('${host.id}', 'key_mismatch', NULL, 'test', NULL, 'worker:test', NULL)`,
+    );
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      409,
+      'host_quarantined',
+    );
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/jobs?host_id=${host.id}`, { token: viewer }), 200).items.length,
+      0,
+    );
   });
 
   test('a running job: cancel sets cancel_requested; DELETE of its host is 409 host_busy', async () => {
     const { host } = await register();
-    const j = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 202);
+    const j = expectStatus(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      202,
+    );
     // no worker runs here: pretend one claimed it
-    psql(srv.database.url, `UPDATE jobs SET state = 'running', attempt = 1, started_at = now(), lease_owner = 'test', lease_expires_at = now() + interval '1 hour' WHERE id = '${j.id}'`);
+    psql(
+      srv.database.url,
+      `UPDATE jobs SET state = 'running', attempt = 1, started_at = now(), lease_owner = 'test', lease_expires_at = now() + interval '1 hour' WHERE id = '${j.id}'`,
+    );
     expectProblem(await client.request('DELETE', `/v1/hosts/${host.id}`, { token: admin }), 409, 'host_busy');
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_busy');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      409,
+      'host_busy',
+    );
     const c = expectStatus(await client.request('POST', `/v1/jobs/${j.id}/cancel`, { token: operator }), 202);
     assert.equal(c.state, 'running');
     assert.equal(c.cancel_requested, true);
@@ -589,7 +864,10 @@ describe('provision and jobs (no worker)', () => {
 
 describe('the host state machine and quarantine (no worker: events applied as a worker would)', () => {
   const ev = (id, event, hint = null) =>
-    psql(srv.database.url, `SELECT host_transition('${id}', '${event}', ${hint ? `'${hint}'` : 'NULL'}, 'test: ${event}', NULL, 'worker:test', NULL)`);
+    psql(
+      srv.database.url,
+      `SELECT host_transition('${id}', '${event}', ${hint ? `'${hint}'` : 'NULL'}, 'test: ${event}', NULL, 'worker:test', NULL)`,
+    );
 
   test('a quarantined host refuses drain, resume, provision and gate (409 host_quarantined)', async () => {
     const { host } = await register();
@@ -603,7 +881,11 @@ describe('the host state machine and quarantine (no worker: events applied as a 
       ['gate', undefined],
       ['provision', { stack_id: stack.id }],
     ]) {
-      expectProblem(await client.request('POST', `/v1/hosts/${host.id}/${path}`, { token: operator, body }), 409, 'host_quarantined');
+      expectProblem(
+        await client.request('POST', `/v1/hosts/${host.id}/${path}`, { token: operator, body }),
+        409,
+        'host_quarantined',
+      );
     }
     // stopped while quarantined: still held
     ev(host.id, 'stop_started');
@@ -611,11 +893,22 @@ describe('the host state machine and quarantine (no worker: events applied as a 
     const stopped = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
     assert.equal(stopped.state, 'stopped');
     assert.ok(stopped.quarantine);
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }), 409, 'host_quarantined');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/provision`, { token: operator, body: { stack_id: stack.id } }),
+      409,
+      'host_quarantined',
+    );
     // a stopped host is neither drained nor gated (it would be billed again)
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/drain`, { token: operator }), 409, 'host_quarantined');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/drain`, { token: operator }),
+      409,
+      'host_quarantined',
+    );
     const rel = expectStatus(
-      await client.request('POST', `/v1/hosts/${host.id}/release`, { token: admin, body: { reason: 'checked', repin: true } }),
+      await client.request('POST', `/v1/hosts/${host.id}/release`, {
+        token: admin,
+        body: { reason: 'checked', repin: true },
+      }),
       200,
     );
     assert.equal(rel.state, 'stopped');
@@ -627,9 +920,21 @@ describe('the host state machine and quarantine (no worker: events applied as a 
   test('release: 404, 403, 400 for each malformed body, 409 host_not_quarantined, then 200 audited', async () => {
     const { host } = await register();
     const url = `/v1/hosts/${host.id}/release`;
-    expectProblem(await client.request('POST', `/v1/hosts/${NIL}/release`, { token: admin, body: { reason: 'x', repin: true } }), 404, 'not_found');
-    expectProblem(await client.request('POST', url, { token: operator, body: { reason: 'x', repin: true } }), 403, 'insufficient_role');
-    expectProblem(await client.request('POST', url, { token: admin, body: { reason: 'x', repin: true } }), 409, 'host_not_quarantined');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${NIL}/release`, { token: admin, body: { reason: 'x', repin: true } }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await client.request('POST', url, { token: operator, body: { reason: 'x', repin: true } }),
+      403,
+      'insufficient_role',
+    );
+    expectProblem(
+      await client.request('POST', url, { token: admin, body: { reason: 'x', repin: true } }),
+      409,
+      'host_not_quarantined',
+    );
     ev(host.id, 'key_mismatch');
     for (const body of [
       {},
@@ -645,11 +950,20 @@ describe('the host state machine and quarantine (no worker: events applied as a 
       { reason: 'x'.repeat(501), repin: true },
       { reason: 'x', repin: true, extra: 1 },
     ]) {
-      expectProblem(await client.request('POST', url, { token: admin, body }), 400, ['invalid_field', 'missing_field', 'unknown_field', 'string_too_long', 'invalid_type']);
+      expectProblem(await client.request('POST', url, { token: admin, body }), 400, [
+        'invalid_field',
+        'missing_field',
+        'unknown_field',
+        'string_too_long',
+        'invalid_type',
+      ]);
     }
     const before = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
     assert.equal(before.state, 'quarantined', 'a refused release changes nothing');
-    const rel = expectStatus(await client.request('POST', url, { token: admin, body: { reason: 'reinstalled', host_key_sha256: FP } }), 200);
+    const rel = expectStatus(
+      await client.request('POST', url, { token: admin, body: { reason: 'reinstalled', host_key_sha256: FP } }),
+      200,
+    );
     assert.equal(rel.state, 'registered', 'never provisioned: back to registered');
     assert.equal(rel.host_key_sha256, FP);
     assert.equal(rel.quarantine, null);
@@ -657,7 +971,11 @@ describe('the host state machine and quarantine (no worker: events applied as a 
     const audit = await auditOf('host.release', host.id);
     assert.equal(audit.length, 1);
     assert.equal(audit[0].reason, 'reinstalled');
-    expectProblem(await client.request('POST', url, { token: admin, body: { reason: 'again', repin: true } }), 409, 'host_not_quarantined');
+    expectProblem(
+      await client.request('POST', url, { token: admin, body: { reason: 'again', repin: true } }),
+      409,
+      'host_not_quarantined',
+    );
   });
 
   test('PostgreSQL refuses a state change outside the state machine', async () => {
@@ -669,14 +987,18 @@ describe('the host state machine and quarantine (no worker: events applied as a 
       `SELECT host_transition('${host.id}', 'no_such_event', NULL, 'x', NULL, 'x', NULL)`,
       `INSERT INTO hosts (name, address, ssh_user, credential_id, pool_id, created_by, state) VALUES ('${name()}', '127.0.0.1', 'u', '${cred.id}', '${poolA.id}', 'x', 'ready')`,
     ]) {
-      assert.throws(() => psql(srv.database.url, q), /state machine|not allowed|unknown host event|starts registered|hosts_quarantine_hold/, q);
+      assert.throws(
+        () => psql(srv.database.url, q),
+        /state machine|not allowed|unknown host event|starts registered|hosts_quarantine_hold/,
+        q,
+      );
     }
     const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
     assert.equal(h.state, 'registered');
     assert.equal(h.state_history.length, 1);
   });
 
-  test('the state filter takes exactly the state machine\'s states', async () => {
+  test("the state filter takes exactly the state machine's states", async () => {
     expectStatus(await client.request('GET', '/v1/hosts?state=quarantined', { token: viewer }), 200);
     expectStatus(await client.request('GET', '/v1/hosts?state=unreachable', { token: viewer }), 200);
     expectProblem(await client.request('GET', '/v1/hosts?state=offline', { token: viewer }), 400, 'invalid_parameter');
@@ -691,7 +1013,13 @@ describe('secrets', () => {
       const log = fs.readFileSync(s.logPath, 'utf8');
       for (const l of lines) assert.ok(!log.includes(l), `a line of the private key is in ${s.logPath}`);
     }
-    for (const p of ['/v1/credentials', `/v1/credentials/${cred.id}`, '/v1/hosts?limit=500', '/v1/jobs?limit=500', '/v1/audit-events?limit=500']) {
+    for (const p of [
+      '/v1/credentials',
+      `/v1/credentials/${cred.id}`,
+      '/v1/hosts?limit=500',
+      '/v1/jobs?limit=500',
+      '/v1/audit-events?limit=500',
+    ]) {
       const res = await client.request('GET', p, { token: admin });
       expectStatus(res, 200);
       for (const l of lines) assert.ok(!res.text.includes(l), `a line of the private key is in GET ${p}`);

@@ -55,12 +55,18 @@ function gpu(id, index, over = {}) {
 }
 
 function sql(text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], { encoding: 'utf8', input: text, timeout: 60_000 });
+  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], {
+    encoding: 'utf8',
+    input: text,
+    timeout: 60_000,
+  });
   return { ok: r.status === 0, out: (r.stdout || '').trim(), err: r.stderr || '' };
 }
 const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 function store(host, doc) {
-  const r = sql(`SELECT monitor_store('${host.id}', ${lit({ at: new Date().toISOString(), events: [], ...doc })}::jsonb)`);
+  const r = sql(
+    `SELECT monitor_store('${host.id}', ${lit({ at: new Date().toISOString(), events: [], ...doc })}::jsonb)`,
+  );
   assert.ok(r.ok, `monitor_store failed: ${r.err}`);
   return JSON.parse(r.out);
 }
@@ -73,10 +79,20 @@ function storeRefused(host, doc, re) {
 // skipped for this one statement (session_replication_role), its CHECKs are not.
 function setState(h, state) {
   const hold = state === 'quarantined' ? 'now()' : 'NULL';
-  const r = sql(`SET session_replication_role = replica; UPDATE hosts SET state = '${state}', quarantined_at = ${hold} WHERE id = '${h.id}';`);
+  const r = sql(
+    `SET session_replication_role = replica; UPDATE hosts SET state = '${state}', quarantined_at = ${hold} WHERE id = '${h.id}';`,
+  );
   assert.ok(r.ok, r.err);
 }
-const xid = (gpuId, code = 79, category = 'hardware') => ({ kind: 'xid', code, category, policy: 'record', gpu_uuid: gpuId, raw: XID79, message: `Xid ${code}` });
+const xid = (gpuId, code = 79, category = 'hardware') => ({
+  kind: 'xid',
+  code,
+  category,
+  policy: 'record',
+  gpu_uuid: gpuId,
+  raw: XID79,
+  message: `Xid ${code}`,
+});
 
 // ---- the exposition format, parsed with its escapes undone ----
 
@@ -139,7 +155,8 @@ async function scrape() {
   assert.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   promtool(res.text);
   const { samples, meta } = parse(res.text);
-  const match = (name, labels) => samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const match = (name, labels) =>
+    samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   const get = (name, labels = {}) => {
     const found = match(name, labels);
     assert.ok(found.length <= 1, `${name} ${JSON.stringify(labels)}: ${found.length} lines`);
@@ -150,7 +167,10 @@ async function scrape() {
 const L = (host, pool, gpuId) => ({ host: host.name, pool, ...(gpuId ? { gpu_uuid: gpuId } : {}) });
 
 before(async () => {
-  srv = await startServer({ name: 'metrics_gpu', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'metrics_gpu',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -160,7 +180,14 @@ before(async () => {
   psql(srv.database.url, `UPDATE pools SET name = $n$${POOL_NL}$n$ WHERE id = '${P.nl.id}'`);
   P.off = await fleet.createPool(client, admin, { name: `off-${process.pid}`, monitor: { enabled: false } });
   const host = async (name, pool, state) => {
-    const h = await fleet.createHost(client, operator, { name: `${name}-${process.pid}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+    const h = await fleet.createHost(client, operator, {
+      name: `${name}-${process.pid}`,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
     if (state) setState(h, state);
     H[name] = h;
   };
@@ -179,7 +206,12 @@ after(async () => {
 
 describe('/metrics per GPU', () => {
   test('readings of current samples, labelled host, pool and GPU UUID; no line for a field not read', async () => {
-    store(H.a, { gpus: [gpu(G.a0, 0, { util_gpu: 97, util_mem: 61, mem_used_mib: 70000, temp_c: 71, power_w: 612.4 }), gpu(G.a1, 1, { util_mem: null })] });
+    store(H.a, {
+      gpus: [
+        gpu(G.a0, 0, { util_gpu: 97, util_mem: 61, mem_used_mib: 70000, temp_c: 71, power_w: 612.4 }),
+        gpu(G.a1, 1, { util_mem: null }),
+      ],
+    });
     store(H.b, { gpus: [gpu(G.b0, 0, { power_w: null, retired_pages_pending: true, remapped_rows_failure: true })] });
     store(H.gone, { gpus: [gpu(G.gone0, 0)] });
     store(H.off, { gpus: [gpu(G.off0, 0)] });
@@ -196,7 +228,10 @@ describe('/metrics per GPU', () => {
     assert.equal(m.get('gpufleet_gpu_ecc_uncorrected_volatile_errors', a0), 0);
     assert.equal(m.get('gpufleet_gpu_remapped_rows_failure', a0), 0);
     assert.equal(m.get('gpufleet_gpu_missing', a0), 0);
-    assert.deepEqual(m.all('gpufleet_gpu_info', a0).map((s) => s.labels), [{ ...a0, gpu_index: '0', model_name: 'NVIDIA H100 80GB HBM3', pci_bus_id: '00000000:18:00.0' }]);
+    assert.deepEqual(
+      m.all('gpufleet_gpu_info', a0).map((s) => s.labels),
+      [{ ...a0, gpu_index: '0', model_name: 'NVIDIA H100 80GB HBM3', pci_bus_id: '00000000:18:00.0' }],
+    );
     const lastSeen = m.get('gpufleet_gpu_last_seen_timestamp_seconds', a0);
     assert.ok(Math.abs(lastSeen - Date.now() / 1000) < 600, `last seen ${lastSeen}`);
     assert.ok(Math.abs(m.get('gpufleet_host_last_sample_timestamp_seconds', L(H.a, POOL_Q)) - lastSeen) < 0.01);
@@ -211,7 +246,15 @@ describe('/metrics per GPU', () => {
     assert.equal(m.get('gpufleet_gpu_retired_pages_pending', b0), 1);
     assert.equal(m.get('gpufleet_gpu_remapped_rows_failure', b0), 1);
     // Every family has HELP and TYPE; units in the names.
-    for (const name of ['gpufleet_gpu_utilization_ratio', 'gpufleet_gpu_memory_used_bytes', 'gpufleet_gpu_temperature_celsius', 'gpufleet_gpu_power_draw_watts', 'gpufleet_gpu_events_total', 'gpufleet_host_last_sample_timestamp_seconds', 'gpufleet_monitor_hosts']) {
+    for (const name of [
+      'gpufleet_gpu_utilization_ratio',
+      'gpufleet_gpu_memory_used_bytes',
+      'gpufleet_gpu_temperature_celsius',
+      'gpufleet_gpu_power_draw_watts',
+      'gpufleet_gpu_events_total',
+      'gpufleet_host_last_sample_timestamp_seconds',
+      'gpufleet_monitor_hosts',
+    ]) {
       assert.ok(m.meta[name] && m.meta[name].HELP, `${name} has no HELP`);
       assert.equal(m.meta[name].TYPE, name.endsWith('_total') ? 'counter' : 'gauge', `${name} TYPE`);
     }
@@ -223,7 +266,9 @@ describe('/metrics per GPU', () => {
     const m = await scrape();
     assert.ok(m.text.includes('pool="gpu \\"prod\\" \\\\ east – ü"'), 'the quoted pool name, escaped');
     assert.ok(m.text.includes('pool="two\\nlines \\"x\\""'), 'the newline, escaped');
-    const pools = new Set(m.samples.filter((s) => s.name === 'gpufleet_gpu_utilization_ratio').map((s) => s.labels.pool));
+    const pools = new Set(
+      m.samples.filter((s) => s.name === 'gpufleet_gpu_utilization_ratio').map((s) => s.labels.pool),
+    );
     assert.deepEqual([...pools].sort(), [POOL_Q, POOL_NL].sort());
   });
 
@@ -235,7 +280,10 @@ describe('/metrics per GPU', () => {
     assert.equal(await total(), 1);
     store(H.a, { gpus: [gpu(G.a0, 0), gpu(G.a1, 1)], events: [xid(G.a0), xid(G.a0)] });
     assert.equal(await total(), 3, 'the open event counted twice more (one row, count 3)');
-    assert.equal(sql(`SELECT count(*) || ':' || sum(count) FROM gpu_events WHERE host_id = '${H.a.id}' AND code = 79`).out, '1:3');
+    assert.equal(
+      sql(`SELECT count(*) || ':' || sum(count) FROM gpu_events WHERE host_id = '${H.a.id}' AND code = 79`).out,
+      '1:3',
+    );
     // Closed (the host returned to service): the occurrences stay counted.
     assert.equal(sql(`SELECT monitor_close_events('${H.a.id}')`).out, '1');
     assert.equal(await total(), 3, 'closing events does not lower the counter');
@@ -245,8 +293,20 @@ describe('/metrics per GPU', () => {
     assert.equal(m.get('gpufleet_gpu_events_total', key), 4);
     assert.equal(m.get('gpufleet_gpu_events_total', { ...key, code: '13', category: 'application' }), 1);
     // A host-wide event (no GPU): gpu_uuid is empty.
-    store(H.a, { gpus: [gpu(G.a0, 0), gpu(G.a1, 1)], events: [{ kind: 'container_runtime', category: 'runtime', policy: 'record', message: 'docker info: exit 1' }] });
-    assert.equal((await scrape()).get('gpufleet_gpu_events_total', { ...L(H.a, POOL_Q), gpu_uuid: '', kind: 'container_runtime', code: '', category: 'runtime' }), 1);
+    store(H.a, {
+      gpus: [gpu(G.a0, 0), gpu(G.a1, 1)],
+      events: [{ kind: 'container_runtime', category: 'runtime', policy: 'record', message: 'docker info: exit 1' }],
+    });
+    assert.equal(
+      (await scrape()).get('gpufleet_gpu_events_total', {
+        ...L(H.a, POOL_Q),
+        gpu_uuid: '',
+        kind: 'container_runtime',
+        code: '',
+        category: 'runtime',
+      }),
+      1,
+    );
     // The trigger's totals are the sums of gpu_events.count, series by series.
     const differing = sql(`SELECT count(*) FROM (
         (SELECT host_id, gpu_uuid, kind, code, category, total FROM gpu_event_counts
@@ -311,12 +371,24 @@ describe('/metrics per GPU', () => {
           .map((l) => l.split('|'))
           .map(([k, v]) => [k, Number(v)]),
       );
-    const shown = (mm) => Object.fromEntries(mm.all('gpufleet_monitor_hosts', {}).map((x) => [`${x.labels.host_state}/${x.labels.monitor_state}`, x.value]));
+    const shown = (mm) =>
+      Object.fromEntries(
+        mm.all('gpufleet_monitor_hosts', {}).map((x) => [`${x.labels.host_state}/${x.labels.monitor_state}`, x.value]),
+      );
     let m = await scrape();
     assert.deepEqual(shown(m), expected([H.a, H.b, H.old, H.gone, H.never]));
     assert.equal(shown(m)['unreachable/unknown'], 1, 'the host never sampled');
-    assert.equal(m.samples.filter((x) => x.name === 'gpufleet_monitor_hosts' && x.labels.host_state === 'ready').reduce((a, x) => a + x.value, 0), 2);
-    assert.equal(m.get('gpufleet_host_last_sample_timestamp_seconds', L(H.never, POOL_Q)), undefined, 'never sampled: no line');
+    assert.equal(
+      m.samples
+        .filter((x) => x.name === 'gpufleet_monitor_hosts' && x.labels.host_state === 'ready')
+        .reduce((a, x) => a + x.value, 0),
+      2,
+    );
+    assert.equal(
+      m.get('gpufleet_host_last_sample_timestamp_seconds', L(H.never, POOL_Q)),
+      undefined,
+      'never sampled: no line',
+    );
     assert.ok(m.text.includes(G.gone0));
     store(H.gone, { gpus: [gpu(G.gone0, 0)], events: [xid(G.gone0)] });
     setState(H.gone, 'stopped');
@@ -334,7 +406,11 @@ describe('/metrics per GPU', () => {
     try {
       const m = await scrape();
       assert.equal(m.get('gpufleet_gpu_metrics_up'), 0);
-      for (const s of m.samples) assert.ok(!/^gpufleet_(gpu_(?!metrics_up)|host_last_sample|monitor_hosts)/.test(s.name), `${s.name} after a failed read`);
+      for (const s of m.samples)
+        assert.ok(
+          !/^gpufleet_(gpu_(?!metrics_up)|host_last_sample|monitor_hosts)/.test(s.name),
+          `${s.name} after a failed read`,
+        );
       assert.ok(m.get('process_cpu_seconds_total') >= 0, 'the other families are there');
     } finally {
       psql(srv.database.url, 'ALTER TABLE gpu_event_counts_away RENAME TO gpu_event_counts');

@@ -9,7 +9,17 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { ROOT, createDatabase, makeSecrets, cleanEnv, runBin, runBinAsync, psql, freePort, startServer } = require('./lib/server');
+const {
+  ROOT,
+  createDatabase,
+  makeSecrets,
+  cleanEnv,
+  runBin,
+  runBinAsync,
+  psql,
+  freePort,
+  startServer,
+} = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectStatus } = require('./lib/assert');
 
@@ -41,7 +51,8 @@ const migrationFiles = fs
   .filter((f) => f.endsWith('.sql'))
   .sort();
 
-const out = (r) => `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+const out = (r) =>
+  `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 // `serve` that must refuse to start: it must exit non-zero within 15 s.
 async function serveMustRefuse(db, args = []) {
@@ -78,7 +89,10 @@ test('migrate twice: the second run applies nothing; one row per file with its s
   );
   for (const [name, sha] of rows) {
     assert.match(sha, /^[0-9a-f]{64}$/, `${name}: sha256 ${sha}`);
-    const want = crypto.createHash('sha256').update(fs.readFileSync(path.join(ROOT, 'migrations', path.basename(name)))).digest('hex');
+    const want = crypto
+      .createHash('sha256')
+      .update(fs.readFileSync(path.join(ROOT, 'migrations', path.basename(name))))
+      .digest('hex');
     assert.equal(sha, want, `${name}: recorded sha256 is not the file's`);
   }
 });
@@ -88,7 +102,10 @@ test('a tampered checksum: migrate and serve refuse, naming the file', async () 
   const env = envFor(db);
   assert.equal(runBin(['migrate'], env).status, 0);
   const name = psql(db.url, 'SELECT min(name) FROM schema_migrations');
-  psql(db.url, "UPDATE schema_migrations SET sha256 = repeat('0',64) WHERE name = (SELECT min(name) FROM schema_migrations)");
+  psql(
+    db.url,
+    "UPDATE schema_migrations SET sha256 = repeat('0',64) WHERE name = (SELECT min(name) FROM schema_migrations)",
+  );
   const r = runBin(['migrate'], env);
   assert.notEqual(r.status, 0, `migrate should refuse: ${out(r)}`);
   assert.match(r.stdout + r.stderr, /checksum/i, out(r));
@@ -102,7 +119,12 @@ test('an unmigrated database: serve refuses and says to migrate; serve --migrate
   const s = await serveMustRefuse(db);
   assert.match(s, /migrate/i, s);
 
-  const srv = await startServer({ name: 'migrations-serve-migrate', database: db, migrate: false, args: ['--migrate'] });
+  const srv = await startServer({
+    name: 'migrations-serve-migrate',
+    database: db,
+    migrate: false,
+    args: ['--migrate'],
+  });
   try {
     const res = await api(srv).request('GET', '/readyz');
     const b = expectStatus(res, 200);

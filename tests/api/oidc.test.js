@@ -91,7 +91,16 @@ function oidcEnv(extra = {}) {
 
 // Claims as the provider would issue them, for hand-made tokens.
 function claims(overrides = {}) {
-  return { iss: idp.issuer, aud: AUDIENCE, sub: 'forger', client_id: 'forger', groups: ['platform-admins'], iat: nowSec(), exp: nowSec() + 600, ...overrides };
+  return {
+    iss: idp.issuer,
+    aud: AUDIENCE,
+    sub: 'forger',
+    client_id: 'forger',
+    groups: ['platform-admins'],
+    iat: nowSec(),
+    exp: nowSec() + 600,
+    ...overrides,
+  };
 }
 
 // RS256 by hand (lib/jwt.js has HS256, ES256 and none).
@@ -116,7 +125,14 @@ async function refreshNow() {
   const deadline = Date.now() + 10_000;
   while (idp.front.hits === hits && Date.now() < deadline) {
     await sleep(400);
-    const t = remember(signJwt({ alg: 'ES256', key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, header: { kid: `unknown-${++triggers}` }, claims: claims() }));
+    const t = remember(
+      signJwt({
+        alg: 'ES256',
+        key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+        header: { kid: `unknown-${++triggers}` },
+        claims: claims(),
+      }),
+    );
     expectProblem(await client.request('GET', '/v1/pools', { token: t }), 401, 'invalid_token');
   }
   assert.ok(idp.front.hits > hits, 'an unknown kid made gpufleetd fetch the JWK set');
@@ -149,7 +165,10 @@ function rec(host, h, overrides = {}) {
 }
 
 async function storedFor(host) {
-  const page = expectStatus(await client.request('GET', `/v1/work-reports?host_id=${host.id}&limit=500`, { token: admin }), 200);
+  const page = expectStatus(
+    await client.request('GET', `/v1/work-reports?host_id=${host.id}&limit=500`, { token: admin }),
+    200,
+  );
   return page.items;
 }
 
@@ -162,7 +181,15 @@ before(async () => {
   pools.a = await fleet.createPool(client, admin, { name: POOL_A });
   pools.b = await fleet.createPool(client, admin, { name: POOL_B });
   const operator = await tok('ops-bot');
-  const mk = (name, pool) => fleet.createHost(client, operator, { name, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+  const mk = (name, pool) =>
+    fleet.createHost(client, operator, {
+      name,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
   hosts.a1 = await mk('oidc-host-a1', pools.a);
   hosts.b1 = await mk('oidc-host-b1', pools.b);
   hosts.b2 = await mk(HOST_B2, pools.b);
@@ -182,8 +209,14 @@ describe('tokens of a real OpenID provider', () => {
     assert.equal(header.kid, idp.keys.rsa.kid);
     assert.deepEqual(c.groups, ['staff', 'platform-admins']);
     expectStatus(await client.request('GET', '/v1/audit-events?limit=1', { token: t }), 200); // admin only
-    const page = expectStatus(await client.request('GET', `/v1/audit-events?action=pool.create&limit=5`, { token: t }), 200);
-    assert.ok(page.items.length >= 2 && page.items.every((e) => e.principal === 'admin-bot'), JSON.stringify(page.items));
+    const page = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.create&limit=5`, { token: t }),
+      200,
+    );
+    assert.ok(
+      page.items.length >= 2 && page.items.every((e) => e.principal === 'admin-bot'),
+      JSON.stringify(page.items),
+    );
   });
 
   test('ES256: the platform group maps to operator (writes, but no admin routes)', async () => {
@@ -197,7 +230,11 @@ describe('tokens of a real OpenID provider', () => {
   test('a string groups claim maps too (viewer reads, may not write)', async () => {
     const t = await tok('reader');
     expectStatus(await client.request('GET', '/v1/pools', { token: t }), 200);
-    expectProblem(await client.request('POST', '/v1/pools', { token: t, body: { name: 'x' } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', '/v1/pools', { token: t, body: { name: 'x' } }),
+      403,
+      'insufficient_role',
+    );
   });
 
   test('a valid token whose groups map to no role: 403 role_not_mapped', async () => {
@@ -209,9 +246,27 @@ describe('tokens of a real OpenID provider', () => {
   test('wrong issuer, wrong audience, expired: 401 (with a genuine key)', async () => {
     const key = crypto.createPrivateKey({ key: idp.keys.rsa, format: 'jwk' });
     const kid = idp.keys.rsa.kid;
-    expectProblem(await client.request('GET', '/v1/pools', { token: remember(signRs256(key, { kid }, claims({ iss: 'https://evil.test' }))) }), 401, 'invalid_token');
-    expectProblem(await client.request('GET', '/v1/pools', { token: remember(signRs256(key, { kid }, claims({ aud: 'someone-else' }))) }), 401, 'invalid_token');
-    expectProblem(await client.request('GET', '/v1/pools', { token: remember(signRs256(key, { kid }, claims({ exp: nowSec() - 3600 }))) }), 401, 'token_expired');
+    expectProblem(
+      await client.request('GET', '/v1/pools', {
+        token: remember(signRs256(key, { kid }, claims({ iss: 'https://evil.test' }))),
+      }),
+      401,
+      'invalid_token',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/pools', {
+        token: remember(signRs256(key, { kid }, claims({ aud: 'someone-else' }))),
+      }),
+      401,
+      'invalid_token',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/pools', {
+        token: remember(signRs256(key, { kid }, claims({ exp: nowSec() - 3600 }))),
+      }),
+      401,
+      'token_expired',
+    );
     // The same key and claims, well-formed: accepted (the forgeries above differ only there).
     expectStatus(await client.request('GET', '/v1/pools', { token: remember(signRs256(key, { kid }, claims())) }), 200);
   });
@@ -220,7 +275,11 @@ describe('tokens of a real OpenID provider', () => {
 describe('algorithm confusion', () => {
   test('HS256 with the RSA public key (PEM or DER) as the HMAC secret: 401', async () => {
     const pub = crypto.createPublicKey({ key: publicJwk(idp.keys.rsa), format: 'jwk' });
-    for (const secret of [pub.export({ type: 'spki', format: 'pem' }), pub.export({ type: 'spki', format: 'der' }), pub.export({ type: 'pkcs1', format: 'pem' })]) {
+    for (const secret of [
+      pub.export({ type: 'spki', format: 'pem' }),
+      pub.export({ type: 'spki', format: 'der' }),
+      pub.export({ type: 'pkcs1', format: 'pem' }),
+    ]) {
       const t = remember(signJwt({ alg: 'HS256', key: secret, header: { kid: idp.keys.rsa.kid }, claims: claims() }));
       expectProblem(await client.request('GET', '/v1/pools', { token: t }), 401, 'invalid_token');
     }
@@ -261,14 +320,24 @@ describe('algorithm confusion', () => {
     expectProblem(await client.request('GET', '/v1/audit-events', { token: tampered }), 401, 'invalid_token');
     // No kid at all.
     const key = crypto.createPrivateKey({ key: idp.keys.rsa, format: 'jwk' });
-    expectProblem(await client.request('GET', '/v1/pools', { token: remember(signRs256(key, {}, claims())) }), 401, 'invalid_token');
+    expectProblem(
+      await client.request('GET', '/v1/pools', { token: remember(signRs256(key, {}, claims())) }),
+      401,
+      'invalid_token',
+    );
   });
 });
 
 describe('reporters scoped by the role map', () => {
   test('rep-a (reporter@pool-a): an in-scope batch is stored, reported_by its client_id', async () => {
     const t = await tok('rep-a');
-    const r = expectStatus(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 0), rec(hosts.a1, 1)] } }), 201);
+    const r = expectStatus(
+      await client.request('POST', '/v1/work-reports', {
+        token: t,
+        body: { records: [rec(hosts.a1, 0), rec(hosts.a1, 1)] },
+      }),
+      201,
+    );
     assert.equal(r.accepted, 2);
     const stored = await storedFor(hosts.a1);
     assert.equal(stored.length, 2);
@@ -279,7 +348,10 @@ describe('reporters scoped by the role map', () => {
     const t = await tok('rep-a');
     const before = (await storedFor(hosts.a1)).length;
     const p = expectProblem(
-      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 2), rec(hosts.b1, 2), rec(hosts.b2, 2)] } }),
+      await client.request('POST', '/v1/work-reports', {
+        token: t,
+        body: { records: [rec(hosts.a1, 2), rec(hosts.b1, 2), rec(hosts.b2, 2)] },
+      }),
       403,
       'host_out_of_scope',
       'records[1].host_id',
@@ -289,35 +361,63 @@ describe('reporters scoped by the role map', () => {
     assert.match(p.detail, /nothing was stored/);
     assert.equal((await storedFor(hosts.a1)).length, before, 'the in-scope record of the refused batch was not stored');
     assert.equal((await storedFor(hosts.b1)).length, 0);
-    const audit = expectStatus(await client.request('GET', '/v1/audit-events?action=work_report.denied&principal=rep-a', { token: admin }), 200);
+    const audit = expectStatus(
+      await client.request('GET', '/v1/audit-events?action=work_report.denied&principal=rep-a', { token: admin }),
+      200,
+    );
     assert.equal(audit.items.length, 1);
     assert.equal(audit.items[0].status, 403);
   });
 
   test('rep-h (reporter@host=NAME): that host only', async () => {
     const t = await tok('rep-h');
-    expectStatus(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b2, 0)] } }), 201);
-    expectProblem(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b1, 0)] } }), 403, 'host_out_of_scope', 'records[0].host_id');
+    expectStatus(
+      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b2, 0)] } }),
+      201,
+    );
+    expectProblem(
+      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b1, 0)] } }),
+      403,
+      'host_out_of_scope',
+      'records[0].host_id',
+    );
     assert.equal((await storedFor(hosts.b1)).length, 0);
   });
 
-  test('an unscoped role-map entry: the token\'s own pools claim scopes it', async () => {
+  test("an unscoped role-map entry: the token's own pools claim scopes it", async () => {
     const t = await tok('rep-claims');
     assert.deepEqual(decodeJwt(t).claims.pools, [POOL_B]);
-    expectStatus(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b1, 5)] } }), 201);
-    expectProblem(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 5)] } }), 403, 'host_out_of_scope');
+    expectStatus(
+      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.b1, 5)] } }),
+      201,
+    );
+    expectProblem(
+      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 5)] } }),
+      403,
+      'host_out_of_scope',
+    );
   });
 
   test('an unscoped reporter (no scope anywhere) is refused: 403 reporter_scope_required', async () => {
     const t = await tok('rep-any');
-    const p = expectProblem(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 9)] } }), 403, 'reporter_scope_required');
+    const p = expectProblem(
+      await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 9)] } }),
+      403,
+      'reporter_scope_required',
+    );
     assert.match(p.detail, /GPUFLEET_ALLOW_UNSCOPED_REPORTERS/);
     assert.equal((await storedFor(hosts.a1)).filter((x) => x.window_start.startsWith('2025-03-01T09')).length, 0);
   });
 
   test('operators are not scoped', async () => {
     const t = await tok('ops-bot');
-    expectStatus(await client.request('POST', '/v1/work-reports', { token: t, body: { records: [rec(hosts.a1, 20), rec(hosts.b1, 20)] } }), 201);
+    expectStatus(
+      await client.request('POST', '/v1/work-reports', {
+        token: t,
+        body: { records: [rec(hosts.a1, 20), rec(hosts.b1, 20)] },
+      }),
+      201,
+    );
   });
 });
 
@@ -350,7 +450,11 @@ describe('key rotation and a broken key source', () => {
     assert.match(p.detail, /kid/);
     // Forged with the removed private key, fresh claims: also 401.
     const k = crypto.createPrivateKey({ key: oldKeys.rsa, format: 'jwk' });
-    expectProblem(await client.request('GET', '/v1/pools', { token: remember(signRs256(k, { kid: oldKeys.rsa.kid }, claims())) }), 401, 'invalid_token');
+    expectProblem(
+      await client.request('GET', '/v1/pools', { token: remember(signRs256(k, { kid: oldKeys.rsa.kid }, claims())) }),
+      401,
+      'invalid_token',
+    );
   });
 
   test('the JWKS endpoint down: cached keys still verify, /readyz reports degraded, then recovers', async (tc) => {
@@ -360,7 +464,14 @@ describe('key rotation and a broken key source', () => {
     });
     await idp.frontDown(); // connection refused
     await sleep(1100);
-    const t = remember(signJwt({ alg: 'ES256', key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, header: { kid: 'unknown-down' }, claims: claims() }));
+    const t = remember(
+      signJwt({
+        alg: 'ES256',
+        key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+        header: { kid: 'unknown-down' },
+        claims: claims(),
+      }),
+    );
     expectProblem(await client.request('GET', '/v1/pools', { token: t }), 401, 'invalid_token');
     let r = await readyz();
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -408,7 +519,11 @@ describe('key rotation and a broken key source', () => {
       assert.equal(r.body.status, 'degraded', JSON.stringify(r.body));
       assert.match(r.body.jwks.last_error, why);
       assert.equal(r.body.jwks.keys, 2, 'the cached keys are kept');
-      if (mode.startsWith('huge')) assert.ok(idp.front.bytesSent < 16 * 1024 * 1024, `gpufleetd stopped reading early (${idp.front.bytesSent} bytes sent)`);
+      if (mode.startsWith('huge'))
+        assert.ok(
+          idp.front.bytesSent < 16 * 1024 * 1024,
+          `gpufleetd stopped reading early (${idp.front.bytesSent} bytes sent)`,
+        );
       expectStatus(await client.request('GET', '/v1/pools', { token: await tok('admin-bot') }), 200);
       assert.ok(srv.alive());
       idp.front.mode = 'pass';
@@ -432,7 +547,10 @@ describe('key rotation and a broken key source', () => {
 describe('start-up and configuration', () => {
   test('a server whose JWKS endpoint is unreachable at start: 503 jwks_unavailable, tokens refused, then ready', async () => {
     const port = await freePort();
-    const s = await startServer({ name: 'oidc-late', env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks` }) });
+    const s = await startServer({
+      name: 'oidc-late',
+      env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks` }),
+    });
     try {
       const c = api(s);
       const p0 = expectProblem(await c.request('GET', '/readyz'), 503, 'jwks_unavailable');
@@ -456,8 +574,29 @@ describe('start-up and configuration', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gft-oidc-tls-'));
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
-      '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const tls = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, async (req, res) => {
       const r = await fetch(`${idp.issuer}/jwks`);
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -473,7 +612,10 @@ describe('start-up and configuration', () => {
       } finally {
         await untrusted.stop();
       }
-      const trusted = await startServer({ name: 'oidc-tls', env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: url, GPUFLEET_JWT_JWKS_CA_FILE: cert }) });
+      const trusted = await startServer({
+        name: 'oidc-tls',
+        env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: url, GPUFLEET_JWT_JWKS_CA_FILE: cert }),
+      });
       try {
         assert.equal((await waitReady(trusted)).jwks.keys, 2);
         expectStatus(await api(trusted).request('GET', '/v1/pools', { token: await tok('admin-bot') }), 200);
@@ -502,7 +644,10 @@ describe('start-up and configuration', () => {
       [{ GPUFLEET_JWT_ISSUER: undefined }, /GPUFLEET_JWT_ISSUER/],
       [{ GPUFLEET_JWT_JWKS_MIN_REFRESH_SECONDS: '0' }, /GPUFLEET_JWT_JWKS_MIN_REFRESH_SECONDS/],
       [{ GPUFLEET_JWT_SECRET_FILE: garbage }, /only one/],
-      [{ GPUFLEET_JWT_JWKS_URL: undefined, GPUFLEET_JWT_JWKS_FILE: garbage }, /GPUFLEET_JWT_JWKS_FILE: .*not a JWK set/],
+      [
+        { GPUFLEET_JWT_JWKS_URL: undefined, GPUFLEET_JWT_JWKS_FILE: garbage },
+        /GPUFLEET_JWT_JWKS_FILE: .*not a JWK set/,
+      ],
       [{ GPUFLEET_ALLOW_UNSCOPED_REPORTERS: 'yes' }, /GPUFLEET_ALLOW_UNSCOPED_REPORTERS/],
     ];
     try {

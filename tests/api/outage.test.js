@@ -101,8 +101,15 @@ test('the event stream stayed open through the outage and carries an event writt
   assert.ok(!stream.endedFlag, 'the stream ended during the outage');
   const beats = stream.comments.length;
   await stream.waitFor((ev, st) => st.comments.length > beats, 5000, 'a heartbeat');
-  psql(pgUrl, `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b","action":"stop"}')`);
-  await stream.waitFor((ev) => ev.some((e) => e.json && e.json.recommendation_id === '9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b'), 15000, 'the event');
+  psql(
+    pgUrl,
+    `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b","action":"stop"}')`,
+  );
+  await stream.waitFor(
+    (ev) => ev.some((e) => e.json && e.json.recommendation_id === '9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b'),
+    15000,
+    'the event',
+  );
   const e = stream.events.find((x) => x.json && x.json.recommendation_id);
   assert.equal(e.event, 'recommendation.withdrawn');
   assert.equal(e.json.type, 'recommendation.withdrawn');

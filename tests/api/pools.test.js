@@ -46,7 +46,12 @@ function fullPool(overrides = {}) {
     stop_command: 'sudo /usr/sbin/poweroff',
     gate: {
       storage_min_mbps: 500,
-      workload: { command: ['python3', '-m', 'bench', '--tokens=128'], metric: 'tokens_per_second', min: 1500, timeout_s: 600 },
+      workload: {
+        command: ['python3', '-m', 'bench', '--tokens=128'],
+        metric: 'tokens_per_second',
+        min: 1500,
+        timeout_s: 600,
+      },
       link_class: 'NV18,NV12',
       observability_url: 'http://127.0.0.1:9400/metrics',
       checks: ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage'],
@@ -141,7 +146,10 @@ describe('create and read', () => {
 
   test('audit: pool.create', async () => {
     const p = expectStatus(await create(minimalPool()), 201);
-    const evs = expectStatus(await client.request('GET', `/v1/audit-events?action=pool.create&resource_id=${p.id}`, { token: admin }), 200).items;
+    const evs = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.create&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
     assert.equal(evs.length, 1);
     assert.equal(evs[0].resource_type, 'pool');
   });
@@ -222,7 +230,12 @@ describe('refusals', () => {
       [{ workload: { command: ['a\nb'], metric: 'x', min: 1 } }, 'gate.workload.command[0]'],
     ];
     for (const [gate, field] of cases) expectProblem(await create(minimalPool({ gate })), 400, 'invalid_field', field);
-    expectProblem(await create(minimalPool({ gate: { workload: { command: ['a'], min: 1 } } })), 400, 'missing_field', 'gate.workload.metric');
+    expectProblem(
+      await create(minimalPool({ gate: { workload: { command: ['a'], min: 1 } } })),
+      400,
+      'missing_field',
+      'gate.workload.metric',
+    );
   });
 
   test('stop_command refuses every shell metacharacter and injection payload', async () => {
@@ -286,9 +299,24 @@ describe('refusals', () => {
   });
 
   test('durable and scratch must differ and not nest', async () => {
-    expectProblem(await create(minimalPool({ durable_path: '/data', scratch_path: '/data' })), 400, 'invalid_field', 'scratch_path');
-    expectProblem(await create(minimalPool({ durable_path: '/data', scratch_path: '/data/scratch' })), 400, 'invalid_field', 'scratch_path');
-    expectProblem(await create(minimalPool({ durable_path: '/data/durable', scratch_path: '/data' })), 400, 'invalid_field', 'scratch_path');
+    expectProblem(
+      await create(minimalPool({ durable_path: '/data', scratch_path: '/data' })),
+      400,
+      'invalid_field',
+      'scratch_path',
+    );
+    expectProblem(
+      await create(minimalPool({ durable_path: '/data', scratch_path: '/data/scratch' })),
+      400,
+      'invalid_field',
+      'scratch_path',
+    );
+    expectProblem(
+      await create(minimalPool({ durable_path: '/data/durable', scratch_path: '/data' })),
+      400,
+      'invalid_field',
+      'scratch_path',
+    );
     expectStatus(await create(minimalPool({ durable_path: '/data', scratch_path: '/data-scratch' })), 201);
   });
 
@@ -326,7 +354,10 @@ describe('replace with If-Match', () => {
     assert.equal(res.headers.get('etag'), after.etag);
     assert.deepEqual(after.pool, u);
     expectProblem(await put(p.id, next, etag), 412, 'precondition_failed');
-    const evs = expectStatus(await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }), 200).items;
+    const evs = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
     assert.equal(evs.length, 1);
   });
 
@@ -368,7 +399,12 @@ describe('replace with If-Match', () => {
     const a = expectStatus(await create(minimalPool()), 201);
     const b = expectStatus(await create(minimalPool()), 201);
     const { etag } = await getWithEtag(a.id);
-    expectProblem(await put(a.id, minimalPool({ stop_command: '$(reboot)' }), etag), 400, 'invalid_field', 'stop_command');
+    expectProblem(
+      await put(a.id, minimalPool({ stop_command: '$(reboot)' }), etag),
+      400,
+      'invalid_field',
+      'stop_command',
+    );
     expectProblem(await put(a.id, minimalPool({ name: b.name }), etag), 409, 'already_exists', 'name');
     expectProblem(await put(a.id, minimalPool({ gpu_model: 'nope_gpu' }), etag), 400, 'invalid_field', 'gpu_model');
     expectProblem(await put(crypto.randomUUID(), minimalPool(), etag), 404, 'not_found');
@@ -381,7 +417,8 @@ describe('list', () => {
   test('filters by gpu_model and name_prefix, paginated in creation order', async () => {
     const p = `list-${uniq()}-`;
     const l4 = [];
-    for (let i = 0; i < 3; i++) l4.push(expectStatus(await create(minimalPool({ name: `${p}l4-${i}`, gpu_model: 'l4', gpu_count: 1 })), 201).id);
+    for (let i = 0; i < 3; i++)
+      l4.push(expectStatus(await create(minimalPool({ name: `${p}l4-${i}`, gpu_model: 'l4', gpu_count: 1 })), 201).id);
     expectStatus(await create(minimalPool({ name: `${p}h100` })), 201);
     const seen = [];
     let cursor = null;
@@ -396,11 +433,29 @@ describe('list', () => {
     } while (cursor && pages < 10);
     assert.deepEqual(seen, l4);
     assert.equal(pages, 2);
-    const all = expectStatus(await client.request('GET', `/v1/pools?name_prefix=${encodeURIComponent(p)}`, { token: viewer }), 200);
+    const all = expectStatus(
+      await client.request('GET', `/v1/pools?name_prefix=${encodeURIComponent(p)}`, { token: viewer }),
+      200,
+    );
     assert.equal(all.items.length, 4);
-    expectProblem(await client.request('GET', '/v1/pools?gpu_model=H100!', { token: viewer }), 400, 'invalid_parameter', 'gpu_model');
-    expectProblem(await client.request('GET', '/v1/pools?limit=0', { token: viewer }), 400, 'invalid_parameter', 'limit');
-    expectProblem(await client.request('GET', '/v1/pools?state=x', { token: viewer }), 400, 'unknown_parameter', 'state');
+    expectProblem(
+      await client.request('GET', '/v1/pools?gpu_model=H100!', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'gpu_model',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/pools?limit=0', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'limit',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/pools?state=x', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'state',
+    );
   });
 });
 
@@ -410,14 +465,20 @@ describe('delete', () => {
     expectStatus(await client.request('DELETE', `/v1/pools/${p.id}`, { token: admin }), 204);
     expectProblem(await client.request('GET', `/v1/pools/${p.id}`, { token: viewer }), 404, 'not_found');
     expectProblem(await client.request('DELETE', `/v1/pools/${p.id}`, { token: admin }), 404, 'not_found');
-    const evs = expectStatus(await client.request('GET', `/v1/audit-events?action=pool.delete&resource_id=${p.id}`, { token: admin }), 200).items;
+    const evs = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.delete&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
     assert.equal(evs.length, 1);
   });
 
   test('a referenced pool: 409 pool_in_use', async () => {
     const p = expectStatus(await create(minimalPool()), 201);
     // A stand-in for hosts.pool_id (ON DELETE RESTRICT), independent of the hosts schema.
-    psql(srv.database.url, 'CREATE TABLE IF NOT EXISTS test_pool_refs (pool_id uuid REFERENCES pools (id) ON DELETE RESTRICT)');
+    psql(
+      srv.database.url,
+      'CREATE TABLE IF NOT EXISTS test_pool_refs (pool_id uuid REFERENCES pools (id) ON DELETE RESTRICT)',
+    );
     psql(srv.database.url, `INSERT INTO test_pool_refs VALUES ('${p.id}')`);
     expectProblem(await client.request('DELETE', `/v1/pools/${p.id}`, { token: admin }), 409, 'pool_in_use');
     psql(srv.database.url, 'DELETE FROM test_pool_refs');

@@ -50,7 +50,10 @@ const H = {};
 const B = {};
 
 function stableId(action, rule, hostIds, poolId, briefId) {
-  const d = crypto.createHash('sha256').update(`${action}|${rule}|${hostIds.join(',')}|${poolId || ''}|${briefId || ''}`).digest();
+  const d = crypto
+    .createHash('sha256')
+    .update(`${action}|${rule}|${hostIds.join(',')}|${poolId || ''}|${briefId || ''}`)
+    .digest();
   d[6] = (d[6] & 0x0f) | 0x50;
   d[8] = (d[8] & 0x3f) | 0x80;
   const x = d.subarray(0, 16).toString('hex');
@@ -58,7 +61,17 @@ function stableId(action, rule, hostIds, poolId, briefId) {
 }
 
 function rec(host, from, to, o = {}) {
-  return { host_id: host.id, window_start: at(from), window_end: at(to), unit: 'tokens', completed: 100, failed: 0, retried: 0, busy_seconds: 600, ...o };
+  return {
+    host_id: host.id,
+    window_start: at(from),
+    window_end: at(to),
+    unit: 'tokens',
+    completed: 100,
+    failed: 0,
+    retried: 0,
+    busy_seconds: 600,
+    ...o,
+  };
 }
 
 const briefBody = (name, params, targets) => ({
@@ -89,10 +102,14 @@ function gpuSamples(host, from, to) {
 const get = async (q = '', token = viewer) => client.request('GET', `/v1/recommendations${q}`, { token });
 const recs = async (q = '') => expectStatus(await get(`?at=${AT}${q}`), 200);
 const post = async (records) => client.request('POST', '/v1/work-reports', { token: reporter, body: { records } });
-const key = (r) => `${r.action}:${r.rule}:${r.target.host_ids.map((id) => Object.keys(H).find((k) => H[k].id === id)).join('+')}:${Object.keys(B).find((k) => B[k].id === r.target.brief_id) || '-'}`;
+const key = (r) =>
+  `${r.action}:${r.rule}:${r.target.host_ids.map((id) => Object.keys(H).find((k) => H[k].id === id)).join('+')}:${Object.keys(B).find((k) => B[k].id === r.target.brief_id) || '-'}`;
 
 before(async () => {
-  srv = await startServer({ name: 'recommend', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'recommend',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   const admin = srv.token('admin');
   const operator = srv.token('operator');
@@ -101,7 +118,18 @@ before(async () => {
   P = await fleet.createPool(client, admin, { price_per_hour: 4 });
   Q = await fleet.createPool(client, admin, { price_per_hour: 2, idle_stop_after_seconds: 7200 });
   reporter = srv.token('reporter', { args: ['--pool', P.name, '--pool', Q.name] }); // scoped to P and Q
-  for (const [n, pool] of [['idle', P], ['idleq', Q], ['none', P], ['job', P], ['s1', P], ['s2', P], ['up', P], ['fail', P], ['cost', P], ['reuse', P]]) {
+  for (const [n, pool] of [
+    ['idle', P],
+    ['idleq', Q],
+    ['none', P],
+    ['job', P],
+    ['s1', P],
+    ['s2', P],
+    ['up', P],
+    ['fail', P],
+    ['cost', P],
+    ['reuse', P],
+  ]) {
     H[n] = await fleet.createHost(client, operator, {
       name: `rec-${n}-${fleet.uniq()}`,
       address: '127.0.0.1',
@@ -116,12 +144,20 @@ before(async () => {
     ['b2', 7e9, [{ metric: 'time_to_first_token_ms', value: 500, percentile: 'p95' }]],
     ['b3', 70e9, [{ metric: 'tail_latency_ms', value: 2000, percentile: 'p99' }]],
   ]) {
-    B[n] = expectStatus(await client.request('POST', '/v1/briefs', { token: operator, body: briefBody(n, params, targets) }), 201);
+    B[n] = expectStatus(
+      await client.request('POST', '/v1/briefs', { token: operator, body: briefBody(n, params, targets) }),
+      201,
+    );
   }
   const db = srv.database.url;
-  const ids = Object.values(H).map((h) => `'${h.id}'`).join(',');
+  const ids = Object.values(H)
+    .map((h) => `'${h.id}'`)
+    .join(',');
   psql(db, `UPDATE host_state_history SET at = '${T0}' WHERE host_id IN (${ids})`);
-  psql(db, `INSERT INTO jobs (kind, host_id, state, created_by) VALUES ('diagnostics', '${H.job.id}', 'running', 'test')`);
+  psql(
+    db,
+    `INSERT INTO jobs (kind, host_id, state, created_by) VALUES ('diagnostics', '${H.job.id}', 'running', 'test')`,
+  );
   const run = psql(
     db,
     `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
@@ -131,7 +167,10 @@ before(async () => {
     .find((l) => UUID_RE.test(l.trim()))
     .trim();
   // (deferred triggers fire now: ALTER TABLE refuses a transaction with pending ones)
-  psqlUnguarded(db, `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`);
+  psqlUnguarded(
+    db,
+    `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready', accepted_gate_run_id = '${run}' WHERE id = '${H.reuse.id}'`,
+  );
   for (const h of [H.idle, H.reuse]) gpuSamples(h, at(-3), AT);
   const nothing = { completed: 0, busy_seconds: 0 };
   const records = [
@@ -170,7 +209,9 @@ describe('recommendations', () => {
       'stop:idle:idle:-',
       'stop:idle:reuse:-',
     ]);
-    assert.deepEqual(body.no_usage_data, [{ host_id: H.none.id, pool_id: P.id, state: 'registered', reason: 'no_usage_data' }]);
+    assert.deepEqual(body.no_usage_data, [
+      { host_id: H.none.id, pool_id: P.id, state: 'registered', reason: 'no_usage_data' },
+    ]);
     const by = Object.fromEntries(body.items.map((r) => [key(r), r]));
     for (const r of body.items) assert.match(r.id, UUID_RE);
 
@@ -182,23 +223,54 @@ describe('recommendations', () => {
       idle_stop_after_seconds: 1800,
       running_job: false,
       price_per_hour: 4,
-      work_reports: { reports: 2, last_report_end: '2025-03-10T12:00:00.000000Z', last_report_age_seconds: 0, last_useful_end: '2025-03-10T11:00:00.000000Z', idle_seconds: 3600 },
-      gpu_utilization: { samples: 30, unread_samples: 0, interval_seconds: 60, window_seconds: 1800, coverage_pct: 100, required_coverage_pct: 90, max_pct: 1, mean_pct: 0.5, threshold_pct: 5 },
+      work_reports: {
+        reports: 2,
+        last_report_end: '2025-03-10T12:00:00.000000Z',
+        last_report_age_seconds: 0,
+        last_useful_end: '2025-03-10T11:00:00.000000Z',
+        idle_seconds: 3600,
+      },
+      gpu_utilization: {
+        samples: 30,
+        unread_samples: 0,
+        interval_seconds: 60,
+        window_seconds: 1800,
+        coverage_pct: 100,
+        required_coverage_pct: 90,
+        max_pct: 1,
+        mean_pct: 0.5,
+        threshold_pct: 5,
+      },
     });
     assert.equal(stop.estimated_savings_per_hour, 4);
-    assert.equal(stop.reason, "no useful work for 3600 s, more than the pool's idle window of 1800 s; GPU utilization at most 1% (under 5%) over 100% of the window; no running job");
+    assert.equal(
+      stop.reason,
+      "no useful work for 3600 s, more than the pool's idle window of 1800 s; GPU utilization at most 1% (under 5%) over 100% of the window; no running job",
+    );
     assert.equal(by['stop:idle:reuse:-'].evidence.idle_seconds, 10800);
     assert.equal(by['stop:idle:reuse:-'].evidence.work_reports.last_useful_end, null);
 
     const down = by['scale_down:scale_down:s1:b1'];
     assert.deepEqual(down.target, { host_ids: [H.s1.id], pool_id: P.id, brief_id: B.b1.id });
-    assert.deepEqual(down.evidence, { utilization: 0.15, hosts: 2, host_utilization: { [H.s1.id]: 0.1, [H.s2.id]: 0.2 }, price_per_hour: 4, threshold: 0.3 });
+    assert.deepEqual(down.evidence, {
+      utilization: 0.15,
+      hosts: 2,
+      host_utilization: { [H.s1.id]: 0.1, [H.s2.id]: 0.2 },
+      price_per_hour: 4,
+      threshold: 0.3,
+    });
     assert.equal(down.estimated_savings_per_hour, 4);
     assert.equal(down.id, stableId('scale_down', 'scale_down', [H.s1.id], P.id, B.b1.id));
 
     const up = by['scale_up:scale_up:up:b2'];
     assert.deepEqual(up.target, { host_ids: [H.up.id], pool_id: P.id, brief_id: B.b2.id });
-    assert.deepEqual(up.evidence, { p95_latency_ms: 600, latency_target_ms: 500, latency_metric: 'time_to_first_token_ms', utilization: 0.5, hosts: [H.up.id] });
+    assert.deepEqual(up.evidence, {
+      p95_latency_ms: 600,
+      latency_target_ms: 500,
+      latency_metric: 'time_to_first_token_ms',
+      utilization: 0.5,
+      hosts: [H.up.id],
+    });
     assert.equal(up.estimated_savings_per_hour, 0);
 
     assert.deepEqual(by['investigate:failed_share:fail:-'].evidence, { failed_retried_share: 0.1, threshold: 0.05 });
@@ -229,12 +301,18 @@ describe('recommendations', () => {
   test('the idle window moves with `at`', async () => {
     // Half an hour earlier `idle` has been idle exactly 1800 s: not more than the window.
     const early = expectStatus(await get(`?at=${at(-0.5)}&action=stop`), 200);
-    assert.deepEqual(early.items.map((r) => r.target.host_ids[0]), [H.reuse.id]);
+    assert.deepEqual(
+      early.items.map((r) => r.target.host_ids[0]),
+      [H.reuse.id],
+    );
   });
 
   test('filters', async () => {
     assert.deepEqual((await recs('&action=stop')).items.map(key).sort(), ['stop:idle:idle:-', 'stop:idle:reuse:-']);
-    assert.deepEqual((await recs(`&brief_id=${B.b2.id}`)).items.map(key).sort(), ['reuse:reuse:reuse:b2', 'scale_up:scale_up:up:b2']);
+    assert.deepEqual((await recs(`&brief_id=${B.b2.id}`)).items.map(key).sort(), [
+      'reuse:reuse:reuse:b2',
+      'scale_up:scale_up:up:b2',
+    ]);
     const q = await recs(`&pool_id=${Q.id}`);
     assert.deepEqual(q.items, []);
     assert.deepEqual(q.no_usage_data, []);
@@ -259,15 +337,36 @@ describe('recommendations', () => {
       for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by']) delete body[k];
       if (thresholds === undefined) delete body.recommendation_thresholds;
       else body.recommendation_thresholds = thresholds;
-      return client.request('PUT', `/v1/pools/${P.id}`, { token: admin, body, headers: { 'If-Match': res.headers.get('etag') } });
+      return client.request('PUT', `/v1/pools/${P.id}`, {
+        token: admin,
+        body,
+        headers: { 'If-Match': res.headers.get('etag') },
+      });
     };
     // Stricter where the defaults fired: s1/s2 at 0.15 are not under 0.1, the failed share
     // 0.1 is not over 0.2, +42.86% is not over +50%; the latency rule has no threshold.
-    const strict = expectStatus(await put({ scale_down_utilization: 0.1, investigate_failed_share: 0.2, investigate_cost_increase: 0.5 }), 200);
-    assert.deepEqual(strict.recommendation_thresholds, { scale_down_utilization: 0.1, investigate_failed_share: 0.2, investigate_cost_increase: 0.5, scale_up_utilization: 0.85 });
-    assert.deepEqual((await recs()).items.map(key).sort(), ['reuse:reuse:reuse:b2', 'reuse:reuse:reuse:b3', 'scale_up:scale_up:up:b2', 'stop:idle:idle:-', 'stop:idle:reuse:-']);
+    const strict = expectStatus(
+      await put({ scale_down_utilization: 0.1, investigate_failed_share: 0.2, investigate_cost_increase: 0.5 }),
+      200,
+    );
+    assert.deepEqual(strict.recommendation_thresholds, {
+      scale_down_utilization: 0.1,
+      investigate_failed_share: 0.2,
+      investigate_cost_increase: 0.5,
+      scale_up_utilization: 0.85,
+    });
+    assert.deepEqual((await recs()).items.map(key).sort(), [
+      'reuse:reuse:reuse:b2',
+      'reuse:reuse:reuse:b3',
+      'scale_up:scale_up:up:b2',
+      'stop:idle:idle:-',
+      'stop:idle:reuse:-',
+    ]);
     // Looser: up at 0.5 utilization is over 0.4; s1/s2 at 0.15 are under 0.2; fail at 0.1 over 0.09.
-    expectStatus(await put({ scale_up_utilization: 0.4, scale_down_utilization: 0.2, investigate_failed_share: 0.09 }), 200);
+    expectStatus(
+      await put({ scale_up_utilization: 0.4, scale_down_utilization: 0.2, investigate_failed_share: 0.09 }),
+      200,
+    );
     const loose = await recs();
     assert.deepEqual(loose.items.map(key).sort(), [
       'investigate:cost_per_unit:cost:-',
@@ -281,22 +380,69 @@ describe('recommendations', () => {
     ]);
     const up = loose.items.find((r) => r.action === 'scale_up');
     assert.equal(up.evidence.threshold, 0.4);
-    assert.equal(up.reason, "utilization 0.5 over the pool's 0.4; p95 latency 600 ms over the time_to_first_token_ms target 500");
+    assert.equal(
+      up.reason,
+      "utilization 0.5 over the pool's 0.4; p95 latency 600 ms over the time_to_first_token_ms target 500",
+    );
     assert.equal(loose.items.find((r) => r.rule === 'failed_share').evidence.threshold, 0.09);
     // Rejections name the member; the stored pool is unchanged by them.
-    expectProblem(await put({ scale_up_utilization: 0.3, scale_down_utilization: 0.3 }), 400, 'invalid_field', 'recommendation_thresholds.scale_down_utilization');
-    expectProblem(await put({ scale_up_utilization: 0.2 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
-    expectProblem(await put({ scale_up_utilization: 0 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
-    expectProblem(await put({ scale_up_utilization: 1.5 }), 400, 'invalid_field', 'recommendation_thresholds.scale_up_utilization');
-    expectProblem(await put({ investigate_failed_share: -0.1 }), 400, 'invalid_field', 'recommendation_thresholds.investigate_failed_share');
-    expectProblem(await put({ investigate_cost_increase: 0 }), 400, 'invalid_field', 'recommendation_thresholds.investigate_cost_increase');
-    expectProblem(await put({ investigate_cost_increase: '25%' }), 400, 'invalid_field', 'recommendation_thresholds.investigate_cost_increase');
+    expectProblem(
+      await put({ scale_up_utilization: 0.3, scale_down_utilization: 0.3 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.scale_down_utilization',
+    );
+    expectProblem(
+      await put({ scale_up_utilization: 0.2 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.scale_up_utilization',
+    );
+    expectProblem(
+      await put({ scale_up_utilization: 0 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.scale_up_utilization',
+    );
+    expectProblem(
+      await put({ scale_up_utilization: 1.5 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.scale_up_utilization',
+    );
+    expectProblem(
+      await put({ investigate_failed_share: -0.1 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.investigate_failed_share',
+    );
+    expectProblem(
+      await put({ investigate_cost_increase: 0 }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.investigate_cost_increase',
+    );
+    expectProblem(
+      await put({ investigate_cost_increase: '25%' }),
+      400,
+      'invalid_field',
+      'recommendation_thresholds.investigate_cost_increase',
+    );
     expectProblem(await put({ idle: 5 }), 400, 'unknown_field', 'recommendation_thresholds.idle');
     expectProblem(await put([0.5]), 400, 'invalid_field', 'recommendation_thresholds');
-    assert.equal(expectStatus(await client.request('GET', `/v1/pools/${P.id}`, { token: admin }), 200).recommendation_thresholds.scale_up_utilization, 0.4);
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/pools/${P.id}`, { token: admin }), 200).recommendation_thresholds
+        .scale_up_utilization,
+      0.4,
+    );
     // Omitted: the defaults again.
     const back = expectStatus(await put(undefined), 200);
-    assert.deepEqual(back.recommendation_thresholds, { scale_up_utilization: 0.85, scale_down_utilization: 0.3, investigate_failed_share: 0.05, investigate_cost_increase: 0.25 });
+    assert.deepEqual(back.recommendation_thresholds, {
+      scale_up_utilization: 0.85,
+      scale_down_utilization: 0.3,
+      investigate_failed_share: 0.05,
+      investigate_cost_increase: 0.25,
+    });
     assert.equal((await recs()).items.length, 8);
   });
 
@@ -310,11 +456,19 @@ describe('recommendations', () => {
     // of rollup hours and of reports read one by one. The figures are computed here
     // from the records whose window_start lies in each window.
     const admin = srv.token('admin');
-    const cred = expectStatus(await client.request('GET', `/v1/hosts/${H.idle.id}`, { token: viewer }), 200).credential_id;
+    const cred = expectStatus(
+      await client.request('GET', `/v1/hosts/${H.idle.id}`, { token: viewer }),
+      200,
+    ).credential_id;
     const R = await fleet.createPool(client, admin, { price_per_hour: 3 });
     reporter = srv.token('reporter', { args: ['--pool', P.name, '--pool', Q.name, '--pool', R.name] });
     const h = await fleet.createHost(client, srv.token('operator'), {
-      name: `rec-fine-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred, pool_id: R.id,
+      name: `rec-fine-${fleet.uniq()}`,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred,
+      pool_id: R.id,
     });
     psql(srv.database.url, `UPDATE host_state_history SET at = '${T0}' WHERE host_id = '${h.id}'`);
     gpuSamples(h, at(-3), AT);
@@ -323,8 +477,13 @@ describe('recommendations', () => {
       const s = AT_MS - 50 * 3600e3 + i * 600e3;
       const recent = s >= AT_MS - 90 * 60e3; // the last 90 minutes: nothing useful
       records.push({
-        host_id: h.id, window_start: new Date(s).toISOString(), window_end: new Date(s + 600e3).toISOString(), unit: 'tokens',
-        completed: recent ? 0 : 1000 + (i % 17) * 50 - (i > 150 ? 600 : 0), failed: recent ? 0 : (i % 9 === 0 ? 400 : 3), retried: i % 4,
+        host_id: h.id,
+        window_start: new Date(s).toISOString(),
+        window_end: new Date(s + 600e3).toISOString(),
+        unit: 'tokens',
+        completed: recent ? 0 : 1000 + (i % 17) * 50 - (i > 150 ? 600 : 0),
+        failed: recent ? 0 : i % 9 === 0 ? 400 : 3,
+        retried: i % 4,
         busy_seconds: recent ? 0 : 300 + (i % 5) * 10,
       });
     }
@@ -340,7 +499,10 @@ describe('recommendations', () => {
     // Idle since the end of the last useful report (AT - 90 min) until at: 73 minutes.
     assert.equal(by['stop:idle'].evidence.idle_seconds, 73 * 60);
     const bad = sum(day, 'failed') + sum(day, 'retried');
-    assert.equal(by['investigate:failed_share'].evidence.failed_retried_share, Math.round((bad / (bad + sum(day, 'completed'))) * 1e4) / 1e4);
+    assert.equal(
+      by['investigate:failed_share'].evidence.failed_retried_share,
+      Math.round((bad / (bad + sum(day, 'completed'))) * 1e4) / 1e4,
+    );
     const t = by['investigate:cost_per_unit'].evidence.units.tokens;
     // Held all day at $3/h in both windows: $72 over the completed tokens of each.
     assert.ok(Math.abs(t.cost_per_unit - 72 / sum(day, 'completed')) < 1e-12);

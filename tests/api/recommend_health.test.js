@@ -45,7 +45,10 @@ let L;
 const H = {};
 
 function stableId(action, rule, hostIds, poolId, briefId) {
-  const d = crypto.createHash('sha256').update(`${action}|${rule}|${hostIds.join(',')}|${poolId || ''}|${briefId || ''}`).digest();
+  const d = crypto
+    .createHash('sha256')
+    .update(`${action}|${rule}|${hostIds.join(',')}|${poolId || ''}|${briefId || ''}`)
+    .digest();
   d[6] = (d[6] & 0x0f) | 0x50;
   d[8] = (d[8] & 0x3f) | 0x80;
   const x = d.subarray(0, 16).toString('hex');
@@ -62,15 +65,30 @@ function samples(host, n, util = () => 1, events = () => []) {
     const gpus = [];
     for (let g = 0; g < 8; g++) {
       const u = util(k, g);
-      gpus.push({ uuid: gpuUuid(host, g), pci_bus_id: `00000000:${(0x18 + g).toString(16).toUpperCase()}:00.0`, index: g, ...(u === undefined ? {} : { util_gpu: u }) });
+      gpus.push({
+        uuid: gpuUuid(host, g),
+        pci_bus_id: `00000000:${(0x18 + g).toString(16).toUpperCase()}:00.0`,
+        index: g,
+        ...(u === undefined ? {} : { util_gpu: u }),
+      });
     }
     calls.push(`SELECT monitor_store('${host.id}', ${lit({ at: ago(30 + 60 * k), gpus, events: events(k) })}::jsonb);`);
   }
   for (let i = 0; i < calls.length; i += 50) psql(srv.database.url, calls.slice(i, i + 50).join('\n')); // (an argument is at most 128 KiB)
 }
 
-const nothing = (h, from = 7200, to = 0) => ({ host_id: h.id, window_start: ago(from), window_end: ago(to), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 });
-const recs = async (q = '') => expectStatus(await client.request('GET', `/v1/recommendations?at=${AT}${q}`, { token: viewer }), 200);
+const nothing = (h, from = 7200, to = 0) => ({
+  host_id: h.id,
+  window_start: ago(from),
+  window_end: ago(to),
+  unit: 'tokens',
+  completed: 0,
+  failed: 0,
+  retried: 0,
+  busy_seconds: 0,
+});
+const recs = async (q = '') =>
+  expectStatus(await client.request('GET', `/v1/recommendations?at=${AT}${q}`, { token: viewer }), 200);
 const stopOf = (body, h) => body.items.find((r) => r.action === 'stop' && r.target.host_ids[0] === h.id);
 const listed = (body, h) => body.no_usage_data.find((x) => x.host_id === h.id);
 
@@ -78,11 +96,18 @@ async function putPool(pool, changes) {
   const res = await client.request('GET', `/v1/pools/${pool.id}`, { token: admin });
   const body = { ...expectStatus(res, 200), ...changes };
   for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by']) delete body[k];
-  return client.request('PUT', `/v1/pools/${pool.id}`, { token: admin, body, headers: { 'If-Match': res.headers.get('etag') } });
+  return client.request('PUT', `/v1/pools/${pool.id}`, {
+    token: admin,
+    body,
+    headers: { 'If-Match': res.headers.get('etag') },
+  });
 }
 
 before(async () => {
-  srv = await startServer({ name: 'recommend-health', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'recommend-health',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   const operator = srv.token('operator');
@@ -92,10 +117,31 @@ before(async () => {
   P = await fleet.createPool(client, admin, { price_per_hour: 4, monitor: { interval_seconds: 60 } });
   L = await fleet.createPool(client, admin, { price_per_hour: 2, idle_stop_after_seconds: 10800 });
   reporter = srv.token('reporter', { args: ['--pool', P.name, '--pool', L.name] });
-  for (const [n, pool] of [['both', P], ['none', P], ['thin', P], ['unread', P], ['hot', P], ['edge', P], ['stale', P], ['working', P], ['long', L], ['iso', P], ['keyed', P]]) {
-    H[n] = await fleet.createHost(client, operator, { name: `rh-${n}-${fleet.uniq()}`, address: '127.0.0.1', port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+  for (const [n, pool] of [
+    ['both', P],
+    ['none', P],
+    ['thin', P],
+    ['unread', P],
+    ['hot', P],
+    ['edge', P],
+    ['stale', P],
+    ['working', P],
+    ['long', L],
+    ['iso', P],
+    ['keyed', P],
+  ]) {
+    H[n] = await fleet.createHost(client, operator, {
+      name: `rh-${n}-${fleet.uniq()}`,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
   }
-  const ids = Object.values(H).map((h) => `'${h.id}'`).join(',');
+  const ids = Object.values(H)
+    .map((h) => `'${h.id}'`)
+    .join(',');
   psql(srv.database.url, `UPDATE host_state_history SET at = now() - interval '2 days' WHERE host_id IN (${ids})`);
   const records = ['both', 'none', 'thin', 'unread', 'hot', 'edge'].map((n) => nothing(H[n]));
   records.push(nothing(H.stale, 7200, 3600), nothing(H.working, 7200, 1200));
@@ -123,9 +169,23 @@ describe('idle needs positive evidence', () => {
     assert.equal(s.id, stableId('stop', 'idle', [H.both.id], P.id, null));
     // readings (k + g) % 3 over 30 samples × 8 GPUs: 0, 1 and 2 equally often, mean 1
     assert.deepEqual(s.evidence.gpu_utilization, {
-      samples: 30, unread_samples: 0, interval_seconds: 60, window_seconds: 1800, coverage_pct: 100, required_coverage_pct: 90, max_pct: 2, mean_pct: 1, threshold_pct: 5,
+      samples: 30,
+      unread_samples: 0,
+      interval_seconds: 60,
+      window_seconds: 1800,
+      coverage_pct: 100,
+      required_coverage_pct: 90,
+      max_pct: 2,
+      mean_pct: 1,
+      threshold_pct: 5,
     });
-    assert.deepEqual(s.evidence.work_reports, { reports: 1, last_report_end: AT.replace('.000Z', '.000000Z'), last_report_age_seconds: 0, last_useful_end: null, idle_seconds: 7200 });
+    assert.deepEqual(s.evidence.work_reports, {
+      reports: 1,
+      last_report_end: AT.replace('.000Z', '.000000Z'),
+      last_report_age_seconds: 0,
+      last_useful_end: null,
+      idle_seconds: 7200,
+    });
     assert.equal(s.evidence.idle_seconds, 7200);
     assert.match(s.reason, /GPU utilization at most 2% \(under 5%\) over 100% of the window/);
     assert.ok(stopOf(body, H.edge), 'at most 4% is under 5%');
@@ -171,20 +231,58 @@ describe('idle needs positive evidence', () => {
     assert.ok(stopOf(body, H.hot), '40% is under 50%');
     assert.equal(stopOf(body, H.hot).evidence.gpu_utilization.threshold_pct, 50);
     for (const bad of [-1, 100.5, '5%', null, true]) {
-      expectProblem(await putPool(P, { idle_gpu_utilization_pct: bad }), 400, 'invalid_field', 'idle_gpu_utilization_pct');
+      expectProblem(
+        await putPool(P, { idle_gpu_utilization_pct: bad }),
+        400,
+        'invalid_field',
+        'idle_gpu_utilization_pct',
+      );
     }
     expectProblem(
-      await client.request('POST', '/v1/pools', { token: admin, body: { ...P, id: undefined, revision: undefined, gate_version: undefined, created_at: undefined, updated_at: undefined, created_by: undefined, name: `x-${fleet.uniq()}`, idle_gpu_utilization_pct: 101 } }),
+      await client.request('POST', '/v1/pools', {
+        token: admin,
+        body: {
+          ...P,
+          id: undefined,
+          revision: undefined,
+          gate_version: undefined,
+          created_at: undefined,
+          updated_at: undefined,
+          created_by: undefined,
+          name: `x-${fleet.uniq()}`,
+          idle_gpu_utilization_pct: 101,
+        },
+      }),
       400,
       'invalid_field',
       'idle_gpu_utilization_pct',
     );
     assert.equal(expectStatus(await putPool(P, { idle_gpu_utilization_pct: 0 }), 200).idle_gpu_utilization_pct, 0);
-    assert.equal((await recs()).items.filter((r) => r.action === 'stop' && r.target.pool_id === P.id).length, 0, 'at 0% nothing is idle');
+    assert.equal(
+      (await recs()).items.filter((r) => r.action === 'stop' && r.target.pool_id === P.id).length,
+      0,
+      'at 0% nothing is idle',
+    );
     const res = await client.request('GET', `/v1/pools/${P.id}`, { token: admin });
     const body2 = { ...expectStatus(res, 200) };
-    for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by', 'idle_gpu_utilization_pct']) delete body2[k];
-    const reset = expectStatus(await client.request('PUT', `/v1/pools/${P.id}`, { token: admin, body: body2, headers: { 'If-Match': res.headers.get('etag') } }), 200);
+    for (const k of [
+      'id',
+      'revision',
+      'gate_version',
+      'created_at',
+      'updated_at',
+      'created_by',
+      'idle_gpu_utilization_pct',
+    ])
+      delete body2[k];
+    const reset = expectStatus(
+      await client.request('PUT', `/v1/pools/${P.id}`, {
+        token: admin,
+        body: body2,
+        headers: { 'If-Match': res.headers.get('etag') },
+      }),
+      200,
+    );
     assert.equal(reset.idle_gpu_utilization_pct, 5, 'omitted: the default again');
   });
 
@@ -196,12 +294,26 @@ describe('idle needs positive evidence', () => {
     const raw = stopOf(await recs(), H.long);
     assert.ok(raw);
     assert.deepEqual(raw.evidence.gpu_utilization, {
-      samples: 180, unread_samples: 0, interval_seconds: 60, window_seconds: 10800, coverage_pct: 100, required_coverage_pct: 90, max_pct: 3, mean_pct: 1, threshold_pct: 5,
+      samples: 180,
+      unread_samples: 0,
+      interval_seconds: 60,
+      window_seconds: 10800,
+      coverage_pct: 100,
+      required_coverage_pct: 90,
+      max_pct: 3,
+      mean_pct: 1,
+      threshold_pct: 5,
     });
     for (let i = 0; i < 6; i++) psql(srv.database.url, `SELECT gpu_samples_rollup('${AT}')`);
-    const done = psql(srv.database.url, "SELECT string_agg(grain || '=' || (done_upto <= now()), ',' ORDER BY grain) FROM gpu_samples_rollup_state");
+    const done = psql(
+      srv.database.url,
+      "SELECT string_agg(grain || '=' || (done_upto <= now()), ',' ORDER BY grain) FROM gpu_samples_rollup_state",
+    );
     assert.equal(done, '1h=true,5m=true');
-    assert.ok(Number(psql(srv.database.url, `SELECT count(*) FROM gpu_samples_1h WHERE host_id = '${H.long.id}'`)) >= 16, 'whole hours rolled up');
+    assert.ok(
+      Number(psql(srv.database.url, `SELECT count(*) FROM gpu_samples_1h WHERE host_id = '${H.long.id}'`)) >= 16,
+      'whole hours rolled up',
+    );
     const rolled = stopOf(await recs(), H.long);
     assert.deepEqual(rolled.evidence.gpu_utilization, raw.evidence.gpu_utilization);
     // Without the raw samples of the window's inside, the rollups alone still count them:
@@ -220,16 +332,55 @@ describe('monitor isolation', () => {
   test('an investigate recommendation with the isolating events, gone once released', async () => {
     const h = H.iso;
     const reason = 'Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus';
-    samples(h, 1, () => 0, () => [
-      { kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: '00000000:18:00.0', raw: 'NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has fallen off the bus.', message: 'GPU has fallen off the bus' },
-      { kind: 'xid', code: 13, category: 'application', policy: 'record', pci_bus_id: '00000000:19:00.0', raw: 'NVRM: Xid (PCI:0000:19:00): 13, Graphics SM Warp Exception', message: 'application error' },
-      { kind: 'fabric', category: 'nvlink', policy: 'isolate', raw: `State: In Progress ${'é'.repeat(400)}`, message: 'fabric not trained' },
-    ]);
-    psqlUnguarded(srv.database.url, `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready' WHERE id = '${h.id}'`);
-    psql(srv.database.url, `SELECT host_transition('${h.id}', 'monitor_isolated', NULL, '${reason}', NULL, 'worker:test', NULL)`);
+    samples(
+      h,
+      1,
+      () => 0,
+      () => [
+        {
+          kind: 'xid',
+          code: 79,
+          category: 'hardware',
+          policy: 'isolate',
+          pci_bus_id: '00000000:18:00.0',
+          raw: 'NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has fallen off the bus.',
+          message: 'GPU has fallen off the bus',
+        },
+        {
+          kind: 'xid',
+          code: 13,
+          category: 'application',
+          policy: 'record',
+          pci_bus_id: '00000000:19:00.0',
+          raw: 'NVRM: Xid (PCI:0000:19:00): 13, Graphics SM Warp Exception',
+          message: 'application error',
+        },
+        {
+          kind: 'fabric',
+          category: 'nvlink',
+          policy: 'isolate',
+          raw: `State: In Progress ${'é'.repeat(400)}`,
+          message: 'fabric not trained',
+        },
+      ],
+    );
+    psqlUnguarded(
+      srv.database.url,
+      `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready' WHERE id = '${h.id}'`,
+    );
+    psql(
+      srv.database.url,
+      `SELECT host_transition('${h.id}', 'monitor_isolated', NULL, '${reason}', NULL, 'worker:test', NULL)`,
+    );
     // a host quarantined for another cause (a host key mismatch) is not the monitor's
-    psqlUnguarded(srv.database.url, `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready' WHERE id = '${H.keyed.id}'`);
-    psql(srv.database.url, `SELECT host_transition('${H.keyed.id}', 'key_mismatch', NULL, 'host key mismatch', NULL, 'worker:test', NULL)`);
+    psqlUnguarded(
+      srv.database.url,
+      `SET CONSTRAINTS ALL IMMEDIATE; UPDATE hosts SET state = 'ready' WHERE id = '${H.keyed.id}'`,
+    );
+    psql(
+      srv.database.url,
+      `SELECT host_transition('${H.keyed.id}', 'key_mismatch', NULL, 'host key mismatch', NULL, 'worker:test', NULL)`,
+    );
 
     const body = await recs('&action=investigate');
     const mine = body.items.filter((r) => r.rule === 'monitor_isolated');
@@ -241,7 +392,10 @@ describe('monitor isolation', () => {
     assert.equal(r.evidence.quarantine_reason, reason);
     assert.match(r.evidence.quarantined_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     assert.equal(r.evidence.open_isolating_events, 2);
-    assert.deepEqual(r.evidence.events.map((e) => `${e.kind}:${e.code}`), ['xid:79', 'fabric:null']);
+    assert.deepEqual(
+      r.evidence.events.map((e) => `${e.kind}:${e.code}`),
+      ['xid:79', 'fabric:null'],
+    );
     const x = r.evidence.events[0];
     assert.equal(x.category, 'hardware');
     assert.equal(x.gpu_uuid, gpuUuid(h, 0));
@@ -253,7 +407,10 @@ describe('monitor isolation', () => {
     assert.match(r.reason, /Xid 79 on GPU 0/);
     assert.ok(!stopOf(await recs(), h), 'a quarantined host is not stopped as idle');
 
-    psql(srv.database.url, `SELECT host_transition('${h.id}', 'release', 'provisioned', 'released by the test', NULL, 'test-admin', NULL)`);
+    psql(
+      srv.database.url,
+      `SELECT host_transition('${h.id}', 'release', 'provisioned', 'released by the test', NULL, 'test-admin', NULL)`,
+    );
     assert.equal((await recs('&action=investigate')).items.filter((i) => i.rule === 'monitor_isolated').length, 0);
   });
 });

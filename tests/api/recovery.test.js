@@ -57,7 +57,10 @@ const list = async (hostId, query = '', token = viewer) =>
   client.request('GET', `/v1/hosts/${hostId}/recoveries${query}`, { token });
 
 before(async () => {
-  srv = await startServer({ name: 'recovery', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'recovery',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -109,7 +112,7 @@ describe('the isolation opens a recovery', () => {
 
   test('a monitor isolation in an auto_recover pool opens one, running at its drain', async () => {
     const host = await readyHost(auto);
-    assert.deepEqual((expectStatus(await list(host.id), 200)).items, []);
+    assert.deepEqual(expectStatus(await list(host.id), 200).items, []);
     event(host, 'monitor_isolated', 'Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus');
     const page = expectStatus(await list(host.id), 200);
     assert.equal(page.items.length, 1);
@@ -122,7 +125,14 @@ describe('the isolation opens a recovery', () => {
     assert.match(r.cause, /^Xid 79 on GPU 0/);
     assert.equal(r.error, null);
     assert.equal(r.finished_at, null);
-    assert.deepEqual(r.steps.map((s) => [s.name, s.state]), [['drain', 'running'], ['diagnostics', 'pending'], ['gate', 'pending']]);
+    assert.deepEqual(
+      r.steps.map((s) => [s.name, s.state]),
+      [
+        ['drain', 'running'],
+        ['diagnostics', 'pending'],
+        ['gate', 'pending'],
+      ],
+    );
     assert.equal(r.steps[1].job_id, null);
     assert.equal(r.steps[1].run, null);
     // the event stream has it, in the isolation's transaction
@@ -163,7 +173,9 @@ describe('the isolation opens a recovery', () => {
     // three isolations in a row, each ended (the driver would have): one running at a time
     for (let i = 0; i < 3; i++) {
       event(host, 'monitor_isolated', `Xid 79 #${i}`);
-      sql(`UPDATE host_recoveries SET state = 'cancelled', error = 'test', finished_at = now() WHERE host_id = '${host.id}' AND state = 'running'`);
+      sql(
+        `UPDATE host_recoveries SET state = 'cancelled', error = 'test', finished_at = now() WHERE host_id = '${host.id}' AND state = 'running'`,
+      );
       sql(`SELECT host_transition('${host.id}', 'release', 'provisioned', 'test', NULL, 'admin', NULL)`);
       for (const ev of ['gate_started', 'gate_accepted']) event(host, ev, 'test');
     }
@@ -175,7 +187,10 @@ describe('the isolation opens a recovery', () => {
     assert.equal(second.items.length, 1);
     assert.match(second.items[0].cause, /#0$/);
     assert.equal(second.next_cursor, null);
-    assert.deepEqual(second.items[0].steps.map((s) => s.state), ['cancelled', 'skipped', 'skipped']);
+    assert.deepEqual(
+      second.items[0].steps.map((s) => s.state),
+      ['cancelled', 'skipped', 'skipped'],
+    );
   });
 });
 

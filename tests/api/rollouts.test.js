@@ -47,7 +47,9 @@ async function readyHost(pool, { name = `ro-${uniq()}`, stack = oldStack, driver
     }
   }
   const facts = driver === null ? 'NULL' : `'${JSON.stringify({ driver_version: driver })}'::jsonb`;
-  sql(`UPDATE hosts SET facts = ${facts}, current_stack_id = ${stack ? `'${stack.id}'` : 'NULL'} WHERE id = '${host.id}'`);
+  sql(
+    `UPDATE hosts SET facts = ${facts}, current_stack_id = ${stack ? `'${stack.id}'` : 'NULL'} WHERE id = '${host.id}'`,
+  );
   return host;
 }
 
@@ -72,7 +74,10 @@ const audit = (action, id) =>
        WHERE action = '${action}' AND resource_id = '${id}' ORDER BY seq`);
 
 before(async () => {
-  srv = await startServer({ name: 'rollouts', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'rollouts',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -140,21 +145,37 @@ describe('POST /v1/pools/{id}/rollouts refuses', () => {
   test('roles: a viewer may not create; force is for an admin (403 naming force, audited)', async () => {
     expectProblem(await create(pool, { stack_id: newStack.id }, viewer), 403, 'insufficient_role');
     expectProblem(await create(pool, { stack_id: newStack.id, force: true }), 403, 'insufficient_role', 'force');
-    assert.match(sql(`SELECT count(*) FROM audit_events WHERE action = 'rollout.denied' AND resource_id = '${pool.id}'`), /^[1-9]/);
+    assert.match(
+      sql(`SELECT count(*) FROM audit_events WHERE action = 'rollout.denied' AND resource_id = '${pool.id}'`),
+      /^[1-9]/,
+    );
     assert.equal(sql(`SELECT count(*) FROM rollouts WHERE pool_id = '${pool.id}'`), '0');
   });
 
   test('404 for an unknown pool or stack', async () => {
-    expectProblem(await create({ id: crypto.randomUUID() }, { stack_id: newStack.id, min_baseline_ratio: null }), 404, 'not_found');
+    expectProblem(
+      await create({ id: crypto.randomUUID() }, { stack_id: newStack.id, min_baseline_ratio: null }),
+      404,
+      'not_found',
+    );
     expectProblem(await create({ id: 'nope' }, { stack_id: newStack.id }), 404, 'not_found');
-    expectProblem(await create(pool, { stack_id: crypto.randomUUID(), min_baseline_ratio: null }), 404, 'not_found', 'stack_id');
+    expectProblem(
+      await create(pool, { stack_id: crypto.randomUUID(), min_baseline_ratio: null }),
+      404,
+      'not_found',
+      'stack_id',
+    );
   });
 
   test('409 nothing_to_roll_out when no host is ready on another stack, with skipped', async () => {
     const p = await createPool();
     const busy = await readyHost(p, { name: `ro-a-${uniq()}`, ready: false });
     const there = await readyHost(p, { name: `ro-b-${uniq()}`, stack: newStack });
-    const b = expectProblem(await create(p, { stack_id: newStack.id, min_baseline_ratio: null }), 409, 'nothing_to_roll_out');
+    const b = expectProblem(
+      await create(p, { stack_id: newStack.id, min_baseline_ratio: null }),
+      409,
+      'nothing_to_roll_out',
+    );
     const ids = (b.skipped || []).map((s) => s.host_id).sort();
     assert.deepEqual(ids, [busy.id, there.id].sort());
   });
@@ -199,14 +220,22 @@ describe('POST /v1/pools/{id}/rollouts refuses', () => {
     seedBaseline(q, g, oldStack);
     const ok = expectStatus(await create(q, { stack_id: newStack.id }), 201);
     assert.equal(ok.force, false);
-    assert.deepEqual(ok.hosts.map((x) => x.host_id), [g.id]);
+    assert.deepEqual(
+      ok.hosts.map((x) => x.host_id),
+      [g.id],
+    );
     assert.ok(h);
   });
 
   test('422 invalid_rollout when canary exceeds the hosts in scope, with in_scope', async () => {
     const p = await createPool();
     await readyHost(p);
-    const b = expectProblem(await create(p, { stack_id: newStack.id, min_baseline_ratio: null, canary: 3 }), 422, 'invalid_rollout', 'canary');
+    const b = expectProblem(
+      await create(p, { stack_id: newStack.id, min_baseline_ratio: null, canary: 3 }),
+      422,
+      'invalid_rollout',
+      'canary',
+    );
     assert.equal(b.in_scope, 1);
   });
 });
@@ -221,7 +250,14 @@ describe('a rollout', () => {
   });
 
   test('201 with Location, waves by name, skipped hosts and the document of GET', async () => {
-    const res = await create(pool, { stack_id: newStack.id, canary: 1, max_unavailable: '40%', min_baseline_ratio: null, soak_seconds: 0, pause_after_canary: true });
+    const res = await create(pool, {
+      stack_id: newStack.id,
+      canary: 1,
+      max_unavailable: '40%',
+      min_baseline_ratio: null,
+      soak_seconds: 0,
+      pause_after_canary: true,
+    });
     ro = expectStatus(res, 201);
     assert.equal(res.headers.get('location'), `/v1/rollouts/${ro.id}`);
     assert.equal(ro.state, 'running');
@@ -238,16 +274,37 @@ describe('a rollout', () => {
     assert.equal(ro.error, null);
     assert.equal(ro.finished_at, null);
     const byName = [...hosts].sort((x, y) => (x.name < y.name ? -1 : 1));
-    assert.deepEqual(ro.hosts.map((h) => h.host_id), byName.map((h) => h.id));
-    assert.deepEqual(ro.hosts.map((h) => h.step), ['pending', 'pending', 'pending', 'pending', 'pending']);
-    assert.deepEqual(ro.hosts.map((h) => h.from_stack_id), byName.map(() => oldStack.id));
-    assert.deepEqual(ro.waves.map((w) => w.hosts.length), [1, 2, 2]);
-    assert.deepEqual(ro.waves.map((w) => w.canary), [true, false, false]);
-    assert.deepEqual(ro.waves.map((w) => w.state), ['running', 'pending', 'pending']);
+    assert.deepEqual(
+      ro.hosts.map((h) => h.host_id),
+      byName.map((h) => h.id),
+    );
+    assert.deepEqual(
+      ro.hosts.map((h) => h.step),
+      ['pending', 'pending', 'pending', 'pending', 'pending'],
+    );
+    assert.deepEqual(
+      ro.hosts.map((h) => h.from_stack_id),
+      byName.map(() => oldStack.id),
+    );
+    assert.deepEqual(
+      ro.waves.map((w) => w.hosts.length),
+      [1, 2, 2],
+    );
+    assert.deepEqual(
+      ro.waves.map((w) => w.canary),
+      [true, false, false],
+    );
+    assert.deepEqual(
+      ro.waves.map((w) => w.state),
+      ['running', 'pending', 'pending'],
+    );
     assert.equal(ro.wave_count, 3);
     assert.deepEqual(ro.waves[0].hosts, [byName[0].id]);
     assert.deepEqual(ro.counts, { hosts: 5, done: 0, in_flight: 0, pending: 5, rolled_back: 0, skipped: 0, failed: 0 });
-    assert.deepEqual(ro.skipped.map((s) => s.host_id), [skipped.id]);
+    assert.deepEqual(
+      ro.skipped.map((s) => s.host_id),
+      [skipped.id],
+    );
     assert.equal(ro.skipped[0].state, 'registered');
     assert.ok(ro.skipped[0].reason.length > 0);
     for (const side of ['before', 'after']) {
@@ -263,21 +320,32 @@ describe('a rollout', () => {
   });
 
   test('409 rollout_active while it is active, naming it', async () => {
-    const b = expectProblem(await create(pool, { stack_id: otherDriverStack.id, min_baseline_ratio: null }), 409, ['rollout_active', 'driver_mismatch']);
+    const b = expectProblem(await create(pool, { stack_id: otherDriverStack.id, min_baseline_ratio: null }), 409, [
+      'rollout_active',
+      'driver_mismatch',
+    ]);
     if (b.code === 'rollout_active') assert.equal(b.rollout_id, ro.id);
-    const c = expectProblem(await create(pool, { stack_id: newStack.id, min_baseline_ratio: null }), 409, 'rollout_active');
+    const c = expectProblem(
+      await create(pool, { stack_id: newStack.id, min_baseline_ratio: null }),
+      409,
+      'rollout_active',
+    );
     assert.equal(c.rollout_id, ro.id);
   });
 
   test('unavailable, counts and wave state follow the host rows', async () => {
     const first = ro.hosts[0].host_id;
-    sql(`UPDATE rollout_hosts SET step = 'provisioning', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`);
+    sql(
+      `UPDATE rollout_hosts SET step = 'provisioning', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`,
+    );
     let d = expectStatus(await get(ro.id), 200);
     assert.equal(d.unavailable, 1);
     assert.equal(d.counts.in_flight, 1);
     assert.equal(d.counts.pending, 4);
     assert.notEqual(d.waves[0].started_at, null);
-    sql(`UPDATE rollout_hosts SET step = 'done', finished_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`);
+    sql(
+      `UPDATE rollout_hosts SET step = 'done', finished_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`,
+    );
     sql(`UPDATE rollouts SET wave_state = 'soaking', soak_until = now() + interval '1 hour' WHERE id = '${ro.id}'`);
     d = expectStatus(await get(ro.id), 200);
     assert.equal(d.unavailable, 0);
@@ -286,7 +354,10 @@ describe('a rollout', () => {
     assert.notEqual(d.soak_until, null);
     sql(`UPDATE rollouts SET wave_state = 'running', soak_until = NULL, current_wave = 1 WHERE id = '${ro.id}'`);
     d = expectStatus(await get(ro.id), 200);
-    assert.deepEqual(d.waves.map((w) => w.state), ['done', 'running', 'pending']);
+    assert.deepEqual(
+      d.waves.map((w) => w.state),
+      ['done', 'running', 'pending'],
+    );
   });
 
   test('GET: 404 for an unknown id or one that is not a UUID; viewers read', async () => {
@@ -317,9 +388,17 @@ describe('a rollout', () => {
     expectProblem(await control(ro.id, 'pause', { reason: 'a'.repeat(501) }), 400, 'invalid_field', 'reason');
     expectProblem(await control(ro.id, 'pause', { reason: 'line\nbreak' }), 400, 'invalid_field', 'reason');
     expectProblem(await control(ro.id, 'pause', [1]), 400, 'body_not_object');
-    const raw = await client.request('POST', `/v1/rollouts/${ro.id}/pause`, { token: operator, rawBody: '{"reason":', contentType: 'application/json' });
+    const raw = await client.request('POST', `/v1/rollouts/${ro.id}/pause`, {
+      token: operator,
+      rawBody: '{"reason":',
+      contentType: 'application/json',
+    });
     expectProblem(raw, 400, 'invalid_json');
-    const text = await client.request('POST', `/v1/rollouts/${ro.id}/pause`, { token: operator, rawBody: 'reason', contentType: 'text/plain' });
+    const text = await client.request('POST', `/v1/rollouts/${ro.id}/pause`, {
+      token: operator,
+      rawBody: 'reason',
+      contentType: 'text/plain',
+    });
     expectProblem(text, 415, 'unsupported_media_type');
     for (const a of ['pause', 'resume', 'abort']) {
       expectProblem(await control(crypto.randomUUID(), a), 404, 'not_found');
@@ -328,11 +407,22 @@ describe('a rollout', () => {
   });
 
   test('a terminal rollout refuses every action; the pool takes a new rollout', async () => {
-    sql(`UPDATE rollouts SET state = 'rolled_back', finished_at = now() WHERE id = '${ro.id}' AND state NOT IN ('rolled_back', 'aborted', 'failed', 'succeeded')`);
+    sql(
+      `UPDATE rollouts SET state = 'rolled_back', finished_at = now() WHERE id = '${ro.id}' AND state NOT IN ('rolled_back', 'aborted', 'failed', 'succeeded')`,
+    );
     for (const a of ['pause', 'resume', 'abort']) expectProblem(await control(ro.id, a), 409, 'rollout_state_conflict');
-    const next = expectStatus(await create(pool, { stack_id: newStack.id, min_baseline_ratio: null, canary: 0, max_unavailable: 5 }), 201);
-    assert.deepEqual(next.waves.map((w) => w.hosts.length), [5]);
-    assert.deepEqual(next.waves.map((w) => w.canary), [false]);
+    const next = expectStatus(
+      await create(pool, { stack_id: newStack.id, min_baseline_ratio: null, canary: 0, max_unavailable: 5 }),
+      201,
+    );
+    assert.deepEqual(
+      next.waves.map((w) => w.hosts.length),
+      [5],
+    );
+    assert.deepEqual(
+      next.waves.map((w) => w.canary),
+      [false],
+    );
     expectStatus(await control(next.id, 'abort'), 200);
   });
 });
@@ -346,8 +436,23 @@ describe('the cost view', () => {
     // it began two hours ago: before = [start - 2 h, start), after = [start, now)
     sql(`UPDATE rollouts SET created_at = now() - interval '2 hours' WHERE id = '${r.id}'`);
     const iso = (hoursAgo) => new Date(Math.floor(Date.now() / 1000) * 1000 - hoursAgo * 3600e3).toISOString();
-    const rec = (from, to, completed) => ({ host_id: h.id, window_start: iso(from), window_end: iso(to), unit: 'tokens', completed, failed: 0, retried: 0, busy_seconds: 600 });
-    expectStatus(await client.request('POST', '/v1/work-reports', { token: operator, body: { records: [rec(3, 2.75, 1000), rec(1, 0.75, 4000)] } }), 201);
+    const rec = (from, to, completed) => ({
+      host_id: h.id,
+      window_start: iso(from),
+      window_end: iso(to),
+      unit: 'tokens',
+      completed,
+      failed: 0,
+      retried: 0,
+      busy_seconds: 600,
+    });
+    expectStatus(
+      await client.request('POST', '/v1/work-reports', {
+        token: operator,
+        body: { records: [rec(3, 2.75, 1000), rec(1, 0.75, 4000)] },
+      }),
+      201,
+    );
     const d = expectStatus(await get(r.id), 200);
     const { before, after } = d.cost;
     assert.equal(before.unit, 'tokens');
@@ -381,13 +486,22 @@ describe('GET /v1/rollouts', () => {
 
   test('filters by pool and state (active = running, paused, rolling_back), newest first', async () => {
     const page = expectStatus(await list(`?pool=${pools[0].id}`), 200);
-    assert.deepEqual(page.items.map((r) => r.id), [made[1].id, made[0].id]);
+    assert.deepEqual(
+      page.items.map((r) => r.id),
+      [made[1].id, made[0].id],
+    );
     assert.equal(page.next_cursor, null);
     assert.equal(page.items[0].cost, undefined);
     const done = expectStatus(await list(`?pool=${pools[1].id}&state=succeeded`), 200);
-    assert.deepEqual(done.items.map((r) => r.id), [made[2].id]);
+    assert.deepEqual(
+      done.items.map((r) => r.id),
+      [made[2].id],
+    );
     const active = expectStatus(await list(`?pool=${pools[1].id}&state=active`), 200);
-    assert.deepEqual(active.items.map((r) => r.id), [made[3].id]);
+    assert.deepEqual(
+      active.items.map((r) => r.id),
+      [made[3].id],
+    );
     const all = expectStatus(await list('?state=active&limit=500'), 200);
     for (const id of [made[1].id, made[3].id]) assert.ok(all.items.some((r) => r.id === id));
     assert.ok(all.items.every((r) => ['running', 'paused', 'rolling_back'].includes(r.state)));
@@ -425,20 +539,36 @@ describe('idempotency and the event stream', () => {
     const two = await create(p, body, operator, { 'Idempotency-Key': key });
     assert.equal(expectStatus(two, 201).id, a.id);
     assert.equal(two.headers.get('idempotent-replayed'), 'true');
-    expectProblem(await create(p, { ...body, canary: 0 }, operator, { 'Idempotency-Key': key }), 422, 'idempotency_key_reused');
+    expectProblem(
+      await create(p, { ...body, canary: 0 }, operator, { 'Idempotency-Key': key }),
+      422,
+      'idempotency_key_reused',
+    );
     assert.equal(sql(`SELECT count(*) FROM rollouts WHERE pool_id = '${p.id}'`), '1');
   });
 
   test('rollout and rollout.host events when the state, the wave or a step changes', async () => {
     const p = await createPool();
     const h = await readyHost(p);
-    const s = await openStream(srv.url, { token: viewer, query: `?pool_id=${p.id}&types=rollout,rollout.host`, validate: validateEvent });
+    const s = await openStream(srv.url, {
+      token: viewer,
+      query: `?pool_id=${p.id}&types=rollout,rollout.host`,
+      validate: validateEvent,
+    });
     try {
       validateResponse('GET', `/v1/events?pool_id=${p.id}`, { status: s.status, headers: s.headers, text: s.text });
       const r = expectStatus(await create(p, { stack_id: newStack.id, min_baseline_ratio: null }), 201);
-      await s.waitFor((evs) => evs.some((e) => e.event === 'rollout' && e.json.state === 'running'), 10_000, 'rollout running');
+      await s.waitFor(
+        (evs) => evs.some((e) => e.event === 'rollout' && e.json.state === 'running'),
+        10_000,
+        'rollout running',
+      );
       expectStatus(await control(r.id, 'pause'), 200);
-      await s.waitFor((evs) => evs.some((e) => e.event === 'rollout' && e.json.state === 'paused'), 10_000, 'rollout paused');
+      await s.waitFor(
+        (evs) => evs.some((e) => e.event === 'rollout' && e.json.state === 'paused'),
+        10_000,
+        'rollout paused',
+      );
       sql(`UPDATE rollout_hosts SET step = 'draining', started_at = now() WHERE rollout_id = '${r.id}'`);
       await s.waitFor((evs) => evs.some((e) => e.event === 'rollout.host'), 10_000, 'rollout.host');
       const ev = s.events.find((e) => e.event === 'rollout.host').json;

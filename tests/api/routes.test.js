@@ -13,7 +13,8 @@ const { specRoutes, loadSpec } = require('./lib/openapi');
 /** "METHOD /path" -> operationId, from the spec. */
 function specOperationIds() {
   const out = new Map();
-  for (const r of loadSpec().routes) for (const [m, op] of Object.entries(r.ops)) out.set(`${m} ${r.template}`, op.operationId);
+  for (const r of loadSpec().routes)
+    for (const [m, op] of Object.entries(r.ops)) out.set(`${m} ${r.template}`, op.operationId);
   return out;
 }
 
@@ -26,7 +27,11 @@ test('gpufleetd routes and openapi.yaml list the same operations, each operation
     .filter(Boolean);
   const server = new Map(); // "METHOD /path" -> handler
   for (const l of lines) {
-    assert.match(l, /^[A-Z]+ \/\S* api_[a-z0-9_]+ api\/[a-z_]+\.c$/, `unexpected line from gpufleetd routes: ${JSON.stringify(l)}`);
+    assert.match(
+      l,
+      /^[A-Z]+ \/\S* api_[a-z0-9_]+ api\/[a-z_]+\.c$/,
+      `unexpected line from gpufleetd routes: ${JSON.stringify(l)}`,
+    );
     const [m, p, h] = l.split(' ');
     if (m === 'OPTIONS') continue;
     server.set(`${m} ${p}`, h);

@@ -123,10 +123,18 @@ function checkInvariants(s, { reservePct = 10, precision } = {}) {
     assert.equal(o.fits_single_gpu, need === 1, `${o.gpu_model}.fits_single_gpu`);
     assert.equal(o.needs_parallelism, need > 1, `${o.gpu_model}.needs_parallelism`);
     assert.equal(o.topology_matters, need > 1, `${o.gpu_model}.topology_matters`);
-    assert.equal(o.precision_supported, m.supported_formats.includes(precision || s.precision), `${o.gpu_model}.precision_supported`);
+    assert.equal(
+      o.precision_supported,
+      m.supported_formats.includes(precision || s.precision),
+      `${o.gpu_model}.precision_supported`,
+    );
     if (need > 1) {
       assert.ok(o.warning, `${o.gpu_model} needs ${need} GPUs but has no warning`);
-      assert.match(o.warning, /tensor|pipeline/i, `${o.gpu_model}: warning does not mention tensor or pipeline parallelism`);
+      assert.match(
+        o.warning,
+        /tensor|pipeline/i,
+        `${o.gpu_model}: warning does not mention tensor or pipeline parallelism`,
+      );
       assert.match(o.warning, /interconnect|topology/i, `${o.gpu_model}: warning does not mention the interconnect`);
     }
   }
@@ -367,10 +375,12 @@ describe('training', () => {
   test('8-bit Adam: 12 B/param = 84e9 B; SGD with momentum: 14 B/param = 98e9 B', async () => {
     const a8 = await size(train7b({ optimizer: 'adamw_8bit' }));
     assert.equal(a8.terms.training_state.bytes, 84_000_000_000);
-    if (a8.terms.training_state.bytes_per_parameter !== undefined) assert.equal(a8.terms.training_state.bytes_per_parameter, 12);
+    if (a8.terms.training_state.bytes_per_parameter !== undefined)
+      assert.equal(a8.terms.training_state.bytes_per_parameter, 12);
     const sgd = await size(train7b({ optimizer: 'sgd_momentum' }));
     assert.equal(sgd.terms.training_state.bytes, 98_000_000_000);
-    if (sgd.terms.training_state.optimizer !== undefined) assert.equal(sgd.terms.training_state.optimizer, 'sgd_momentum');
+    if (sgd.terms.training_state.optimizer !== undefined)
+      assert.equal(sgd.terms.training_state.optimizer, 'sgd_momentum');
     const adam = await size(train7b({ optimizer: 'adamw' }));
     assert.equal(adam.total.bytes - a8.total.bytes, 42_000_000_000);
     assert.equal(sgd.total.bytes - a8.total.bytes, 14_000_000_000);
@@ -435,7 +445,12 @@ describe('options', () => {
   for (const [param, value] of bad) {
     test(`${param}=${JSON.stringify(value)} → 400 invalid_parameter`, async () => {
       const q = `?${param}=${encodeURIComponent(value)}`;
-      expectProblem(await client.request('POST', `/v1/sizing${q}`, { token: viewer, body: chat7b() }), 400, 'invalid_parameter', param);
+      expectProblem(
+        await client.request('POST', `/v1/sizing${q}`, { token: viewer, body: chat7b() }),
+        400,
+        'invalid_parameter',
+        param,
+      );
     });
   }
 
@@ -448,16 +463,50 @@ describe('options', () => {
 describe('POST /v1/sizing validates like POST /v1/briefs and stores nothing', () => {
   const cases = [
     ['unknown field', (b) => ({ ...b, colour: 'red' }), 'unknown_field', 'colour'],
-    ['unknown nested field', (b) => ({ ...b, model: { ...b.model, architecture: { foo: 1 } } }), 'unknown_field', 'model.architecture.foo'],
-    ['missing precision', (b) => ({ ...b, model: { name: b.model.name, parameter_count: 7e9 } }), 'missing_field', 'model.precision'],
-    ['parameter_count 1e14', (b) => ({ ...b, model: { ...b.model, parameter_count: 1e14 } }), 'invalid_field', 'model.parameter_count'],
-    ['metric for another kind', (b) => ({ ...b, targets: [{ metric: 'items_per_hour', value: 1 }] }), 'invalid_field', 'targets[0].metric'],
+    [
+      'unknown nested field',
+      (b) => ({ ...b, model: { ...b.model, architecture: { foo: 1 } } }),
+      'unknown_field',
+      'model.architecture.foo',
+    ],
+    [
+      'missing precision',
+      (b) => ({ ...b, model: { name: b.model.name, parameter_count: 7e9 } }),
+      'missing_field',
+      'model.precision',
+    ],
+    [
+      'parameter_count 1e14',
+      (b) => ({ ...b, model: { ...b.model, parameter_count: 1e14 } }),
+      'invalid_field',
+      'model.parameter_count',
+    ],
+    [
+      'metric for another kind',
+      (b) => ({ ...b, targets: [{ metric: 'items_per_hour', value: 1 }] }),
+      'invalid_field',
+      'targets[0].metric',
+    ],
     ['training on inference', (b) => ({ ...b, training: { optimizer: 'sgd_momentum' } }), 'invalid_field', 'training'],
-    ['missing name', (b) => { const c = { ...b }; delete c.name; return c; }, 'missing_field', 'name'],
+    [
+      'missing name',
+      (b) => {
+        const c = { ...b };
+        delete c.name;
+        return c;
+      },
+      'missing_field',
+      'name',
+    ],
   ];
   for (const [title, mutate, code, field] of cases) {
     test(`${title} → 400 ${code}`, async () => {
-      expectProblem(await client.request('POST', '/v1/sizing', { token: viewer, body: mutate(chat7b()) }), 400, code, field);
+      expectProblem(
+        await client.request('POST', '/v1/sizing', { token: viewer, body: mutate(chat7b()) }),
+        400,
+        code,
+        field,
+      );
     });
   }
 
@@ -474,7 +523,11 @@ describe('POST /v1/sizing validates like POST /v1/briefs and stores nothing', ()
       'body_not_object',
     );
     expectProblem(
-      await client.request('POST', '/v1/sizing', { token: viewer, rawBody: JSON.stringify(chat7b()), contentType: 'text/plain' }),
+      await client.request('POST', '/v1/sizing', {
+        token: viewer,
+        rawBody: JSON.stringify(chat7b()),
+        contentType: 'text/plain',
+      }),
       415,
       'unsupported_media_type',
     );
@@ -490,8 +543,15 @@ describe('POST /v1/sizing validates like POST /v1/briefs and stores nothing', ()
     const name = `not-stored-${uniq()}`;
     await size(chat7b({ name }));
     await size(chat7b({ name }), '?reserve_pct=5');
-    const afterEv = expectStatus(await client.request('GET', '/v1/audit-events?limit=500', { token: admin }), 200).items;
-    assert.deepEqual(afterEv.map((e) => e.id), before.map((e) => e.id), 'POST /v1/sizing left an audit event');
+    const afterEv = expectStatus(
+      await client.request('GET', '/v1/audit-events?limit=500', { token: admin }),
+      200,
+    ).items;
+    assert.deepEqual(
+      afterEv.map((e) => e.id),
+      before.map((e) => e.id),
+      'POST /v1/sizing left an audit event',
+    );
     const briefs = expectStatus(await client.request('GET', `/v1/briefs?name_prefix=${name}`, { token: viewer }), 200);
     assert.deepEqual(briefs.items, []);
   });
@@ -523,7 +583,11 @@ describe('GET /v1/briefs/{id}/sizing', () => {
     const get = await client.request('GET', `/v1/briefs/${created.id}`, { token: viewer });
     const next = { ...body, model: { ...body.model, precision: 'fp8' } };
     expectStatus(
-      await client.request('PUT', `/v1/briefs/${created.id}`, { token: operator, body: next, headers: { 'If-Match': get.headers.get('etag') } }),
+      await client.request('PUT', `/v1/briefs/${created.id}`, {
+        token: operator,
+        body: next,
+        headers: { 'If-Match': get.headers.get('etag') },
+      }),
       200,
     );
     const v2 = expectStatus(await client.request('GET', url, { token: viewer }), 200);
@@ -548,18 +612,40 @@ describe('GET /v1/briefs/{id}/sizing', () => {
     expectStatus(a, 200);
     const etag = a.headers.get('etag');
     expectStatus(await client.request('GET', url, { token: viewer, headers: { 'If-None-Match': etag } }), 304);
-    const other = await client.request('GET', `${url}?reserve_pct=0`, { token: viewer, headers: { 'If-None-Match': etag } });
+    const other = await client.request('GET', `${url}?reserve_pct=0`, {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(other, 200);
   });
 
   test('unknown brief → 404; bad options → 400; no token → 401', async () => {
-    expectProblem(await client.request('GET', `/v1/briefs/${crypto.randomUUID()}/sizing`, { token: viewer }), 404, 'not_found');
+    expectProblem(
+      await client.request('GET', `/v1/briefs/${crypto.randomUUID()}/sizing`, { token: viewer }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/briefs/nope/sizing', { token: viewer }), 404, 'not_found');
     const created = expectStatus(await client.request('POST', '/v1/briefs', { token: operator, body: chat7b() }), 201);
     const url = `/v1/briefs/${created.id}/sizing`;
-    expectProblem(await client.request('GET', `${url}?reserve_pct=95`, { token: viewer }), 400, 'invalid_parameter', 'reserve_pct');
-    expectProblem(await client.request('GET', `${url}?overhead_factor=0`, { token: viewer }), 400, 'invalid_parameter', 'overhead_factor');
-    expectProblem(await client.request('GET', `${url}?overhead_fixed_gib=100`, { token: viewer }), 400, 'invalid_parameter', 'overhead_fixed_gib');
+    expectProblem(
+      await client.request('GET', `${url}?reserve_pct=95`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'reserve_pct',
+    );
+    expectProblem(
+      await client.request('GET', `${url}?overhead_factor=0`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'overhead_factor',
+    );
+    expectProblem(
+      await client.request('GET', `${url}?overhead_fixed_gib=100`, { token: viewer }),
+      400,
+      'invalid_parameter',
+      'overhead_fixed_gib',
+    );
     expectProblem(await client.request('GET', `${url}?limit=1`, { token: viewer }), 400, 'unknown_parameter', 'limit');
     expectProblem(await client.request('GET', url), 401, 'missing_token');
   });

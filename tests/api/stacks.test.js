@@ -125,7 +125,10 @@ describe('create and read', () => {
     const res = await client.request('GET', `/v1/stacks/${created.id}`, { token: viewer });
     assert.deepEqual(expectStatus(res, 200), created);
     const etag = res.headers.get('etag');
-    const again = await client.request('GET', `/v1/stacks/${created.id}`, { token: viewer, headers: { 'If-None-Match': etag } });
+    const again = await client.request('GET', `/v1/stacks/${created.id}`, {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(again, 304);
     assert.equal(again.headers.get('etag'), etag);
   });
@@ -157,12 +160,20 @@ describe('create and read', () => {
   });
 
   test('an unknown or malformed id answers 404', async () => {
-    expectProblem(await client.request('GET', `/v1/stacks/${crypto.randomUUID()}`, { token: viewer }), 404, 'not_found');
+    expectProblem(
+      await client.request('GET', `/v1/stacks/${crypto.randomUUID()}`, { token: viewer }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/stacks/latest', { token: viewer }), 404, 'not_found');
   });
 
   test('roles: viewer reads but may not create; no token 401', async () => {
-    expectProblem(await client.request('POST', '/v1/stacks', { token: viewer, body: vllmStack() }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', '/v1/stacks', { token: viewer, body: vllmStack() }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(await client.request('GET', '/v1/stacks'), 401, 'missing_token');
     expectStatus(await client.request('POST', '/v1/stacks', { token: admin, body: vllmStack() }), 201);
   });
@@ -183,9 +194,17 @@ describe('create and read', () => {
   test('Idempotency-Key replays the first answer', async () => {
     const key = `stack-idem-${uniq()}`;
     const b = vllmStack();
-    const first = await client.request('POST', '/v1/stacks', { token: operator, body: b, headers: { 'Idempotency-Key': key } });
+    const first = await client.request('POST', '/v1/stacks', {
+      token: operator,
+      body: b,
+      headers: { 'Idempotency-Key': key },
+    });
     const s1 = expectStatus(first, 201);
-    const second = await client.request('POST', '/v1/stacks', { token: operator, body: b, headers: { 'Idempotency-Key': key } });
+    const second = await client.request('POST', '/v1/stacks', {
+      token: operator,
+      body: b,
+      headers: { 'Idempotency-Key': key },
+    });
     assert.deepEqual(expectStatus(second, 201), s1);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
     const { items } = await walk(`name_prefix=${encodeURIComponent(b.name)}`);
@@ -195,7 +214,8 @@ describe('create and read', () => {
 
 describe('driver and CUDA', () => {
   test('12.4 with 550.54.15 (the 12.4.1 driver) and with 550.54.14 (12.4 GA): no warning', async () => {
-    for (const d of ['550.54.15', '550.54.14']) assert.deepEqual((await create(withDriver(d, '12.4'))).stack.warnings, []);
+    for (const d of ['550.54.15', '550.54.14'])
+      assert.deepEqual((await create(withDriver(d, '12.4'))).stack.warnings, []);
   });
 
   test('12.4.1 needs 550.54.15: 550.54.14 gets the minor-version warning', async () => {
@@ -329,19 +349,39 @@ describe('the image must be pinned by digest', () => {
 });
 
 describe('injection payloads are refused at the door', () => {
-  const payloads = ['; rm -rf /', '$(reboot)', '`reboot`', 'a\nb', "a'b", 'a"b', '|| true', '&& curl x', '../../etc/passwd\0'];
+  const payloads = [
+    '; rm -rf /',
+    '$(reboot)',
+    '`reboot`',
+    'a\nb',
+    "a'b",
+    'a"b',
+    '|| true',
+    '&& curl x',
+    '../../etc/passwd\0',
+  ];
   const d = hex64();
 
   for (const p of payloads) {
     const label = JSON.stringify(p);
     test(`image with ${label}`, async () => {
-      for (const image of [`vllm/vllm-openai:v1${p}@sha256:${d}`, `${p}@sha256:${d}`, `vllm/vllm-openai:v1@sha256:${d}${p}`]) {
+      for (const image of [
+        `vllm/vllm-openai:v1${p}@sha256:${d}`,
+        `${p}@sha256:${d}`,
+        `vllm/vllm-openai:v1@sha256:${d}${p}`,
+      ]) {
         const res = await client.request('POST', '/v1/stacks', { token: operator, body: vllmStack({ image }) });
         expectRefused(res, image, ['invalid_field', 'image_not_pinned'], 'image');
       }
     });
     test(`os_image, framework, model_revision and working_dir with ${label}`, async () => {
-      for (const f of ['os_image', 'framework.name', 'framework.version', 'model_revision', 'startup_config.working_dir']) {
+      for (const f of [
+        'os_image',
+        'framework.name',
+        'framework.version',
+        'model_revision',
+        'startup_config.working_dir',
+      ]) {
         const base = vllmStack();
         const value = f === 'startup_config.working_dir' ? `/srv${p}` : `x${p}`;
         const res = await client.request('POST', '/v1/stacks', { token: operator, body: withPath(base, f, value) });
@@ -384,7 +424,10 @@ describe('injection payloads are refused at the door', () => {
 
   test('working_dir must be absolute', async () => {
     for (const w of ['srv/vllm', '', '~/x', '/srv vllm']) {
-      const res = await client.request('POST', '/v1/stacks', { token: operator, body: withPath(vllmStack(), 'startup_config.working_dir', w) });
+      const res = await client.request('POST', '/v1/stacks', {
+        token: operator,
+        body: withPath(vllmStack(), 'startup_config.working_dir', w),
+      });
       expectProblem(res, 400, 'invalid_field', 'startup_config.working_dir');
     }
   });
@@ -393,9 +436,19 @@ describe('injection payloads are refused at the door', () => {
 describe('other validation', () => {
   const cases = [
     ['unknown top-level member', (b) => ({ ...b, tag: 'latest' }), 'unknown_field', 'tag'],
-    ['unknown member of startup_config', (b) => withPath(b, 'startup_config.user', 'root'), 'unknown_field', 'startup_config.user'],
+    [
+      'unknown member of startup_config',
+      (b) => withPath(b, 'startup_config.user', 'root'),
+      'unknown_field',
+      'startup_config.user',
+    ],
     ['unknown member of framework', (b) => withPath(b, 'framework.vendor', 'x'), 'unknown_field', 'framework.vendor'],
-    ['server-set member image_digest', (b) => ({ ...b, image_digest: `sha256:${hex64()}` }), 'unknown_field', 'image_digest'],
+    [
+      'server-set member image_digest',
+      (b) => ({ ...b, image_digest: `sha256:${hex64()}` }),
+      'unknown_field',
+      'image_digest',
+    ],
     ['server-set member warnings', (b) => ({ ...b, warnings: [] }), 'unknown_field', 'warnings'],
     ['missing image', (b) => withPath(b, 'image', undefined), 'missing_field', 'image'],
     ['missing name', (b) => withPath(b, 'name', undefined), 'missing_field', 'name'],
@@ -404,7 +457,12 @@ describe('other validation', () => {
     ['missing driver_version', (b) => withPath(b, 'driver_version', undefined), 'missing_field', 'driver_version'],
     ['missing cuda_version', (b) => withPath(b, 'cuda_version', undefined), 'missing_field', 'cuda_version'],
     ['missing framework', (b) => withPath(b, 'framework', undefined), 'missing_field', 'framework'],
-    ['missing framework.version', (b) => withPath(b, 'framework.version', undefined), 'missing_field', 'framework.version'],
+    [
+      'missing framework.version',
+      (b) => withPath(b, 'framework.version', undefined),
+      'missing_field',
+      'framework.version',
+    ],
     ['empty name', (b) => withPath(b, 'name', ''), 'invalid_field', 'name'],
     ['name of 129 characters', (b) => withPath(b, 'name', 'n'.repeat(129)), 'invalid_field', 'name'],
     ['image not a string', (b) => withPath(b, 'image', 7), 'invalid_field', 'image'],
@@ -412,9 +470,25 @@ describe('other validation', () => {
     ['port 65536', (b) => withPath(b, 'startup_config.port', 65536), 'invalid_field', 'startup_config.port'],
     ['port as a string', (b) => withPath(b, 'startup_config.port', '8000'), 'invalid_field', 'startup_config.port'],
     ['empty command', (b) => withPath(b, 'startup_config.command', []), 'invalid_field', 'startup_config.command'],
-    ['65 command items', (b) => withPath(b, 'startup_config.command', Array(65).fill('x')), 'invalid_field', 'startup_config.command'],
-    ['command not an array', (b) => withPath(b, 'startup_config.command', 'vllm serve'), 'invalid_field', 'startup_config.command'],
-    ['65 env entries', (b) => withPath(b, 'startup_config.env', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, 'x']))), 'invalid_field', 'startup_config.env'],
+    [
+      '65 command items',
+      (b) => withPath(b, 'startup_config.command', Array(65).fill('x')),
+      'invalid_field',
+      'startup_config.command',
+    ],
+    [
+      'command not an array',
+      (b) => withPath(b, 'startup_config.command', 'vllm serve'),
+      'invalid_field',
+      'startup_config.command',
+    ],
+    [
+      '65 env entries',
+      (b) =>
+        withPath(b, 'startup_config.env', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, 'x']))),
+      'invalid_field',
+      'startup_config.env',
+    ],
     ['supersedes not a uuid', (b) => ({ ...b, supersedes: 'previous' }), 'invalid_field', 'supersedes'],
     ['supersedes an unknown stack', (b) => ({ ...b, supersedes: crypto.randomUUID() }), 'invalid_field', 'supersedes'],
   ];
@@ -468,7 +542,10 @@ describe('immutability', () => {
   }
 
   test('the stack is unchanged', async () => {
-    assert.deepEqual(expectStatus(await client.request('GET', `/v1/stacks/${stack.id}`, { token: viewer }), 200), stack);
+    assert.deepEqual(
+      expectStatus(await client.request('GET', `/v1/stacks/${stack.id}`, { token: viewer }), 200),
+      stack,
+    );
   });
 });
 
@@ -507,14 +584,24 @@ describe('supersedes and lineage', () => {
       ld.items.map((s) => s.id),
       [d.id, a.id],
     );
-    assert.deepEqual(expectStatus(await client.request('GET', `/v1/stacks/${c.id}/lineage`, { token: viewer }), 200), lin);
+    assert.deepEqual(
+      expectStatus(await client.request('GET', `/v1/stacks/${c.id}/lineage`, { token: viewer }), 200),
+      lin,
+    );
 
     const etag = lc.headers.get('etag');
-    expectStatus(await client.request('GET', `/v1/stacks/${c.id}/lineage`, { token: viewer, headers: { 'If-None-Match': etag } }), 304);
+    expectStatus(
+      await client.request('GET', `/v1/stacks/${c.id}/lineage`, { token: viewer, headers: { 'If-None-Match': etag } }),
+      304,
+    );
   });
 
   test('lineage of an unknown stack is 404', async () => {
-    expectProblem(await client.request('GET', `/v1/stacks/${crypto.randomUUID()}/lineage`, { token: viewer }), 404, 'not_found');
+    expectProblem(
+      await client.request('GET', `/v1/stacks/${crypto.randomUUID()}/lineage`, { token: viewer }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/stacks/x/lineage', { token: viewer }), 404, 'not_found');
   });
 });
@@ -533,7 +620,10 @@ describe('list', () => {
     const all = expectStatus(await client.request('GET', '/v1/stacks?limit=500', { token: viewer }), 200);
     const walked = (await walk('limit=2')).items.map((s) => s.id);
     assert.equal(new Set(walked).size, walked.length, 'duplicates across pages');
-    assert.deepEqual(walked, all.items.map((s) => s.id));
+    assert.deepEqual(
+      walked,
+      all.items.map((s) => s.id),
+    );
   });
 
   test('name_prefix is literal', async () => {
@@ -559,18 +649,39 @@ describe('list', () => {
     );
     const vllm = (await walk('framework=vllm&limit=500')).items;
     assert.ok(vllm.length >= 1 && vllm.every((s) => s.framework.name === 'vllm'));
-    expectProblem(await client.request('GET', '/v1/stacks?framework=a%3Bb', { token: viewer }), 400, 'invalid_parameter', 'framework');
+    expectProblem(
+      await client.request('GET', '/v1/stacks?framework=a%3Bb', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'framework',
+    );
   });
 
   test('list ETag, bad parameters', async () => {
     const a = await client.request('GET', '/v1/stacks?limit=500', { token: viewer });
     const etag = a.headers.get('etag');
-    expectStatus(await client.request('GET', '/v1/stacks?limit=500', { token: viewer, headers: { 'If-None-Match': etag } }), 304);
+    expectStatus(
+      await client.request('GET', '/v1/stacks?limit=500', { token: viewer, headers: { 'If-None-Match': etag } }),
+      304,
+    );
     await create(vllmStack());
-    const b = await client.request('GET', '/v1/stacks?limit=500', { token: viewer, headers: { 'If-None-Match': etag } });
+    const b = await client.request('GET', '/v1/stacks?limit=500', {
+      token: viewer,
+      headers: { 'If-None-Match': etag },
+    });
     expectStatus(b, 200);
-    expectProblem(await client.request('GET', '/v1/stacks?limit=0', { token: viewer }), 400, 'invalid_parameter', 'limit');
-    expectProblem(await client.request('GET', '/v1/stacks?image=x', { token: viewer }), 400, 'unknown_parameter', 'image');
+    expectProblem(
+      await client.request('GET', '/v1/stacks?limit=0', { token: viewer }),
+      400,
+      'invalid_parameter',
+      'limit',
+    );
+    expectProblem(
+      await client.request('GET', '/v1/stacks?image=x', { token: viewer }),
+      400,
+      'unknown_parameter',
+      'image',
+    );
     expectProblem(await client.request('GET', '/v1/stacks?cursor=abc', { token: viewer }), 400, 'invalid_cursor');
   });
 });

@@ -51,7 +51,8 @@ async function auditOf(action, resourceId) {
   return expectStatus(await client.request('GET', q, { token: admin }), 200).items;
 }
 async function stopJobs(hostId) {
-  return expectStatus(await client.request('GET', `/v1/jobs?kind=stop&host_id=${hostId}`, { token: viewer }), 200).items;
+  return expectStatus(await client.request('GET', `/v1/jobs?kind=stop&host_id=${hostId}`, { token: viewer }), 200)
+    .items;
 }
 
 before(async () => {
@@ -139,7 +140,12 @@ describe('stop', () => {
     const h = await register();
     const prov = await fleet.provision(client, operator, h.id, stack.id);
     expectProblem(await stop(h.id, { reason: 'please', force: true }), 403, 'insufficient_role', 'force');
-    expectProblem(await stop(h.id, { reason: 'please', force: true, dry_run: true }), 403, 'insufficient_role', 'force');
+    expectProblem(
+      await stop(h.id, { reason: 'please', force: true, dry_run: true }),
+      403,
+      'insufficient_role',
+      'force',
+    );
     const denied = await auditOf('host.denied', h.id);
     assert.equal(denied.length, 2);
     assert.equal(denied[0].principal, 'test-operator');
@@ -153,11 +159,20 @@ describe('stop', () => {
     const h = await register();
     const prov = await fleet.provision(client, operator, h.id, stack.id);
     // a running job: as a worker would have claimed it
-    psql(srv.database.url, `UPDATE jobs SET state = 'running', attempt = 1, lease_owner = 'w', lease_expires_at = now() + interval '1 minute' WHERE id = '${prov.id}'`);
-    const plan = expectStatus(await stop(h.id, { reason: 'runaway', force: true, dry_run: true }, { token: admin }), 200);
+    psql(
+      srv.database.url,
+      `UPDATE jobs SET state = 'running', attempt = 1, lease_owner = 'w', lease_expires_at = now() + interval '1 minute' WHERE id = '${prov.id}'`,
+    );
+    const plan = expectStatus(
+      await stop(h.id, { reason: 'runaway', force: true, dry_run: true }, { token: admin }),
+      200,
+    );
     assert.equal(plan.cancels_job_id, prov.id);
     assert.equal(plan.command, STOP);
-    assert.equal(expectStatus(await client.request('GET', `/v1/jobs/${prov.id}`, { token: viewer }), 200).state, 'running');
+    assert.equal(
+      expectStatus(await client.request('GET', `/v1/jobs/${prov.id}`, { token: viewer }), 200).state,
+      'running',
+    );
 
     const res = await stop(h.id, { reason: 'runaway', force: true }, { token: admin });
     const job = expectStatus(res, 202);
@@ -216,7 +231,11 @@ describe('stop', () => {
     for (const token of [viewer, srv.token('reporter')]) {
       expectProblem(await stop(h.id, { reason: 'r' }, { token }), 403, 'insufficient_role');
     }
-    expectProblem(await client.request('POST', `/v1/hosts/${h.id}/stop`, { body: { reason: 'r' } }), 401, 'missing_token');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${h.id}/stop`, { body: { reason: 'r' } }),
+      401,
+      'missing_token',
+    );
     for (const id of [NIL, 'not-a-uuid']) {
       expectProblem(await stop(id, { reason: 'r' }), 404, 'not_found');
     }

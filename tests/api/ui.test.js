@@ -85,7 +85,11 @@ describe('serving', () => {
       assert.equal(res.headers.get('content-type'), TYPES[path.extname(f)], f);
       assertUiHeaders(res, f);
       assert.equal(res.headers.get('cache-control'), 'no-cache', f);
-      assert.equal(res.text, fs.readFileSync(path.join(UI_DIR, f), 'utf8'), `${f} as embedded differs from ui/${f}: rebuild`);
+      assert.equal(
+        res.text,
+        fs.readFileSync(path.join(UI_DIR, f), 'utf8'),
+        `${f} as embedded differs from ui/${f}: rebuild`,
+      );
     }
   });
 
@@ -98,7 +102,9 @@ describe('serving', () => {
     assertUiHeaders(again, '304');
     const other = await client.request('GET', '/ui/app.js', { headers: { 'If-None-Match': '"0000"' } });
     assert.equal(other.status, 200);
-    const index = await client.request('GET', '/ui/', { headers: { 'If-None-Match': (await client.request('GET', '/ui/index.html')).headers.get('etag') } });
+    const index = await client.request('GET', '/ui/', {
+      headers: { 'If-None-Match': (await client.request('GET', '/ui/index.html')).headers.get('etag') },
+    });
     assert.equal(index.status, 304, '/ui/ and /ui/index.html are the same file');
     const head = await client.request('HEAD', '/ui/style.css');
     assert.equal(head.status, 200);
@@ -163,7 +169,10 @@ describe('nothing outside the embedded files', () => {
   for (const p of ATTEMPTS) {
     test(`${p} is refused with 4xx and serves nothing`, async () => {
       const res = await raw(p);
-      assert.ok(res.status >= 400 && res.status < 500, `${p}: want 4xx, got ${res.status} ${res.body.toString('utf8', 0, 200)}`);
+      assert.ok(
+        res.status >= 400 && res.status < 500,
+        `${p}: want 4xx, got ${res.status} ${res.body.toString('utf8', 0, 200)}`,
+      );
       const body = res.body.toString('utf8');
       assert.notEqual(body, specText(), `${p} served the OpenAPI document`);
       assert.doesNotMatch(body, /root:.*:0:0:|\bCC\s*\?=/, `${p} served a system or repository file`);
@@ -201,7 +210,18 @@ describe('the page builds its DOM from data without HTML', () => {
   test('the scripts never parse HTML from strings, never eval, never touch localStorage or cookies', () => {
     for (const f of files.filter((x) => x.endsWith('.js'))) {
       const js = read(f);
-      for (const bad of [/\.innerHTML\b/, /\.outerHTML\b/, /insertAdjacentHTML/, /document\.write/, /\beval\s*\(/, /new Function\b/, /setTimeout\(\s*['"`]/, /localStorage/, /document\.cookie/, /\.style\.|setAttribute\(\s*['"]style/]) {
+      for (const bad of [
+        /\.innerHTML\b/,
+        /\.outerHTML\b/,
+        /insertAdjacentHTML/,
+        /document\.write/,
+        /\beval\s*\(/,
+        /new Function\b/,
+        /setTimeout\(\s*['"`]/,
+        /localStorage/,
+        /document\.cookie/,
+        /\.style\.|setAttribute\(\s*['"]style/,
+      ]) {
         assert.doesNotMatch(js, bad, `${f} uses ${bad}`);
       }
     }
@@ -213,7 +233,10 @@ describe('the page builds its DOM from data without HTML', () => {
         assert.match(spec, /^\.\/[a-z0-9_-]+\.js$/, `${f} imports ${spec}: relative modules only`);
         assert.ok(files.includes(spec.slice(2)), `${f} imports ${spec}, which is not in ui/`);
         const target = read(spec.slice(2));
-        for (const name of names.split(',').map((n) => n.trim().split(/\s+as\s+/)[0]).filter(Boolean)) {
+        for (const name of names
+          .split(',')
+          .map((n) => n.trim().split(/\s+as\s+/)[0])
+          .filter(Boolean)) {
           const re = new RegExp(`\\bexport\\s+(?:async\\s+)?(?:function|const|let|class)\\s+${name}\\b`);
           assert.match(target, re, `${f} imports ${name} from ${spec}, which does not export it`);
         }

@@ -104,7 +104,13 @@ class Receiver {
     const wh = new Webhook(secret);
     return this.requests.map((r) => {
       const payload = wh.verify(r.body, r.headers);
-      return { id: r.headers['webhook-id'], ts: Number(r.headers['webhook-timestamp']), payload, body: r.body, at: r.at };
+      return {
+        id: r.headers['webhook-id'],
+        ts: Number(r.headers['webhook-timestamp']),
+        payload,
+        body: r.body,
+        at: r.at,
+      };
     });
   }
 }
@@ -125,10 +131,15 @@ function emit(n, type, server = srv) {
   const url = server.database ? server.database.url : server.env.GPUFLEET_DATABASE_URL;
   const sql = `INSERT INTO events (type, data) SELECT '${type}', jsonb_build_object('n', g) FROM generate_series(1, ${n}) g RETURNING id`;
   return new Promise((resolve, reject) => {
-    execFile('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], { encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`psql failed: ${stderr}`));
-      else resolve(stdout.split('\n').filter(Boolean).map(Number));
-    });
+    execFile(
+      'psql',
+      ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql],
+      { encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`psql failed: ${stderr}`));
+        else resolve(stdout.split('\n').filter(Boolean).map(Number));
+      },
+    );
   });
 }
 
@@ -178,7 +189,13 @@ describe('creating and reading webhooks', () => {
     const w = await createWebhook({ url: r.url, event_types: ['host.state', 'job.state'], description: 'on-call' });
     assert.deepEqual(
       { url: w.url, event_types: w.event_types, description: w.description, format: w.format, enabled: w.enabled },
-      { url: r.url, event_types: ['host.state', 'job.state'], description: 'on-call', format: 'standard', enabled: true },
+      {
+        url: r.url,
+        event_types: ['host.state', 'job.state'],
+        description: 'on-call',
+        format: 'standard',
+        enabled: true,
+      },
     );
     assert.equal(w.disabled_reason, null);
     assert.ok(w.last_event_id >= before, 'a new webhook starts at the newest event');
@@ -190,7 +207,9 @@ describe('creating and reading webhooks', () => {
     expectStatus(list, 200);
     assert.ok(list.body.items.some((x) => x.id === w.id));
     assert.ok(!list.text.includes(w.secret.slice(6)), 'the list shows the secret');
-    const audit = await client.request('GET', `/v1/audit-events?action=webhook.create&resource_id=${w.id}`, { token: admin });
+    const audit = await client.request('GET', `/v1/audit-events?action=webhook.create&resource_id=${w.id}`, {
+      token: admin,
+    });
     assert.equal(expectStatus(audit, 200).items.length, 1);
     await remove(w.id);
   });
@@ -202,7 +221,10 @@ describe('creating and reading webhooks', () => {
     const row = psql(srv.database.url, `SELECT w::text FROM webhooks w WHERE id = '${w.id}'`);
     assert.ok(row.length > 0);
     assert.ok(!row.includes(w.secret.slice(6)) && !row.includes(keyHex), 'the row holds the secret in plaintext');
-    const kid = psql(srv.database.url, `SELECT secret_kid || ':' || length(secret_nonce) || ':' || length(secret_ciphertext) FROM webhooks WHERE id = '${w.id}'`);
+    const kid = psql(
+      srv.database.url,
+      `SELECT secret_kid || ':' || length(secret_nonce) || ':' || length(secret_ciphertext) FROM webhooks WHERE id = '${w.id}'`,
+    );
     assert.match(kid, /^[0-9a-f]{16}:12:48$/);
     await remove(w.id);
   });
@@ -211,11 +233,19 @@ describe('creating and reading webhooks', () => {
     const r = await new Receiver('idem').start();
     const key = `wh-${crypto.randomBytes(4).toString('hex')}`;
     const body = { url: r.url, event_types: ['host.state'] };
-    const first = await client.request('POST', '/v1/webhooks', { token: admin, body, headers: { 'Idempotency-Key': key } });
+    const first = await client.request('POST', '/v1/webhooks', {
+      token: admin,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
     const w = expectStatus(first, 201);
     assert.match(w.secret, SECRET_RE);
     secrets.add(w.secret);
-    const again = await client.request('POST', '/v1/webhooks', { token: admin, body, headers: { 'Idempotency-Key': key } });
+    const again = await client.request('POST', '/v1/webhooks', {
+      token: admin,
+      body,
+      headers: { 'Idempotency-Key': key },
+    });
     const w2 = expectStatus(again, 201);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(w2.id, w.id);
@@ -237,7 +267,8 @@ describe('creating and reading webhooks', () => {
     ];
     for (const role of ['viewer', 'operator', 'reporter']) {
       const token = srv.token(role);
-      for (const [m, p, body] of calls) expectProblem(await client.request(m, p, { token, body }), 403, 'insufficient_role');
+      for (const [m, p, body] of calls)
+        expectProblem(await client.request(m, p, { token, body }), 403, 'insufficient_role');
     }
     for (const [m, p, body] of calls) expectProblem(await client.request(m, p, { body }), 401, 'missing_token');
     expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200); // not deleted
@@ -263,7 +294,12 @@ describe('creating and reading webhooks', () => {
       long,
     ];
     for (const url of bad) {
-      const p = expectProblem(await client.request('POST', '/v1/webhooks', { token: admin, body: { url, event_types: ['host.state'] } }), 400, 'invalid_field', 'url');
+      const p = expectProblem(
+        await client.request('POST', '/v1/webhooks', { token: admin, body: { url, event_types: ['host.state'] } }),
+        400,
+        'invalid_field',
+        'url',
+      );
       assert.ok(!/internal/i.test(p.detail), p.detail);
     }
     const url = 'https://hooks.example.com/x';
@@ -277,17 +313,23 @@ describe('creating and reading webhooks', () => {
       [{ url, event_types: ['host.state'], description: 'x'.repeat(501) }, 'invalid_field', 'description'],
       [{ url, event_types: ['host.state'], secret: 'whsec_mine' }, 'unknown_field', 'secret'],
     ];
-    for (const [body, code, field] of cases) expectProblem(await client.request('POST', '/v1/webhooks', { token: admin, body }), 400, code, field);
+    for (const [body, code, field] of cases)
+      expectProblem(await client.request('POST', '/v1/webhooks', { token: admin, body }), 400, code, field);
   });
 
   test('list pagination, GET/DELETE of unknown ids, DELETE audited', async () => {
     const r = await new Receiver('list').start();
     const made = [];
-    for (let i = 0; i < 3; i++) made.push(await createWebhook({ url: r.url, event_types: ['host.state'], description: `p${i}` }));
+    for (let i = 0; i < 3; i++)
+      made.push(await createWebhook({ url: r.url, event_types: ['host.state'], description: `p${i}` }));
     const seen = [];
     let cursor = null;
     do {
-      const res = await client.request('GET', `/v1/webhooks?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: admin });
+      const res = await client.request(
+        'GET',
+        `/v1/webhooks?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { token: admin },
+      );
       const b = expectStatus(res, 200);
       assert.ok(b.items.length <= 2);
       seen.push(...b.items.map((x) => x.id));
@@ -299,9 +341,15 @@ describe('creating and reading webhooks', () => {
     expectProblem(await client.request('GET', `/v1/webhooks/${gone}`, { token: admin }), 404, 'not_found');
     expectProblem(await client.request('DELETE', `/v1/webhooks/${gone}`, { token: admin }), 404, 'not_found');
     expectProblem(await client.request('GET', `/v1/webhooks/${gone}/deliveries`, { token: admin }), 404, 'not_found');
-    expectProblem(await client.request('POST', `/v1/webhooks/${gone}/replay`, { token: admin, body: { from_event_id: 1 } }), 404, 'not_found');
+    expectProblem(
+      await client.request('POST', `/v1/webhooks/${gone}/replay`, { token: admin, body: { from_event_id: 1 } }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('GET', '/v1/webhooks/not-a-uuid', { token: admin }), 404, 'not_found');
-    const audit = await client.request('GET', `/v1/audit-events?action=webhook.delete&resource_id=${gone}`, { token: admin });
+    const audit = await client.request('GET', `/v1/audit-events?action=webhook.delete&resource_id=${gone}`, {
+      token: admin,
+    });
     assert.equal(expectStatus(audit, 200).items.length, 1);
   });
 });
@@ -322,7 +370,12 @@ describe('SSRF: the address policy', () => {
       'http://[64:ff9b::a9fe:a9fe]/',
       'http://2852039166/', // 169.254.169.254 as one number
     ]) {
-      const p = expectProblem(await client.request('POST', '/v1/webhooks', { token: admin, body: { url, event_types: ['host.state'] } }), 400, 'address_not_allowed', 'url');
+      const p = expectProblem(
+        await client.request('POST', '/v1/webhooks', { token: admin, body: { url, event_types: ['host.state'] } }),
+        400,
+        'address_not_allowed',
+        'url',
+      );
       assert.match(p.detail, /never allowed/, url);
     }
   });
@@ -340,19 +393,35 @@ describe('SSRF: the address policy', () => {
       'http://172.16.0.1/',
       'http://[fd12::1]/',
     ]) {
-      const p = expectProblem(await ssrfClient.request('POST', '/v1/webhooks', { token: ssrfAdmin, body: { url, event_types: ['host.state'] } }), 400, 'address_not_allowed', 'url');
+      const p = expectProblem(
+        await ssrfClient.request('POST', '/v1/webhooks', {
+          token: ssrfAdmin,
+          body: { url, event_types: ['host.state'] },
+        }),
+        400,
+        'address_not_allowed',
+        'url',
+      );
       assert.match(p.detail, /GPUFLEET_WEBHOOK_ALLOW_CIDRS/, url);
     }
   });
 
   test('a name that resolves to loopback is accepted, then refused at every connection: the receiver is never reached', async () => {
     const r = await new Receiver('dns-loopback').start();
-    const w = await createWebhook({ url: `http://localhost:${r.port}/hook`, event_types: ['job.step'] }, ssrfClient, ssrfAdmin);
+    const w = await createWebhook(
+      { url: `http://localhost:${r.port}/hook`, event_types: ['job.step'] },
+      ssrfClient,
+      ssrfAdmin,
+    );
     const [ev] = await emit(1, 'job.step', ssrf);
-    const d = await until(async () => {
-      const items = await deliveries(w.id, '', ssrfClient, ssrfAdmin);
-      return items.find((x) => x.event_id === ev && x.attempts >= 2) && items;
-    }, 15000, 'two refused attempts');
+    const d = await until(
+      async () => {
+        const items = await deliveries(w.id, '', ssrfClient, ssrfAdmin);
+        return items.find((x) => x.event_id === ev && x.attempts >= 2) && items;
+      },
+      15000,
+      'two refused attempts',
+    );
     const item = d.find((x) => x.event_id === ev);
     assert.equal(item.status, 'retrying');
     assert.equal(item.response_code, null);
@@ -372,7 +441,11 @@ describe('SSRF: the address policy', () => {
       };
       const w = await createWebhook({ url: r.url, event_types: ['work_reports.ingested'] });
       const [ev] = await emit(1, 'work_reports.ingested');
-      const item = await until(async () => (await deliveries(w.id)).find((x) => x.event_id === ev), 10000, 'the first attempt');
+      const item = await until(
+        async () => (await deliveries(w.id)).find((x) => x.event_id === ev),
+        10000,
+        'the first attempt',
+      );
       assert.equal(item.response_code, 302);
       assert.equal(item.status, 'retrying');
       assert.match(item.last_error, /^HTTP 302 \(redirects are not followed\)/);
@@ -389,17 +462,24 @@ describe('deliveries', () => {
     const w = await createWebhook({ url: r.url, event_types: ['host.state'] });
     const want = [];
     for (let i = 0; i < 5; i++) {
-      want.push(...await emit(4, 'host.state'));
+      want.push(...(await emit(4, 'host.state')));
       await emit(2, 'job.state');
     }
-    await until(() => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length, 20000, `${want.length} deliveries`);
+    await until(
+      () => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length,
+      20000,
+      `${want.length} deliveries`,
+    );
     await sleep(300); // nothing more may come
     const got = r.verified(w.secret);
     // At least once: an event may come again only after an attempt that failed (on a
     // starved machine, a timeout), right after itself, with the same webhook-id and body.
     const receipts = new Map();
     for (const g of got) receipts.set(g.payload.data.id, (receipts.get(g.payload.data.id) || 0) + 1);
-    assert.deepEqual(got.map((g) => g.payload.data.id).filter((id, i, a) => a[i - 1] !== id), want);
+    assert.deepEqual(
+      got.map((g) => g.payload.data.id).filter((id, i, a) => a[i - 1] !== id),
+      want,
+    );
     for (const g of got) {
       assert.equal(g.id, `evt_${g.payload.data.id}`);
       assert.equal(g.payload.type, 'host.state');
@@ -411,29 +491,58 @@ describe('deliveries', () => {
     assert.equal(r.requests[0].headers['content-type'], 'application/json');
     assert.match(r.requests[0].headers['user-agent'], /^gpufleet-webhooks\//);
     // Another secret does not verify.
-    assert.throws(() => new Webhook(`whsec_${crypto.randomBytes(32).toString('base64')}`).verify(r.requests[0].body, r.requests[0].headers));
+    assert.throws(() =>
+      new Webhook(`whsec_${crypto.randomBytes(32).toString('base64')}`).verify(
+        r.requests[0].body,
+        r.requests[0].headers,
+      ),
+    );
     const items = await deliveries(w.id);
     assert.equal(items.length, want.length);
-    assert.deepEqual(items.map((x) => x.event_id), [...want].reverse()); // newest first
+    assert.deepEqual(
+      items.map((x) => x.event_id),
+      [...want].reverse(),
+    ); // newest first
     for (const x of items) {
       assert.deepEqual(
-        { status: x.status, response_code: x.response_code, generation: x.generation, last_error: x.last_error, event_type: x.event_type },
+        {
+          status: x.status,
+          response_code: x.response_code,
+          generation: x.generation,
+          last_error: x.last_error,
+          event_type: x.event_type,
+        },
         { status: 'delivered', response_code: 200, generation: 1, last_error: null, event_type: 'host.state' },
       );
-      assert.ok(x.attempts >= receipts.get(x.event_id), `event ${x.event_id}: ${receipts.get(x.event_id)} receipts, ${x.attempts} attempts`);
+      assert.ok(
+        x.attempts >= receipts.get(x.event_id),
+        `event ${x.event_id}: ${receipts.get(x.event_id)} receipts, ${x.attempts} attempts`,
+      );
       assert.ok(x.latency_ms >= 0 && x.delivered_at && x.next_attempt_at === null);
     }
     // Pages of 7, and the status filter.
     const paged = [];
     let cursor = null;
     do {
-      const b = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}/deliveries?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: admin }), 200);
+      const b = expectStatus(
+        await client.request(
+          'GET',
+          `/v1/webhooks/${w.id}/deliveries?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          { token: admin },
+        ),
+        200,
+      );
       paged.push(...b.items.map((x) => x.event_id));
       cursor = b.next_cursor;
     } while (cursor);
     assert.deepEqual(paged, [...want].reverse());
     assert.equal((await deliveries(w.id, '&status=failed')).length, 0);
-    expectProblem(await client.request('GET', `/v1/webhooks/${w.id}/deliveries?status=lost`, { token: admin }), 400, 'invalid_parameter', 'status');
+    expectProblem(
+      await client.request('GET', `/v1/webhooks/${w.id}/deliveries?status=lost`, { token: admin }),
+      400,
+      'invalid_parameter',
+      'status',
+    );
     const hook = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200);
     assert.ok(hook.last_event_id >= want[want.length - 1]);
     await remove(w.id);
@@ -465,17 +574,27 @@ describe('deliveries', () => {
     const [ev, ev2] = await emit(2, 'host.updated');
     await until(() => r.requests.length >= 5, 15000, 'four attempts and the next event');
     const got = r.verified(w.secret);
-    assert.deepEqual(got.map((g) => g.id), [`evt_${ev}`, `evt_${ev}`, `evt_${ev}`, `evt_${ev}`, `evt_${ev2}`]);
-    assert.ok(got.every((g) => g.body === got[0].body || g.payload.data.id === ev2), 'a retry changed the body');
+    assert.deepEqual(
+      got.map((g) => g.id),
+      [`evt_${ev}`, `evt_${ev}`, `evt_${ev}`, `evt_${ev}`, `evt_${ev2}`],
+    );
+    assert.ok(
+      got.every((g) => g.body === got[0].body || g.payload.data.id === ev2),
+      'a retry changed the body',
+    );
     // The waits double from GPUFLEET_WEBHOOK_RETRY_BASE_MS (lower bounds only).
     for (let i = 1; i < 4; i++) {
       const gap = got[i].at - got[i - 1].at;
       assert.ok(gap >= RETRY_BASE_MS * 2 ** (i - 1) * 0.9, `retry ${i} came after ${gap} ms`);
     }
-    const items = await until(async () => {
-      const it = await deliveries(w.id);
-      return it.length === 2 && it.every((x) => x.status === 'delivered') && it;
-    }, 10000, 'both delivered');
+    const items = await until(
+      async () => {
+        const it = await deliveries(w.id);
+        return it.length === 2 && it.every((x) => x.status === 'delivered') && it;
+      },
+      10000,
+      'both delivered',
+    );
     const first = items.find((x) => x.event_id === ev);
     assert.equal(first.attempts, 4);
     assert.equal(first.response_code, 200);
@@ -497,7 +616,11 @@ describe('deliveries', () => {
     await sleep(1500);
     r.behavior = null;
     await r.start(); // same port
-    await until(() => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length, 20000, 'all 60 events');
+    await until(
+      () => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length,
+      20000,
+      'all 60 events',
+    );
     await sleep(300);
     const got = r.verified(w.secret);
     const order = [];
@@ -525,9 +648,19 @@ describe('deliveries', () => {
     const wf = await createWebhook({ url: fast.url, event_types: ['job.step'] });
     const want = await emit(30, 'job.step');
     await until(() => fast.requests.length >= 30, 20000, 'the fast receiver');
-    assert.ok(slow.requests.length <= 2, `the slow receiver got ${slow.requests.length} requests before the fast one got 30`);
-    assert.deepEqual(fast.verified(wf.secret).map((g) => g.payload.data.id), want);
-    const item = await until(async () => (await deliveries(ws.id)).find((x) => x.event_id === want[0]), 10000, 'the timed-out attempt');
+    assert.ok(
+      slow.requests.length <= 2,
+      `the slow receiver got ${slow.requests.length} requests before the fast one got 30`,
+    );
+    assert.deepEqual(
+      fast.verified(wf.secret).map((g) => g.payload.data.id),
+      want,
+    );
+    const item = await until(
+      async () => (await deliveries(ws.id)).find((x) => x.event_id === want[0]),
+      10000,
+      'the timed-out attempt',
+    );
     assert.equal(item.status, 'retrying');
     assert.equal(item.response_code, null);
     assert.match(item.last_error, /Timeout was reached/);
@@ -541,12 +674,22 @@ describe('deliveries', () => {
     const r = await new Receiver('big').start();
     r.behavior = (req, n, res) => {
       res.writeHead(500, { 'content-type': 'application/octet-stream' });
-      res.end(Buffer.concat([Buffer.from(`${MARKER} \u00e9\n`), Buffer.from([0xff, 0xfe, 0xc0, 0xaf, 0x00]), Buffer.alloc(200000, 0x41)]));
+      res.end(
+        Buffer.concat([
+          Buffer.from(`${MARKER} \u00e9\n`),
+          Buffer.from([0xff, 0xfe, 0xc0, 0xaf, 0x00]),
+          Buffer.alloc(200000, 0x41),
+        ]),
+      );
       return true;
     };
     const w = await createWebhook({ url: r.url, event_types: ['gate.verdict'] });
     const [ev] = await emit(1, 'gate.verdict');
-    const item = await until(async () => (await deliveries(w.id)).find((x) => x.event_id === ev), 10000, 'the first attempt');
+    const item = await until(
+      async () => (await deliveries(w.id)).find((x) => x.event_id === ev),
+      10000,
+      'the first attempt',
+    );
     assert.equal(item.response_code, 500);
     assert.ok(item.last_error.startsWith(`HTTP 500: ${MARKER} \u00e9 \ufffd`), item.last_error.slice(0, 80));
     assert.ok(Buffer.byteLength(item.last_error) <= 1024);
@@ -563,16 +706,26 @@ describe('deliveries', () => {
     };
     const w = await createWebhook({ url: r.url, event_types: ['recommendation.opened'] });
     const [ev] = await emit(2, 'recommendation.opened');
-    const hook = await until(async () => {
-      const h = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200);
-      return !h.enabled && h;
-    }, 10000, 'the webhook disabled');
+    const hook = await until(
+      async () => {
+        const h = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200);
+        return !h.enabled && h;
+      },
+      10000,
+      'the webhook disabled',
+    );
     assert.match(hook.disabled_reason, /410 Gone/);
     assert.ok(hook.disabled_at);
     const [item] = await deliveries(w.id);
-    assert.deepEqual({ event_id: item.event_id, status: item.status, attempts: item.attempts, response_code: item.response_code }, { event_id: ev, status: 'failed', attempts: 1, response_code: 410 });
+    assert.deepEqual(
+      { event_id: item.event_id, status: item.status, attempts: item.attempts, response_code: item.response_code },
+      { event_id: ev, status: 'failed', attempts: 1, response_code: 410 },
+    );
     assert.equal(r.requests.length, 1);
-    const n = psql(srv.database.url, `SELECT count(*) FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`);
+    const n = psql(
+      srv.database.url,
+      `SELECT count(*) FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
+    );
     assert.equal(n, '1');
     await remove(w.id);
   });
@@ -589,16 +742,29 @@ describe('deliveries', () => {
     const w = await createWebhook({ url: r.url, event_types: ['diagnostics.verdict'] });
     const want = await emit(3, 'diagnostics.verdict');
     // While it retries: status retrying, the answer's code and excerpt, the next attempt.
-    const retrying = await until(async () => (await deliveries(w.id)).find((x) => x.attempts >= 2), 10000, 'a second attempt');
+    const retrying = await until(
+      async () => (await deliveries(w.id)).find((x) => x.attempts >= 2),
+      10000,
+      'a second attempt',
+    );
     assert.equal(retrying.status, 'retrying');
     assert.equal(retrying.response_code, 500);
     assert.equal(retrying.last_error, `HTTP 500: ${MARKER} down`);
     assert.ok(retrying.next_attempt_at && Date.parse(retrying.next_attempt_at) > Date.parse(retrying.last_attempt_at));
-    const hook = await until(async () => {
-      const h = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200);
-      return !h.enabled && h;
-    }, (RETRY_MAX_S + 10) * 1000, 'the webhook disabled');
-    assert.match(hook.disabled_reason, new RegExp(`^event ${want[0]} could not be delivered in ${RETRY_MAX_S} s \\(\\d+ attempts\\); last error: HTTP 500`));
+    const hook = await until(
+      async () => {
+        const h = expectStatus(await client.request('GET', `/v1/webhooks/${w.id}`, { token: admin }), 200);
+        return !h.enabled && h;
+      },
+      (RETRY_MAX_S + 10) * 1000,
+      'the webhook disabled',
+    );
+    assert.match(
+      hook.disabled_reason,
+      new RegExp(
+        `^event ${want[0]} could not be delivered in ${RETRY_MAX_S} s \\(\\d+ attempts\\); last error: HTTP 500`,
+      ),
+    );
     const [item] = await deliveries(w.id);
     assert.equal(item.status, 'failed');
     assert.equal(item.event_id, want[0]);
@@ -611,7 +777,11 @@ describe('deliveries', () => {
     const [note] = watcher.verified(ww.secret);
     assert.equal(note.payload.type, 'webhook.disabled');
     assert.deepEqual(
-      { webhook_id: note.payload.data.webhook_id, event_id: note.payload.data.event_id, pool_id: note.payload.data.pool_id },
+      {
+        webhook_id: note.payload.data.webhook_id,
+        event_id: note.payload.data.event_id,
+        pool_id: note.payload.data.pool_id,
+      },
       { webhook_id: w.id, event_id: want[0], pool_id: null },
     );
     assert.equal(note.payload.data.attempts, item.attempts);
@@ -620,9 +790,22 @@ describe('deliveries', () => {
     // Replay: the receiver is fixed; the events come again from the first, in order.
     r.behavior = null;
     const before = r.requests.length;
-    expectProblem(await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: { from_event_id: 0 } }), 400, 'invalid_field', 'from_event_id');
-    expectProblem(await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: {} }), 400, 'missing_field', 'from_event_id');
-    const replayed = expectStatus(await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: { from_event_id: want[0] } }), 200);
+    expectProblem(
+      await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: { from_event_id: 0 } }),
+      400,
+      'invalid_field',
+      'from_event_id',
+    );
+    expectProblem(
+      await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: {} }),
+      400,
+      'missing_field',
+      'from_event_id',
+    );
+    const replayed = expectStatus(
+      await client.request('POST', `/v1/webhooks/${w.id}/replay`, { token: admin, body: { from_event_id: want[0] } }),
+      200,
+    );
     assert.deepEqual(
       { enabled: replayed.enabled, disabled_reason: replayed.disabled_reason, last_event_id: replayed.last_event_id },
       { enabled: true, disabled_reason: null, last_event_id: want[0] - 1 },
@@ -630,26 +813,44 @@ describe('deliveries', () => {
     await until(() => r.requests.length >= before + 3, 15000, 'the replayed events');
     await sleep(300);
     const again = r.verified(w.secret).slice(before);
-    assert.deepEqual(again.map((g) => g.payload.data.id), want);
+    assert.deepEqual(
+      again.map((g) => g.payload.data.id),
+      want,
+    );
     const gen2 = await deliveries(w.id, '&status=delivered');
-    assert.deepEqual(gen2.map((x) => [x.event_id, x.generation]), [...want].reverse().map((id) => [id, 2]));
-    const audit = await client.request('GET', `/v1/audit-events?action=webhook.replay&resource_id=${w.id}`, { token: admin });
+    assert.deepEqual(
+      gen2.map((x) => [x.event_id, x.generation]),
+      [...want].reverse().map((id) => [id, 2]),
+    );
+    const audit = await client.request('GET', `/v1/audit-events?action=webhook.replay&resource_id=${w.id}`, {
+      token: admin,
+    });
     assert.equal(expectStatus(audit, 200).items[0].reason, `from event ${want[0]}`);
     await remove(w.id);
     await remove(ww.id);
   });
 
   test('two replicas on one database: every event once per lease holder, in order', async () => {
-    const b = await startServer({ name: 'webhooks-b', databaseUrl: srv.database.url, migrate: false, secrets: srv.secrets, env: WEBHOOK_ENV });
+    const b = await startServer({
+      name: 'webhooks-b',
+      databaseUrl: srv.database.url,
+      migrate: false,
+      secrets: srv.secrets,
+      env: WEBHOOK_ENV,
+    });
     try {
       const r = await new Receiver('replicas').start();
       const w = await createWebhook({ url: r.url, event_types: ['recommendation.withdrawn'] });
       const want = [];
       for (let i = 0; i < 4; i++) {
-        want.push(...await emit(25, 'recommendation.withdrawn'));
+        want.push(...(await emit(25, 'recommendation.withdrawn')));
         await sleep(100);
       }
-      await until(() => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length, 20000, 'all 100 events');
+      await until(
+        () => new Set(r.requests.map((q) => q.headers['webhook-id'])).size >= want.length,
+        20000,
+        'all 100 events',
+      );
       await sleep(300);
       const got = r.verified(w.secret).map((g) => g.payload.data.id);
       const order = got.filter((id, i) => got[i - 1] !== id);
@@ -658,7 +859,7 @@ describe('deliveries', () => {
     } finally {
       await b.stop({ dropDatabase: false });
       const log = fs.readFileSync(b.logPath, 'utf8');
-      for (const s of secrets) assert.ok(!log.includes(s.slice(6)), 'a secret is in replica B\'s log');
+      for (const s of secrets) assert.ok(!log.includes(s.slice(6)), "a secret is in replica B's log");
     }
   });
 });
@@ -721,7 +922,10 @@ async function scrape(server = srv) {
     }
     for (const [rest, buckets] of series) {
       for (let i = 1; i < buckets.length; i++) {
-        assert.ok(buckets[i][0] > buckets[i - 1][0] && buckets[i][1] >= buckets[i - 1][1], `${name}{${rest}}: buckets not cumulative`);
+        assert.ok(
+          buckets[i][0] > buckets[i - 1][0] && buckets[i][1] >= buckets[i - 1][1],
+          `${name}{${rest}}: buckets not cumulative`,
+        );
       }
       assert.equal(buckets[buckets.length - 1][0], Infinity, `${name}{${rest}}: no +Inf bucket`);
       const count = values.get(`${name}_count${rest ? `{${rest}}` : ''}`);
@@ -744,7 +948,10 @@ describe('/metrics', () => {
     await emit(1, 'gate.verdict');
     await until(() => slow.requests.length >= 1, 10000, 'the held request');
     const before = await scrape();
-    assert.ok(before.get('gpufleet_webhook_leases') >= 1, `gpufleet_webhook_leases ${before.get('gpufleet_webhook_leases')}`);
+    assert.ok(
+      before.get('gpufleet_webhook_leases') >= 1,
+      `gpufleet_webhook_leases ${before.get('gpufleet_webhook_leases')}`,
+    );
     await remove(ws.id);
     slow.release();
     // After the tests above: deliveries, failed attempts, and events given up (410 Gone,
@@ -763,13 +970,20 @@ describe('/metrics', () => {
     };
     const w = await createWebhook({ url: r.url, event_types: ['host.updated'] });
     const want = await emit(3, 'host.updated');
-    await until(async () => (await deliveries(w.id, '&status=delivered')).length === want.length, 10000, 'three deliveries');
+    await until(
+      async () => (await deliveries(w.id, '&status=delivered')).length === want.length,
+      10000,
+      'three deliveries',
+    );
     const after = await scrape();
     assert.ok(attempts(after, 'delivered') - attempts(before, 'delivered') >= 3);
     assert.ok(attempts(after, 'failed_attempt') - attempts(before, 'failed_attempt') >= 1);
     const durations = (m) => m.get('gpufleet_webhook_delivery_duration_seconds_count');
     assert.ok(durations(after) - durations(before) >= 4, `${durations(before)} → ${durations(after)} durations`);
-    assert.ok(after.get('gpufleet_webhook_delivery_duration_seconds_sum') > before.get('gpufleet_webhook_delivery_duration_seconds_sum'));
+    assert.ok(
+      after.get('gpufleet_webhook_delivery_duration_seconds_sum') >
+        before.get('gpufleet_webhook_delivery_duration_seconds_sum'),
+    );
     assert.ok(after.get('gpufleet_webhook_delivery_duration_seconds_sum') > 0);
     await remove(w.id);
   });

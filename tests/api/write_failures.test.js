@@ -139,14 +139,24 @@ const cases = [
     run: (name) => client.request('POST', '/v1/pools', { token: admin, body: fleet.poolBody({ name }) }),
     stored: (name) => psql(srv.database.url, `SELECT count(*) FROM pools WHERE name = '${name}'`) === '1',
   },
-  replaceCase('pool.update', () => `/v1/pools/${pool.id}`, () => admin, (name) => fleet.poolBody({ name })),
+  replaceCase(
+    'pool.update',
+    () => `/v1/pools/${pool.id}`,
+    () => admin,
+    (name) => fleet.poolBody({ name }),
+  ),
   {
     action: 'brief.create',
     ok: 201,
     run: (name) => client.request('POST', '/v1/briefs', { token: operator, body: briefBody(name) }),
     stored: (name) => psql(srv.database.url, `SELECT count(*) FROM briefs WHERE name = '${name}'`) === '1',
   },
-  replaceCase('brief.update', () => `/v1/briefs/${brief.id}`, () => operator, briefBody),
+  replaceCase(
+    'brief.update',
+    () => `/v1/briefs/${brief.id}`,
+    () => operator,
+    briefBody,
+  ),
   {
     action: 'stack.create',
     ok: 201,

@@ -98,7 +98,11 @@ async function getHost(id) {
 }
 async function readiness(id) {
   const r = expectStatus(await client.request('GET', `/v1/hosts/${id}/readiness`, { token: viewer }), 200);
-  return { ...r, a: Object.fromEntries(r.questions.map((q) => [q.id, q.answer])), q: Object.fromEntries(r.questions.map((q) => [q.id, q])) };
+  return {
+    ...r,
+    a: Object.fromEntries(r.questions.map((q) => [q.id, q.answer])),
+    q: Object.fromEntries(r.questions.map((q) => [q.id, q])),
+  };
 }
 /** Queue a gate (or diagnostics) job and wait for it; return {job, run}. */
 async function runGate(hostId, { diagnostics, timeoutMs = 90_000 } = {}) {
@@ -109,10 +113,20 @@ async function runGate(hostId, { diagnostics, timeoutMs = 90_000 } = {}) {
   assert.equal(res.headers.get('location'), `/v1/jobs/${queued.id}`);
   const job = await fleet.waitJob(client, viewer, queued.id, { timeoutMs, intervalMs: 300 });
   const kind = diagnostics ? 'diagnostics' : 'gate';
-  const page = expectStatus(await client.request('GET', `/v1/hosts/${hostId}/gate-runs?kind=${kind}&limit=1`, { token: viewer }), 200);
+  const page = expectStatus(
+    await client.request('GET', `/v1/hosts/${hostId}/gate-runs?kind=${kind}&limit=1`, { token: viewer }),
+    200,
+  );
   const run = page.items[0];
-  assert.ok(run, `no ${kind} run for host ${hostId} after job ${job.id} (${job.state} ${job.error_class} ${job.error})`);
-  assert.equal(run.job_id, job.id, `the newest ${kind} run belongs to job ${job.id} (${job.state} ${job.error_class} ${job.error})`);
+  assert.ok(
+    run,
+    `no ${kind} run for host ${hostId} after job ${job.id} (${job.state} ${job.error_class} ${job.error})`,
+  );
+  assert.equal(
+    run.job_id,
+    job.id,
+    `the newest ${kind} run belongs to job ${job.id} (${job.state} ${job.error_class} ${job.error})`,
+  );
   return { job, run };
 }
 function check(run, name) {
@@ -122,7 +136,11 @@ function failing(run) {
   return run.checks.filter((c) => c.status === 'fail' || c.status === 'timeout').map((c) => c.name);
 }
 function show(run) {
-  return JSON.stringify({ verdict: run.verdict, reason: run.reason, checks: run.checks.map((c) => [c.name, c.status, c.message]) });
+  return JSON.stringify({
+    verdict: run.verdict,
+    reason: run.reason,
+    checks: run.checks.map((c) => [c.name, c.status, c.message]),
+  });
 }
 
 before(async () => {
@@ -142,7 +160,8 @@ before(async () => {
   viewer = srv.token('viewer');
   cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   stack = await fleet.createStack(client, operator);
-  const mk = async (body) => expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput(body) }), 201);
+  const mk = async (body) =>
+    expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput(body) }), 201);
   pools.h100 = await mk({ gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink' });
   pools.l4 = await mk({ gpu_model: 'l4', gpu_count: 1 });
   pools.rtx = await mk({ gpu_model: 'rtx_4090', gpu_count: 8, interconnect: 'pcie' });
@@ -161,11 +180,17 @@ before(async () => {
     });
     hostOf.set(h.profile, host);
     // nothing to gate yet
-    expectProblem(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 409, 'not_provisioned');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }),
+      409,
+      'not_provisioned',
+    );
     const job = await fleet.provision(client, operator, host.id, stack.id);
     expectProblem(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 409, 'host_busy');
     waits.push(
-      fleet.waitJob(client, viewer, job.id, { timeoutMs: 90_000, intervalMs: 400 }).then((j) => provJob.set(h.profile, j)),
+      fleet
+        .waitJob(client, viewer, job.id, { timeoutMs: 90_000, intervalMs: 400 })
+        .then((j) => provJob.set(h.profile, j)),
     );
   }
   await Promise.all(waits);
@@ -230,7 +255,10 @@ describe('the gate on every profile', () => {
         // its first query timed out twice: the verdict is recorded, and the job says why
         assert.equal(j.state, 'failed');
         assert.equal(j.error_class, 'timed_out');
-        assert.match(j.error, /nvidia-smi did not answer in \d+ s: the GPU may have fallen off the bus \(tried twice\)/);
+        assert.match(
+          j.error,
+          /nvidia-smi did not answer in \d+ s: the GPU may have fallen off the bus \(tried twice\)/,
+        );
       } else {
         assert.equal(j.state, 'succeeded', `${p}: ${j.error_class} ${j.error}`);
       }
@@ -348,7 +376,10 @@ describe('the gate on every profile', () => {
     const run = gateRun.get('driver_mismatch');
     assert.equal(run.verdict, 'investigate', show(run));
     assert.ok(failing(run).length > 0, show(run));
-    assert.ok(run.checks.every((c) => !c.hardware_evidence), show(run));
+    assert.ok(
+      run.checks.every((c) => !c.hardware_evidence),
+      show(run),
+    );
     assert.equal((await getHost(hostOf.get('driver_mismatch').id)).state, 'investigating');
   });
 
@@ -395,7 +426,10 @@ describe('the gate on every profile', () => {
     for (const c of run.checks.filter((x) => x.name !== 'gpu_inventory')) {
       assert.equal(c.status, 'skip', show(run));
     }
-    assert.ok(run.checks.some((c) => /not run: an earlier query did not answer/.test(c.message)), show(run));
+    assert.ok(
+      run.checks.some((c) => /not run: an earlier query did not answer/.test(c.message)),
+      show(run),
+    );
     assert.equal((await getHost(hostOf.get('hang').id)).state, 'investigating');
   });
 
@@ -405,8 +439,14 @@ describe('the gate on every profile', () => {
     const ids = all.items.map((r) => r.id);
     for (const p of PROFILES) assert.ok(ids.includes(gateRun.get(p).id), p);
     const iso = expectStatus(await client.request('GET', '/v1/gate-runs?verdict=isolate', { token: viewer }), 200);
-    assert.deepEqual(new Set(iso.items.map((r) => r.host_id)), new Set([hostOf.get('gpu_missing').id, hostOf.get('gpu_err').id]));
-    const one = expectStatus(await client.request('GET', `/v1/gate-runs/${gateRun.get('h100x8').id}`, { token: viewer }), 200);
+    assert.deepEqual(
+      new Set(iso.items.map((r) => r.host_id)),
+      new Set([hostOf.get('gpu_missing').id, hostOf.get('gpu_err').id]),
+    );
+    const one = expectStatus(
+      await client.request('GET', `/v1/gate-runs/${gateRun.get('h100x8').id}`, { token: viewer }),
+      200,
+    );
     assert.deepEqual(one, gateRun.get('h100x8'));
     // keyset pagination, newest first
     const p1 = expectStatus(await client.request('GET', '/v1/gate-runs?kind=gate&limit=4', { token: viewer }), 200);
@@ -415,7 +455,12 @@ describe('the gate on every profile', () => {
       p1.items.map((r) => r.id),
       ids.slice(0, 4),
     );
-    const p2 = expectStatus(await client.request('GET', `/v1/gate-runs?kind=gate&limit=4&cursor=${encodeURIComponent(p1.next_cursor)}`, { token: viewer }), 200);
+    const p2 = expectStatus(
+      await client.request('GET', `/v1/gate-runs?kind=gate&limit=4&cursor=${encodeURIComponent(p1.next_cursor)}`, {
+        token: viewer,
+      }),
+      200,
+    );
     assert.deepEqual(
       p2.items.map((r) => r.id),
       ids.slice(4, 8),
@@ -448,8 +493,18 @@ describe('after the gate', () => {
     const got = await client.request('GET', `/v1/pools/${pools.rtx.id}`, { token: viewer });
     const cur = expectStatus(got, 200);
     assert.equal(cur.gate.link_class, 'PIX,PXB,PHB,NODE,SYS', 'a pcie pool accepts every PCIe link class by default');
-    const body = poolInput({ name: cur.name, gpu_model: 'rtx_4090', gpu_count: 8, interconnect: 'pcie', gate: { ...gateDef(), link_class: 'NV*' } });
-    const put = await client.request('PUT', `/v1/pools/${pools.rtx.id}`, { token: admin, body, headers: { 'If-Match': got.headers.get('etag') } });
+    const body = poolInput({
+      name: cur.name,
+      gpu_model: 'rtx_4090',
+      gpu_count: 8,
+      interconnect: 'pcie',
+      gate: { ...gateDef(), link_class: 'NV*' },
+    });
+    const put = await client.request('PUT', `/v1/pools/${pools.rtx.id}`, {
+      token: admin,
+      body,
+      headers: { 'If-Match': got.headers.get('etag') },
+    });
     const updated = expectStatus(put, 200);
     assert.equal(updated.gate_version, 2);
     const { run } = await runGate(id);
@@ -469,7 +524,11 @@ describe('after the gate', () => {
 
   test('diagnostics: refused on a ready host, run after a drain, then resume', async () => {
     const id = hostOf.get('h100x8').id;
-    expectProblem(await client.request('POST', `/v1/hosts/${id}/diagnostics`, { token: operator, body: { level: 1 } }), 409, 'host_not_drained');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${id}/diagnostics`, { token: operator, body: { level: 1 } }),
+      409,
+      'host_not_drained',
+    );
     const d = expectStatus(await client.request('POST', `/v1/hosts/${id}/drain`, { token: operator }), 200);
     assert.equal(d.state, 'drained');
     expectProblem(await client.request('POST', `/v1/hosts/${id}/gate`, { token: operator }), 409, 'host_drained');
@@ -554,8 +613,22 @@ describe('after the gate', () => {
     assert.equal(r.a.idle_stop, 'no');
     const got = await client.request('GET', `/v1/pools/${pools.h100.id}`, { token: viewer });
     const cur = expectStatus(got, 200);
-    const body = poolInput({ name: cur.name, gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink', auto_stop: true, stop_command: 'sudo /usr/sbin/poweroff' });
-    const put = expectStatus(await client.request('PUT', `/v1/pools/${pools.h100.id}`, { token: admin, body, headers: { 'If-Match': got.headers.get('etag') } }), 200);
+    const body = poolInput({
+      name: cur.name,
+      gpu_model: 'h100_sxm',
+      gpu_count: 8,
+      interconnect: 'nvlink',
+      auto_stop: true,
+      stop_command: 'sudo /usr/sbin/poweroff',
+    });
+    const put = expectStatus(
+      await client.request('PUT', `/v1/pools/${pools.h100.id}`, {
+        token: admin,
+        body,
+        headers: { 'If-Match': got.headers.get('etag') },
+      }),
+      200,
+    );
     assert.equal(put.gate_version, 1, 'the gate did not change');
     r = await readiness(id);
     assert.equal(r.a.idle_stop, 'yes', JSON.stringify(r.q.idle_stop));

@@ -99,13 +99,25 @@ function simctl(...args) {
 }
 const getHost = async (id) => expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
 const stopEvents = async (id) =>
-  expectStatus(await client.request('GET', `/v1/audit-events?action=host.stop&resource_id=${id}`, { token: admin }), 200).items;
+  expectStatus(
+    await client.request('GET', `/v1/audit-events?action=host.stop&resource_id=${id}`, { token: admin }),
+    200,
+  ).items;
 const poweroffs = (name) => sim.argv(H[name].sim.name).filter((a) => a[0] === 'poweroff');
 const recs = async () => expectStatus(await client.request('GET', '/v1/recommendations', { token: viewer }), 200);
 const waitIntervals = (n) => fleet.sleep(n * 1000 + 300); // the policy's 1 s, not time in the data
 
 function nothingDone(name, fromMs, toMs) {
-  return { host_id: H[name].api.id, window_start: iso(fromMs), window_end: iso(toMs), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 };
+  return {
+    host_id: H[name].api.id,
+    window_start: iso(fromMs),
+    window_end: iso(toMs),
+    unit: 'tokens',
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    busy_seconds: 0,
+  };
 }
 function workDone(name, fromMs, toMs) {
   return { ...nothingDone(name, fromMs, toMs), completed: 50000, busy_seconds: (toMs - fromMs) / 2000 };
@@ -135,7 +147,8 @@ async function waitStopped(id, timeoutMs) {
       const job = await fleet.waitJob(client, viewer, host.last_job.id, { timeoutMs: 30_000 });
       return { host: await getHost(id), job };
     }
-    if (Date.now() > deadline) throw new Error(`host ${id} was not stopped within ${timeoutMs} ms (state ${host.state})`);
+    if (Date.now() > deadline)
+      throw new Error(`host ${id} was not stopped within ${timeoutMs} ms (state ${host.state})`);
     await fleet.sleep(500);
   }
 }
@@ -166,14 +179,17 @@ before(async () => {
   viewer = srv.token('viewer');
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   const stack = await fleet.createStack(client, operator);
-  const mkPool = async (o) => expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput(o) }), 201);
+  const mkPool = async (o) =>
+    expectStatus(await client.request('POST', '/v1/pools', { token: admin, body: poolInput(o) }), 201);
   pools.auto = await mkPool({ auto_stop: true });
   pools.off = await mkPool({ auto_stop: true, monitor: { enabled: false, interval_seconds: INTERVAL_S } });
   pools.manual = await mkPool({});
   assert.equal(pools.auto.auto_stop, true);
   assert.equal(pools.manual.auto_stop, false);
   assert.equal(pools.auto.idle_gpu_utilization_pct, 5);
-  reporter = srv.token('reporter', { args: ['--pool', pools.auto.name, '--pool', pools.off.name, '--pool', pools.manual.name] });
+  reporter = srv.token('reporter', {
+    args: ['--pool', pools.auto.name, '--pool', pools.off.name, '--pool', pools.manual.name],
+  });
   await Promise.all(
     NAMES.map(async (n, i) => {
       const s = sim.hosts[i];
@@ -186,12 +202,18 @@ before(async () => {
         pool_id: pools[POOL_OF[n] || 'auto'].id,
       });
       H[n] = { sim: s, api: host };
-      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 120_000, intervalMs: 400 });
+      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, {
+        timeoutMs: 120_000,
+        intervalMs: 400,
+      });
       assert.equal(pj.state, 'succeeded', `provision ${n}: ${pj.error_class} ${pj.error}`);
       const gate = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
       const gj = await fleet.waitJob(client, viewer, gate.id, { timeoutMs: 120_000, intervalMs: 400 });
       assert.equal(gj.state, 'succeeded', `gate ${n}: ${gj.error_class} ${gj.error}`);
-      const runs = expectStatus(await client.request('GET', `/v1/hosts/${host.id}/gate-runs?kind=gate&limit=1`, { token: viewer }), 200);
+      const runs = expectStatus(
+        await client.request('GET', `/v1/hosts/${host.id}/gate-runs?kind=gate&limit=1`, { token: viewer }),
+        200,
+      );
       assert.equal(runs.items[0].verdict, 'accept', `gate ${n}: ${JSON.stringify(runs.items[0])}`);
       assert.equal((await getHost(host.id)).state, 'ready');
     }),
@@ -200,7 +222,10 @@ before(async () => {
   // pool's monitor is off): at most 140 s of the 180 s window, and less as time passes.
   const calls = [];
   for (let k = 13; k >= 0; k--) {
-    const gpus = [...Array(8).keys()].map((g) => ({ uuid: `GPU-${H.aThin.api.id.slice(0, 8)}-0000-4000-8000-00000000000${g}`, util_gpu: 1 }));
+    const gpus = [...Array(8).keys()].map((g) => ({
+      uuid: `GPU-${H.aThin.api.id.slice(0, 8)}-0000-4000-8000-00000000000${g}`,
+      util_gpu: 1,
+    }));
     calls.push(`SELECT monitor_store('${H.aThin.api.id}', '${JSON.stringify({ at: ago(5 + 10 * k), gpus })}'::jsonb);`);
   }
   psql(srv.database.url, calls.join('\n'));
@@ -249,7 +274,10 @@ describe('idle shutdown', () => {
     assert.equal(ev.length, 1);
     assert.equal(ev[0].principal, 'system:idle-policy');
     assert.equal(ev[0].role, 'system');
-    const m = /^idle for (\d+) s \(pool idle_stop_after_seconds 180\); GPU utilization at most 1% \(under 5%\) over ([\d.]+)% of the window$/.exec(ev[0].reason);
+    const m =
+      /^idle for (\d+) s \(pool idle_stop_after_seconds 180\); GPU utilization at most 1% \(under 5%\) over ([\d.]+)% of the window$/.exec(
+        ev[0].reason,
+      );
     assert.ok(m, ev[0].reason);
     assert.ok(Number(m[1]) > WINDOW_S, ev[0].reason);
     assert.ok(Number(m[2]) >= 90, ev[0].reason);
@@ -271,7 +299,8 @@ describe('idle shutdown', () => {
     assert.ok(byHost[H.aStale.api.id].evidence.gpu_utilization.samples > 0, 'the monitor samples it');
     for (const n of ['aHot', 'aBusy', 'mBusy']) assert.equal(byHost[H[n].api.id], undefined, `${n} works: not unknown`);
     const stopIds = r.items.filter((i) => i.action === 'stop').map((i) => i.target.host_ids[0]);
-    for (const n of ['aBusy', 'aNone', 'aHot', 'aStale', 'aOff', 'aThin', 'mBusy']) assert.ok(!stopIds.includes(H[n].api.id), n);
+    for (const n of ['aBusy', 'aNone', 'aHot', 'aStale', 'aOff', 'aThin', 'mBusy'])
+      assert.ok(!stopIds.includes(H[n].api.id), n);
     // aHot's samples show the work the reports do not.
     const hot = psql(srv.database.url, `SELECT max(util_gpu) FROM gpu_samples WHERE host_id = '${H.aHot.api.id}'`);
     assert.equal(hot, '60');
@@ -316,7 +345,10 @@ describe('idle shutdown', () => {
     const ev = await stopEvents(H.mIdle.api.id);
     assert.equal(ev.length, 1);
     assert.equal(ev[0].principal, 'test-operator');
-    assert.match(ev[0].reason, /^no useful work for \d+ s, more than the pool's idle window of 180 s; GPU utilization at most 1% \(under 5%\) over [\d.]+% of the window; no running job$/);
+    assert.match(
+      ev[0].reason,
+      /^no useful work for \d+ s, more than the pool's idle window of 180 s; GPU utilization at most 1% \(under 5%\) over [\d.]+% of the window; no running job$/,
+    );
     for (const n of ['aBusy', 'aNone', 'mBusy']) assert.equal((await getHost(H[n].api.id)).state, 'ready', n);
 
     // nothing left to stop: the script says so and exits 0

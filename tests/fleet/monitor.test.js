@@ -41,14 +41,28 @@ const ISOLATING = [
   ['x48', ['xid', '48'], /Xid 48/], // WORKFLOW_XID_48: double-bit ECC error
   ['x74', ['xid', '74'], /Xid 74/], // WORKFLOW_NVLINK_ERR
   ['x119', ['xid', '119'], /Xid 119/], // RESET_GPU: GSP RPC timeout
-  ['sxid', ['kmsg', '--line', 'nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up'], /SXid 20034/],
+  [
+    'sxid',
+    ['kmsg', '--line', 'nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up'],
+    /SXid 20034/,
+  ],
   ['lost', ['set', 'gpu_gone=3'], /7 of the pool's 8 GPUs answer/], // a GPU missing from the inventory
 ];
-const NAMES = ['xid79', 'xid13', 'gone', 'fabric', 'remap', 'calm', 'rekeyed', 'ecc', 'apps', ...ISOLATING.map((c) => c[0])];
+const NAMES = [
+  'xid79',
+  'xid13',
+  'gone',
+  'fabric',
+  'remap',
+  'calm',
+  'rekeyed',
+  'ecc',
+  'apps',
+  ...ISOLATING.map((c) => c[0]),
+];
 // Real lines (tests/fixtures/nvidia/kernel_xid_79_crashdump…, kernel_xid_13_43_decode_iso…),
 // with the PCI address of the simulated host's GPU 0 (h100x8: 00000000:18:00.0).
-const XID79 =
-  'NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has fallen off the bus.';
+const XID79 = 'NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has fallen off the bus.';
 const XID13 =
   'NVRM: Xid (PCI:0000:18:00): 13, pid=2287, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address';
 
@@ -125,7 +139,11 @@ before(async () => {
     }),
     201,
   );
-  assert.deepEqual(pool.monitor, { interval_seconds: INTERVAL_S, unreachable_after: UNREACHABLE_AFTER, xid_policy: { 43: 'record' } });
+  assert.deepEqual(pool.monitor, {
+    interval_seconds: INTERVAL_S,
+    unreachable_after: UNREACHABLE_AFTER,
+    xid_policy: { 43: 'record' },
+  });
   await Promise.all(
     NAMES.map(async (n, i) => {
       const s = sim.hosts[i];
@@ -139,7 +157,10 @@ before(async () => {
         host_key_sha256: s.host_key_sha256,
       });
       H[n] = { sim: s, api: host };
-      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 90_000, intervalMs: 400 });
+      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, {
+        timeoutMs: 90_000,
+        intervalMs: 400,
+      });
       assert.equal(pj.state, 'succeeded', `provision ${n}: ${pj.error_class} ${pj.error}`);
       const gate = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
       const gj = await fleet.waitJob(client, viewer, gate.id, { timeoutMs: 90_000, intervalMs: 400 });
@@ -193,7 +214,11 @@ describe('health monitor', () => {
   test('an application Xid (13) and an overridden one (43) only record', async () => {
     simctl('kmsg', H.xid13.sim.name, '--line', XID13);
     simctl('kmsg', H.xid13.sim.name, '--line', XID13.replace(': 13,', ': 43,'));
-    await waitSql(`SELECT 1 FROM gpu_events WHERE host_id = '${H.xid13.api.id}' AND code = 43`, 3 * INTERVAL_S * 1000, 'Xid 43 recorded');
+    await waitSql(
+      `SELECT 1 FROM gpu_events WHERE host_id = '${H.xid13.api.id}' AND code = 43`,
+      3 * INTERVAL_S * 1000,
+      'Xid 43 recorded',
+    );
     assert.match(events('xid13', "kind = 'xid'"), /^xid:13:record\nxid:43:record$/);
     assert.equal((await getHost(H.xid13.api.id)).state, 'ready');
   });
@@ -207,7 +232,9 @@ describe('health monitor', () => {
     assert.equal(host.accepted_gate_run_id, null, 'the accepted gate is cleared');
     assert.match(events('xid79', "kind = 'xid'"), /xid:79:isolate/);
     const audit = expectStatus(
-      await client.request('GET', `/v1/audit-events?action=host.quarantine&resource_id=${H.xid79.api.id}`, { token: admin }),
+      await client.request('GET', `/v1/audit-events?action=host.quarantine&resource_id=${H.xid79.api.id}`, {
+        token: admin,
+      }),
       200,
     );
     assert.equal(audit.items.length, 1);
@@ -225,7 +252,11 @@ describe('health monitor', () => {
 
   test('a row-remapping failure isolates; a pending remap only records', async () => {
     simctl('set', H.calm.sim.name, 'remap_pending=Yes');
-    await waitSql(`SELECT 1 FROM gpu_events WHERE host_id = '${H.calm.api.id}' AND kind = 'remap'`, 3 * INTERVAL_S * 1000, 'remap pending recorded');
+    await waitSql(
+      `SELECT 1 FROM gpu_events WHERE host_id = '${H.calm.api.id}' AND kind = 'remap'`,
+      3 * INTERVAL_S * 1000,
+      'remap pending recorded',
+    );
     assert.equal((await getHost(H.calm.api.id)).state, 'ready');
     simctl('set', H.remap.sim.name, 'remap_failure=Yes');
     const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
@@ -242,7 +273,9 @@ describe('health monitor', () => {
       assert.match(hosts[i].quarantine.reason, reason, name);
       assert.equal(hosts[i].accepted_gate_run_id, null, `${name}: the accepted gate is cleared`);
       assert.match(events(name), /:isolate/, `${name}: an isolating gpu_event`);
-      const n = sql(`SELECT count(*) FROM audit_events WHERE action = 'host.quarantine' AND resource_id = '${H[name].api.id}'`);
+      const n = sql(
+        `SELECT count(*) FROM audit_events WHERE action = 'host.quarantine' AND resource_id = '${H[name].api.id}'`,
+      );
       assert.equal(n, '1', `${name}: one audit entry`);
     });
   });
@@ -268,7 +301,10 @@ describe('health monitor', () => {
     const xids = events('apps', "kind = 'xid'").split('\n');
     assert.ok(xids.length >= 5, xids.join(' '));
     for (const e of xids) assert.match(e, /^xid:\d+:record$/);
-    assert.equal(sql(`SELECT count(*) FROM audit_events WHERE resource_id = '${H.apps.api.id}' AND action = 'host.quarantine'`), '0');
+    assert.equal(
+      sql(`SELECT count(*) FROM audit_events WHERE resource_id = '${H.apps.api.id}' AND action = 'host.quarantine'`),
+      '0',
+    );
   });
 
   test('a host reinstalled with another host key is quarantined, never sampled', async () => {

@@ -138,7 +138,10 @@ before(async () => {
       });
       ids.push(host.id);
       simOf[host.id] = s;
-      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 90_000, intervalMs: 400 });
+      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, {
+        timeoutMs: 90_000,
+        intervalMs: 400,
+      });
       assert.equal(pj.state, 'succeeded', `provision: ${pj.error_class} ${pj.error}`);
       const gate = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
       const gj = await fleet.waitJob(client, viewer, gate.id, { timeoutMs: 90_000, intervalMs: 400 });
@@ -159,7 +162,11 @@ after(async () => {
 describe('monitor ownership across worker processes', () => {
   test('two workers split the hosts, a third joins, one is killed: every host sampled by one owner, never twice in an interval, never three intervals late', async () => {
     const since = new Date().toISOString();
-    let o = await waitOwners((x) => Object.keys(x).length === 2 && Object.values(x).every((n) => n === 3), 30_000, 'two workers, three hosts each');
+    let o = await waitOwners(
+      (x) => Object.keys(x).length === 2 && Object.values(x).every((n) => n === 3),
+      30_000,
+      'two workers, three hosts each',
+    );
     // a third worker joins: shares of two
     c = await startServer({
       name: 'fleet-takeover-c',
@@ -168,7 +175,11 @@ describe('monitor ownership across worker processes', () => {
       migrate: false,
       env: WORKER_ENV,
     });
-    o = await waitOwners((x) => Object.keys(x).length === 3 && Object.values(x).every((n) => n === 2), 40_000, 'three workers, two hosts each');
+    o = await waitOwners(
+      (x) => Object.keys(x).length === 3 && Object.values(x).every((n) => n === 2),
+      40_000,
+      'three workers, two hosts each',
+    );
     // kill -9 the second: its hosts go to the others within the lease
     const killedOwnerPrefix = `worker:`;
     b.process.kill('SIGKILL');
@@ -177,7 +188,7 @@ describe('monitor ownership across worker processes', () => {
     o = await waitOwners(
       (x) => Object.keys(x).length === 2 && Object.values(x).reduce((s, n) => s + n, 0) === COUNT,
       30_000,
-      'the killed worker\'s hosts taken over',
+      "the killed worker's hosts taken over",
     );
     assert.ok(Date.now() - killedAt <= 2 * INTERVAL_S * 1000, `taken over in ${Date.now() - killedAt} ms`);
     assert.ok(Object.keys(o).every((k) => k.startsWith(killedOwnerPrefix)));
@@ -196,15 +207,27 @@ describe('monitor ownership across worker processes', () => {
 
   test('a host taken over keeps its ECC baseline: growth across the takeover isolates, the takeover alone does not', async () => {
     // the two workers left (a and c) hold three hosts each; c's are the ones taken over
-    await waitOwners((x) => Object.keys(x).length === 2 && Object.values(x).every((n) => n === 3), 30_000, 'two workers, three hosts each');
+    await waitOwners(
+      (x) => Object.keys(x).length === 2 && Object.values(x).every((n) => n === 3),
+      30_000,
+      'two workers, three hosts each',
+    );
     const cOwner = sql(`SELECT DISTINCT owner FROM host_monitor WHERE owner LIKE 'worker:%:${c.process.pid}:%'`);
     assert.match(cOwner, /^worker:/, 'the third worker owns hosts');
-    const taken = sql(`SELECT host_id FROM host_monitor WHERE owner = '${cOwner}' AND host_id IN (${inIds()}) ORDER BY host_id`).split('\n');
+    const taken = sql(
+      `SELECT host_id FROM host_monitor WHERE owner = '${cOwner}' AND host_id IN (${inIds()}) ORDER BY host_id`,
+    ).split('\n');
     assert.equal(taken.length, 3, `c's hosts: ${taken}`);
     const [grown, ...steady] = taken;
     // what c stored: every GPU read with 0 uncorrectable errors
     for (const id of taken) {
-      assert.equal(sql(`SELECT count(*) FILTER (WHERE ecc_uncorrected_volatile = 0) || '/' || count(*) FROM gpus WHERE host_id = '${id}'`), '8/8', `${id}: 8 GPUs stored with 0`);
+      assert.equal(
+        sql(
+          `SELECT count(*) FILTER (WHERE ecc_uncorrected_volatile = 0) || '/' || count(*) FROM gpus WHERE host_id = '${id}'`,
+        ),
+        '8/8',
+        `${id}: 8 GPUs stored with 0`,
+      );
     }
     const since = sql('SELECT now()');
     c.process.kill('SIGKILL'); // stopped again (a no-op) in after()

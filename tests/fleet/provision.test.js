@@ -76,7 +76,14 @@ function simHost(profile, nth = 0) {
   return hs[nth];
 }
 async function register(c, token, h, { pin = false, poolId = pool.id, credId = cred.id } = {}) {
-  const body = { name: `${h.name}-${fleet.uniq()}`, address: h.address, port: h.port, user: h.user, credential_id: credId, pool_id: poolId };
+  const body = {
+    name: `${h.name}-${fleet.uniq()}`,
+    address: h.address,
+    port: h.port,
+    user: h.user,
+    credential_id: credId,
+    pool_id: poolId,
+  };
   if (pin) body.host_key_sha256 = h.host_key_sha256;
   return fleet.createHost(c, token, body);
 }
@@ -88,7 +95,11 @@ async function getHost(id) {
 }
 function failedStep(job) {
   const f = job.steps.filter((x) => x.outcome === 'failed' || x.outcome === 'error');
-  assert.equal(f.length, 1, `want one failed step: ${JSON.stringify(job.steps.map((x) => [x.attempt, x.index, x.phase, x.outcome]))}`);
+  assert.equal(
+    f.length,
+    1,
+    `want one failed step: ${JSON.stringify(job.steps.map((x) => [x.attempt, x.index, x.phase, x.outcome]))}`,
+  );
   return f[0];
 }
 function assertAllSixSucceeded(job) {
@@ -113,7 +124,10 @@ before(async () => {
   admin = srv.token('admin');
   operator = srv.token('operator');
   cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  pool = await fleet.createPool(client, admin, { durable_path: sim.env.SIMFLEET_DURABLE_PATH, scratch_path: sim.env.SIMFLEET_SCRATCH_PATH });
+  pool = await fleet.createPool(client, admin, {
+    durable_path: sim.env.SIMFLEET_DURABLE_PATH,
+    scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
+  });
   stack = await fleet.createStack(client, operator);
   injStack = await fleet.createStack(client, operator, {
     startup_config: {
@@ -188,9 +202,21 @@ describe('happy path on every healthy profile', () => {
   test('steps are listed in the order they ran: each check before its apply, the image verified after the pull', async () => {
     const job = await result(simHost('a100x8'));
     const order = fleet.finalSteps(job).map((x) => `${x.index}:${x.phase}`);
-    const byTime = [...fleet.finalSteps(job)].sort((a, b) => Date.parse(a.finished_at) - Date.parse(b.finished_at)).map((x) => `${x.index}:${x.phase}`);
+    const byTime = [...fleet.finalSteps(job)]
+      .sort((a, b) => Date.parse(a.finished_at) - Date.parse(b.finished_at))
+      .map((x) => `${x.index}:${x.phase}`);
     assert.deepEqual(order, byTime);
-    assert.deepEqual(order, ['1:check', '2:check', '3:check', '4:check', '4:apply', '4:verify', '5:check', '6:check', '6:apply']);
+    assert.deepEqual(order, [
+      '1:check',
+      '2:check',
+      '3:check',
+      '4:check',
+      '4:apply',
+      '4:verify',
+      '5:check',
+      '6:check',
+      '6:apply',
+    ]);
   });
 
   test('a second provision of the same stack changes nothing: checks only, no apply, no second pull', async () => {
@@ -200,7 +226,10 @@ describe('happy path on every healthy profile', () => {
     const job = await fleet.waitJob(client, admin, job0.id);
     assertAllSixSucceeded(job);
     const steps = fleet.finalSteps(job);
-    assert.deepEqual(steps.map((s) => `${s.index}:${s.phase}:${s.outcome}`), STEP_NAMES.map((_, i) => `${i + 1}:check:ok`));
+    assert.deepEqual(
+      steps.map((s) => `${s.index}:${s.phase}:${s.outcome}`),
+      STEP_NAMES.map((_, i) => `${i + 1}:check:ok`),
+    );
     const pulls = sim.argv(h.name).filter((a) => a[0] === 'docker' && a[1] === 'pull');
     assert.equal(pulls.length, 1, 'docker pull ran again');
     const host = await getHost(hostOf.get(h.name).id);
@@ -331,20 +360,47 @@ describe('host keys', () => {
 describe('injection payloads', () => {
   test('a stack whose image carries a payload is refused at the door', async () => {
     const d = fleet.hex64();
-    for (const image of [`x;id@sha256:${d}`, `$(id)@sha256:${d}`, `a\`id\`@sha256:${d}`, `a b@sha256:${d}`, `a'b@sha256:${d}`, `a@sha256:${d};id`, `a@sha256:${d}\nid`]) {
+    for (const image of [
+      `x;id@sha256:${d}`,
+      `$(id)@sha256:${d}`,
+      `a\`id\`@sha256:${d}`,
+      `a b@sha256:${d}`,
+      `a'b@sha256:${d}`,
+      `a@sha256:${d};id`,
+      `a@sha256:${d}\nid`,
+    ]) {
       const res = await client.request('POST', '/v1/stacks', { token: operator, body: fleet.stackBody({ image }) });
-      expectProblem(res, 400, ['image_not_pinned', 'invalid_field', 'invalid_json'], res.body && res.body.code === 'invalid_json' ? undefined : 'image');
+      expectProblem(
+        res,
+        400,
+        ['image_not_pinned', 'invalid_field', 'invalid_json'],
+        res.body && res.body.code === 'invalid_json' ? undefined : 'image',
+      );
     }
     for (const [k, v] of [
       ['driver_version', '550.127.05;id'],
       ['os_image', 'ubuntu$(id)'],
     ]) {
-      expectProblem(await client.request('POST', '/v1/stacks', { token: operator, body: fleet.stackBody({ [k]: v }) }), 400, 'invalid_field', k);
+      expectProblem(
+        await client.request('POST', '/v1/stacks', { token: operator, body: fleet.stackBody({ [k]: v }) }),
+        400,
+        'invalid_field',
+        k,
+      );
     }
   });
 
   test('a pool whose paths carry a quote or payload is refused at the door', async () => {
-    for (const p of ["/srv/a'b", '/srv/$(id)', '/srv/a;b', '/srv/a b', '/srv/`id`', '/srv/a\nb', 'relative', '/srv/../etc']) {
+    for (const p of [
+      "/srv/a'b",
+      '/srv/$(id)',
+      '/srv/a;b',
+      '/srv/a b',
+      '/srv/`id`',
+      '/srv/a\nb',
+      'relative',
+      '/srv/../etc',
+    ]) {
       const r1 = await client.request('POST', '/v1/pools', { token: admin, body: fleet.poolBody({ durable_path: p }) });
       expectProblem(r1, 400, 'invalid_field', 'durable_path');
       const r2 = await client.request('POST', '/v1/pools', { token: admin, body: fleet.poolBody({ scratch_path: p }) });
@@ -364,13 +420,18 @@ describe('injection payloads', () => {
     const file = sim.durableFile(h.name, '.gpufleet/stack.json');
     const text = fs.readFileSync(file, 'utf8');
     const written = JSON.parse(text);
-    assert.deepEqual(written, { image: injStack.image, stack_id: injStack.id, startup_config: injStack.startup_config });
+    assert.deepEqual(written, {
+      image: injStack.image,
+      stack_id: injStack.id,
+      startup_config: injStack.startup_config,
+    });
     assert.ok(text.includes('$(id)') && text.includes('`id`') && text.includes("'; rm -rf / #"), text);
     assert.ok(!fs.existsSync('/tmp/gft-pwned'));
     // every simulated tool call: each argument one element, nothing split
     for (const argv of sim.argv(h.name)) {
       for (const a of argv) assert.equal(typeof a, 'string');
-      if (argv[0] === 'docker' && argv[1] === 'pull') assert.deepEqual(argv, ['docker', 'pull', `nvidia/cuda@${injStack.image.split('@')[1]}`]);
+      if (argv[0] === 'docker' && argv[1] === 'pull')
+        assert.deepEqual(argv, ['docker', 'pull', `nvidia/cuda@${injStack.image.split('@')[1]}`]);
     }
     for (const name of sim.hosts.map((x) => x.name)) {
       for (const argv of sim.argv(name)) {
@@ -396,11 +457,21 @@ describe('durability: kill -9 and replicas (50 hosts, 0.3 s per tool call)', () 
     const adm = a.token('admin');
     const op = a.token('operator');
     const cr = await fleet.createCredential(c, adm, fs.readFileSync(big.env.SIMFLEET_KEY, 'utf8'));
-    const pl = await fleet.createPool(c, adm, { durable_path: big.env.SIMFLEET_DURABLE_PATH, scratch_path: big.env.SIMFLEET_SCRATCH_PATH });
+    const pl = await fleet.createPool(c, adm, {
+      durable_path: big.env.SIMFLEET_DURABLE_PATH,
+      scratch_path: big.env.SIMFLEET_SCRATCH_PATH,
+    });
     const st = await fleet.createStack(c, op);
     const ids = [];
     for (const h of big.hosts) {
-      const host = await fleet.createHost(c, op, { name: h.name, address: h.address, port: h.port, user: h.user, credential_id: cr.id, pool_id: pl.id });
+      const host = await fleet.createHost(c, op, {
+        name: h.name,
+        address: h.address,
+        port: h.port,
+        user: h.user,
+        credential_id: cr.id,
+        pool_id: pl.id,
+      });
       ids.push((await fleet.provision(c, op, host.id, st.id)).id);
     }
     // wait until jobs are running and have recorded steps, but not done
@@ -414,48 +485,84 @@ describe('durability: kill -9 and replicas (50 hosts, 0.3 s per tool call)', () 
     }
     a.process.kill('SIGKILL');
     assert.ok(await waitExit(a.process, 5_000), 'gpufleetd did not die');
-    const before = psql(a.database.url, "SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state");
+    const before = psql(a.database.url, 'SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state');
     assert.match(before, /running/, `no job was running at the kill: ${before}`);
 
-    const b = await startServer({ name: 'fleet-kill-restart', databaseUrl: a.database.url, secrets: a.secrets, env: DURABLE_ENV });
+    const b = await startServer({
+      name: 'fleet-kill-restart',
+      databaseUrl: a.database.url,
+      secrets: a.secrets,
+      env: DURABLE_ENV,
+    });
     servers.push(b);
     const cb = api(b);
     const done = await fleet.waitJobs(cb, b.token('admin'), ids, { timeoutMs: 60_000 });
     const bad = [...done.values()].filter((j) => j.state !== 'succeeded');
-    assert.deepEqual(bad.map((j) => `${j.id} ${j.state} ${j.error_class} ${j.error}`), []);
+    assert.deepEqual(
+      bad.map((j) => `${j.id} ${j.state} ${j.error_class} ${j.error}`),
+      [],
+    );
     assert.equal(done.size, 50, 'a job was lost');
-    assert.ok([...done.values()].some((j) => j.attempt >= 2), 'no job was taken over after the kill');
+    assert.ok(
+      [...done.values()].some((j) => j.attempt >= 2),
+      'no job was taken over after the kill',
+    );
     // no (job, attempt, step, phase) twice; every final attempt has steps 1..6
-    assert.equal(psql(a.database.url, 'SELECT count(*) FROM (SELECT 1 FROM job_steps GROUP BY job_id, attempt, idx, phase HAVING count(*) > 1) d'), '0');
+    assert.equal(
+      psql(
+        a.database.url,
+        'SELECT count(*) FROM (SELECT 1 FROM job_steps GROUP BY job_id, attempt, idx, phase HAVING count(*) > 1) d',
+      ),
+      '0',
+    );
     const incomplete = psql(
       a.database.url,
       `SELECT j.id FROM jobs j WHERE (SELECT count(DISTINCT s.idx) FROM job_steps s WHERE s.job_id = j.id AND s.attempt = j.attempt AND s.idx BETWEEN 1 AND 6 AND s.phase = 'check') <> 6`,
     );
     assert.equal(incomplete, '', `jobs whose final attempt lacks a step: ${incomplete}`);
-    assert.equal(psql(a.database.url, "SELECT count(*) FROM hosts WHERE state = 'provisioned' AND current_stack_id IS NOT NULL"), '50');
+    assert.equal(
+      psql(a.database.url, "SELECT count(*) FROM hosts WHERE state = 'provisioned' AND current_stack_id IS NOT NULL"),
+      '50',
+    );
     await b.stop();
   });
 
   test('two replicas on one database: 20 jobs, each runs exactly once', async () => {
     const a = await startServer({ name: 'fleet-replica-a', env: DURABLE_ENV });
     servers.push(a);
-    const b = await startServer({ name: 'fleet-replica-b', databaseUrl: a.database.url, secrets: a.secrets, env: DURABLE_ENV });
+    const b = await startServer({
+      name: 'fleet-replica-b',
+      databaseUrl: a.database.url,
+      secrets: a.secrets,
+      env: DURABLE_ENV,
+    });
     servers.push(b);
     const ca = api(a);
     const cb = api(b);
     const adm = a.token('admin');
     const op = a.token('operator');
     const cr = await fleet.createCredential(ca, adm, fs.readFileSync(big.env.SIMFLEET_KEY, 'utf8'));
-    const pl = await fleet.createPool(ca, adm, { durable_path: big.env.SIMFLEET_DURABLE_PATH, scratch_path: big.env.SIMFLEET_SCRATCH_PATH });
+    const pl = await fleet.createPool(ca, adm, {
+      durable_path: big.env.SIMFLEET_DURABLE_PATH,
+      scratch_path: big.env.SIMFLEET_SCRATCH_PATH,
+    });
     const st = await fleet.createStack(ca, op);
     const ids = [];
     const hosts = big.hosts.slice(0, 20);
     const created = await Promise.all(
       hosts.map((h, i) =>
-        fleet.createHost(i % 2 ? cb : ca, op, { name: h.name, address: h.address, port: h.port, user: h.user, credential_id: cr.id, pool_id: pl.id }),
+        fleet.createHost(i % 2 ? cb : ca, op, {
+          name: h.name,
+          address: h.address,
+          port: h.port,
+          user: h.user,
+          credential_id: cr.id,
+          pool_id: pl.id,
+        }),
       ),
     );
-    for (const [i, host] of created.entries()) ids.push((await fleet.provision(i % 2 ? cb : ca, op, host.id, st.id)).id);
+    for (const [i, host] of created.entries())
+      ids.push((await fleet.provision(i % 2 ? cb : ca, op, host.id, st.id)).id);
     const done = await fleet.waitJobs(ca, adm, ids, { timeoutMs: 60_000 });
     for (const j of done.values()) assert.equal(j.state, 'succeeded', `${j.id}: ${j.error_class} ${j.error}`);
     const url = a.database.url;
@@ -468,24 +575,43 @@ describe('durability: kill -9 and replicas (50 hosts, 0.3 s per tool call)', () 
          AND j.error_class IS DISTINCT FROM 'lease_lost'`,
     );
     assert.equal(retried, '', `jobs run again without a failure: ${retried}`);
-    assert.equal(psql(url, "SELECT count(*) FROM (SELECT job_id FROM job_steps WHERE idx = 6 AND phase = 'check' GROUP BY job_id HAVING count(*) <> 1) d"), '0', 'a job ran to the end twice');
     assert.equal(
-      psql(url, "SELECT count(*) FROM jobs j WHERE (SELECT count(*) FROM job_steps s WHERE s.job_id = j.id AND s.attempt = j.attempt AND s.phase = 'check') <> 6"),
+      psql(
+        url,
+        "SELECT count(*) FROM (SELECT job_id FROM job_steps WHERE idx = 6 AND phase = 'check' GROUP BY job_id HAVING count(*) <> 1) d",
+      ),
+      '0',
+      'a job ran to the end twice',
+    );
+    assert.equal(
+      psql(
+        url,
+        "SELECT count(*) FROM jobs j WHERE (SELECT count(*) FROM job_steps s WHERE s.job_id = j.id AND s.attempt = j.attempt AND s.phase = 'check') <> 6",
+      ),
       '0',
     );
     const once = Number(psql(url, 'SELECT count(*) FROM jobs WHERE attempt = 1'));
     assert.ok(once >= 18, `only ${once} of 20 jobs ran in one attempt`);
     // both replicas did work (their workers are named worker:<host>:<pid>:<n>)
-    const actors = psql(url, "SELECT DISTINCT split_part(actor, ':', 3) FROM host_state_history WHERE to_state = 'provisioned'").split('\n');
+    const actors = psql(
+      url,
+      "SELECT DISTINCT split_part(actor, ':', 3) FROM host_state_history WHERE to_state = 'provisioned'",
+    ).split('\n');
     assert.ok(actors.length >= 1);
   });
 });
 
 describe('secrets', () => {
-  test('the credential\'s private key never appears in any answer or server log', async () => {
+  test("the credential's private key never appears in any answer or server log", async () => {
     const lines = fleet.keyBodyLines(fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
     assert.ok(lines.length >= 3);
-    for (const p of ['/v1/credentials', `/v1/credentials/${cred.id}`, '/v1/hosts?limit=500', '/v1/jobs?limit=500', '/v1/audit-events?limit=500']) {
+    for (const p of [
+      '/v1/credentials',
+      `/v1/credentials/${cred.id}`,
+      '/v1/hosts?limit=500',
+      '/v1/jobs?limit=500',
+      '/v1/audit-events?limit=500',
+    ]) {
       const res = await client.request('GET', p, { token: admin });
       expectStatus(res, 200);
       for (const l of lines) assert.ok(!res.text.includes(l), `GET ${p} shows a line of the key`);

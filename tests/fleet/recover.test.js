@@ -52,7 +52,8 @@ function simctl(...args) {
 const sql = (q) => psql(srv.database.url, q);
 const getHost = async (id) => expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
 const recoveries = async (name, query = '') =>
-  expectStatus(await client.request('GET', `/v1/hosts/${H[name].api.id}/recoveries${query}`, { token: viewer }), 200).items;
+  expectStatus(await client.request('GET', `/v1/hosts/${H[name].api.id}/recoveries${query}`, { token: viewer }), 200)
+    .items;
 const getJob = async (id) => expectStatus(await client.request('GET', `/v1/jobs/${id}`, { token: viewer }), 200);
 
 /** Polls until fn() answers something truthy; returns it. */
@@ -66,15 +67,23 @@ async function until(fn, timeoutMs, what) {
   }
 }
 const waitState = (name, states, ms) =>
-  until(async () => {
-    const h = await getHost(H[name].api.id);
-    return states.includes(h.state) ? h : null;
-  }, ms, `${name} in ${states}`);
+  until(
+    async () => {
+      const h = await getHost(H[name].api.id);
+      return states.includes(h.state) ? h : null;
+    },
+    ms,
+    `${name} in ${states}`,
+  );
 const waitRecovery = (name, states, ms) =>
-  until(async () => {
-    const r = (await recoveries(name))[0];
-    return r && states.includes(r.state) ? r : null;
-  }, ms, `${name}: a recovery ${states}`);
+  until(
+    async () => {
+      const r = (await recoveries(name))[0];
+      return r && states.includes(r.state) ? r : null;
+    },
+    ms,
+    `${name}: a recovery ${states}`,
+  );
 
 /** The events of the host's state history from its isolation on. */
 const eventsSinceIsolation = (name) =>
@@ -147,7 +156,10 @@ before(async () => {
         host_key_sha256: s.host_key_sha256,
       });
       H[n] = { sim: s, api: host };
-      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, { timeoutMs: 90_000, intervalMs: 400 });
+      const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, {
+        timeoutMs: 90_000,
+        intervalMs: 400,
+      });
       assert.equal(pj.state, 'succeeded', `provision ${n}: ${pj.error_class} ${pj.error}`);
       const g = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/gate`, { token: operator }), 202);
       const gj = await fleet.waitJob(client, viewer, g.id, { timeoutMs: 90_000, intervalMs: 400 });
@@ -176,7 +188,14 @@ describe('automatic recovery', () => {
     assert.equal(rec.diagnostics_level, 1);
     assert.equal(rec.step, 'gate');
     assert.equal(rec.error, null);
-    assert.deepEqual(rec.steps.map((s) => [s.name, s.state]), [['drain', 'passed'], ['diagnostics', 'passed'], ['gate', 'passed']]);
+    assert.deepEqual(
+      rec.steps.map((s) => [s.name, s.state]),
+      [
+        ['drain', 'passed'],
+        ['diagnostics', 'passed'],
+        ['gate', 'passed'],
+      ],
+    );
     assert.ok(rec.steps[0].started_at && rec.steps[0].finished_at, 'the drain has its times');
     // each step's job: an ordinary durable job, created by the recovery
     const [, diag, gate] = rec.steps;
@@ -191,7 +210,11 @@ describe('automatic recovery', () => {
     assert.equal(gj.state, 'succeeded');
     assert.equal(gj.created_by, `recovery:${rec.id}`);
     assert.equal(gate.run.verdict, 'accept');
-    assert.equal(sql(`SELECT count(*) FROM jobs WHERE created_by = 'recovery:${rec.id}'`), '2', 'one job per step, whichever driver queued it');
+    assert.equal(
+      sql(`SELECT count(*) FROM jobs WHERE created_by = 'recovery:${rec.id}'`),
+      '2',
+      'one job per step, whichever driver queued it',
+    );
     // ready again, with the recovery's gate run as its accepted gate
     const host = await getHost(H.ok.api.id);
     assert.equal(host.state, 'ready');
@@ -226,7 +249,10 @@ describe('automatic recovery', () => {
     assert.equal(rec.state, 'failed');
     assert.equal(rec.step, 'gate');
     assert.match(rec.error, /^gate: verdict investigate \(.*container_gpu.*\); the host is investigating$/);
-    assert.deepEqual(rec.steps.map((s) => s.state), ['passed', 'passed', 'failed']);
+    assert.deepEqual(
+      rec.steps.map((s) => s.state),
+      ['passed', 'passed', 'failed'],
+    );
     assert.equal(rec.steps[1].run.verdict, 'accept');
     assert.equal(rec.steps[2].run.verdict, 'investigate');
     assert.equal((await getJob(rec.steps[2].job_id)).state, 'succeeded', 'the gate ran; its verdict failed the step');
@@ -242,16 +268,23 @@ describe('automatic recovery', () => {
     await fleet.sleep(INTERVAL_S * 1000 + 5000);
     assert.equal((await recoveries('bad')).length, 1);
     assert.equal((await getHost(H.bad.api.id)).state, 'quarantined');
-    assert.equal(sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.bad.api.id}' AND created_at > '${rec.finished_at}'`), '0');
+    assert.equal(
+      sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.bad.api.id}' AND created_at > '${rec.finished_at}'`),
+      '0',
+    );
   });
 
   test('an operator acting on the host cancels the recovery, which leaves the host as the operator did', async () => {
     simctl('xid', H.cancel.sim.name, '79');
     // dcgmi diag takes SLOW_DIAG_S on this host: the recovery waits in its diagnostics step
-    const running = await until(async () => {
-      const r = (await recoveries('cancel'))[0];
-      return r && r.step === 'diagnostics' && r.steps[1].job_state === 'running' ? r : null;
-    }, RECOVERY_MS, 'the recovery runs its diagnostics');
+    const running = await until(
+      async () => {
+        const r = (await recoveries('cancel'))[0];
+        return r && r.step === 'diagnostics' && r.steps[1].job_state === 'running' ? r : null;
+      },
+      RECOVERY_MS,
+      'the recovery runs its diagnostics',
+    );
     expectStatus(await client.request('POST', `/v1/hosts/${H.cancel.api.id}/drain`, { token: operator }), 200);
     const rec = await waitRecovery('cancel', ['succeeded', 'failed', 'cancelled'], 30_000);
     assert.equal(rec.id, running.id);
@@ -264,7 +297,12 @@ describe('automatic recovery', () => {
     const host = await waitState('cancel', ['drained'], 30_000);
     assert.equal(host.quarantine, null);
     assert.equal(host.accepted_gate_run_id, null, 'it serves nothing until a gate accepts it again');
-    assert.equal(sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.cancel.api.id}' AND kind = 'gate' AND created_at > '${rec.created_at}'`), '0');
+    assert.equal(
+      sql(
+        `SELECT count(*) FROM jobs WHERE host_id = '${H.cancel.api.id}' AND kind = 'gate' AND created_at > '${rec.created_at}'`,
+      ),
+      '0',
+    );
   });
 
   test('without auto_recover nothing happens by itself; an operator recovers the host by hand', async () => {
@@ -278,7 +316,10 @@ describe('automatic recovery', () => {
       await client.request('POST', `/v1/hosts/${H.manual.api.id}/diagnostics`, { token: operator, body: { level: 1 } }),
       202,
     );
-    assert.equal((await fleet.waitJob(client, viewer, d.id, { timeoutMs: 90_000, intervalMs: 400 })).state, 'succeeded');
+    assert.equal(
+      (await fleet.waitJob(client, viewer, d.id, { timeoutMs: 90_000, intervalMs: 400 })).state,
+      'succeeded',
+    );
     assert.equal((await getHost(H.manual.api.id)).state, 'quarantined', 'diagnostics do not lift the hold');
     const rel = expectStatus(
       await client.request('POST', `/v1/hosts/${H.manual.api.id}/release`, {
@@ -289,7 +330,10 @@ describe('automatic recovery', () => {
     );
     assert.equal(rel.state, 'provisioned');
     const g = expectStatus(await client.request('POST', `/v1/hosts/${H.manual.api.id}/gate`, { token: operator }), 202);
-    assert.equal((await fleet.waitJob(client, viewer, g.id, { timeoutMs: 90_000, intervalMs: 400 })).state, 'succeeded');
+    assert.equal(
+      (await fleet.waitJob(client, viewer, g.id, { timeoutMs: 90_000, intervalMs: 400 })).state,
+      'succeeded',
+    );
     assert.equal((await getHost(H.manual.api.id)).state, 'ready');
     assert.deepEqual(await recoveries('manual'), []);
   });

@@ -73,14 +73,21 @@ describe('before a rollout', () => {
       assert.equal(b.cache, 'warm');
       assert.match(b.workload_hash, /^sha256:[0-9a-f]{64}$/);
     }
-    assert.equal(new Set(page.items.map((b) => b.workload_hash)).size, 1, 'the same workload on both pools hashes alike');
+    assert.equal(
+      new Set(page.items.map((b) => b.workload_hash)).size,
+      1,
+      'the same workload on both pools hashes alike',
+    );
   });
 
   test('a stack whose driver the hosts do not report → 409 driver-mismatch naming them', async () => {
     const other = await f.stack({ driver_branch: '550', driver_version: '550.127.05', cuda_version: '12.4' });
     const res = await f.req('POST', `/v1/pools/${P.y.id}/rollouts`, f.operator, { stack_id: other.id });
     const b = expectProblem(res, 409, ['driver-mismatch', 'driver_mismatch']);
-    assert.deepEqual(b.hosts.map((h) => h.name).sort(), H.y.map((h) => h.name));
+    assert.deepEqual(
+      b.hosts.map((h) => h.name).sort(),
+      H.y.map((h) => h.name),
+    );
     assert.equal(f.sim.env.SIMFLEET_DRIVER, DRIVER.version);
     for (const h of b.hosts) assert.equal(h.driver_version, DRIVER.version);
     // force does not skip it (drivers are installed out of band)
@@ -134,7 +141,10 @@ describe('pool x: A → B in waves', () => {
     for (const wv of done.waves) assert.equal(wv.state, 'done', JSON.stringify(wv));
     for (const h of done.hosts) {
       assert.equal(h.step, 'done', `${h.name}: ${h.step}`);
-      assert.ok(h.rollback_step == null || h.rollback_step === 'not_needed', `${h.name}: rollback_step ${h.rollback_step}`);
+      assert.ok(
+        h.rollback_step == null || h.rollback_step === 'not_needed',
+        `${h.name}: rollback_step ${h.rollback_step}`,
+      );
       assert.ok(h.provision_job_id && h.gate_job_id && h.gate_run_id, JSON.stringify(h));
       assert.ok(Date.parse(h.finished_at) >= Date.parse(h.started_at));
     }
@@ -142,7 +152,10 @@ describe('pool x: A → B in waves', () => {
     const hs = byName(done);
     const end = (w) => Math.max(...done.hosts.filter((h) => h.wave === w).map((h) => Date.parse(h.finished_at)));
     const start = (w) => Math.min(...done.hosts.filter((h) => h.wave === w).map((h) => Date.parse(h.started_at)));
-    assert.ok(start(1) >= end(0) && start(2) >= end(1), JSON.stringify(Object.values(hs).map((h) => [h.name, h.started_at, h.finished_at])));
+    assert.ok(
+      start(1) >= end(0) && start(2) >= end(1),
+      JSON.stringify(Object.values(hs).map((h) => [h.name, h.started_at, h.finished_at])),
+    );
   });
 
   test('each host was compared with its baselines on A: ratio 1 over the same conditions', async () => {
@@ -178,21 +191,33 @@ describe('pool x: A → B in waves', () => {
 
   test('GET /v1/rollouts lists it; the SSE stream carried every state and step in order', async () => {
     const list = await f.get(`/v1/rollouts?pool=${P.x.id}`);
-    assert.deepEqual(list.items.map((r) => [r.id, r.state]), [[ro.id, 'succeeded']]);
-    await stream.waitFor((evs) => evs.some((e) => e.event === 'rollout' && e.json.rollout_id === ro.id && e.json.state === 'succeeded'), 10_000);
+    assert.deepEqual(
+      list.items.map((r) => [r.id, r.state]),
+      [[ro.id, 'succeeded']],
+    );
+    await stream.waitFor(
+      (evs) => evs.some((e) => e.event === 'rollout' && e.json.rollout_id === ro.id && e.json.state === 'succeeded'),
+      10_000,
+    );
     stream.close();
     assert.deepEqual(stream.errors, []);
-    const states = stream.events.filter((e) => e.event === 'rollout' && e.json.rollout_id === ro.id).map((e) => e.json.state);
+    const states = stream.events
+      .filter((e) => e.event === 'rollout' && e.json.rollout_id === ro.id)
+      .map((e) => e.json.state);
     assert.equal(states[states.length - 1], 'succeeded');
     assert.ok(!states.includes('rolling_back'), JSON.stringify(states));
-    const waves = stream.events.filter((e) => e.event === 'rollout' && e.json.rollout_id === ro.id).map((e) => e.json.current_wave);
+    const waves = stream.events
+      .filter((e) => e.event === 'rollout' && e.json.rollout_id === ro.id)
+      .map((e) => e.json.current_wave);
     R.assertOrdered(waves, [0, 1, 2, 3], 'current_wave'); // = waves once the last one passed
     assert.equal(waves[waves.length - 1], 3);
     for (const h of H.x) {
       const steps = R.stepsOf(stream.events, ro.id, h.id);
       R.assertOrdered(steps, ['pending', ...R.OUT_STEPS, 'done'], `${h.name} steps`);
-      for (const s of ['draining', 'provisioning', 'gating', 'done']) assert.ok(steps.includes(s), `${h.name}: ${JSON.stringify(steps)}`);
-      for (const e of stream.events.filter((x) => x.event === 'rollout.host' && x.json.host_id === h.id)) assert.equal(e.json.pool_id, P.x.id);
+      for (const s of ['draining', 'provisioning', 'gating', 'done'])
+        assert.ok(steps.includes(s), `${h.name}: ${JSON.stringify(steps)}`);
+      for (const e of stream.events.filter((x) => x.event === 'rollout.host' && x.json.host_id === h.id))
+        assert.equal(e.json.pool_id, P.x.id);
     }
   });
 
@@ -203,7 +228,13 @@ describe('pool x: A → B in waves', () => {
 
   test('B → E paused after the canary; 409 rollout-active; abort rolls the canary back to B', async () => {
     const m = await R.marks(f);
-    const e = await f.createRollout(P.x.id, { stack_id: S.E.id, canary: 1, max_unavailable: 1, soak_seconds: 0, pause_after_canary: true });
+    const e = await f.createRollout(P.x.id, {
+      stack_id: S.E.id,
+      canary: 1,
+      max_unavailable: 1,
+      soak_seconds: 0,
+      pause_after_canary: true,
+    });
     const paused = await f.waitRollout(e.id, ['paused']);
     const hs = byName(paused);
     assert.equal(hs['x-01'].step, 'done');
@@ -218,7 +249,15 @@ describe('pool x: A → B in waves', () => {
     assert.equal(bh['x-01'].rollback_step, 'done');
     for (const n of ['x-02', 'x-03', 'x-04']) assert.equal(bh[n].step, 'pending');
     await hostsOn(H.x, S.B);
-    assert.deepEqual(await R.touchedSince(f, H.x.slice(1).map((h) => h.id), m.jobSeq, m.histId), { jobs: 0, hist: 0 });
+    assert.deepEqual(
+      await R.touchedSince(
+        f,
+        H.x.slice(1).map((h) => h.id),
+        m.jobSeq,
+        m.histId,
+      ),
+      { jobs: 0, hist: 0 },
+    );
     for (const a of ['resume', 'pause', 'abort']) await f.control(e.id, a, 409); // terminal
   });
 });
@@ -256,10 +295,22 @@ describe('pool y: failures roll back', () => {
       assert.ok(hs[n].rollback_step == null || hs[n].rollback_step === 'not_needed', `${n}: ${hs[n].rollback_step}`);
       assert.equal(hs[n].provision_job_id, null);
     }
-    assert.deepEqual(done.waves.map((wv) => wv.state), ['rolled_back', 'pending', 'pending']);
+    assert.deepEqual(
+      done.waves.map((wv) => wv.state),
+      ['rolled_back', 'pending', 'pending'],
+    );
     await hostsOn(H.y, S.A);
-    assert.deepEqual(await R.touchedSince(f, H.y.slice(1).map((h) => h.id), m.jobSeq, m.histId), { jobs: 0, hist: 0 });
-    for (const h of H.y.slice(1)) assert.ok(!f.sim.argvText(h.sim.name).includes(R.digestOf(S.D)), `${h.name} saw D's image`);
+    assert.deepEqual(
+      await R.touchedSince(
+        f,
+        H.y.slice(1).map((h) => h.id),
+        m.jobSeq,
+        m.histId,
+      ),
+      { jobs: 0, hist: 0 },
+    );
+    for (const h of H.y.slice(1))
+      assert.ok(!f.sim.argvText(h.sim.name).includes(R.digestOf(S.D)), `${h.name} saw D's image`);
     assert.equal(done.unavailable, 0);
     assert.deepEqual(done.failed_hosts, []);
   });

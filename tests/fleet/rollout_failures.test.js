@@ -29,7 +29,13 @@ const S = {}; // A, B, C -> stack
 
 before(async () => {
   // the monitor on (the test server turns it off unless asked)
-  f = await R.setup({ name: 'fleet-rollout-failures', net: 226, user: 'gpufleet-rofail', count: 3, env: { GPUFLEET_MONITOR: '1' } });
+  f = await R.setup({
+    name: 'fleet-rollout-failures',
+    net: 226,
+    user: 'gpufleet-rofail',
+    count: 3,
+    env: { GPUFLEET_MONITOR: '1' },
+  });
   for (const k of ['A', 'B', 'C']) S[k] = await f.stack();
   P = await f.pool('z', undefined, { monitor: { interval_seconds: INTERVAL_S } });
   H = await f.enroll(f.sim.hosts, P, S.A, 'z');
@@ -47,7 +53,8 @@ async function waitDoc(id, pred, timeoutMs, what) {
   for (;;) {
     const d = await f.rollout(id);
     if (pred(d)) return d;
-    if (['succeeded', 'failed', 'rolled_back'].includes(d.state)) throw new Error(`${what}: the rollout ended ${d.state}: ${R.brief(d)}`);
+    if (['succeeded', 'failed', 'rolled_back'].includes(d.state))
+      throw new Error(`${what}: the rollout ended ${d.state}: ${R.brief(d)}`);
     if (Date.now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms: ${R.brief(d)}`);
     await fleet.sleep(250);
   }
@@ -57,7 +64,12 @@ describe('rollouts that cannot put their hosts back', () => {
   test('A → B: the monitor isolates the canary during its soak → failed, the canary left quarantined and named', async () => {
     const m = await R.marks(f);
     const ro = await f.createRollout(P.id, { stack_id: S.B.id, canary: 1, max_unavailable: 1, soak_seconds: SOAK_S });
-    const soaking = await waitDoc(ro.id, (d) => d.waves[0] && d.waves[0].state === 'soaking', 120_000, 'the canary wave soaking');
+    const soaking = await waitDoc(
+      ro.id,
+      (d) => d.waves[0] && d.waves[0].state === 'soaking',
+      120_000,
+      'the canary wave soaking',
+    );
     assert.equal(byName(soaking)['z-01'].step, 'done');
     assert.equal((await f.host(H[0].id)).state, 'ready');
     const xidAt = Date.now();
@@ -81,7 +93,12 @@ describe('rollouts that cannot put their hosts back', () => {
     assert.equal(h1.state, 'quarantined');
     assert.equal(h1.current_stack_id, S.B.id, 'the rollback did not touch the quarantined host');
     // the monitor's event on the host's GPU
-    assert.equal(Number(await f.sql(`SELECT count(*) FROM gpu_events WHERE host_id = '${H[0].id}' AND kind = 'xid' AND code = 79`)), 1);
+    assert.equal(
+      Number(
+        await f.sql(`SELECT count(*) FROM gpu_events WHERE host_id = '${H[0].id}' AND kind = 'xid' AND code = 79`),
+      ),
+      1,
+    );
     for (const n of ['z-02', 'z-03']) {
       assert.equal(hs[n].step, 'pending', `${n}: ${hs[n].step}`);
       assert.equal(hs[n].provision_job_id, null);
@@ -98,7 +115,13 @@ describe('rollouts that cannot put their hosts back', () => {
 
   test('A → C, aborted after the canary while A fails its workload: the rollback gate is not accepted → failed, the host named and held out', async () => {
     const m = await R.marks(f);
-    const ro = await f.createRollout(P.id, { stack_id: S.C.id, canary: 1, max_unavailable: 1, soak_seconds: 0, pause_after_canary: true });
+    const ro = await f.createRollout(P.id, {
+      stack_id: S.C.id,
+      canary: 1,
+      max_unavailable: 1,
+      soak_seconds: 0,
+      pause_after_canary: true,
+    });
     assert.deepEqual(
       ro.skipped.map((s) => [s.host_id, s.state]),
       [[H[0].id, 'quarantined']],

@@ -24,7 +24,6 @@ const R = require('./lib/rollout');
 const N = 20;
 let f;
 let pool;
-let hosts;
 const S = {};
 
 before(async () => {
@@ -33,7 +32,7 @@ before(async () => {
   S.B = await f.stack();
   S.C = await f.stack();
   pool = await f.pool('scale');
-  hosts = await f.enroll(f.sim.hosts, pool, S.A, 's');
+  await f.enroll(f.sim.hosts, pool, S.A, 's');
 });
 
 after(async () => {
@@ -65,7 +64,10 @@ describe('20 hosts, max_unavailable 5', () => {
     assert.deepEqual(stats.errors, []);
     assert.ok(stats.samples > 50, `only ${stats.samples} samples`);
     // a wave of 5 runs its hosts at once: the limit is reached, not just respected
-    assert.ok(stats.maxSteps >= 3, `at most ${stats.maxSteps} hosts out of service at once: the waves ran one host at a time`);
+    assert.ok(
+      stats.maxSteps >= 3,
+      `at most ${stats.maxSteps} hosts out of service at once: the waves ran one host at a time`,
+    );
     for (const h of done.hosts) assert.equal(h.step, 'done', `${h.name}: ${h.step}`);
     for (const wv of done.waves) assert.equal(wv.state, 'done');
     await allOn(S.B);
@@ -105,7 +107,9 @@ describe('20 hosts, max_unavailable 5', () => {
     f.startWorker();
     const done = await f.waitRollout(ro.id, ['succeeded'], 170_000);
     const stats = await w.stop();
-    console.log(`# kill at ${JSON.stringify(inFlight)}; watcher ${JSON.stringify({ ...stats, violations: stats.violations.length })}`);
+    console.log(
+      `# kill at ${JSON.stringify(inFlight)}; watcher ${JSON.stringify({ ...stats, violations: stats.violations.length })}`,
+    );
     assert.deepEqual(stats.violations, []);
     assert.deepEqual(stats.errors, []);
     for (const h of done.hosts) {
@@ -126,8 +130,18 @@ describe('20 hosts, max_unavailable 5', () => {
     console.log(`# jobs taken over after the kill: ${retried}`);
     // the jobs that were running in the killed worker ended succeeded, taken over after
     // their lease (a second attempt; one may have finished in the instant before the kill)
-    const after = (await f.sql(`SELECT string_agg(state || ':' || attempt, ',') FROM jobs WHERE id IN (${jobs.map((j) => `'${j}'`).join(',')})`)).split(',');
-    assert.ok(after.every((x) => x.startsWith('succeeded:')), JSON.stringify(after));
-    assert.ok(after.some((x) => Number(x.split(':')[1]) >= 2), `no job of the killed worker was taken over: ${JSON.stringify(after)}`);
+    const after = (
+      await f.sql(
+        `SELECT string_agg(state || ':' || attempt, ',') FROM jobs WHERE id IN (${jobs.map((j) => `'${j}'`).join(',')})`,
+      )
+    ).split(',');
+    assert.ok(
+      after.every((x) => x.startsWith('succeeded:')),
+      JSON.stringify(after),
+    );
+    assert.ok(
+      after.some((x) => Number(x.split(':')[1]) >= 2),
+      `no job of the killed worker was taken over: ${JSON.stringify(after)}`,
+    );
   });
 });

@@ -88,13 +88,19 @@ describe('stop over SSH', () => {
     const { sim: sh, api: h } = hosts[0];
     assert.equal((await getHost(h.id)).state, 'provisioned');
     const plan = expectStatus(
-      await client.request('POST', `/v1/hosts/${h.id}/stop`, { token: operator, body: { reason: 'idle since Friday', dry_run: true } }),
+      await client.request('POST', `/v1/hosts/${h.id}/stop`, {
+        token: operator,
+        body: { reason: 'idle since Friday', dry_run: true },
+      }),
       200,
     );
     assert.equal(plan.command, 'poweroff --no-wall');
     assert.ok(!sim.argv(sh.name).some((a) => a[0] === 'poweroff'), 'a dry run runs nothing');
 
-    const res = await client.request('POST', `/v1/hosts/${h.id}/stop`, { token: operator, body: { reason: 'idle since Friday' } });
+    const res = await client.request('POST', `/v1/hosts/${h.id}/stop`, {
+      token: operator,
+      body: { reason: 'idle since Friday' },
+    });
     const queued = expectStatus(res, 202);
     const job = await fleet.waitJob(client, viewer, queued.id, { timeoutMs: 30_000 });
     assert.equal(job.state, 'succeeded', `${job.error_class} ${job.error}`);
@@ -103,7 +109,10 @@ describe('stop over SSH', () => {
     // the intent is recorded before the command is sent (check), then its result (apply)
     const [intent, done] = fleet.finalSteps(job);
     assert.equal(fleet.finalSteps(job).length, 2);
-    assert.deepEqual([intent.name, intent.phase, intent.outcome, intent.message], ['stop', 'check', 'ok', 'sending the stop command']);
+    assert.deepEqual(
+      [intent.name, intent.phase, intent.outcome, intent.message],
+      ['stop', 'check', 'ok', 'sending the stop command'],
+    );
     assert.equal(intent.exit_status, null);
     assert.equal(done.name, 'stop');
     assert.equal(done.phase, 'apply');
@@ -126,13 +135,20 @@ describe('stop over SSH', () => {
     assert.equal(last.job_id, job.id);
     assert.match(prev.reason, /^stop requested by test-operator: idle since Friday/);
 
-    const ev = expectStatus(await client.request('GET', `/v1/audit-events?action=host.stop&resource_id=${h.id}`, { token: admin }), 200).items;
+    const ev = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=host.stop&resource_id=${h.id}`, { token: admin }),
+      200,
+    ).items;
     assert.equal(ev.length, 1);
     assert.equal(ev[0].principal, 'test-operator');
     assert.equal(ev[0].reason, 'idle since Friday');
 
     // stopped: a second stop is refused
-    expectProblem(await client.request('POST', `/v1/hosts/${h.id}/stop`, { token: operator, body: { reason: 'again' } }), 409, 'host_stopped');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${h.id}/stop`, { token: operator, body: { reason: 'again' } }),
+      409,
+      'host_stopped',
+    );
   });
 
   test('a stop command that fails fails the job and the host returns to its state', async () => {

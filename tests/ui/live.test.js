@@ -45,13 +45,22 @@ const eventRequests = () => b.requests.filter((r) => pathOf(r.url) === '/v1/even
 const ticketRequests = () => b.requests.filter((r) => pathOf(r.url) === '/v1/event-tickets');
 
 async function waitLive(what) {
-  await page.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: LIVE_MS }).catch(async () => {
-    assert.fail(`${what}: the live indicator never said live; it says ${await liveText()}`);
-  });
+  await page
+    .waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: LIVE_MS })
+    .catch(async () => {
+      assert.fail(`${what}: the live indicator never said live; it says ${await liveText()}`);
+    });
 }
 
 async function register(name, address) {
-  return fleet.createHost(client, operator, { name, address, port: 2222, user: 'gpufleet', credential_id: cred.id, pool_id: pool.id });
+  return fleet.createHost(client, operator, {
+    name,
+    address,
+    port: 2222,
+    user: 'gpufleet',
+    credential_id: cred.id,
+    pool_id: pool.id,
+  });
 }
 
 /** Starts `gpufleetd serve` again on the same port and database (the first one is gone). */
@@ -74,7 +83,10 @@ async function restart() {
 }
 
 before(async () => {
-  srv = await startServer({ name: 'ui-live', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' } });
+  srv = await startServer({
+    name: 'ui-live',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -123,7 +135,10 @@ describe('live updates', () => {
     const res = expectStatus(await client.request('POST', `/v1/hosts/${host.id}/drain`, { token: operator }), 200);
     assert.equal(res.state, 'drained');
     await waitRow(host.id, (r) => r.state === 'drained', 'drain');
-    expectStatus(await client.request('PATCH', `/v1/hosts/${host.id}`, { token: operator, body: { labels: { rack: 'r42' } } }), 200);
+    expectStatus(
+      await client.request('PATCH', `/v1/hosts/${host.id}`, { token: operator, body: { labels: { rack: 'r42' } } }),
+      200,
+    );
     await waitRow(host.id, (r) => r.labels.includes('rack=r42'), 'a new label');
     assert.equal((await view.rowOf(page, host.id)).state, 'drained');
   });
@@ -142,7 +157,16 @@ describe('live updates', () => {
     const reporter = srv.token('reporter', { args: ['--pool', pool.name] });
     const now = Date.now();
     const records = [
-      { host_id: host.id, window_start: new Date(now - 600e3).toISOString(), window_end: new Date(now - 60e3).toISOString(), unit: 'requests', completed: 900, failed: 100, retried: 0, busy_seconds: 300 },
+      {
+        host_id: host.id,
+        window_start: new Date(now - 600e3).toISOString(),
+        window_end: new Date(now - 60e3).toISOString(),
+        unit: 'requests',
+        completed: 900,
+        failed: 100,
+        retried: 0,
+        busy_seconds: 300,
+      },
     ];
     expectStatus(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records } }), 201);
     await page.waitForFunction(
@@ -157,22 +181,71 @@ describe('live updates', () => {
     assert.ok(after > before, 'the page asked for the costs again');
   });
 
-  test('a sample, then an isolating Xid: the host\'s health and its open view follow, without a reload', async () => {
-    const gpu = (i) => ({ uuid: `GPU-5e1c${i}a0d-77aa-4b1c-8d2e-0f9a8b7c6d5${i}`, pci_bus_id: `00000000:${['18', '2A'][i]}:00.0`, index: i, name: 'NVIDIA H100 80GB HBM3', util_gpu: 88 + i, util_mem: 51, mem_used_mib: 70144, mem_total_mib: 81559, temp_c: 64 + i, power_w: 611.5 });
-    const store = (doc) => psql(srv.database.url, `SELECT monitor_store('${host.id}', $d$${JSON.stringify({ at: new Date().toISOString(), ...doc })}$d$::jsonb)`);
+  test("a sample, then an isolating Xid: the host's health and its open view follow, without a reload", async () => {
+    const gpu = (i) => ({
+      uuid: `GPU-5e1c${i}a0d-77aa-4b1c-8d2e-0f9a8b7c6d5${i}`,
+      pci_bus_id: `00000000:${['18', '2A'][i]}:00.0`,
+      index: i,
+      name: 'NVIDIA H100 80GB HBM3',
+      util_gpu: 88 + i,
+      util_mem: 51,
+      mem_used_mib: 70144,
+      mem_total_mib: 81559,
+      temp_c: 64 + i,
+      power_w: 611.5,
+    });
+    const store = (doc) =>
+      psql(
+        srv.database.url,
+        `SELECT monitor_store('${host.id}', $d$${JSON.stringify({ at: new Date().toISOString(), ...doc })}$d$::jsonb)`,
+      );
     assert.equal((await view.rowOf(page, host.id)).health, 'unknown');
     await page.click(`#hosts button[data-open-host="${host.id}"]`);
-    await view.waitView(page, (v) => v && v.health === 'unknown' && v.gpus.length === 0, 'the view of a host never sampled');
+    await view.waitView(
+      page,
+      (v) => v && v.health === 'unknown' && v.gpus.length === 0,
+      'the view of a host never sampled',
+    );
     const before = b.requests.length;
     store({ gpus: [gpu(0), gpu(1)] });
     await waitRow(host.id, (r) => r.health === 'ok' && /^sampled /.test(r.sampled), 'health ok after the first sample');
     let v = await view.waitView(page, (x) => x.gpus.length === 2, 'two GPUs', LIVE_MS);
-    assert.deepEqual(v.gpus.map((g) => [g.index, g.util, g.temp, g.power]), [['0', '88 %', '64 °C', '612 W'], ['1', '89 %', '65 °C', '612 W']]);
-    store({ gpus: [gpu(0), gpu(1)], events: [{ kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: gpu(1).pci_bus_id, message: 'Xid 79: GPU has fallen off the bus' }] });
+    assert.deepEqual(
+      v.gpus.map((g) => [g.index, g.util, g.temp, g.power]),
+      [
+        ['0', '88 %', '64 °C', '612 W'],
+        ['1', '89 %', '65 °C', '612 W'],
+      ],
+    );
+    store({
+      gpus: [gpu(0), gpu(1)],
+      events: [
+        {
+          kind: 'xid',
+          code: 79,
+          category: 'hardware',
+          policy: 'isolate',
+          pci_bus_id: gpu(1).pci_bus_id,
+          message: 'Xid 79: GPU has fallen off the bus',
+        },
+      ],
+    });
     await waitRow(host.id, (r) => r.health === 'critical', 'critical after Xid 79');
-    v = await view.waitView(page, (x) => x.health === 'critical' && x.events.length === 1 && x.reason.startsWith('1 open isolating'), 'the Xid 79 in the view', LIVE_MS);
-    assert.deepEqual([v.events[0].event, v.events[0].gpu, v.events[0].policy, v.events[0].status], ['Xid 79 hardware', 'GPU 1', 'isolate', 'open']);
-    assert.equal(v.reason, `1 open isolating event, the latest Xid 79 on ${gpu(1).uuid}: Xid 79: GPU has fallen off the bus`, 'the reason of the host.health event');
+    v = await view.waitView(
+      page,
+      (x) => x.health === 'critical' && x.events.length === 1 && x.reason.startsWith('1 open isolating'),
+      'the Xid 79 in the view',
+      LIVE_MS,
+    );
+    assert.deepEqual(
+      [v.events[0].event, v.events[0].gpu, v.events[0].policy, v.events[0].status],
+      ['Xid 79 hardware', 'GPU 1', 'isolate', 'open'],
+    );
+    assert.equal(
+      v.reason,
+      `1 open isolating event, the latest Xid 79 on ${gpu(1).uuid}: Xid 79: GPU has fallen off the bus`,
+      'the reason of the host.health event',
+    );
     assert.equal(v.gpus[1].events, '1');
     const paths = b.requests.slice(before).map((r) => pathOf(r.url));
     assert.ok(paths.includes(`/v1/hosts/${host.id}/health`), 'the health was read again');
@@ -184,10 +257,15 @@ describe('live updates', () => {
     const ticketsBefore = ticketRequests().length;
     srv.process.kill('SIGTERM');
     await waitExit(srv.process, 10_000);
-    await page.waitForFunction(() => /reconnecting/.test(document.getElementById('live').textContent), null, { timeout: LIVE_MS });
+    await page.waitForFunction(() => /reconnecting/.test(document.getElementById('live').textContent), null, {
+      timeout: LIVE_MS,
+    });
     await restart();
     // A change while the page may not be connected yet: it must show either way.
-    expectStatus(await client.request('PATCH', `/v1/hosts/${host.id}`, { token: operator, body: { labels: { rack: 'r43' } } }), 200);
+    expectStatus(
+      await client.request('PATCH', `/v1/hosts/${host.id}`, { token: operator, body: { labels: { rack: 'r43' } } }),
+      200,
+    );
     await waitLive('after the restart');
     await waitRow(host.id, (r) => r.labels.includes('rack=r43'), 'the change made around the restart');
     assert.ok(ticketRequests().length > ticketsBefore, 'a new ticket was minted');
@@ -195,14 +273,21 @@ describe('live updates', () => {
     const tickets = streams.map((r) => new URL(r.url).searchParams.get('ticket'));
     assert.equal(new Set(tickets).size, tickets.length, 'no ticket was used twice');
     const last = new URL(streams[streams.length - 1].url);
-    assert.match(last.searchParams.get('last_event_id') || '', /^\d+$/, `the reopened stream names the last event seen: ${last}`);
+    assert.match(
+      last.searchParams.get('last_event_id') || '',
+      /^\d+$/,
+      `the reopened stream names the last event seen: ${last}`,
+    );
   });
 
   test('no reload, no CSP violation, no page error, no dialog', async () => {
     assert.equal(await page.evaluate(() => window.__noReload), 'marker', 'the page was not reloaded');
     assert.deepEqual(b.navigations.slice(navigations), [], 'no navigation since sign-in');
     assert.deepEqual(await b.cspViolations(page), []);
-    assert.deepEqual(b.consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m)), []);
+    assert.deepEqual(
+      b.consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m)),
+      [],
+    );
     assert.deepEqual(b.pageErrors, []);
     assert.deepEqual(b.dialogs, []);
   });

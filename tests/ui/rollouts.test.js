@@ -59,13 +59,17 @@ async function waitItem(id, pred, what) {
   for (;;) {
     item = await itemOf(id);
     if (pred(item)) return item;
-    if (Date.now() > deadline) assert.fail(`${what}: not shown within ${LIVE_MS} ms; the item shows ${JSON.stringify(item)}`);
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not shown within ${LIVE_MS} ms; the item shows ${JSON.stringify(item)}`);
     await sleep(100);
   }
 }
 
 before(async () => {
-  srv = await startServer({ name: 'ui-rollouts', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' } });
+  srv = await startServer({
+    name: 'ui-rollouts',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -87,7 +91,9 @@ before(async () => {
     for (const ev of ['provision_started', 'provision_succeeded', 'gate_started', 'gate_accepted']) {
       sql(`SELECT host_transition('${h.id}', '${ev}', NULL, 'test', NULL, 'worker:test', NULL)`);
     }
-    sql(`UPDATE hosts SET facts = '{"driver_version": "550.127.05"}', current_stack_id = '${old.id}' WHERE id = '${h.id}'`);
+    sql(
+      `UPDATE hosts SET facts = '{"driver_version": "550.127.05"}', current_stack_id = '${old.id}' WHERE id = '${h.id}'`,
+    );
   }
   ro = expectStatus(
     await client.request('POST', `/v1/pools/${pool.id}/rollouts`, {
@@ -128,22 +134,41 @@ describe('rollouts in progress', () => {
 
   test('follows the hosts’ steps and the waves live (rollout.host, rollout events)', async () => {
     const [first, second, third] = ro.hosts.map((h) => h.host_id);
-    sql(`UPDATE rollout_hosts SET step = 'provisioning', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`);
-    await waitItem(ro.id, (x) => x && x.inFlight === '1' && x.unavailable === '1 of 2' && x.pending === '4', 'a host in flight');
-    sql(`UPDATE rollout_hosts SET step = 'done', finished_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`);
+    sql(
+      `UPDATE rollout_hosts SET step = 'provisioning', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`,
+    );
+    await waitItem(
+      ro.id,
+      (x) => x && x.inFlight === '1' && x.unavailable === '1 of 2' && x.pending === '4',
+      'a host in flight',
+    );
+    sql(
+      `UPDATE rollout_hosts SET step = 'done', finished_at = now() WHERE rollout_id = '${ro.id}' AND host_id = '${first}'`,
+    );
     sql(`UPDATE rollouts SET current_wave = 1, updated_at = now() WHERE id = '${ro.id}'`);
-    sql(`UPDATE rollout_hosts SET step = 'draining', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id IN ('${second}', '${third}')`);
-    const it = await waitItem(ro.id, (x) => x && x.wave === '2 of 3' && x.done === '1' && x.inFlight === '2', 'the second wave');
+    sql(
+      `UPDATE rollout_hosts SET step = 'draining', started_at = now() WHERE rollout_id = '${ro.id}' AND host_id IN ('${second}', '${third}')`,
+    );
+    const it = await waitItem(
+      ro.id,
+      (x) => x && x.wave === '2 of 3' && x.done === '1' && x.inFlight === '2',
+      'the second wave',
+    );
     assert.equal(it.unavailable, '2 of 2');
     assert.equal(it.pending, '2');
     assert.equal(b.navigations.length, navigations, 'no reload');
   });
 
   test('paused, then rolling back with the last error (shown as text)', async () => {
-    expectStatus(await client.request('POST', `/v1/rollouts/${ro.id}/pause`, { token: operator, body: { reason: 'look first' } }), 200);
+    expectStatus(
+      await client.request('POST', `/v1/rollouts/${ro.id}/pause`, { token: operator, body: { reason: 'look first' } }),
+      200,
+    );
     await waitItem(ro.id, (x) => x && x.state === 'paused', 'paused');
     const why = 'gate on ro-ui-2: <b>workload</b> 812 tokens_per_second < 0.95 × 1000';
-    sql(`UPDATE rollouts SET state = 'rolling_back', error = '${why.replace(/'/g, "''")}', updated_at = now() WHERE id = '${ro.id}'`);
+    sql(
+      `UPDATE rollouts SET state = 'rolling_back', error = '${why.replace(/'/g, "''")}', updated_at = now() WHERE id = '${ro.id}'`,
+    );
     const it = await waitItem(ro.id, (x) => x && x.state === 'rolling back', 'rolling back');
     assert.equal(it.error, why);
     assert.equal(it.errorElements, 0, 'the error text made no element');
@@ -156,7 +181,10 @@ describe('rollouts in progress', () => {
     const empty = await page.evaluate(() => !document.getElementById('rollouts-empty').hidden);
     assert.equal(empty, true);
     assert.equal(await page.textContent('#rollout-count'), '(0)');
-    assert.deepEqual(b.consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m)), []);
+    assert.deepEqual(
+      b.consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m)),
+      [],
+    );
     assert.deepEqual(b.pageErrors, []);
   });
 });

@@ -65,13 +65,30 @@ function simctl(...args) {
 /** The idle H100's last 35 minutes of samples (every 10 s, the pool's interval), all GPUs at
  * 0 %, stored as the monitor stores them: the idle policy wants GPU evidence over its window. */
 function idleSamples(h) {
-  const gpus = h.facts.gpus.map((g) => ({ uuid: g.uuid, pci_bus_id: g.pci_bus_id, index: g.index, name: g.name, util_gpu: 0, util_mem: 0, mem_used_mib: 4, mem_total_mib: g.memory_mib, temp_c: 31, power_w: 71.5 }));
+  const gpus = h.facts.gpus.map((g) => ({
+    uuid: g.uuid,
+    pci_bus_id: g.pci_bus_id,
+    index: g.index,
+    name: g.name,
+    util_gpu: 0,
+    util_mem: 0,
+    mem_used_mib: 4,
+    mem_total_mib: g.memory_mib,
+    temp_c: 31,
+    power_w: 71.5,
+  }));
   const now = Date.now();
   const calls = [];
   for (let t = 35 * 60; t > 0; t -= 10) {
-    calls.push(`SELECT monitor_store('${h.id}', $d$${JSON.stringify({ at: new Date(now - t * 1000).toISOString(), gpus })}$d$::jsonb);`);
+    calls.push(
+      `SELECT monitor_store('${h.id}', $d$${JSON.stringify({ at: new Date(now - t * 1000).toISOString(), gpus })}$d$::jsonb);`,
+    );
   }
-  const r = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], { encoding: 'utf8', input: calls.join('\n'), timeout: 120_000 });
+  const r = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], {
+    encoding: 'utf8',
+    input: calls.join('\n'),
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, r.stderr);
 }
 
@@ -101,12 +118,32 @@ before(async () => {
 
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   stack = await fleet.createStack(client, operator, { name: 'vllm-0.6.3-cu124' });
-  const gate = { storage_min_mbps: 20, workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 } };
-  const common = { price_per_hour: 12, durable_path: sim.env.SIMFLEET_DURABLE_PATH, scratch_path: sim.env.SIMFLEET_SCRATCH_PATH, gate, monitor: { interval_seconds: 10 } };
-  pools.h100 = await fleet.createPool(client, admin, { ...common, name: 'h100-nvlink', gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink', price_per_hour: 32 });
+  const gate = {
+    storage_min_mbps: 20,
+    workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
+  };
+  const common = {
+    price_per_hour: 12,
+    durable_path: sim.env.SIMFLEET_DURABLE_PATH,
+    scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
+    gate,
+    monitor: { interval_seconds: 10 },
+  };
+  pools.h100 = await fleet.createPool(client, admin, {
+    ...common,
+    name: 'h100-nvlink',
+    gpu_model: 'h100_sxm',
+    gpu_count: 8,
+    interconnect: 'nvlink',
+    price_per_hour: 32,
+  });
   pools.xss = await fleet.createPool(client, admin, { ...common, name: XSS, gpu_model: 'l4', gpu_count: 1 });
 
-  const sims = { h100: sim.ofProfile('h100x8')[0], l4: sim.ofProfile('l4x1')[0], missing: sim.ofProfile('gpu_missing')[0] };
+  const sims = {
+    h100: sim.ofProfile('h100x8')[0],
+    l4: sim.ofProfile('l4x1')[0],
+    missing: sim.ofProfile('gpu_missing')[0],
+  };
   const names = { h100: 'ui-h100-a', l4: 'ui-l4-b', missing: 'ui-h100-c' };
   for (const role of ['h100', 'l4', 'missing']) {
     const h = sims[role];
@@ -137,7 +174,10 @@ before(async () => {
       const p = await fleet.provision(client, operator, hosts[role].id, stack.id);
       const pj = await fleet.waitJob(client, viewer, p.id, { timeoutMs: 90_000, intervalMs: 300 });
       assert.equal(pj.state, 'succeeded', `provisioning ${role}: ${pj.error_class} ${pj.error}`);
-      const g = expectStatus(await client.request('POST', `/v1/hosts/${hosts[role].id}/gate`, { token: operator }), 202);
+      const g = expectStatus(
+        await client.request('POST', `/v1/hosts/${hosts[role].id}/gate`, { token: operator }),
+        202,
+      );
       const gj = await fleet.waitJob(client, viewer, g.id, { timeoutMs: 90_000, intervalMs: 300 });
       assert.equal(gj.state, 'succeeded', `gate ${role}: ${gj.error_class} ${gj.error}`);
     }),
@@ -149,15 +189,44 @@ before(async () => {
 
   // As if the fleet had been registered four hours ago (held time comes from the state
   // history), so the work reports below fall inside the time the hosts were held.
-  const ids = Object.values(hosts).map((h) => `'${h.id}'`).join(', ');
+  const ids = Object.values(hosts)
+    .map((h) => `'${h.id}'`)
+    .join(', ');
   psql(srv.database.url, `UPDATE host_state_history SET at = at - interval '4 hours' WHERE host_id IN (${ids})`);
 
   // Work reports: the L4 did work in the last hours, the H100 sat idle (a stop recommendation).
   const reporter = srv.token('reporter', { args: ['--host', hosts.l4.id, '--host', hosts.h100.id] });
   const records = [
-    { host_id: hosts.l4.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 120000, failed: 6000, retried: 0, busy_seconds: 2880 },
-    { host_id: hosts.h100.id, window_start: ago(3 * 3600e3), window_end: ago(2 * 3600e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },
-    { host_id: hosts.h100.id, window_start: ago(2 * 3600e3), window_end: ago(60e3), unit: 'tokens', completed: 0, failed: 0, retried: 0, busy_seconds: 0 },
+    {
+      host_id: hosts.l4.id,
+      window_start: ago(3 * 3600e3),
+      window_end: ago(2 * 3600e3),
+      unit: 'tokens',
+      completed: 120000,
+      failed: 6000,
+      retried: 0,
+      busy_seconds: 2880,
+    },
+    {
+      host_id: hosts.h100.id,
+      window_start: ago(3 * 3600e3),
+      window_end: ago(2 * 3600e3),
+      unit: 'tokens',
+      completed: 0,
+      failed: 0,
+      retried: 0,
+      busy_seconds: 0,
+    },
+    {
+      host_id: hosts.h100.id,
+      window_start: ago(2 * 3600e3),
+      window_end: ago(60e3),
+      unit: 'tokens',
+      completed: 0,
+      failed: 0,
+      retried: 0,
+      busy_seconds: 0,
+    },
   ];
   expectStatus(await client.request('POST', '/v1/work-reports', { token: reporter, body: { records } }), 201);
 
@@ -181,7 +250,10 @@ describe('the status page', () => {
     assert.equal(hosts.l4.last_gate.verdict, 'accept');
     assert.equal(hosts.missing.state, 'quarantined');
     assert.equal(hosts.missing.last_gate.verdict, 'isolate');
-    assert.ok(hosts.missing.last_gate.failing_checks.includes('gpu_inventory'), JSON.stringify(hosts.missing.last_gate));
+    assert.ok(
+      hosts.missing.last_gate.failing_checks.includes('gpu_inventory'),
+      JSON.stringify(hosts.missing.last_gate),
+    );
     assert.equal(hosts.spare.last_gate, null);
     assert.equal(hosts.h100.facts.gpus.length, 8);
   });
@@ -208,7 +280,11 @@ describe('the status page', () => {
     await signIn(tampered);
     await page.waitForFunction(() => /token was refused/.test(document.getElementById('signin-error').textContent));
     assert.equal(await page.isVisible('#signin'), true, '401: back at sign-in');
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('gpufleet.token')), null, '401: the token is forgotten');
+    assert.equal(
+      await page.evaluate(() => sessionStorage.getItem('gpufleet.token')),
+      null,
+      '401: the token is forgotten',
+    );
 
     await signIn(srv.token('reporter'));
     await page.waitForSelector('#error:not([hidden])');
@@ -226,7 +302,11 @@ describe('the status page', () => {
     assert.equal(await page.evaluate(() => document.cookie), '');
     assert.deepEqual(await page.context().cookies(), []);
     assert.equal(page.url(), `${srv.url}/ui/`);
-    for (const u of b.requests) assert.ok(!u.url.includes(viewer) && !u.url.includes(viewer.split('.')[2]), `a request URL carries the token: ${u.url}`);
+    for (const u of b.requests)
+      assert.ok(
+        !u.url.includes(viewer) && !u.url.includes(viewer.split('.')[2]),
+        `a request URL carries the token: ${u.url}`,
+      );
     const dataCalls = b.requests.slice(from).filter((r) => new URL(r.url).pathname.startsWith('/v1/hosts'));
     assert.ok(dataCalls.length > 0);
     for (const r of dataCalls) assert.equal(r.headers.authorization, `Bearer ${viewer}`);
@@ -240,7 +320,12 @@ describe('the status page', () => {
       spare: { gpus: '—', pool: 'h100-nvlink' },
     };
     for (const [role, h] of Object.entries(hosts)) {
-      const row = await waitRow(h.id, (r) => r && (!h.current_stack_id || r.stack === stack.name), `${role}: stack name`, 10_000);
+      const row = await waitRow(
+        h.id,
+        (r) => r && (!h.current_stack_id || r.stack === stack.name),
+        `${role}: stack name`,
+        10_000,
+      );
       assert.equal(row.name, h.name, role);
       assert.equal(row.state, h.state, role);
       assert.equal(row.pool, want[role].pool, role);
@@ -270,7 +355,7 @@ describe('the status page', () => {
     assert.deepEqual(b.dialogs, [], 'alert(1) never ran');
   });
 
-  test('each host shows its health and the age of its last sample: the monitor\'s samples, unknown when never sampled', async () => {
+  test("each host shows its health and the age of its last sample: the monitor's samples, unknown when never sampled", async () => {
     const l4 = await waitRow(hosts.l4.id, (r) => r.health === 'ok', 'the L4 sampled ok by the monitor', 45_000);
     assert.match(l4.sampled, /^sampled (just now|\d+ s ago)$/);
     const h100 = await waitRow(hosts.h100.id, (r) => r.health === 'ok', 'the H100 ok', 45_000);
@@ -279,20 +364,35 @@ describe('the status page', () => {
     const spare = await rowOf(hosts.spare.id);
     assert.equal(spare.health, 'unknown');
     assert.equal(spare.sampled, 'never sampled');
-    const api4 = expectStatus(await client.request('GET', `/v1/hosts/${hosts.missing.id}/health`, { token: viewer }), 200);
-    await waitRow(hosts.missing.id, (r) => r.health === api4.monitor.state || r.health === 'critical', 'the isolated H100', 45_000);
+    const api4 = expectStatus(
+      await client.request('GET', `/v1/hosts/${hosts.missing.id}/health`, { token: viewer }),
+      200,
+    );
+    await waitRow(
+      hosts.missing.id,
+      (r) => r.health === api4.monitor.state || r.health === 'critical',
+      'the isolated H100',
+      45_000,
+    );
   });
 
-  test('a host\'s view: its GPUs with their readings, and their recent events', async () => {
+  test("a host's view: its GPUs with their readings, and their recent events", async () => {
     const id = hosts.h100.id;
     await page.click(`#hosts button[data-open-host="${id}"]`);
-    const v = await view.waitView(page, (x) => x && x.gpus.length === 8, 'the H100\'s 8 GPUs');
+    const v = await view.waitView(page, (x) => x && x.gpus.length === 8, "the H100's 8 GPUs");
     const doc = expectStatus(await client.request('GET', `/v1/hosts/${id}/health`, { token: viewer }), 200);
     assert.equal(v.name, hosts.h100.name);
     assert.equal(v.state, 'ready');
     assert.equal(v.health, doc.monitor.state);
-    assert.deepEqual(v.gpus.map((g) => g.uuid), doc.gpus.map((g) => g.uuid));
-    assert.deepEqual(v.gpus.map((g) => g.uuid).sort(), hosts.h100.facts.gpus.map((g) => g.uuid).sort(), 'the GPUs the gate saw');
+    assert.deepEqual(
+      v.gpus.map((g) => g.uuid),
+      doc.gpus.map((g) => g.uuid),
+    );
+    assert.deepEqual(
+      v.gpus.map((g) => g.uuid).sort(),
+      hosts.h100.facts.gpus.map((g) => g.uuid).sort(),
+      'the GPUs the gate saw',
+    );
     for (const [i, g] of v.gpus.entries()) {
       assert.equal(g.index, String(i));
       assert.equal(g.name, 'NVIDIA H100 80GB HBM3');
@@ -301,7 +401,7 @@ describe('the status page', () => {
       assert.match(g.power, /^([\d,]+ W|—)$/);
       assert.match(g.memory, /^([\d.,]+ GiB \/ [\d.,]+ GiB|—)$/);
     }
-    assert.equal(await page.locator(`#hosts tr.selected[data-host-id="${id}"]`).count(), 1, 'the host\'s row is marked');
+    assert.equal(await page.locator(`#hosts tr.selected[data-host-id="${id}"]`).count(), 1, "the host's row is marked");
     await page.click('#hv-close');
     assert.equal(await view.hostView(page), null);
   });
@@ -310,10 +410,25 @@ describe('the status page', () => {
     const id = hosts.l4.id;
     const doc = expectStatus(await client.request('GET', `/v1/hosts/${id}/health`, { token: viewer }), 200);
     assert.ok(doc.gpus.length >= 1, 'the L4 was sampled');
-    const ev = { kind: 'xid', code: 13, category: 'application', policy: 'record', gpu_uuid: doc.gpus[0].uuid, raw: `NVRM: Xid ${XSS}`, message: `Xid 13: ${XSS}` };
-    psql(srv.database.url, `SELECT monitor_store('${id}', $d$${JSON.stringify({ at: new Date().toISOString(), gpus: [], events: [ev] })}$d$::jsonb)`);
+    const ev = {
+      kind: 'xid',
+      code: 13,
+      category: 'application',
+      policy: 'record',
+      gpu_uuid: doc.gpus[0].uuid,
+      raw: `NVRM: Xid ${XSS}`,
+      message: `Xid 13: ${XSS}`,
+    };
+    psql(
+      srv.database.url,
+      `SELECT monitor_store('${id}', $d$${JSON.stringify({ at: new Date().toISOString(), gpus: [], events: [ev] })}$d$::jsonb)`,
+    );
     await page.click(`#hosts button[data-open-host="${id}"]`);
-    const v = await view.waitView(page, (x) => x && x.events.some((e) => e.event.startsWith('Xid 13')), 'the Xid 13 with a payload');
+    const v = await view.waitView(
+      page,
+      (x) => x && x.events.some((e) => e.event.startsWith('Xid 13')),
+      'the Xid 13 with a payload',
+    );
     const row = v.events.find((e) => e.event.startsWith('Xid 13'));
     assert.equal(row.message, `Xid 13: ${XSS}`);
     assert.equal(row.gpu, 'GPU 0');
@@ -330,16 +445,29 @@ describe('the status page', () => {
     const first = await rowOf(id);
     const before = b.requests.length;
     // Either label moves within seconds ("last seen" is minutes old by now, the last sample is not).
-    const row = await waitRow(id, (r) => r.seen !== first.seen || r.sampled !== first.sampled, 'a new last-seen or sampled label', 12_000);
+    const row = await waitRow(
+      id,
+      (r) => r.seen !== first.seen || r.sampled !== first.sampled,
+      'a new last-seen or sampled label',
+      12_000,
+    );
     assert.match(row.seen, /^(\d+ s ago|\d+ min ago)$/);
     assert.match(row.sampled, /^sampled (just now|\d+ s ago)$/);
     // (A health read may come with a host.health event: the monitor samples meanwhile.)
     const fetched = b.requests.slice(before).filter((r) => /^\/v1\/hosts(\/[^/]+)?$/.test(new URL(r.url).pathname));
-    assert.deepEqual(fetched.map((r) => r.url), [], 'the label changed without fetching the host');
+    assert.deepEqual(
+      fetched.map((r) => r.url),
+      [],
+      'the label changed without fetching the host',
+    );
   });
 
   test('filters by state and by pool', async () => {
-    const byState = (s) => Object.values(hosts).filter((h) => h.state === s).map((h) => h.id).sort();
+    const byState = (s) =>
+      Object.values(hosts)
+        .filter((h) => h.state === s)
+        .map((h) => h.id)
+        .sort();
     await page.selectOption('#filter-state', 'ready');
     assert.deepEqual((await visibleHostIds()).sort(), byState('ready'));
     assert.equal(byState('ready').length, 2);
@@ -395,8 +523,11 @@ describe('the status page', () => {
     assert.ok(digitless(text).includes(digitless(stop.reason)), `${text} / ${stop.reason}`);
   });
 
-  test('a screenshot for the README: a realistic fleet on a server of its own, one host\'s view open', async () => {
-    const shot = await startServer({ name: 'ui-shot', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '10.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' } });
+  test("a screenshot for the README: a realistic fleet on a server of its own, one host's view open", async () => {
+    const shot = await startServer({
+      name: 'ui-shot',
+      env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '10.0.0.0/8', GPUFLEET_IDLE_POLICY_INTERVAL: '0' },
+    });
     try {
       const c = api(shot);
       const demo = await seedDemo(shot, c, { admin: shot.token('admin'), operator: shot.token('operator') });
@@ -405,16 +536,35 @@ describe('the status page', () => {
       await view.signIn(p, shot.token('viewer', { sub: 'sre-oncall' }));
       const names = Object.keys(demo.hosts);
       await p.waitForFunction((n) => document.querySelectorAll('#hosts tbody tr').length === n, names.length);
-      const want = { 'gpu-h100-017': 'ok', 'gpu-h100-018': 'degraded', 'gpu-h100-021': 'critical', 'gpu-h100-024': 'unreachable', 'gpu-l4-103': 'unknown' };
+      const want = {
+        'gpu-h100-017': 'ok',
+        'gpu-h100-018': 'degraded',
+        'gpu-h100-021': 'critical',
+        'gpu-h100-024': 'unreachable',
+        'gpu-l4-103': 'unknown',
+      };
       for (const [name, health] of Object.entries(want)) {
-        await view.waitRow(p, demo.hosts[name].id, (r) => r && r.health === health && !/^[0-9a-f]{8}$/.test(r.stack), `${name}: ${health}`, 15_000);
+        await view.waitRow(
+          p,
+          demo.hosts[name].id,
+          (r) => r && r.health === health && !/^[0-9a-f]{8}$/.test(r.stack),
+          `${name}: ${health}`,
+          15_000,
+        );
       }
       await p.waitForSelector('#recs li');
       await p.waitForFunction(() => document.getElementById('live').textContent === 'live');
       const bad = demo.hosts['gpu-h100-021'].id;
       await p.click(`#hosts button[data-open-host="${bad}"]`);
-      const v = await view.waitView(p, (x) => x && x.gpus.length === 8 && x.events.length >= 2, 'the quarantined host\'s GPUs and events');
-      assert.ok(v.events.some((e) => e.event === 'Xid 79 hardware' && e.policy === 'isolate'), JSON.stringify(v.events));
+      const v = await view.waitView(
+        p,
+        (x) => x && x.gpus.length === 8 && x.events.length >= 2,
+        "the quarantined host's GPUs and events",
+      );
+      assert.ok(
+        v.events.some((e) => e.event === 'Xid 79 hardware' && e.policy === 'isolate'),
+        JSON.stringify(v.events),
+      );
       const text = await p.textContent('body');
       assert.ok(!text.includes('<img') && !text.includes('onerror'), 'no test payload in the screenshot');
       fs.mkdirSync(path.dirname(SHOT), { recursive: true });

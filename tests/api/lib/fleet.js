@@ -79,13 +79,25 @@ function must(res, status, what) {
 }
 
 async function createCredential(client, admin, keyText, name = `cred-${uniq()}`) {
-  return must(await client.request('POST', '/v1/credentials', { token: admin, body: { name, private_key: keyText } }), 201, 'POST /v1/credentials');
+  return must(
+    await client.request('POST', '/v1/credentials', { token: admin, body: { name, private_key: keyText } }),
+    201,
+    'POST /v1/credentials',
+  );
 }
 async function createPool(client, admin, overrides = {}) {
-  return must(await client.request('POST', '/v1/pools', { token: admin, body: poolBody(overrides) }), 201, 'POST /v1/pools');
+  return must(
+    await client.request('POST', '/v1/pools', { token: admin, body: poolBody(overrides) }),
+    201,
+    'POST /v1/pools',
+  );
 }
 async function createStack(client, token, overrides = {}) {
-  return must(await client.request('POST', '/v1/stacks', { token, body: stackBody(overrides) }), 201, 'POST /v1/stacks');
+  return must(
+    await client.request('POST', '/v1/stacks', { token, body: stackBody(overrides) }),
+    201,
+    'POST /v1/stacks',
+  );
 }
 async function createHost(client, token, body) {
   return must(await client.request('POST', '/v1/hosts', { token, body }), 201, `POST /v1/hosts ${body.name}`);
@@ -99,14 +111,21 @@ async function provision(client, token, hostId, stackId, headers = {}) {
 }
 
 /** Poll GET /v1/jobs/{id} until the job is final (or `until(job)` holds). */
-async function waitJob(client, token, id, { timeoutMs = 30_000, until = (j) => FINAL.has(j.state), intervalMs = 200 } = {}) {
+async function waitJob(
+  client,
+  token,
+  id,
+  { timeoutMs = 30_000, until = (j) => FINAL.has(j.state), intervalMs = 200 } = {},
+) {
   const deadline = Date.now() + timeoutMs;
   let job;
   for (;;) {
     job = must(await client.request('GET', `/v1/jobs/${id}`, { token }), 200, `GET /v1/jobs/${id}`);
     if (until(job)) return job;
     if (Date.now() > deadline) {
-      throw new Error(`job ${id} did not get there within ${timeoutMs} ms: ${JSON.stringify({ ...job, steps: job.steps.length })}`);
+      throw new Error(
+        `job ${id} did not get there within ${timeoutMs} ms: ${JSON.stringify({ ...job, steps: job.steps.length })}`,
+      );
     }
     await sleep(intervalMs);
   }
@@ -130,7 +149,9 @@ async function waitJobs(client, token, ids, { timeoutMs = 60_000 } = {}) {
     if (Date.now() > deadline) {
       const states = {};
       for (const j of seen.values()) states[j.state] = (states[j.state] || 0) + 1;
-      throw new Error(`${pending.length} of ${want.size} jobs not final after ${timeoutMs} ms: ${JSON.stringify(states)}`);
+      throw new Error(
+        `${pending.length} of ${want.size} jobs not final after ${timeoutMs} ms: ${JSON.stringify(states)}`,
+      );
     }
     await sleep(300);
   }
@@ -181,7 +202,21 @@ function runSimfleet(args, { timeout = 180_000 } = {}) {
 function up({ dir, count, profile = 'h100x8', net = 210, user = 'gpufleet-ftest', delay = 0, hang, extra = [] } = {}) {
   dir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'gft-fleet-'));
   const profiles = Array.isArray(profile) ? profile.join(',') : profile;
-  const args = ['up', '--count', String(count), '--profile', profiles, '--dir', dir, '--net', String(net), '--user', user, '--delay', String(delay)];
+  const args = [
+    'up',
+    '--count',
+    String(count),
+    '--profile',
+    profiles,
+    '--dir',
+    dir,
+    '--net',
+    String(net),
+    '--user',
+    user,
+    '--delay',
+    String(delay),
+  ];
   if (hang !== undefined) args.push('--hang', String(hang));
   runSimfleet([...args, ...extra]);
   const hosts = parseHosts(fs.readFileSync(path.join(dir, 'hosts.json'), 'utf8'));

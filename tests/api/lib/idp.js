@@ -34,7 +34,7 @@ function newKeys(tag = crypto.randomBytes(3).toString('hex')) {
 
 /** The public part of a private JWK. */
 function publicJwk(jwk) {
-  const { d, p, q, dp, dq, qi, ...pub } = jwk; // eslint-disable-line no-unused-vars
+  const { d, p, q, dp, dq, qi, ...pub } = jwk;
   return pub;
 }
 
@@ -76,7 +76,12 @@ function startFront(upstream) {
       case 'empty':
         return send(200, '{"keys":[]}');
       case 'okp':
-        return send(200, JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', kid: 'ed-1', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }] }));
+        return send(
+          200,
+          JSON.stringify({
+            keys: [{ kty: 'OKP', crv: 'Ed25519', kid: 'ed-1', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }],
+          }),
+        );
       case 'huge':
       case 'huge-length': {
         // 50 MB of a syntactically plausible document, streamed; gpufleetd must stop

@@ -208,7 +208,8 @@ function validateResponse(method, reqPath, res) {
     }
     if (h.schema) {
       const v = validatorFor(h.schema, `header:${JSON.stringify(h.schema)}`);
-      if (!v(value)) fail(`header ${name}: ${JSON.stringify(value)} does not match its schema:\n${fmtErrors(v.errors)}`);
+      if (!v(value))
+        fail(`header ${name}: ${JSON.stringify(value)} does not match its schema:\n${fmtErrors(v.errors)}`);
     }
   }
   if (!op && route && res.status === 405) {
@@ -222,7 +223,8 @@ function validateResponse(method, reqPath, res) {
     );
     for (const m of Object.keys(route.ops)) if (!allow.has(m)) fail(`Allow header lacks ${m}`);
     for (const m of allow) {
-      if (!route.ops[m] && m !== 'OPTIONS' && !(m === 'HEAD' && route.ops.GET)) fail(`Allow header lists ${m}, not in the spec`);
+      if (!route.ops[m] && m !== 'OPTIONS' && !(m === 'HEAD' && route.ops.GET))
+        fail(`Allow header lists ${m}, not in the spec`);
     }
   }
 
@@ -324,11 +326,25 @@ let eventSchema;
 function validateEvent(ev) {
   if (!eventSchema) eventSchema = loadSpec().ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/Event` });
   if (!eventSchema(ev.json)) {
-    const errs = eventSchema.errors.slice(0, 6).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
-    throw new Error(`event ${ev.id} (${ev.event}) does not match the Event schema:\n  ${errs.join('\n  ')}\n  ${ev.data.slice(0, 400)}`);
+    const errs = eventSchema.errors
+      .slice(0, 6)
+      .map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+    throw new Error(
+      `event ${ev.id} (${ev.event}) does not match the Event schema:\n  ${errs.join('\n  ')}\n  ${ev.data.slice(0, 400)}`,
+    );
   }
   if (ev.json.type !== ev.event) throw new Error(`event ${ev.id}: data.type ${ev.json.type} but event: ${ev.event}`);
   if (String(ev.json.id) !== ev.id) throw new Error(`event ${ev.id}: data.id ${ev.json.id} differs from the id: line`);
 }
 
-module.exports = { api, specRoutes, specText, loadSpec, validateResponse, validateEvent, findOperation, ContractError, SPEC_PATH };
+module.exports = {
+  api,
+  specRoutes,
+  specText,
+  loadSpec,
+  validateResponse,
+  validateEvent,
+  findOperation,
+  ContractError,
+  SPEC_PATH,
+};

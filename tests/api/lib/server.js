@@ -11,7 +11,7 @@
 // its own free port, and a log file under test-artifacts/logs/ that the
 // suite later greps for leaked secrets.
 
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -54,7 +54,10 @@ function psql(url, sql, { allowFail = false } = {}) {
 }
 
 function uniqueName(prefix) {
-  const clean = String(prefix).toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 24);
+  const clean = String(prefix)
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 24);
   return `gft_${clean}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
 }
 

@@ -81,7 +81,10 @@ class SseParser {
  *   validate     called with every event (see above)
  *   method       default GET
  */
-function openStream(base, { path = '/v1/events', query = '', token, headers = {}, validate, method = 'GET', timeoutMs = 15000 } = {}) {
+function openStream(
+  base,
+  { path = '/v1/events', query = '', token, headers = {}, validate, method = 'GET', timeoutMs = 15000 } = {},
+) {
   const url = new URL(base + path + query);
   const h = { Accept: 'text/event-stream', ...headers };
   if (token) h.Authorization = `Bearer ${token}`;
@@ -110,7 +113,7 @@ function openStream(base, { path = '/v1/events', query = '', token, headers = {}
         ev.at = process.hrtime.bigint();
         try {
           ev.json = JSON.parse(ev.data);
-        } catch (e) {
+        } catch {
           s.errors.push(new Error(`event ${ev.id} (${ev.event}): data is not JSON: ${ev.data.slice(0, 200)}`));
         }
         if (validate && ev.json !== undefined) {
@@ -149,7 +152,14 @@ function openStream(base, { path = '/v1/events', query = '', token, headers = {}
         };
         const timer = setTimeout(() => {
           done();
-          rej2(new Error(`timed out after ${ms} ms waiting for ${what}; ${s.events.length} events: ${s.events.slice(-5).map((e) => `${e.id}:${e.event}`).join(' ')}`));
+          rej2(
+            new Error(
+              `timed out after ${ms} ms waiting for ${what}; ${s.events.length} events: ${s.events
+                .slice(-5)
+                .map((e) => `${e.id}:${e.event}`)
+                .join(' ')}`,
+            ),
+          );
         }, ms);
         function done() {
           clearTimeout(timer);

@@ -53,7 +53,9 @@ const digestOf = (stack) => stack.image.slice(stack.image.indexOf('@') + 1);
  * is one statement, so what it reads is one snapshot.
  */
 function psqlSession(url) {
-  const child = spawn('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=0', '-d', url], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=0', '-d', url], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const queue = [];
@@ -68,7 +70,7 @@ function psqlSession(url) {
       const q = queue.shift();
       const e = err;
       err = '';
-      if (q) (e ? q.reject(new Error(`psql: ${e.trim()} (${q.sql})`)) : q.resolve(text));
+      if (q) e ? q.reject(new Error(`psql: ${e.trim()} (${q.sql})`)) : q.resolve(text);
     }
   });
   child.stderr.on('data', (d) => (err += d));
@@ -91,7 +93,8 @@ async function until(fn, timeoutMs, what, intervalMs = 250) {
   for (;;) {
     last = await fn();
     if (last && last.ok !== false) return last.value !== undefined ? last.value : last;
-    if (Date.now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms${last && last.why ? `: ${last.why}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not after ${timeoutMs} ms${last && last.why ? `: ${last.why}` : ''}`);
     await fleet.sleep(intervalMs);
   }
 }
@@ -126,7 +129,15 @@ async function setup({ name, net, user, count, profile = 'h100x8', workers = 'in
   // driver: {version, cuda}: what every host reports (simfleet up --driver --cuda), and
   // what f.stack() pins; default the fleet's 550.127.05 / 12.4
   const extra = driver ? ['--driver', driver.version, '--cuda', driver.cuda] : [];
-  f.sim = fleet.simfleet.up({ count, profile, net, user, delay: 0, extra, dir: fs.mkdtempSync(`/tmp/gft-${name}-fleet-`) });
+  f.sim = fleet.simfleet.up({
+    count,
+    profile,
+    net,
+    user,
+    delay: 0,
+    extra,
+    dir: fs.mkdtempSync(`/tmp/gft-${name}-fleet-`),
+  });
   const pin = driver
     ? { driver_branch: driver.version.split('.')[0], driver_version: driver.version, cuda_version: driver.cuda }
     : {};
@@ -165,7 +176,8 @@ async function setup({ name, net, user, count, profile = 'h100x8', workers = 'in
   };
   f.req = async (method, url, token, body) => f.client.request(method, url, { token, body });
   f.get = async (url) => expectStatus(await f.req('GET', url, f.viewer), 200);
-  f.stack = (overrides = {}) => fleet.createStack(f.client, f.operator, { name: `ro-${fleet.uniq()}`, ...pin, ...overrides });
+  f.stack = (overrides = {}) =>
+    fleet.createStack(f.client, f.operator, { name: `ro-${fleet.uniq()}`, ...pin, ...overrides });
   f.pool = async (key, gate = gateDef(), extra = {}) =>
     expectStatus(
       await f.req('POST', '/v1/pools', f.admin, {
@@ -197,10 +209,15 @@ async function setup({ name, net, user, count, profile = 'h100x8', workers = 'in
           host_key_sha256: s.host_key_sha256,
         });
         host.sim = s;
-        const pj = await fleet.waitJob(f.client, f.viewer, (await fleet.provision(f.client, f.operator, host.id, stack.id)).id, {
-          timeoutMs: 120_000,
-          intervalMs: 300,
-        });
+        const pj = await fleet.waitJob(
+          f.client,
+          f.viewer,
+          (await fleet.provision(f.client, f.operator, host.id, stack.id)).id,
+          {
+            timeoutMs: 120_000,
+            intervalMs: 300,
+          },
+        );
         assert.equal(pj.state, 'succeeded', `provision ${host.name}: ${pj.error_class} ${pj.error}`);
         const gq = expectStatus(await f.req('POST', `/v1/hosts/${host.id}/gate`, f.operator), 202);
         const gj = await fleet.waitJob(f.client, f.viewer, gq.id, { timeoutMs: 120_000, intervalMs: 300 });
@@ -309,12 +326,19 @@ function watch(f, rollout, limit, { intervalMs = 100 } = {}) {
         st.maxSteps = Math.max(st.maxSteps, Number(steps));
         st.maxHosts = Math.max(st.maxHosts, Number(hosts));
         if (Number(steps) > limit || Number(hosts) > limit) {
-          st.violations.push({ at: new Date().toISOString(), steps: Number(steps), hosts_not_ready: Number(hosts), state, detail });
+          st.violations.push({
+            at: new Date().toISOString(),
+            steps: Number(steps),
+            hosts_not_ready: Number(hosts),
+            state,
+            detail,
+          });
         }
         if (st.samples % 5 === 0) {
           const d = await f.rollout(rollout.id);
           st.maxDoc = Math.max(st.maxDoc, d.unavailable);
-          if (d.unavailable > limit) st.violations.push({ at: new Date().toISOString(), document_unavailable: d.unavailable });
+          if (d.unavailable > limit)
+            st.violations.push({ at: new Date().toISOString(), document_unavailable: d.unavailable });
         }
       } catch (e) {
         st.errors.push(String(e.message || e));
@@ -338,7 +362,9 @@ function watch(f, rollout, limit, { intervalMs = 100 } = {}) {
 async function touchedSince(f, hostIds, jobSeq, histId) {
   const ids = hostIds.map((id) => `'${id}'`).join(',');
   const jobs = Number(await f.sql(`SELECT count(*) FROM jobs WHERE host_id IN (${ids}) AND seq > ${jobSeq}`));
-  const hist = Number(await f.sql(`SELECT count(*) FROM host_state_history WHERE host_id IN (${ids}) AND id > ${histId}`));
+  const hist = Number(
+    await f.sql(`SELECT count(*) FROM host_state_history WHERE host_id IN (${ids}) AND id > ${histId}`),
+  );
   return { jobs, hist };
 }
 async function marks(f) {

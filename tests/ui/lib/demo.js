@@ -15,7 +15,12 @@ const { expectStatus } = require('../../api/lib/assert');
 const fleet = require('../../api/lib/fleet');
 
 const MODELS = {
-  h100: { name: 'NVIDIA H100 80GB HBM3', mem: 81559, power: [95, 690], pci: ['18', '2A', '3A', '5D', '9A', 'AB', 'BA', 'DB'] },
+  h100: {
+    name: 'NVIDIA H100 80GB HBM3',
+    mem: 81559,
+    power: [95, 690],
+    pci: ['18', '2A', '3A', '5D', '9A', 'AB', 'BA', 'DB'],
+  },
   h200: { name: 'NVIDIA H200', mem: 143771, power: [110, 700], pci: ['19', '3B', '4C', '5D', '9B', 'BB', 'CB', 'DB'] },
   l4: { name: 'NVIDIA L4', mem: 23034, power: [16, 72], pci: ['01', '41', '81', 'C1'] },
 };
@@ -61,7 +66,11 @@ function gpus(model, hostNo, count, m, load) {
 }
 
 function sqlRun(url, text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url], { encoding: 'utf8', input: text, timeout: 120_000 });
+  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url], {
+    encoding: 'utf8',
+    input: text,
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, `psql: ${r.stderr}`);
   return (r.stdout || '').trim();
 }
@@ -94,9 +103,29 @@ async function seedDemo(srv, client, { admin, operator }) {
   };
   const paths = { durable_path: '/srv/models', scratch_path: '/scratch' };
   const pools = {
-    inference: await fleet.createPool(client, admin, { ...paths, name: 'inference-us-east', gpu_model: 'h100_sxm', gpu_count: 8, interconnect: 'nvlink', price_per_hour: 98.32 }),
-    training: await fleet.createPool(client, admin, { ...paths, name: 'training-eu-west', gpu_model: 'h200_sxm', gpu_count: 8, interconnect: 'nvlink', price_per_hour: 84.5 }),
-    embeddings: await fleet.createPool(client, admin, { ...paths, name: 'embeddings-batch', gpu_model: 'l4', gpu_count: 4, price_per_hour: 3.6 }),
+    inference: await fleet.createPool(client, admin, {
+      ...paths,
+      name: 'inference-us-east',
+      gpu_model: 'h100_sxm',
+      gpu_count: 8,
+      interconnect: 'nvlink',
+      price_per_hour: 98.32,
+    }),
+    training: await fleet.createPool(client, admin, {
+      ...paths,
+      name: 'training-eu-west',
+      gpu_model: 'h200_sxm',
+      gpu_count: 8,
+      interconnect: 'nvlink',
+      price_per_hour: 84.5,
+    }),
+    embeddings: await fleet.createPool(client, admin, {
+      ...paths,
+      name: 'embeddings-batch',
+      gpu_model: 'l4',
+      gpu_count: 4,
+      price_per_hour: 3.6,
+    }),
   };
   const stackOf = { inference: stacks.vllm, training: stacks.torch, embeddings: stacks.tei };
   const hosts = {};
@@ -128,7 +157,12 @@ async function seedDemo(srv, client, { admin, operator }) {
       kernel: '5.15.0-119-generic',
       driver_version: '550.127.05',
       cuda_version: '12.4',
-      gpus: gpus(model, h.no, count, 0, 0).map((g) => ({ index: g.index, name: g.name, uuid: g.uuid, memory_total_mib: g.mem_total_mib })),
+      gpus: gpus(model, h.no, count, 0, 0).map((g) => ({
+        index: g.index,
+        name: g.name,
+        uuid: g.uuid,
+        memory_total_mib: g.mem_total_mib,
+      })),
     };
     const checks = CHECKS.map((c) => ({ name: c, status: c === 'topology' && model === 'l4' ? 'skip' : 'pass' }));
     steps.push(`
@@ -158,14 +192,37 @@ async function seedDemo(srv, client, { admin, operator }) {
       const doc = { at, gpus: gpus(model, h.no, count, m, load), events: [] };
       const g = doc.gpus;
       if (what === 'xid13' && m >= M - 4) {
-        doc.events.push({ kind: 'xid', code: 13, category: 'application', policy: 'record', pci_bus_id: g[3].pci_bus_id, raw: `[1843021.337415] NVRM: Xid (PCI:0000:${g[3].pci_bus_id.slice(9, 11).toLowerCase()}:00): 13, pid=48213, name=python3, Graphics SM Warp Exception on (GPC 2, TPC 1, SM 0): Out Of Range Address`, message: 'Xid 13: Graphics Engine Exception (application error)' });
+        doc.events.push({
+          kind: 'xid',
+          code: 13,
+          category: 'application',
+          policy: 'record',
+          pci_bus_id: g[3].pci_bus_id,
+          raw: `[1843021.337415] NVRM: Xid (PCI:0000:${g[3].pci_bus_id.slice(9, 11).toLowerCase()}:00): 13, pid=48213, name=python3, Graphics SM Warp Exception on (GPC 2, TPC 1, SM 0): Out Of Range Address`,
+          message: 'Xid 13: Graphics Engine Exception (application error)',
+        });
       }
       if (what === 'xid79' && m === M - 2) {
-        doc.events.push({ kind: 'xid', code: 79, category: 'hardware', policy: 'isolate', pci_bus_id: g[5].pci_bus_id, raw: `[2201734.118702] NVRM: Xid (PCI:0000:${g[5].pci_bus_id.slice(9, 11).toLowerCase()}:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.`, message: 'Xid 79: GPU has fallen off the bus' });
+        doc.events.push({
+          kind: 'xid',
+          code: 79,
+          category: 'hardware',
+          policy: 'isolate',
+          pci_bus_id: g[5].pci_bus_id,
+          raw: `[2201734.118702] NVRM: Xid (PCI:0000:${g[5].pci_bus_id.slice(9, 11).toLowerCase()}:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.`,
+          message: 'Xid 79: GPU has fallen off the bus',
+        });
       }
       if (what === 'xid79' && m === M - 1) {
         doc.gpus = g.filter((x) => x.index !== 5);
-        doc.events.push({ kind: 'gpu_missing', category: 'hardware', policy: 'isolate', gpu_uuid: g[5].uuid, pci_bus_id: g[5].pci_bus_id, message: `GPU ${g[5].uuid} (PCI ${g[5].pci_bus_id}, index 5) is absent from the sample` });
+        doc.events.push({
+          kind: 'gpu_missing',
+          category: 'hardware',
+          policy: 'isolate',
+          gpu_uuid: g[5].uuid,
+          pci_bus_id: g[5].pci_bus_id,
+          message: `GPU ${g[5].uuid} (PCI ${g[5].pci_bus_id}, index 5) is absent from the sample`,
+        });
       }
       samples.push(`SELECT monitor_store(${q(h.id)}, ${jlit(doc)});`);
     }
@@ -179,7 +236,9 @@ async function seedDemo(srv, client, { admin, operator }) {
      SELECT host_transition(${q(h024.id)}, 'monitor_unreachable', 'unreachable', 'ssh: connect to 10.20.1.22 port 22: No route to host', NULL, 'worker:demo', NULL);
      UPDATE host_monitor SET missed = 6, miss_reason = 'ssh: connect to 10.20.1.22 port 22: No route to host' WHERE host_id = ${q(h024.id)};
      UPDATE hosts SET last_seen = now() - interval '7 minutes' WHERE id = ${q(h024.id)};
-     UPDATE host_state_history SET at = at - interval '6 hours' WHERE host_id IN (${Object.values(hosts).map((h) => q(h.id)).join(', ')}) AND event <> 'monitor_isolated' AND event <> 'monitor_unreachable';`,
+     UPDATE host_state_history SET at = at - interval '6 hours' WHERE host_id IN (${Object.values(hosts)
+       .map((h) => q(h.id))
+       .join(', ')}) AND event <> 'monitor_isolated' AND event <> 'monitor_unreachable';`,
   );
 
   // Work reports over the last hours: tokens served, samples trained, vectors embedded; one

@@ -27,7 +27,9 @@ function rowOf(page, id) {
       gate: t('gate'),
       seen: t('seen'),
       health: cell('health').querySelector('.health').textContent,
-      sampled: cell('health').querySelector('.sample-age') ? cell('health').querySelector('.sample-age').textContent : null,
+      sampled: cell('health').querySelector('.sample-age')
+        ? cell('health').querySelector('.sample-age').textContent
+        : null,
       healthTitle: cell('health').getAttribute('title'),
     };
   }, id);
@@ -36,7 +38,9 @@ function rowOf(page, id) {
 /** Host ids of the rows not hidden by the filters, in table order. */
 function visibleHostIds(page) {
   return page.evaluate(() =>
-    [...document.querySelectorAll('#hosts tbody tr')].filter((tr) => !tr.hidden).map((tr) => tr.getAttribute('data-host-id')),
+    [...document.querySelectorAll('#hosts tbody tr')]
+      .filter((tr) => !tr.hidden)
+      .map((tr) => tr.getAttribute('data-host-id')),
   );
 }
 
@@ -48,7 +52,9 @@ async function waitRow(page, id, pred, what, timeout = 10_000) {
     row = await rowOf(page, id);
     if (pred(row)) return row;
     if (Date.now() > deadline) {
-      assert.fail(`${what}: not shown within ${timeout} ms; the row shows ${JSON.stringify(row)}; live indicator: ${await page.textContent('#live')}`);
+      assert.fail(
+        `${what}: not shown within ${timeout} ms; the row shows ${JSON.stringify(row)}; live indicator: ${await page.textContent('#live')}`,
+      );
     }
     await sleep(100);
   }
@@ -66,8 +72,14 @@ function hostView(page) {
       health: document.getElementById('hv-health').textContent,
       reason: document.getElementById('hv-reason').textContent,
       error: document.getElementById('hv-error').hidden ? null : document.getElementById('hv-error').textContent,
-      gpus: [...document.querySelectorAll('#hv-gpus tbody tr')].map((tr) => ({ uuid: tr.getAttribute('data-gpu-uuid'), ...cells(tr) })),
-      events: [...document.querySelectorAll('#hv-events tbody tr')].map((tr) => ({ id: tr.getAttribute('data-event-id'), ...cells(tr) })),
+      gpus: [...document.querySelectorAll('#hv-gpus tbody tr')].map((tr) => ({
+        uuid: tr.getAttribute('data-gpu-uuid'),
+        ...cells(tr),
+      })),
+      events: [...document.querySelectorAll('#hv-events tbody tr')].map((tr) => ({
+        id: tr.getAttribute('data-event-id'),
+        ...cells(tr),
+      })),
     };
   });
 }
@@ -79,7 +91,8 @@ async function waitView(page, pred, what, timeout = 10_000) {
   for (;;) {
     v = await hostView(page);
     if (pred(v)) return v;
-    if (Date.now() > deadline) assert.fail(`${what}: not shown within ${timeout} ms; the host view shows ${JSON.stringify(v)}`);
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not shown within ${timeout} ms; the host view shows ${JSON.stringify(v)}`);
     await sleep(100);
   }
 }
