@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/role.h"
 #include "api/rolemap.h"
 #include "common/secret.h"
 #include "common/util.h"
@@ -101,32 +102,6 @@ void auth_principal_clear(struct api_principal *p)
 {
     free(p->scope);
     p->scope = NULL;
-}
-
-enum api_role auth_role_parse(const char *s)
-{
-    if (s == NULL)
-        return ROLE_NONE;
-    if (strcmp(s, "viewer") == 0)
-        return ROLE_VIEWER;
-    if (strcmp(s, "operator") == 0)
-        return ROLE_OPERATOR;
-    if (strcmp(s, "admin") == 0)
-        return ROLE_ADMIN;
-    if (strcmp(s, "reporter") == 0)
-        return ROLE_REPORTER;
-    return ROLE_NONE;
-}
-
-const char *auth_role_name(enum api_role r)
-{
-    switch (r) {
-    case ROLE_VIEWER: return "viewer";
-    case ROLE_OPERATOR: return "operator";
-    case ROLE_ADMIN: return "admin";
-    case ROLE_REPORTER: return "reporter";
-    default: return "none";
-    }
 }
 
 int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len, const char *issuer,

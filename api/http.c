@@ -16,6 +16,7 @@
 #include "api/cors.h"
 #include "api/events.h"
 #include "api/metrics.h"
+#include "api/role.h"
 #include "api/routes.h"
 #include "api/server.h"
 #include "common/log.h"

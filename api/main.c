@@ -13,6 +13,7 @@
 #include "api/config.h"
 #include "api/events.h"
 #include "api/hosts.h"
+#include "api/role.h"
 #include "api/routes.h"
 #include "api/server.h"
 #include "api/webhooks.h"
