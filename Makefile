@@ -44,7 +44,7 @@ DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/ide
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
               db/monitor.c db/gpu_metrics.c
 API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
-              api/role.c api/jsonspec.c api/cors.c \
+              api/role.c api/jsonspec.c api/cors.c api/sse.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
@@ -52,7 +52,8 @@ API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/ro
 # Background services: used by the API and by the workers; they know no HTTP.
 SVC_SRC    := service/catalog.c service/recommend.c service/idle_policy.c \
               service/audit.c service/host_commands.c service/host_register.c \
-              service/events_hub.c service/events_sub.c service/jwks.c service/periodic.c
+              service/events_hub.c service/events_ring.c service/events_sub.c service/jwks.c \
+              service/periodic.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \

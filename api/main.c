@@ -16,6 +16,7 @@
 #include "api/role.h"
 #include "api/routes.h"
 #include "api/server.h"
+#include "api/sse.h"
 #include "api/webhooks.h"
 #include "api/work_reports.h"
 #include "common/crypt.h"
@@ -219,8 +220,9 @@ static int cmd_serve(int argc, char **argv, int workers_only)
     if (!workers_only) {
         raise_nofile();
         api_events_configure(cfg.event_ticket_ttl_s);
-        struct ev_hub_config hc = {cfg.database_url, cfg.events_heartbeat_s, cfg.events_ring,
-                                   cfg.events_retention_s, cfg.events_ingest_throttle_s};
+        struct ev_hub_config hc = {
+            cfg.database_url,       cfg.events_heartbeat_s,       cfg.events_ring,
+            cfg.events_retention_s, cfg.events_ingest_throttle_s, &api_sse_wire};
         if (ev_hub_start(&hc) != 0) {
             fatal(what, "cannot start the event hub");
             goto cleanup_pool;
