@@ -12,7 +12,6 @@
 
 #include "api/rolemap.h"
 #include "common/util.h"
-#include "provisioner/ssh/ssh.h"
 #include "service/jwks.h"
 
 static char *dup_or(const char *v, const char *def)
