@@ -63,7 +63,8 @@ GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js ui/health.js ui/rollouts.js
-MAIN_SRC   := api/main.c
+# The composition root: gpufleetd's entry point, its subcommands, the components.
+MAIN_SRC   := cmd/main.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
 include provisioner/ssh/ssh.mk
 # provisioner/: the SSH engine (ssh/), the parsers (parse/), the jobs and the gate (jobs/),
@@ -101,7 +102,7 @@ UNIT_SRC   += tests/unit/test_health.c
 UNIT_SRC   += tests/unit/test_metrics.c
 
 # Automatic recovery of hosts the monitor isolated: the planner, the table, the driver
-# (in the worker process), the route.
+# (in the worker processes), the route.
 LIB_SRC    += planner/recovery.c db/recovery.c service/recovery.c api/recovery.c
 UNIT_SRC   += tests/unit/test_recovery.c
 UNIT_SRC   += tests/unit/test_recommend_idle.c
@@ -117,7 +118,7 @@ UNIT_SRC   += tests/unit/test_baseline.c
 LIB_SRC    += db/rollouts_read.c api/rollouts.c
 UNIT_SRC   += tests/unit/test_rollouts_api.c
 # The rollout engine: the planner, the table's writes (create, control, the driver's), the
-# driver (in the worker process).
+# driver (in the worker processes).
 LIB_SRC    += planner/rollout.c db/rollouts.c service/rollout.c
 UNIT_SRC   += tests/unit/test_rollout.c
 # Creating a rollout and pausing, resuming, aborting one: the decisions (pure), the path
