@@ -6,6 +6,7 @@
 #   make lint         OpenAPI lint (pinned @redocly/cli)
 #   make fmt          format C (clang-format) and JavaScript (prettier)
 #   make fmt-check    fail on unformatted C or JavaScript, or on eslint findings
+#   make layers       check the layers' direction, planner I/O, dead includes, circles, sizes
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
 
 CC        ?= cc
@@ -36,7 +37,8 @@ endif
 .DEFAULT_GOAL := all
 
 # Explicit source lists, one per layer. The direction is cmd → api → service →
-# {provisioner, db, planner} → common; each layer is an archive, linked in that order.
+# {provisioner, db, planner} → common (`make layers` checks it); each layer is an archive,
+# linked in that order.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
               common/dheap.c common/actor.c
@@ -160,7 +162,7 @@ UNIT_BIN   := $(BUILD)/unit-tests
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
 .PHONY: all run test unit lint clean bootstrap fmt fmt-c fmt-js fmt-check fmt-check-c fmt-check-js \
-        lint-js js-tools routes
+        lint-js js-tools routes layers
 all: $(BIN)
 
 # Each archive is written afresh (ar P: members by path, so two layers' or two folders'
@@ -256,6 +258,12 @@ lint-js: js-tools
 js-tools:
 	@test -x $(NODE_BIN)/prettier -a -x $(NODE_BIN)/eslint || \
 	{ echo "prettier/eslint missing from node_modules: run npm ci (or make bootstrap)"; exit 1; }
+
+# The layers as a build fact (scripts/layers, which says what each check means): includes
+# and calls against the direction, I/O in the planner, dead includes, circles of calls
+# between files, file and function sizes. make test runs it.
+layers: $(BUILD)/libcmd.a $(LAYER_LIBS)
+	@scripts/layers $(BUILD)
 
 clean:
 	rm -rf build bin
