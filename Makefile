@@ -69,7 +69,7 @@ GEN_PLAN   := build/gen/xid_catalog.c
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js ui/health.js ui/rollouts.js
 # The composition root: gpufleetd's entry point, its subcommands, the components.
-CMD_SRC    := cmd/main.c cmd/serve.c cmd/token.c cmd/components.c
+CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
 include provisioner/ssh/ssh.mk
 # provisioner/: the SSH engine (ssh/), the parsers (parse/), the jobs and the gate (jobs/),

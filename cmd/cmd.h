@@ -1,5 +1,6 @@
-/* cmd.h — what gpufleetd's subcommands share. cmd/main.c dispatches; serve and worker
- * (cmd/serve.c) start the components of cmd/components.h; token is cmd/token.c. */
+/* cmd.h — what gpufleetd's subcommands share (cmd.c), and the subcommands that have a file
+ * of their own. cmd/main.c dispatches; serve and worker (cmd/serve.c) start the components
+ * of cmd/components.h; token is cmd/token.c. */
 #ifndef GPUFLEET_CMD_H
 #define GPUFLEET_CMD_H
 
