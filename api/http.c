@@ -21,7 +21,6 @@
 #include "api/server.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "db/audit.h"
 #include "db/idempotency.h"
 #include "service/events_hub.h"
 

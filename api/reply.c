@@ -8,7 +8,6 @@
 #include "api/cors.h"
 #include "api/http.h"
 #include "api/routes.h"
-#include "common/log.h"
 #include "common/util.h"
 #include "db/audit.h"
 
