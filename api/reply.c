@@ -9,7 +9,6 @@
 #include "api/http.h"
 #include "api/routes.h"
 #include "common/util.h"
-#include "db/audit.h"
 
 static const struct {
     const char *code;
