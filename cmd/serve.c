@@ -61,6 +61,35 @@ static int idle_policy_wanted(const void *ctx)
     return ((const struct serve *)ctx)->cfg.idle_policy_interval_s > 0;
 }
 
+/* A start that answers 0 or not: "cannot start the WHAT" when not. */
+static int started(int rc, const char *what, char *err, size_t errlen)
+{
+    if (rc == 0)
+        return 0;
+    snprintf(err, errlen, "cannot start the %s", what);
+    return -1;
+}
+
+/* The stop of a component whose stop takes no context. */
+#define STOP_ADAPTER(name, fn)  \
+    static void name(void *ctx) \
+    {                           \
+        (void)ctx;              \
+        fn();                   \
+    }
+
+STOP_ADAPTER(ssh_stop, libssh2_exit)
+STOP_ADAPTER(master_key_stop, crypt_shutdown)
+STOP_ADAPTER(pool_stop, db_pool_shutdown)
+STOP_ADAPTER(catalog_stop, svc_catalog_shutdown)
+STOP_ADAPTER(hub_stop, ev_hub_stop)
+STOP_ADAPTER(http_stop, api_server_stop)
+STOP_ADAPTER(webhooks_stop, svc_webhooks_stop)
+STOP_ADAPTER(workers_stop, prov_workers_stop)
+STOP_ADAPTER(recovery_stop, svc_recovery_stop)
+STOP_ADAPTER(rollout_stop, svc_rollout_stop)
+STOP_ADAPTER(idle_policy_stop_c, idle_policy_stop)
+
 /* ---- what the others stand on ---- */
 
 static int ssh_start(void *ctx, char *err, size_t errlen)
@@ -70,12 +99,6 @@ static int ssh_start(void *ctx, char *err, size_t errlen)
         return 0;
     snprintf(err, errlen, "cannot initialise libssh2");
     return -1;
-}
-
-static void ssh_stop(void *ctx)
-{
-    (void)ctx;
-    libssh2_exit();
 }
 
 /* Loads the JWK set of an OIDC provider (fetched now, refreshed in the background). An
@@ -140,12 +163,6 @@ static int master_key_start(void *ctx, char *err, size_t errlen)
     return crypt_init_from_file(((struct serve *)ctx)->cfg.master_key_file, err, errlen);
 }
 
-static void master_key_stop(void *ctx)
-{
-    (void)ctx;
-    crypt_shutdown();
-}
-
 /* Applies the migrations when asked (--migrate), then refuses a schema that is not this
  * binary's. */
 static int schema_start(void *ctx, char *err, size_t errlen)
@@ -179,12 +196,6 @@ static int pool_start(void *ctx, char *err, size_t errlen)
     return -1;
 }
 
-static void pool_stop(void *ctx)
-{
-    (void)ctx;
-    db_pool_shutdown();
-}
-
 /* Every command on a host takes the service's one path (service/host_commands.h): the
  * registration's SSH allow list, and the apply path the jobs and the monitor change host
  * states through (provisioner/host_port.h), installed before any worker starts. */
@@ -197,14 +208,6 @@ static int host_commands_start(void *ctx, char *err, size_t errlen)
     return 0;
 }
 
-/* The sizing catalog's snapshot is loaded on demand; its last reference goes before the
- * pool does. */
-static void catalog_stop(void *ctx)
-{
-    (void)ctx;
-    svc_catalog_shutdown();
-}
-
 /* ---- the API's background parts ---- */
 
 static int hub_start(void *ctx, char *err, size_t errlen)
@@ -213,16 +216,7 @@ static int hub_start(void *ctx, char *err, size_t errlen)
     struct ev_hub_config hc = {
         cfg->database_url,       cfg->events_heartbeat_s,       cfg->events_ring,
         cfg->events_retention_s, cfg->events_ingest_throttle_s, &api_sse_wire};
-    if (ev_hub_start(&hc) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the event hub");
-    return -1;
-}
-
-static void hub_stop(void *ctx)
-{
-    (void)ctx;
-    ev_hub_stop();
+    return started(ev_hub_start(&hc), "event hub", err, errlen);
 }
 
 /* Event streams hold a socket each: allow as many descriptors as the hard limit does. */
@@ -248,12 +242,6 @@ static int http_start(void *ctx, char *err, size_t errlen)
     return api_server_start(cfg, &s->auth, err, errlen);
 }
 
-static void http_stop(void *ctx)
-{
-    (void)ctx;
-    api_server_stop();
-}
-
 /* Webhook deliveries (one more pooled connection). */
 static int webhooks_start(void *ctx, char *err, size_t errlen)
 {
@@ -261,16 +249,7 @@ static int webhooks_start(void *ctx, char *err, size_t errlen)
     struct svc_webhooks_config whc = {cfg->database_url,        cfg->webhook_allow_cidrs,
                                       cfg->webhook_timeout_ms,  cfg->webhook_retry_base_ms,
                                       cfg->webhook_retry_max_s, cfg->webhook_concurrency};
-    if (svc_webhooks_start(&whc) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the webhook dispatcher");
-    return -1;
-}
-
-static void webhooks_stop(void *ctx)
-{
-    (void)ctx;
-    svc_webhooks_stop();
+    return started(svc_webhooks_start(&whc), "webhook dispatcher", err, errlen);
 }
 
 /* ---- the workers and the drivers beside them ---- */
@@ -294,16 +273,7 @@ static int workers_start(void *ctx, char *err, size_t errlen)
         .monitor = cfg->monitor,
         .monitor_keep_s = {cfg->monitor_keep_s[0], cfg->monitor_keep_s[1], cfg->monitor_keep_s[2]},
     };
-    if (prov_workers_start(&wc) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the job workers");
-    return -1;
-}
-
-static void workers_stop(void *ctx)
-{
-    (void)ctx;
-    prov_workers_stop();
+    return started(prov_workers_start(&wc), "job workers", err, errlen);
 }
 
 /* One recovery driver per worker process (service/recovery.h): the recoveries' steps
@@ -311,16 +281,7 @@ static void workers_stop(void *ctx)
 static int recovery_start(void *ctx, char *err, size_t errlen)
 {
     (void)ctx;
-    if (svc_recovery_start(RECOVERY_MS) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the recovery driver");
-    return -1;
-}
-
-static void recovery_stop(void *ctx)
-{
-    (void)ctx;
-    svc_recovery_stop();
+    return started(svc_recovery_start(RECOVERY_MS), "recovery driver", err, errlen);
 }
 
 /* One rollout driver per worker process too (service/rollout.h): its hosts' provision
@@ -328,31 +289,14 @@ static void recovery_stop(void *ctx)
 static int rollout_start(void *ctx, char *err, size_t errlen)
 {
     (void)ctx;
-    if (svc_rollout_start(ROLLOUT_MS) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the rollout driver");
-    return -1;
-}
-
-static void rollout_stop(void *ctx)
-{
-    (void)ctx;
-    svc_rollout_stop();
+    return started(svc_rollout_start(ROLLOUT_MS), "rollout driver", err, errlen);
 }
 
 /* The auto_stop scheduler: every replica runs one; an advisory lock picks who acts. */
 static int idle_policy_start_c(void *ctx, char *err, size_t errlen)
 {
-    if (idle_policy_start(((struct serve *)ctx)->cfg.idle_policy_interval_s) == 0)
-        return 0;
-    snprintf(err, errlen, "cannot start the idle policy scheduler");
-    return -1;
-}
-
-static void idle_policy_stop_c(void *ctx)
-{
-    (void)ctx;
-    idle_policy_stop();
+    return started(idle_policy_start(((struct serve *)ctx)->cfg.idle_policy_interval_s),
+                   "idle policy scheduler", err, errlen);
 }
 
 /* Started in this order, stopped in reverse. */
@@ -363,6 +307,7 @@ static const struct cmd_component components[] = {
     {"database schema", NULL, schema_start, NULL},
     {"database pool", NULL, pool_start, pool_stop},
     {"host commands", NULL, host_commands_start, NULL},
+    /* loaded on demand through the pool; its last reference goes before the pool does */
     {"GPU catalog cache", NULL, NULL, catalog_stop},
     {"event hub", api_wanted, hub_start, hub_stop},
     {"HTTP server", api_wanted, http_start, http_stop},
