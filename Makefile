@@ -6,6 +6,7 @@
 #   make lint         OpenAPI lint (pinned @redocly/cli)
 #   make fmt          format C (clang-format) and JavaScript (prettier)
 #   make fmt-check    fail on unformatted C or JavaScript, or on eslint findings
+#   make layers       check the layers' direction, planner I/O, dead includes, circles, sizes
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san, bin/gpufleetd-san)
 
 CC        ?= cc
@@ -35,7 +36,9 @@ endif
 
 .DEFAULT_GOAL := all
 
-# Explicit source lists.
+# Explicit source lists, one per layer. The direction is cmd → api → service →
+# {provisioner, db, planner} → common (`make layers` checks it); each layer is an archive,
+# linked in that order.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
               common/dheap.c common/actor.c
@@ -44,7 +47,7 @@ DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/ide
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
               db/monitor.c db/gpu_metrics.c
 API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
-              api/jsonspec.c api/cors.c \
+              api/role.c api/jsonspec.c api/cors.c api/sse.c \
               api/list.c api/metrics.c api/service.c api/audit.c api/gpu_models.c api/briefs.c \
               api/stacks.c api/sizing.c api/credentials.c api/pools.c \
               api/hosts.c api/gates.c api/resource.c api/work_reports.c api/costs.c \
@@ -52,17 +55,21 @@ API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/ro
 # Background services: used by the API and by the workers; they know no HTTP.
 SVC_SRC    := service/catalog.c service/recommend.c service/idle_policy.c \
               service/audit.c service/host_commands.c service/host_register.c \
-              service/events_hub.c service/events_sub.c service/jwks.c service/periodic.c
+              service/events_hub.c service/events_ring.c service/events_sub.c service/jwks.c \
+              service/periodic.c
 PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_compat.c \
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \
               planner/xid_policy.c planner/host_command.c planner/monitor_policy.c
-GEN_SRC    := build/gen/migrations_blob.c build/gen/openapi_blob.c build/gen/ui_blob.c \
-              build/gen/xid_catalog.c
+# Generated C, each in the layer that reads it.
+GEN_DB     := build/gen/migrations_blob.c
+GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
+GEN_PLAN   := build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js ui/health.js ui/rollouts.js
-MAIN_SRC   := api/main.c
+# The composition root: gpufleetd's entry point, its subcommands, the components.
+CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
 include provisioner/ssh/ssh.mk
 # provisioner/: the SSH engine (ssh/), the parsers (parse/), the jobs and the gate (jobs/),
@@ -76,7 +83,6 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c \
               provisioner/jobs/job_gate.c provisioner/jobs/job_stop.c \
               provisioner/monitor/monitor.c provisioner/monitor/monitor_sample.c \
               provisioner/monitor/monitor_state.c provisioner/host_port.c
-LIB_SRC    := $(COMMON_SRC) $(PLAN_SRC) $(PROV_SRC) $(DB_SRC) $(SVC_SRC) $(API_SRC)
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
               tests/unit/test_auth.c tests/unit/test_oidc.c tests/unit/test_jwk.c \
@@ -93,54 +99,88 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
 # credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.
-LIB_SRC    += common/webhook.c db/sealed.c db/webhooks.c service/webhooks.c \
-              service/webhook_horizon.c service/webhook_send.c api/webhooks.c
+COMMON_SRC += common/webhook.c
+DB_SRC     += db/sealed.c db/webhooks.c
+SVC_SRC    += service/webhooks.c service/webhook_horizon.c service/webhook_send.c
+API_SRC    += api/webhooks.c
 UNIT_SRC   += tests/unit/test_webhook.c
 UNIT_SRC   += tests/unit/test_health.c
 UNIT_SRC   += tests/unit/test_metrics.c
 
 # Automatic recovery of hosts the monitor isolated: the planner, the table, the driver
-# (in the worker process), the route.
-LIB_SRC    += planner/recovery.c db/recovery.c service/recovery.c api/recovery.c
+# (in the worker processes), the route.
+PLAN_SRC   += planner/recovery.c
+DB_SRC     += db/recovery.c
+SVC_SRC    += service/recovery.c
+API_SRC    += api/recovery.c
 UNIT_SRC   += tests/unit/test_recovery.c
 UNIT_SRC   += tests/unit/test_recommend_idle.c
 UNIT_SRC   += tests/unit/test_periodic.c
 
 # Throughput baselines with their conditions (docs/rollouts.md §1): the matching, the table
 # and the comparison, the routes.
-LIB_SRC    += planner/baseline.c db/baselines.c api/baselines.c
+PLAN_SRC   += planner/baseline.c
+DB_SRC     += db/baselines.c
+API_SRC    += api/baselines.c
 UNIT_SRC   += tests/unit/test_baseline.c
 
 # Stack rollouts (docs/rollouts.md): the read side (document, list, cost view) and the
 # routes.
-LIB_SRC    += db/rollouts_read.c api/rollouts.c
+DB_SRC     += db/rollouts_read.c
+API_SRC    += api/rollouts.c
 UNIT_SRC   += tests/unit/test_rollouts_api.c
 # The rollout engine: the planner, the table's writes (create, control, the driver's), the
-# driver (in the worker process).
-LIB_SRC    += planner/rollout.c db/rollouts.c service/rollout.c
+# driver (in the worker processes).
+PLAN_SRC   += planner/rollout.c
+DB_SRC     += db/rollouts.c
+SVC_SRC    += service/rollout.c
 UNIT_SRC   += tests/unit/test_rollout.c
 # Creating a rollout and pausing, resuming, aborting one: the decisions (pure), the path
 # that loads, decides and writes.
-LIB_SRC    += planner/rollout_create.c service/rollout_create.c
+PLAN_SRC   += planner/rollout_create.c
+SVC_SRC    += service/rollout_create.c
 UNIT_SRC   += tests/unit/test_rollout_create.c
+UNIT_SRC   += tests/unit/test_components.c
 
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:build/gen/%.c=$(BUILD)/gen/%.o)
-MAIN_OBJ   := $(MAIN_SRC:%.c=$(BUILD)/%.o)
+# One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
+# archive resolves only what the ones before it need.
+LAYERS     := cmd api service provisioner db planner common
+cmd_SRC         := $(CMD_SRC)
+api_SRC         := $(API_SRC) $(GEN_API)
+service_SRC     := $(SVC_SRC)
+provisioner_SRC := $(PROV_SRC)
+db_SRC          := $(DB_SRC) $(GEN_DB)
+planner_SRC     := $(PLAN_SRC) $(GEN_PLAN)
+common_SRC      := $(COMMON_SRC)
+obj_of      = $(patsubst %.c,$(BUILD)/%.o,$(patsubst build/gen/%,gen/%,$(1)))
+LAYER_LIBS := $(foreach l,$(filter-out cmd,$(LAYERS)),$(BUILD)/lib$(l).a)
+LIB_OBJ    := $(foreach l,$(filter-out cmd,$(LAYERS)),$(call obj_of,$($(l)_SRC)))
+CMD_OBJ    := $(call obj_of,$(CMD_SRC))
 UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN   := $(BUILD)/unit-tests
 
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
 .PHONY: all run test unit lint clean bootstrap fmt fmt-c fmt-js fmt-check fmt-check-c fmt-check-js \
-        lint-js js-tools routes
+        lint-js js-tools routes layers
 all: $(BIN)
 
-$(BIN): $(MAIN_OBJ) $(LIB_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# Each archive is written afresh (ar P: members by path, so two layers' or two folders'
+# files of one name stay apart).
+define layer_archive
+$(BUILD)/lib$(1).a: $(call obj_of,$($(1)_SRC))
+	@rm -f $$@
+	ar rcsP $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_archive,$(l))))
 
-$(UNIT_BIN): $(UNIT_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(CMD_OBJ) $(LAYER_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LAYER_LIBS) $(LDLIBS)
+
+# The unit tests link the layers' archives (the runner of cmd/components.c too).
+$(UNIT_BIN): $(UNIT_OBJ) $(BUILD)/libcmd.a $(LAYER_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/libcmd.a $(LAYER_LIBS) $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -219,7 +259,13 @@ js-tools:
 	@test -x $(NODE_BIN)/prettier -a -x $(NODE_BIN)/eslint || \
 	{ echo "prettier/eslint missing from node_modules: run npm ci (or make bootstrap)"; exit 1; }
 
+# The layers as a build fact (scripts/layers, which says what each check means): includes
+# and calls against the direction, I/O in the planner, dead includes, circles of calls
+# between files, file and function sizes. make test runs it.
+layers: $(BUILD)/libcmd.a $(LAYER_LIBS)
+	@scripts/layers $(BUILD)
+
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/role.h"
 #include "api/rolemap.h"
 #include "common/secret.h"
 #include "common/util.h"
@@ -101,32 +102,6 @@ void auth_principal_clear(struct api_principal *p)
 {
     free(p->scope);
     p->scope = NULL;
-}
-
-enum api_role auth_role_parse(const char *s)
-{
-    if (s == NULL)
-        return ROLE_NONE;
-    if (strcmp(s, "viewer") == 0)
-        return ROLE_VIEWER;
-    if (strcmp(s, "operator") == 0)
-        return ROLE_OPERATOR;
-    if (strcmp(s, "admin") == 0)
-        return ROLE_ADMIN;
-    if (strcmp(s, "reporter") == 0)
-        return ROLE_REPORTER;
-    return ROLE_NONE;
-}
-
-const char *auth_role_name(enum api_role r)
-{
-    switch (r) {
-    case ROLE_VIEWER: return "viewer";
-    case ROLE_OPERATOR: return "operator";
-    case ROLE_ADMIN: return "admin";
-    case ROLE_REPORTER: return "reporter";
-    default: return "none";
-    }
 }
 
 int auth_init_hs256(struct api_auth *a, const unsigned char *secret, size_t len, const char *issuer,
@@ -487,49 +462,73 @@ static enum auth_result pick_key(const struct api_auth *a, json_t *hdr, const un
     return AUTH_OK;
 }
 
+/* The token of "Bearer <token>": *token and *tlen, or AUTH_MISSING / AUTH_INVALID. */
+static enum auth_result bearer_token(const char *authorization, const char **token, size_t *tlen,
+                                     const char **why)
+{
+    if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0) {
+        *why = "an Authorization: Bearer token is required";
+        return AUTH_MISSING;
+    }
+    const char *t = authorization + 7;
+    while (*t == ' ')
+        t++;
+    *token = t;
+    *tlen = strlen(t);
+    if (*tlen == 0) {
+        *why = "an Authorization: Bearer token is required";
+        return AUTH_MISSING;
+    }
+    if (*tlen > AUTH_MAX_TOKEN) {
+        *why = "the token is too long";
+        return AUTH_INVALID;
+    }
+    return AUTH_OK;
+}
+
+/* A token verified before: 1 with its answer in *res (and *p on AUTH_OK), or 0 when it is
+ * to be verified (not cached; or OIDC, verified with an earlier key set: its key may be
+ * gone). */
+static int cached_answer(const struct api_auth *a, const unsigned char digest[32], int64_t now,
+                         struct api_principal *p, enum auth_result *res, const char **why)
+{
+    struct auth_cache_entry ce;
+    if (!cache_get(a->cache, digest, &ce))
+        return 0;
+    if (a->jwks != NULL && ce.gen != jwks_generation(a->jwks)) {
+        auth_principal_clear(&ce.principal);
+        return 0;
+    }
+    if (ce.exp + AUTH_LEEWAY_S < now) {
+        auth_principal_clear(&ce.principal);
+        *why = "the token has expired";
+        *res = AUTH_EXPIRED;
+    } else if (ce.nbf - AUTH_LEEWAY_S > now) {
+        auth_principal_clear(&ce.principal);
+        *why = "the token is not valid yet (nbf)";
+        *res = AUTH_INVALID;
+    } else {
+        *p = ce.principal;
+        *res = AUTH_OK;
+    }
+    return 1;
+}
+
 enum auth_result auth_verify(const struct api_auth *a, const char *authorization, int64_t now,
                              struct api_principal *p, const char **why)
 {
     *why = "";
     p->scope = NULL;
-    if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0) {
-        *why = "an Authorization: Bearer token is required";
-        return AUTH_MISSING;
-    }
-    const char *token = authorization + 7;
-    while (*token == ' ')
-        token++;
-    size_t tlen = strlen(token);
-    if (tlen == 0) {
-        *why = "an Authorization: Bearer token is required";
-        return AUTH_MISSING;
-    }
-    if (tlen > AUTH_MAX_TOKEN) {
-        *why = "the token is too long";
-        return AUTH_INVALID;
-    }
+    const char *token = NULL;
+    size_t tlen = 0;
+    enum auth_result res = bearer_token(authorization, &token, &tlen, why);
+    if (res != AUTH_OK)
+        return res;
     unsigned char digest[32];
     util_sha256(token, tlen, digest);
+    if (cached_answer(a, digest, now, p, &res, why))
+        return res;
     struct auth_cache_entry ce;
-    /* OIDC: a token verified with an earlier key set is verified again (its key may be
-     * gone). */
-    if (cache_get(a->cache, digest, &ce)) {
-        if (a->jwks == NULL || ce.gen == jwks_generation(a->jwks)) {
-            if (ce.exp + AUTH_LEEWAY_S < now) {
-                auth_principal_clear(&ce.principal);
-                *why = "the token has expired";
-                return AUTH_EXPIRED;
-            }
-            if (ce.nbf - AUTH_LEEWAY_S > now) {
-                auth_principal_clear(&ce.principal);
-                *why = "the token is not valid yet (nbf)";
-                return AUTH_INVALID;
-            }
-            *p = ce.principal;
-            return AUTH_OK;
-        }
-        auth_principal_clear(&ce.principal);
-    }
     const char *dot1 = strchr(token, '.');
     const char *dot2 = dot1 ? strchr(dot1 + 1, '.') : NULL;
     if (dot1 == NULL || dot2 == NULL || strchr(dot2 + 1, '.') != NULL || dot2[1] == '\0') {
@@ -548,7 +547,7 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     jwt_alg_t alg = JWT_ALG_NONE;
     struct jwk_set *set = NULL;
     const struct jwk_key *jk = NULL;
-    enum auth_result res = pick_key(a, hdr, &key, &keylen, &alg, &set, &jk, why);
+    res = pick_key(a, hdr, &key, &keylen, &alg, &set, &jk, why);
     json_decref(hdr);
     if (res != AUTH_OK)
         return res;

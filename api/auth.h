@@ -71,10 +71,6 @@ void auth_principal_clear(struct api_principal *p);
 enum auth_result auth_verify(const struct api_auth *a, const char *authorization, int64_t now,
                              struct api_principal *p, const char **why);
 
-/* "viewer" → ROLE_VIEWER, …; ROLE_NONE when unknown. */
-enum api_role auth_role_parse(const char *s);
-const char *auth_role_name(enum api_role r);
-
 /* Mints a token (used by `gpufleetd token`). key is the HMAC secret (HS256) or a PEM
  * EC private key (ES256). Caller frees *out. Returns 0 on success. */
 int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,

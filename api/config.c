@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 
 #include "api/rolemap.h"
 #include "common/util.h"
-#include "provisioner/ssh/ssh.h"
 #include "service/jwks.h"
 
 static char *dup_or(const char *v, const char *def)
@@ -257,13 +257,127 @@ static int check_jwt(struct api_config *cfg, const char *(*get)(const char *), c
     return 0;
 }
 
+/* Whole-number settings: the variable, its default and bounds, the member it sets. */
+struct int_setting {
+    const char *name;
+    long def, min, max;
+    size_t off;
+};
+#define INT_SETTING(name, def, min, max, member)                 \
+    {                                                            \
+        name, def, min, max, offsetof(struct api_config, member) \
+    }
+
+/* After GPUFLEET_THREADS and GPUFLEET_DB_POOL_SIZE (their defaults are the machine's). */
+static const struct int_setting int_settings[] = {
+    INT_SETTING("GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, max_connections),
+    INT_SETTING("GPUFLEET_MAX_CONNECTIONS_PER_IP", 2048, 1, 65536, max_connections_per_ip),
+    INT_SETTING("GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600, connection_timeout_s),
+    INT_SETTING("GPUFLEET_WORKERS", 1, 0, 64, workers),
+    INT_SETTING("GPUFLEET_MONITOR", 1, 0, 1, monitor),
+    INT_SETTING("GPUFLEET_MONITOR_KEEP_RAW", 7 * 86400, 3600, 3650 * 86400, monitor_keep_s[0]),
+    INT_SETTING("GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[1]),
+    INT_SETTING("GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400, monitor_keep_s[2]),
+    INT_SETTING("GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, worker_concurrency),
+    INT_SETTING("GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, job_lease_s),
+    INT_SETTING("GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400, ssh_command_timeout_s),
+    INT_SETTING("GPUFLEET_SSH_QUERY_TIMEOUT", 30, 1, 3600, ssh_query_timeout_s),
+    INT_SETTING("GPUFLEET_SSH_PULL_TIMEOUT", 1800, 1, 86400, ssh_pull_timeout_s),
+    INT_SETTING("GPUFLEET_SSH_STOP_TIMEOUT", 120, 1, 3600, ssh_stop_timeout_s),
+    INT_SETTING("GPUFLEET_SSH_CONTAINER_TIMEOUT", 120, 1, 3600, ssh_container_timeout_s),
+    INT_SETTING("GPUFLEET_DB_KEEPALIVES_IDLE", 10, 1, 3600, db_keepalives_idle_s),
+    INT_SETTING("GPUFLEET_DB_KEEPALIVES_INTERVAL", 5, 1, 600, db_keepalives_interval_s),
+    INT_SETTING("GPUFLEET_DB_KEEPALIVES_COUNT", 3, 1, 100, db_keepalives_count),
+    INT_SETTING("GPUFLEET_DB_TCP_USER_TIMEOUT_MS", 20000, 0, 3600000, db_tcp_user_timeout_ms),
+    INT_SETTING("GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300, ssh_connect_timeout_s),
+    INT_SETTING("GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, diag_timeout_s[0]),
+    INT_SETTING("GPUFLEET_DIAG_TIMEOUT_L2", 300, 1, 86400, diag_timeout_s[1]),
+    INT_SETTING("GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, diag_timeout_s[2]),
+    INT_SETTING("GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400, idle_policy_interval_s),
+    INT_SETTING("GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000, db_statement_timeout_ms),
+    INT_SETTING("GPUFLEET_EVENT_TICKET_TTL_SECONDS", 60, 1, 3600, event_ticket_ttl_s),
+    INT_SETTING("GPUFLEET_EVENTS_HEARTBEAT_SECONDS", 15, 1, 3600, events_heartbeat_s),
+    INT_SETTING("GPUFLEET_EVENTS_RING", 4096, 16, 1048576, events_ring),
+    INT_SETTING("GPUFLEET_EVENTS_RETENTION", 604800, 60, 315360000, events_retention_s),
+    INT_SETTING("GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", 5, 0, 3600, events_ingest_throttle_s),
+};
+
+/* After the webhook address policy. */
+static const struct int_setting webhook_settings[] = {
+    INT_SETTING("GPUFLEET_WEBHOOK_TIMEOUT_MS", 10000, 100, 120000, webhook_timeout_ms),
+    INT_SETTING("GPUFLEET_WEBHOOK_RETRY_BASE_MS", 5000, 10, 3600000, webhook_retry_base_ms),
+    INT_SETTING("GPUFLEET_WEBHOOK_RETRY_MAX_SECONDS", 86400, 1, 2592000, webhook_retry_max_s),
+    INT_SETTING("GPUFLEET_WEBHOOK_CONCURRENCY", 64, 1, 4096, webhook_concurrency),
+};
+
+/* Parses each setting in order; the first bad one names itself in err. */
+static int parse_int_settings(struct api_config *cfg, const struct int_setting *s, size_t n,
+                              const char *(*get)(const char *), char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (parse_int_var(get, s[i].name, s[i].def, s[i].min, s[i].max,
+                          (int *)(void *)((char *)cfg + s[i].off), err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+/* The threads and the pool (defaults from the machine), then the table's settings. */
+static int load_ints(struct api_config *cfg, const char *(*get)(const char *), char *err,
+                     size_t errlen)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+    if (parse_int_var(get, "GPUFLEET_THREADS", ncpu, 1, 256, &cfg->threads, err, errlen) ||
+        parse_int_var(get, "GPUFLEET_DB_POOL_SIZE", cfg->threads, 1, 512, &cfg->db_pool_size, err,
+                      errlen))
+        return -1;
+    return parse_int_settings(cfg, int_settings, sizeof int_settings / sizeof int_settings[0], get,
+                              err, errlen);
+}
+
+/* A comma-separated CIDR list (empty: none); the copy goes to *out either way. */
+static int load_cidrs(const char *(*get)(const char *), const char *name, char **out, char *err,
+                      size_t errlen)
+{
+    *out = dup_or(get(name), "");
+    if ((*out)[0] == '\0' || net_cidr_match("127.0.0.1", *out) >= 0)
+        return 0;
+    snprintf(err, errlen, "%s must be comma-separated CIDRs like 10.0.0.0/8 (got \"%.80s\")", name,
+             *out);
+    return -1;
+}
+
+/* What the command needs: the listen address, the database, a token verifier, the master
+ * key. */
+static int check_needs(struct api_config *cfg, unsigned need, const char *(*get)(const char *),
+                       char *err, size_t errlen)
+{
+    if ((need & CONFIG_NEED_LISTEN) && parse_listen(cfg, err, errlen) != 0)
+        return -1;
+    if ((need & CONFIG_NEED_DB) && cfg->database_url == NULL) {
+        snprintf(err, errlen,
+                 "GPUFLEET_DATABASE_URL is not set (e.g. postgresql://user@host/gpufleet; "
+                 "scripts/local-pg url prints the local one)");
+        return -1;
+    }
+    if ((need & CONFIG_NEED_JWT) && check_jwt(cfg, get, err, errlen) != 0)
+        return -1;
+    if (!(need & CONFIG_NEED_MASTER_KEY))
+        return 0;
+    if (cfg->master_key_file == NULL) {
+        snprintf(err, errlen,
+                 "GPUFLEET_MASTER_KEY_FILE is not set; it encrypts credentials at rest "
+                 "(gpufleetd keygen PATH makes one)");
+        return -1;
+    }
+    return readable_file("GPUFLEET_MASTER_KEY_FILE", cfg->master_key_file, err, errlen);
+}
+
 int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const char *), char *err,
                 size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu < 1)
-        ncpu = 1;
     cfg->database_url = dup_or(get("GPUFLEET_DATABASE_URL"), NULL);
     cfg->listen = dup_or(get("GPUFLEET_LISTEN"), "127.0.0.1:8080");
     cfg->jwt_secret_file = dup_or(get("GPUFLEET_JWT_SECRET_FILE"), NULL);
@@ -281,117 +395,16 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                  "GPUFLEET_LOG_LEVEL must be debug, info, warn or error (got \"%.20s\")", lvl);
         return -1;
     }
-    if (parse_int_var(get, "GPUFLEET_THREADS", ncpu, 1, 256, &cfg->threads, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_POOL_SIZE", cfg->threads, 1, 512, &cfg->db_pool_size, err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, &cfg->max_connections, err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_MAX_CONNECTIONS_PER_IP", 2048, 1, 65536,
-                      &cfg->max_connections_per_ip, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600, &cfg->connection_timeout_s,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WORKERS", 1, 0, 64, &cfg->workers, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MONITOR", 1, 0, 1, &cfg->monitor, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_RAW", 7 * 86400, 3600, 3650 * 86400,
-                      &cfg->monitor_keep_s[0], err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400,
-                      &cfg->monitor_keep_s[1], err, errlen) ||
-        parse_int_var(get, "GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400,
-                      &cfg->monitor_keep_s[2], err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, &cfg->worker_concurrency,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, &cfg->job_lease_s, err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400,
-                      &cfg->ssh_command_timeout_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_QUERY_TIMEOUT", 30, 1, 3600, &cfg->ssh_query_timeout_s,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_PULL_TIMEOUT", 1800, 1, 86400, &cfg->ssh_pull_timeout_s,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_STOP_TIMEOUT", 120, 1, 3600, &cfg->ssh_stop_timeout_s, err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_CONTAINER_TIMEOUT", 120, 1, 3600,
-                      &cfg->ssh_container_timeout_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_IDLE", 10, 1, 3600, &cfg->db_keepalives_idle_s,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_INTERVAL", 5, 1, 600,
-                      &cfg->db_keepalives_interval_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_KEEPALIVES_COUNT", 3, 1, 100, &cfg->db_keepalives_count,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_TCP_USER_TIMEOUT_MS", 20000, 0, 3600000,
-                      &cfg->db_tcp_user_timeout_ms, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_SSH_CONNECT_TIMEOUT", 10, 1, 300, &cfg->ssh_connect_timeout_s,
-                      err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L1", 60, 1, 86400, &cfg->diag_timeout_s[0], err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L2", 300, 1, 86400, &cfg->diag_timeout_s[1], err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, &cfg->diag_timeout_s[2], err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400,
-                      &cfg->idle_policy_interval_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000,
-                      &cfg->db_statement_timeout_ms, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_EVENT_TICKET_TTL_SECONDS", 60, 1, 3600,
-                      &cfg->event_ticket_ttl_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_EVENTS_HEARTBEAT_SECONDS", 15, 1, 3600,
-                      &cfg->events_heartbeat_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_EVENTS_RING", 4096, 16, 1048576, &cfg->events_ring, err,
-                      errlen) ||
-        parse_int_var(get, "GPUFLEET_EVENTS_RETENTION", 604800, 60, 315360000,
-                      &cfg->events_retention_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", 5, 0, 3600,
-                      &cfg->events_ingest_throttle_s, err, errlen))
+    if (load_ints(cfg, get, err, errlen) != 0 ||
+        load_cidrs(get, "GPUFLEET_SSH_ALLOW_CIDRS", &cfg->ssh_allow_cidrs, err, errlen) != 0 ||
+        load_cidrs(get, "GPUFLEET_WEBHOOK_ALLOW_CIDRS", &cfg->webhook_allow_cidrs, err, errlen) !=
+            0 ||
+        parse_int_settings(cfg, webhook_settings,
+                           sizeof webhook_settings / sizeof webhook_settings[0], get, err,
+                           errlen) != 0 ||
+        parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
         return -1;
-    cfg->ssh_allow_cidrs = dup_or(get("GPUFLEET_SSH_ALLOW_CIDRS"), "");
-    if (cfg->ssh_allow_cidrs[0] != '\0' && net_cidr_match("127.0.0.1", cfg->ssh_allow_cidrs) < 0) {
-        snprintf(err, errlen,
-                 "GPUFLEET_SSH_ALLOW_CIDRS must be comma-separated CIDRs like 10.0.0.0/8 (got "
-                 "\"%.80s\")",
-                 cfg->ssh_allow_cidrs);
-        return -1;
-    }
-    cfg->webhook_allow_cidrs = dup_or(get("GPUFLEET_WEBHOOK_ALLOW_CIDRS"), "");
-    if (cfg->webhook_allow_cidrs[0] != '\0' &&
-        net_cidr_match("127.0.0.1", cfg->webhook_allow_cidrs) < 0) {
-        snprintf(err, errlen,
-                 "GPUFLEET_WEBHOOK_ALLOW_CIDRS must be comma-separated CIDRs like 10.0.0.0/8 "
-                 "(got \"%.80s\")",
-                 cfg->webhook_allow_cidrs);
-        return -1;
-    }
-    if (parse_int_var(get, "GPUFLEET_WEBHOOK_TIMEOUT_MS", 10000, 100, 120000,
-                      &cfg->webhook_timeout_ms, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WEBHOOK_RETRY_BASE_MS", 5000, 10, 3600000,
-                      &cfg->webhook_retry_base_ms, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WEBHOOK_RETRY_MAX_SECONDS", 86400, 1, 2592000,
-                      &cfg->webhook_retry_max_s, err, errlen) ||
-        parse_int_var(get, "GPUFLEET_WEBHOOK_CONCURRENCY", 64, 1, 4096, &cfg->webhook_concurrency,
-                      err, errlen))
-        return -1;
-    if (parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
-        return -1;
-    if ((need & CONFIG_NEED_LISTEN) && parse_listen(cfg, err, errlen) != 0)
-        return -1;
-    if ((need & CONFIG_NEED_DB) && cfg->database_url == NULL) {
-        snprintf(err, errlen,
-                 "GPUFLEET_DATABASE_URL is not set (e.g. postgresql://user@host/gpufleet; "
-                 "scripts/local-pg url prints the local one)");
-        return -1;
-    }
-    if ((need & CONFIG_NEED_JWT) && check_jwt(cfg, get, err, errlen) != 0)
-        return -1;
-    if (need & CONFIG_NEED_MASTER_KEY) {
-        if (cfg->master_key_file == NULL) {
-            snprintf(err, errlen,
-                     "GPUFLEET_MASTER_KEY_FILE is not set; it encrypts credentials at rest "
-                     "(gpufleetd keygen PATH makes one)");
-            return -1;
-        }
-        if (readable_file("GPUFLEET_MASTER_KEY_FILE", cfg->master_key_file, err, errlen))
-            return -1;
-    }
-    return 0;
+    return check_needs(cfg, need, get, err, errlen);
 }
 
 void config_free(struct api_config *cfg)

@@ -12,10 +12,7 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
-#include "common/crypt.h"
-#include "common/log.h"
 #include "common/sshkey.h"
-#include "common/util.h"
 #include "db/credentials.h"
 
 struct credential_in {

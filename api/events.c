@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/auth.h"
 #include "api/list.h"
+#include "api/role.h"
 #include "common/util.h"
 #include "db/events.h"
 #include "service/events_hub.h"

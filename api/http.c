@@ -16,11 +16,11 @@
 #include "api/cors.h"
 #include "api/events.h"
 #include "api/metrics.h"
+#include "api/role.h"
 #include "api/routes.h"
 #include "api/server.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "db/audit.h"
 #include "db/idempotency.h"
 #include "service/events_hub.h"
 

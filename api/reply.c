@@ -8,9 +8,7 @@
 #include "api/cors.h"
 #include "api/http.h"
 #include "api/routes.h"
-#include "common/log.h"
 #include "common/util.h"
-#include "db/audit.h"
 
 static const struct {
     const char *code;

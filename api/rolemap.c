@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/auth.h"
+#include "api/role.h"
 #include "common/util.h"
 
 #define ROLEMAP_MAX_GROUP 256
@@ -23,17 +23,6 @@ struct auth_rolemap {
     size_t n;
     struct rm_entry e[];
 };
-
-int auth_role_rank(enum api_role r)
-{
-    switch (r) {
-    case ROLE_ADMIN: return 4;
-    case ROLE_OPERATOR: return 3;
-    case ROLE_VIEWER: return 2;
-    case ROLE_REPORTER: return 1;
-    default: return 0;
-    }
-}
 
 void auth_rolemap_free(struct auth_rolemap *m)
 {

@@ -41,7 +41,4 @@ size_t auth_rolemap_size(const struct auth_rolemap *m);
 enum api_role auth_rolemap_resolve(const struct auth_rolemap *m, const json_t *claim,
                                    json_t **scope);
 
-/* Role rank for "highest wins": admin 4, operator 3, viewer 2, reporter 1, none 0. */
-int auth_role_rank(enum api_role r);
-
 #endif

@@ -13,7 +13,6 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
-#include "common/crypt.h"
 #include "common/log.h"
 #include "common/sbuf.h"
 #include "common/util.h"

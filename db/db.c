@@ -506,8 +506,10 @@ static enum db_status schema_fn(struct db_conn *c, void *arg)
         PQclear(r);
         return s;
     }
-    *a->applied = (int)db_long(r, 0, "applied");
-    db_copy(r, 0, "last", a->last, a->lastlen);
+    /* by position, with libpq: result.c's readers run statements through db.c, so db.c
+     * does not call them back */
+    *a->applied = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    snprintf(a->last, a->lastlen, "%s", PQgetvalue(r, 0, 1));
     PQclear(r);
     return DB_ONE_RESULT;
 }

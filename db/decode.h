@@ -5,8 +5,9 @@
 #ifndef GPUFLEET_DB_DECODE_H
 #define GPUFLEET_DB_DECODE_H
 
+#include <libpq-fe.h>
+
 #include "db/costs.h"
-#include "db/db_pg.h"
 #include "db/events.h"
 #include "db/gates.h"
 #include "db/gpu_models.h"

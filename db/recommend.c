@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "db/db_pg.h"
 #include "db/decode.h"
 #include "db/usage.h"
 #include "db/usage_sql.h"

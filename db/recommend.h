@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db/costs.h"
 #include "db/db.h"
 #include "planner/costs.h"
 #include "planner/recommend.h"

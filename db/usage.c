@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "db/costs.h"
+#include "db/db_pg.h"
+
 void db_usage_host_cols(const PGresult *r, int cols[DB_HOST_NCOLS])
 {
     static const char *const names[DB_HOST_NCOLS] = {

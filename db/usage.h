@@ -7,9 +7,8 @@
 
 #include <stddef.h>
 
-#include "db/costs.h"
-#include "db/db_pg.h"
 #include "planner/costs.h"
+#include <libpq-fe.h>
 
 /* The columns of a hosts result: id, name, pool_id, pool_name and the pool's prices
  * hour, storage, egress and overhead (USAGE_POOL_PRICES), resolved once per result. */

@@ -20,29 +20,11 @@
 #include "db/events.h"
 #include "service/events_internal.h"
 
-const char *const ev_type_names[] = {
-#define EVENT_TYPE(name) name,
-#include "db/event_types.def"
-#undef EVENT_TYPE
-};
-const int ev_ntypes = (int)(sizeof ev_type_names / sizeof ev_type_names[0]);
-_Static_assert(sizeof ev_type_names / sizeof ev_type_names[0] <= 32,
-               "the stream's type filter is one bit per type in a uint32_t");
-
-#define RING_MAX_BYTES ((size_t)8 << 20) /* frames held at most, whatever the count */
-#define FETCH_LIMIT    1000              /* events read per query */
-#define POLL_MS        1000              /* fallback poll when no notification arrives */
+#define FETCH_LIMIT    1000 /* events read per query */
+#define POLL_MS        1000 /* fallback poll when no notification arrives */
 #define PRUNE_EVERY_US (60 * 1000000LL)
 #define PRUNE_BATCH    5000
 #define PRUNE_BATCHES  20
-
-int ev_type_index(const char *name)
-{
-    for (int i = 0; i < ev_ntypes; i++)
-        if (strcmp(ev_type_names[i], name) == 0)
-            return i;
-    return -1;
-}
 
 static struct {
     struct ev_hub_config cfg;
@@ -50,105 +32,18 @@ static struct {
     pthread_t thread;
     int running;
     atomic_int stopping;
-    atomic_int ready; /* the position in the event log is known */
     int wake[2];
     int64_t gap_since; /* when the hub started waiting for id last + 1 (0: not waiting) */
 } hub = {.wake = {-1, -1}};
 
-struct ev_ring ev_ring = {.lock = PTHREAD_RWLOCK_INITIALIZER};
-
-int ev_hub_ready(void)
-{
-    return hub.running && atomic_load(&hub.ready);
-}
-
-int ev_hub_running(void)
-{
-    return hub.running;
-}
-
-void ev_hub_kick(void)
+/* Wakes the hub thread (the subscribers' kick). */
+static void hub_kick(void)
 {
     if (hub.wake[1] >= 0) {
         char c = 1;
         ssize_t w = write(hub.wake[1], &c, 1);
         (void)w; /* a full pipe already wakes the hub */
     }
-}
-
-/* ---- the ring (written by the hub thread only) ---- */
-
-struct ev_ent *ev_ring_at(size_t i)
-{
-    return &ev_ring.ents[(ev_ring.head + i) % ev_ring.cap];
-}
-
-size_t ev_ring_after(int64_t cursor)
-{
-    size_t lo = 0, hi = ev_ring.count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ev_ring_at(mid)->id <= cursor)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-void ev_render_frame(struct sbuf *b, const struct db_event_row *row)
-{
-    size_t start = b->len;
-    sbuf_printf(b, "id: %lld\nevent: %s\ndata: %s\n\n", (long long)row->id, row->type, row->doc);
-    if (b->failed)
-        return;
-    /* One line of data: PostgreSQL escapes control characters in JSON text; a stray line
-     * break would split the frame, so it cannot stay. (The type matches a CHECK pattern.) */
-    char *data = b->p + b->len - 2 - strlen(row->doc);
-    for (char *p = data; p < b->p + b->len - 2 && p >= b->p + start; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
-static int ring_append(const struct db_event_row *row)
-{
-    struct sbuf b;
-    sbuf_init(&b, strlen(row->doc) + 64);
-    ev_render_frame(&b, row);
-    size_t w;
-    char *frame = sbuf_take(&b, &w);
-    if (frame == NULL)
-        return -1;
-    while (ev_ring.count > 0 &&
-           (ev_ring.count == ev_ring.cap || ev_ring.bytes + w > RING_MAX_BYTES)) {
-        struct ev_ent *old = ev_ring_at(0);
-        ev_ring.floor = old->id;
-        ev_ring.bytes -= old->len;
-        free(old->frame);
-        old->frame = NULL;
-        ev_ring.head = (ev_ring.head + 1) % ev_ring.cap;
-        ev_ring.count--;
-    }
-    struct ev_ent *e = ev_ring_at(ev_ring.count);
-    e->id = row->id;
-    e->type = ev_type_index(row->type);
-    snprintf(e->pool, sizeof e->pool, "%s", row->pool_id);
-    snprintf(e->host, sizeof e->host, "%s", row->host_id);
-    e->frame = frame;
-    e->len = w;
-    ev_ring.count++;
-    ev_ring.bytes += w;
-    ev_ring.last = row->id;
-    return 0;
-}
-
-static void ring_free(void)
-{
-    for (size_t i = 0; i < ev_ring.count; i++)
-        free(ev_ring_at(i)->frame);
-    free(ev_ring.ents);
-    ev_ring.ents = NULL;
-    ev_ring.count = ev_ring.head = ev_ring.bytes = 0;
 }
 
 /* ---- following the log ---- */
@@ -198,7 +93,7 @@ static int fetch_new(int *more)
                     (long long)ev_ring.last + 1, (long long)row->id - 1);
         }
         hub.gap_since = 0;
-        if (ring_append(row) != 0) {
+        if (ev_ring_append(row) != 0) {
             held = 1; /* out of memory: try again later */
             break;
         }
@@ -270,13 +165,10 @@ static void *hub_main(void *arg)
     int64_t next_hb = util_mono_us() + hb_every, next_prune = 0;
     int more = 0;
     while (!atomic_load(&hub.stopping)) {
-        if (!atomic_load(&hub.ready)) {
+        if (!ev_ring_ready()) {
             int64_t max = 0;
             if (db_run(max_fn, &max) >= 0) {
-                pthread_rwlock_wrlock(&ev_ring.lock);
-                ev_ring.floor = ev_ring.last = max;
-                pthread_rwlock_unlock(&ev_ring.lock);
-                atomic_store(&hub.ready, 1);
+                ev_ring_set_position(max);
                 log_msg(LOG_INFO, "events: hub following the event log from id %lld",
                         (long long)max);
             }
@@ -304,7 +196,7 @@ static void *hub_main(void *arg)
             break;
         if (l != NULL)
             db_listener_drain(l); /* reconnects when the connection was lost */
-        if (!atomic_load(&hub.ready))
+        if (!ev_ring_ready())
             continue;
         struct flush_arg fa = {hub.cfg.ingest_throttle_s, 0};
         db_run(flush_fn, &fa);
@@ -331,22 +223,22 @@ int ev_hub_start(const struct ev_hub_config *cfg)
         return 0;
     hub.cfg = *cfg;
     hub.url = strdup(cfg->database_url);
-    ev_ring.cap = (size_t)(cfg->ring_events > 0 ? cfg->ring_events : 4096);
-    ev_ring.ents = calloc(ev_ring.cap, sizeof *ev_ring.ents);
-    if (hub.url == NULL || ev_ring.ents == NULL || pipe(hub.wake) != 0)
+    size_t cap = (size_t)(cfg->ring_events > 0 ? cfg->ring_events : 4096);
+    if (hub.url == NULL || ev_ring_alloc(cap, cfg->wire) != 0 || pipe(hub.wake) != 0)
         goto fail;
     for (int i = 0; i < 2; i++)
         fcntl(hub.wake[i], F_SETFL, fcntl(hub.wake[i], F_GETFL) | O_NONBLOCK);
     atomic_store(&hub.stopping, 0);
+    ev_subs_open(hub_kick);
     if (pthread_create(&hub.thread, NULL, hub_main, NULL) != 0)
         goto fail;
     hub.running = 1;
     return 0;
 fail:
     free(hub.url);
-    free(ev_ring.ents);
     hub.url = NULL;
-    ev_ring.ents = NULL;
+    ev_ring_free();
+    ev_subs_clear();
     for (int i = 0; i < 2; i++)
         if (hub.wake[i] >= 0)
             close(hub.wake[i]);
@@ -354,16 +246,21 @@ fail:
     return -1;
 }
 
+void ev_hub_end_streams(int wait_ms)
+{
+    if (hub.running)
+        ev_subs_end(wait_ms);
+}
+
 void ev_hub_stop(void)
 {
     if (!hub.running)
         return;
     atomic_store(&hub.stopping, 1);
-    ev_hub_kick();
+    hub_kick();
     pthread_join(hub.thread, NULL);
     hub.running = 0;
-    atomic_store(&hub.ready, 0);
-    ring_free();
+    ev_ring_free();
     free(hub.url);
     hub.url = NULL;
     ev_subs_clear();

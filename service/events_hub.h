@@ -1,6 +1,7 @@
 /* events_hub.h — the event hub: one thread per replica that follows the events table
- * (LISTEN gpufleet_events, with a 1 s poll as fallback), renders each event once as an
- * SSE frame into a bounded in-memory ring, and wakes the subscribers. It knows no HTTP:
+ * (LISTEN gpufleet_events, with a 1 s poll as fallback), renders each event once in the
+ * wire format its transport gave (struct ev_wire; api/sse.c: Server-Sent Events) into a
+ * bounded in-memory ring, and wakes the subscribers. It knows no HTTP and no SSE:
  * a stream (GET /v1/events, api/events.c) is a subscriber that keeps a cursor into the
  * ring and pulls frames with ev_sub_read; with nothing to send the subscriber is parked
  * (its transport stops asking, e.g. the connection is suspended, so an idle stream holds
@@ -30,12 +31,25 @@ extern const int ev_ntypes;
 /* Index in ev_type_names, or -1. */
 int ev_type_index(const char *name);
 
+struct db_event_row;
+
+/* How events and the stream's own frames look on the wire (api/sse.c). The hub renders
+ * each event once, for every subscriber. */
+struct ev_wire {
+    /* Appends the frame of one event to b. */
+    void (*event)(struct sbuf *b, const struct db_event_row *row);
+    const char *open;      /* the first bytes of every stream */
+    const char *heartbeat; /* sent every heartbeat_s to every stream */
+    const char *cut;       /* the last frame of a stream cut off as a slow consumer */
+};
+
 struct ev_hub_config {
     const char *database_url;
-    int heartbeat_s;        /* ": heartbeat" comment period */
+    int heartbeat_s;        /* heartbeat period */
     int ring_events;        /* ring capacity in events (bytes are capped too) */
     long retention_s;       /* events older than this are deleted */
     long ingest_throttle_s; /* work_reports.ingested: at most one per pool per this */
+    const struct ev_wire *wire;
 };
 /* Starts the hub thread. Returns 0, or -1 when it cannot start. */
 int ev_hub_start(const struct ev_hub_config *cfg);

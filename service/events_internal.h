@@ -1,6 +1,8 @@
-/* events_internal.h — what the two halves of the event hub share. Not a public API:
- * for service/events_hub.c (the hub thread and the ring it writes) and
- * service/events_sub.c (the subscribers, which read the ring) only.
+/* events_internal.h — what the three parts of the event hub share. Not a public API: for
+ * service/events_ring.c (the ring of rendered events), service/events_hub.c (the hub
+ * thread, which writes the ring) and service/events_sub.c (the subscribers, which read
+ * it) only. The hub calls the ring and the subscribers; the subscribers call the ring;
+ * the ring calls neither (the subscribers wake the hub through the kick it gave them).
  *
  * Locks: the subscriber registry's mutex is never held while taking a subscriber's lock
  * (the hub thread works on a referenced snapshot); a subscriber's lock may be held while
@@ -11,6 +13,7 @@
 #define GPUFLEET_SERVICE_EVENTS_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +21,7 @@
 #include "db/events.h"
 #include "service/events_hub.h"
 
-/* ---- the ring (events_hub.c) ---- */
+/* ---- the ring (events_ring.c) ---- */
 
 struct ev_ent {
     int64_t id;
@@ -36,33 +39,41 @@ struct ev_ring {
     struct ev_ent *ents;
     size_t cap, head, count, bytes;
     int64_t floor, last;
+    atomic_int ready; /* floor and last are the event log's position: subscribers may open */
+    const struct ev_wire *wire;
 };
 extern struct ev_ring ev_ring;
 
+/* Allocates cap entries and takes the wire format. Returns 0, or -1 out of memory. */
+int ev_ring_alloc(size_t cap, const struct ev_wire *wire);
+/* Frees the entries and forgets the position (hub thread stopped). */
+void ev_ring_free(void);
+/* The position in the event log is max: the ring starts empty after it (hub thread). */
+void ev_ring_set_position(int64_t max);
+int ev_ring_ready(void);
+/* Renders row and appends it, dropping the oldest entries to make room. Called by the hub
+ * thread with ev_ring.lock held (write). Returns 0, or -1 out of memory. */
+int ev_ring_append(const struct db_event_row *row);
 /* Entry i (0: the oldest). */
 struct ev_ent *ev_ring_at(size_t i);
 /* Index of the first entry with an id greater than cursor (ev_ring.count when none).
  * Called with ev_ring.lock held, or by the hub thread. */
 size_t ev_ring_after(int64_t cursor);
-/* Appends one SSE frame for row to b. */
-void ev_render_frame(struct sbuf *b, const struct db_event_row *row);
-
-/* ---- the hub thread (events_hub.c), for the subscribers ---- */
-
-/* The thread runs and knows its position in the event log: subscribers may open. */
-int ev_hub_ready(void);
-int ev_hub_running(void);
-/* Wakes the hub thread (a subscriber wants a backlog). */
-void ev_hub_kick(void);
+/* Appends the frame of row to b (the wire's event). */
+void ev_ring_render(struct sbuf *b, const struct db_event_row *row);
 
 /* ---- the subscribers (events_sub.c), for the hub thread ---- */
 
+/* Accepts subscribers; kick wakes the hub thread (a subscriber wants a backlog). */
+void ev_subs_open(void (*kick)(void));
 /* Wakes the subscribers that have something to do: new events, a cut, a heartbeat. */
 void ev_subs_wake(int heartbeat);
 /* Loads one chunk of backlog for every subscriber that waits for one. Returns -1 when the
  * database failed (the subscribers keep waiting). */
 int ev_subs_serve_backlogs(void);
-/* Forgets the (closed) subscribers and accepts new ones again (ev_hub_stop). */
+/* Ends every stream and waits for the transports to close them (ev_hub_end_streams). */
+void ev_subs_end(int wait_ms);
+/* Forgets the (closed) subscribers and the kick (ev_hub_stop). */
 void ev_subs_clear(void);
 
 #endif

@@ -18,10 +18,7 @@
 #include "db/events.h"
 #include "service/events_internal.h"
 
-#define BACKLOG_LIMIT   256 /* backlog events loaded per subscriber per turn */
-#define RETRY_FRAME     "retry: 3000\n\n"
-#define HEARTBEAT_FRAME ": heartbeat\n\n"
-#define SLOW_FRAME      "event: error\ndata: {\"code\":\"slow_consumer\"}\n\n"
+#define BACKLOG_LIMIT 256 /* backlog events loaded per subscriber per turn */
 
 enum ev_end { END_CLIENT = 0, END_SLOW, END_SHUTDOWN };
 static const char *const end_names[] = {"client", "slow_consumer", "shutdown"};
@@ -57,6 +54,7 @@ static struct {
     size_t snap_cap;
     atomic_int ending; /* streams are being ended (shutdown) */
     atomic_int backlog_wanted;
+    void (*kick)(void); /* wakes the hub thread (ev_subs_open) */
     atomic_uint_fast64_t delivered, cut;
 } subs = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -206,7 +204,7 @@ ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
     }
     if (s->hb) {
         s->hb = 0;
-        n = pend_frame(s, HEARTBEAT_FRAME, buf, n, max);
+        n = pend_frame(s, ev_ring.wire->heartbeat, buf, n, max);
     }
     if (!s->cut && !s->need_backlog && n < max) {
         int want = 0;
@@ -214,12 +212,13 @@ ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
         if (want) {
             s->need_backlog = 1;
             atomic_store(&subs.backlog_wanted, 1);
-            ev_hub_kick();
+            if (subs.kick != NULL)
+                subs.kick();
         }
     }
     if (s->cut && !s->ending) {
         /* No id: a client that reconnects with its Last-Event-ID resumes from the log. */
-        n = pend_frame(s, SLOW_FRAME, buf, n, max);
+        n = pend_frame(s, ev_ring.wire->cut, buf, n, max);
         s->ending = 1;
     }
 out:
@@ -252,7 +251,7 @@ static void wake_locked(struct ev_sub *s)
 struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
                            const char *principal, const struct ev_sub_ops *ops, void *ctx)
 {
-    if (!ev_hub_ready() || atomic_load(&subs.ending))
+    if (!ev_ring_ready() || atomic_load(&subs.ending))
         return NULL;
     struct ev_sub *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -267,7 +266,7 @@ struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char 
     pthread_rwlock_rdlock(&ev_ring.lock);
     s->cursor = after >= 0 ? after : ev_ring.last;
     pthread_rwlock_unlock(&ev_ring.lock);
-    if (pend_add(s, RETRY_FRAME, strlen(RETRY_FRAME)) != 0)
+    if (pend_add(s, ev_ring.wire->open, strlen(ev_ring.wire->open)) != 0)
         goto fail;
     pthread_mutex_lock(&subs.mu);
     if (subs.n == subs.cap) {
@@ -340,6 +339,12 @@ static void snap_release(size_t n)
         ev_sub_unref(subs.snap[i]);
 }
 
+void ev_subs_open(void (*kick)(void))
+{
+    subs.kick = kick;
+    atomic_store(&subs.ending, 0);
+}
+
 void ev_subs_clear(void)
 {
     free(subs.snap);
@@ -350,7 +355,7 @@ void ev_subs_clear(void)
     subs.all = NULL;
     subs.n = subs.cap = 0;
     pthread_mutex_unlock(&subs.mu);
-    atomic_store(&subs.ending, 0);
+    subs.kick = NULL;
 }
 
 /* ---- the hub thread's turns ---- */
@@ -433,7 +438,7 @@ static int load_backlog(int64_t after, int64_t *upto, const struct ev_filter *f,
         return -1;
     *rows = a.ev.n;
     for (int k = 0; k < a.ev.n; k++) {
-        ev_render_frame(b, &a.ev.rows[k]);
+        ev_ring_render(b, &a.ev.rows[k]);
         if (k == a.ev.n - 1 && a.ev.n == BACKLOG_LIMIT)
             *upto = a.ev.rows[k].id; /* more to come */
     }
@@ -489,10 +494,8 @@ int ev_subs_serve_backlogs(void)
 
 /* ---- the end, figures ---- */
 
-void ev_hub_end_streams(int wait_ms)
+void ev_subs_end(int wait_ms)
 {
-    if (!ev_hub_running())
-        return;
     atomic_store(&subs.ending, 1);
     /* Whoever parks after this sees the flag; whoever parked before is woken here. */
     pthread_mutex_lock(&subs.mu);

@@ -1,8 +1,8 @@
 /* rollout.h — the driver of stack rollouts (planner/rollout.h, db/rollouts.h).
  *
- * One thread per worker process (started with the job workers, like the recovery
- * driver). Every interval it lists the active rollouts not looked at in the last second
- * and moves each on in a transaction of its own: the rollout row is locked FOR UPDATE
+ * One thread per worker process (started beside the job workers, like the recovery
+ * driver: cmd/serve.c). Every interval it lists the active rollouts not looked at in the
+ * last second and moves each on in a transaction of its own: the rollout row is locked FOR UPDATE
  * SKIP LOCKED (several worker processes share the rollouts without acting twice), the
  * facts of the rollout and of every host are read from durable rows, the planner decides,
  * the driver applies (a state machine event with its history and audit by

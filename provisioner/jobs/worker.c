@@ -25,16 +25,12 @@
 #include "db/jobs.h"
 #include "provisioner/jobs/job.h"
 #include "provisioner/monitor/monitor.h"
-#include "service/recovery.h"
-#include "service/rollout.h"
 
 #define MAX_WORKERS 64
 #define CLAIM_BATCH 32
 /* longest wait of an iteration: tasks' heartbeats and lease deadlines, claims
  * (notifications and completed writes wake it sooner) */
-#define WAIT_MS     250
-#define RECOVERY_MS 2000 /* how often the recovery driver looks at running recoveries */
-#define ROLLOUT_MS  1000 /* how often the rollout driver looks at active rollouts */
+#define WAIT_MS 250
 
 struct worker {
     struct job_worker jw; /* what the tasks see */
@@ -263,12 +259,7 @@ int prov_workers_start(const struct prov_worker_config *cfg)
         }
         nworkers++;
     }
-    /* One recovery driver per worker process (service/recovery.h): the recoveries' steps
-     * are jobs that any worker claims. */
-    /* One rollout driver per worker process too (service/rollout.h): its hosts' provision
-     * and gate jobs are jobs that any worker claims. */
-    if (nworkers != config.threads || svc_recovery_start(RECOVERY_MS) != 0 ||
-        svc_rollout_start(ROLLOUT_MS) != 0) {
+    if (nworkers != config.threads) {
         prov_workers_stop(); /* the started threads stop before anything is torn down */
         return -1;
     }
@@ -277,8 +268,6 @@ int prov_workers_start(const struct prov_worker_config *cfg)
 
 void prov_workers_stop(void)
 {
-    svc_rollout_stop();
-    svc_recovery_stop();
     atomic_store(&stopping, 1);
     for (int i = 0; i < nworkers; i++)
         pthread_join(workers[i].thread, NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "db/db_pg.h"
 #include "db/decode.h"
 #include "tests/unit/unit.h"
 

@@ -13,6 +13,7 @@
 
 #include "api/auth.h"
 #include "api/config.h"
+#include "api/role.h"
 #include "api/rolemap.h"
 #include "common/jwk.h"
 #include "common/util.h"
