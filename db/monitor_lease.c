@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "db/db_pg.h"
 #include "db/monitor.h"
 

@@ -8,7 +8,6 @@
 
 #include "common/log.h"
 #include "common/utf8.h"
-#include "common/util.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "db/recovery.h"

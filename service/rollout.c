@@ -8,7 +8,6 @@
 
 #include "common/log.h"
 #include "common/utf8.h"
-#include "common/util.h"
 #include "db/baselines.h"
 #include "db/hosts.h"
 #include "db/jobs.h"

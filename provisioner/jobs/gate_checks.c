@@ -11,7 +11,6 @@
 
 #include "common/sbuf.h"
 #include "common/utf8.h"
-#include "provisioner/parse/parse.h"
 #include "provisioner/shell.h"
 
 #define STORAGE_MIB 16 /* written, fsynced, read back and checksummed in each path */

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/sbuf.h"
 #include "common/utf8.h"
 #include "provisioner/jobs/gate_judges.h"
 #include "provisioner/parse/parse.h"

@@ -54,15 +54,6 @@ static uint32_t conn_interest(const struct prov_ssh_conn *c)
 
 /* ------------------------------------------------------- loop bookkeeping */
 
-void prov_ssh_conn_unwatch(struct prov_ssh_conn *c)
-{
-    if (c->reg_fd < 0)
-        return;
-    epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, c->reg_fd, NULL);
-    c->reg_fd = -1;
-    c->reg_ev = 0;
-}
-
 /* Keeps the epoll set's entry for c equal to what c waits for now. */
 static void conn_watch(struct prov_ssh_conn *c)
 {
@@ -94,15 +85,6 @@ static void heap_set(struct prov_ssh_loop *l, struct prov_ssh_conn *c, int64_t d
 {
     if (dheap_set(&l->heap, &c->due, d) != 0)
         prov_ssh_conn_kick(c);
-}
-
-void prov_ssh_conn_kick(struct prov_ssh_conn *c)
-{
-    if (c->kick)
-        return;
-    c->kick = 1;
-    c->kick_next = c->loop->kick_head;
-    c->loop->kick_head = c;
 }
 
 /* After a conn was driven: its socket interest, its deadline, and whether it is gone. */

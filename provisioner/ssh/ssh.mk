@@ -7,7 +7,8 @@
 #   make ssh-tests      build $(BUILD)/ssh-tests and run tests/ssh/run
 #                       (root: starts its own simfleet on 127.0.230.x)
 
-SSH_SRC       := provisioner/ssh/connect.c provisioner/ssh/exec.c provisioner/ssh/loop.c
+SSH_SRC       := provisioner/ssh/state.c provisioner/ssh/connect.c provisioner/ssh/exec.c \
+                 provisioner/ssh/loop.c
 SSH_TEST_SRC  := tests/ssh/test_ssh.c tests/ssh/test_ssh_sessions.c tests/ssh/test_ssh_load.c
 
 SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o $(BUILD)/common/dheap.o
