@@ -228,7 +228,8 @@ lint: bootstrap
 FMT_FILES   = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^tests/fixtures/')
 # Every JavaScript file (tests, the status page, bench helpers): prettier (.prettierrc.json)
 # and eslint (eslint.config.js), both pinned in package.json and run from node_modules.
-JS_FILES    = $(shell git ls-files '*.js' '*.mjs' '*.cjs' 2>/dev/null | grep -v '^tests/fixtures/')
+JS_FILES    = $(shell git ls-files '*.js' '*.mjs' '*.cjs' 2>/dev/null | grep -v '^tests/fixtures/') \
+              $(shell git grep -l '^\#!/usr/bin/env node' -- ':!*.js' 2>/dev/null)
 NODE_BIN    := node_modules/.bin
 
 fmt: fmt-c fmt-js

@@ -13,7 +13,7 @@ module.exports = [
   js.configs.recommended,
   {
     // Node: the tests, the bench helpers, this file.
-    files: ['**/*.js'],
+    files: ['**/*.js', 'scripts/layers'],
     ignores: ['ui/**'],
     languageOptions: {
       ecmaVersion: 2023,
