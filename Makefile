@@ -61,6 +61,11 @@ PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_comp
               planner/host_state.c \
               planner/gate.c planner/readiness.c planner/costs.c planner/recommend.c \
               planner/xid_policy.c planner/host_command.c planner/monitor_policy.c
+# Projects: teams sharing the fleet (docs/projects.md): who may do what where (the scope,
+# the grants resolved per request), the projects and their members, quotas and budgets.
+PLAN_SRC   += planner/scope.c
+DB_SRC     += db/projects.c
+SVC_SRC    += service/grants.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c

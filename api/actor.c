@@ -13,10 +13,13 @@ void api_actor(const struct api_req *r, struct actor *a)
     *a = (struct actor){
         .kind = r->principal.from_idp ? ACTOR_USER : ACTOR_TOKEN,
         .name = r->principal.sub,
-        .role = (unsigned)r->principal.role,
+        .role = r->roles,
         .method = r->method,
         .path = r->path,
         .request_id = r->request_id,
+        .platform_admin = r->principal.platform_admin,
+        .grants = r->grants,
+        .ngrants = r->ngrants,
     };
 }
 

@@ -350,7 +350,73 @@ static enum auth_result check_time_iss_aud(const struct api_auth *a, json_t *cla
     return AUTH_OK;
 }
 
-/* The principal: sub (or the configured claim), role and, for a reporter, the scope. */
+/* A gpufleetd token's project claim: a project name, or absent. */
+static int project_claim(json_t *claims, const char **name)
+{
+    const json_t *v = json_object_get(claims, "project");
+    *name = NULL;
+    if (v == NULL)
+        return 0;
+    const char *s = json_string_value(v);
+    if (s == NULL || !auth_project_name_ok(s))
+        return -1;
+    *name = s;
+    return 0;
+}
+
+/* Where the roles apply: the projects named, else (a role without a project) a platform
+ * admin, or the project named default for the other roles. */
+static void place_roles(struct api_principal *p, enum api_role role, const char *project)
+{
+    if (project != NULL) {
+        snprintf(p->claims[0].project, sizeof p->claims[0].project, "%s", project);
+        p->claims[0].role = role;
+        p->nclaims = 1;
+        return;
+    }
+    if (role == ROLE_ADMIN) {
+        p->platform_admin = 1;
+        return;
+    }
+    if (role == ROLE_NONE || p->nclaims >= API_MAX_PROJECT_CLAIMS)
+        return;
+    for (int i = 0; i < p->nclaims; i++)
+        if (!strcmp(p->claims[i].project, "default")) {
+            if (auth_role_rank(role) > auth_role_rank(p->claims[i].role))
+                p->claims[i].role = role;
+            return;
+        }
+    snprintf(p->claims[p->nclaims].project, sizeof p->claims[0].project, "default");
+    p->claims[p->nclaims++].role = role;
+}
+
+/* The token's roles: the role claim and the optional project (gpufleetd tokens), or the
+ * role map (identity-provider tokens; no match is not refused here: memberships stored
+ * for the subject may still grant roles). */
+static enum auth_result token_roles(const struct api_auth *a, json_t *claims,
+                                    struct api_principal *p, json_t **scope, const char **why)
+{
+    if (a->jwks != NULL) {
+        p->role = auth_rolemap_resolve(a->rolemap, claim_at(claims, a->role_claim), scope,
+                                       p->claims, API_MAX_PROJECT_CLAIMS, &p->nclaims);
+        place_roles(p, p->role, NULL);
+        return AUTH_OK;
+    }
+    const char *project;
+    p->role = auth_role_parse(json_string_value(json_object_get(claims, "role")));
+    if (p->role == ROLE_NONE) {
+        *why = "the role claim is missing or unknown";
+        return AUTH_INVALID;
+    }
+    if (project_claim(claims, &project) != 0) {
+        *why = "the project claim is not a project name";
+        return AUTH_INVALID;
+    }
+    place_roles(p, p->role, project);
+    return AUTH_OK;
+}
+
+/* The principal: sub (or the configured claim), roles and, for a reporter, the scope. */
 static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
                                        struct api_principal *p, const char **why)
 {
@@ -361,38 +427,41 @@ static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
                        : "the sub claim is missing or not 1-128 printable ASCII characters";
         return AUTH_INVALID;
     }
-    enum api_role role;
     json_t *scope = NULL;
-    if (a->jwks != NULL) {
-        role = auth_rolemap_resolve(a->rolemap, claim_at(claims, a->role_claim), &scope);
-        if (role == ROLE_NONE) {
-            *why = "no value of the token's role claim is in GPUFLEET_JWT_ROLE_MAP";
-            return AUTH_NO_ROLE;
-        }
-    } else {
-        role = auth_role_parse(json_string_value(json_object_get(claims, "role")));
-        if (role == ROLE_NONE) {
-            *why = "the role claim is missing or unknown";
-            return AUTH_INVALID;
-        }
-    }
-    if (role == ROLE_REPORTER && scope == NULL && claims_scope(claims, &scope) != 0) {
+    p->platform_admin = p->nclaims = 0;
+    enum auth_result res = token_roles(a, claims, p, &scope, why);
+    if (res != AUTH_OK)
+        return res;
+    int reporter = p->role == ROLE_REPORTER;
+    for (int i = 0; i < p->nclaims; i++)
+        reporter |= p->claims[i].role == ROLE_REPORTER;
+    if (reporter && scope == NULL && claims_scope(claims, &scope) != 0) {
         *why = "the pools or hosts claim is not an array of at most 256 names or ids";
         return AUTH_INVALID;
     }
     char *text = NULL;
-    if (role == ROLE_REPORTER && scope != NULL)
+    if (reporter && scope != NULL)
         text = json_dumps(scope, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(scope);
-    if (role == ROLE_REPORTER && scope != NULL && text == NULL) {
+    if (reporter && scope != NULL && text == NULL) {
         *why = "out of memory";
         return AUTH_INVALID;
     }
     snprintf(p->sub, sizeof p->sub, "%s", sub);
-    p->role = role;
     p->scope = text;
     p->from_idp = a->jwks != NULL;
     return AUTH_OK;
+}
+
+int auth_project_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
+            return 0;
+    return 1;
 }
 
 /* typ may be absent, JWT, or (OIDC access tokens, RFC 9068) at+jwt. */

@@ -82,6 +82,8 @@ int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, con
                      enum api_role role, long ttl_s, const char *issuer, const char *audience,
                      int64_t now, const char *const *pools, size_t npools, const char *const *hosts,
                      size_t nhosts, char **out);
+/* A project name as tokens carry it: 1-63 of [a-z0-9._-], starting with a letter or digit. */
+int auth_project_name_ok(const char *s);
 /* Validates one scope member (a pool or host name or id): 1-128 characters, no control
  * characters. */
 int auth_scope_item_ok(const char *s);

@@ -132,6 +132,12 @@ int api_ticket_authenticate(struct api_req *r)
     }
     snprintf(r->principal.sub, sizeof r->principal.sub, "%s", a.got_sub);
     r->principal.role = role;
+    r->principal.platform_admin = role == ROLE_ADMIN; /* FIXME(projects): the ticket's grants */
+    if (role != ROLE_ADMIN) {
+        snprintf(r->principal.claims[0].project, sizeof r->principal.claims[0].project, "default");
+        r->principal.claims[0].role = role;
+        r->principal.nclaims = 1;
+    }
     r->authenticated = 1;
     return 1;
 }

@@ -23,6 +23,7 @@
 #include "common/util.h"
 #include "db/idempotency.h"
 #include "service/events_hub.h"
+#include "service/grants.h"
 
 static struct MHD_Daemon *daemon_handle;
 static const struct api_auth *auth_cfg;
@@ -147,6 +148,38 @@ static enum db_status denied_fn(struct db_conn *c, void *arg)
     return api_audit(c, r, action, type, NULL, MHD_HTTP_FORBIDDEN);
 }
 
+/* What the principal may do where (service/grants.h): its grants by project, the union of
+ * its roles, and r->actor. 0, or -1 after replying (no role anywhere, or PostgreSQL cannot
+ * be read). */
+static int resolve_actor(struct api_req *r)
+{
+    struct api_principal *p = &r->principal;
+    struct svc_claim claims[API_MAX_PROJECT_CLAIMS];
+    int n = 0;
+    unsigned roles = 0;
+    for (int i = 0; i < p->nclaims; i++)
+        claims[i] = (struct svc_claim){p->claims[i].project, (unsigned)p->claims[i].role};
+    if (!p->platform_admin) {
+        n = svc_grants_resolve(p->sub, claims, p->nclaims, r->grants, API_MAX_GRANTS, &roles);
+        if (n < 0) {
+            api_reply_db(r, DB_UNAVAILABLE);
+            return -1;
+        }
+        if (n == 0) {
+            api_reply_problem(r, API_ERR_ROLE_NOT_MAPPED, NULL,
+                              p->from_idp ? "no value of the token's role claim is in "
+                                            "GPUFLEET_JWT_ROLE_MAP and the subject is a member "
+                                            "of no project"
+                                          : "the token's project does not exist");
+            return -1;
+        }
+    }
+    r->roles = p->platform_admin ? (unsigned)ROLE_ADMIN : roles;
+    r->ngrants = n;
+    api_actor(r, &r->actor);
+    return 0;
+}
+
 static enum MHD_Result authenticate(struct api_req *r)
 {
     if (r->route->flags & ROUTE_TICKET) {
@@ -168,10 +201,12 @@ static enum MHD_Result authenticate(struct api_req *r)
     }
     r->authenticated = 1;
 role:
-    if ((r->route->roles & r->principal.role) == 0) {
+    if (resolve_actor(r) != 0)
+        return MHD_YES; /* replied */
+    if ((r->route->roles & r->roles) == 0) {
         enum MHD_Result ret =
             api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL, "the %s role may not %s %s",
-                              auth_role_name(r->principal.role), r->route->method, r->route->path);
+                              actor_role_name(&r->actor), r->route->method, r->route->path);
         if (r->route->flags & ROUTE_MUTATES) {
             struct denied_arg a = {r};
             db_run_tx(denied_fn, &a);

@@ -40,13 +40,30 @@ enum api_role {
 #define ROLES_WRITE (ROLE_OPERATOR | ROLE_ADMIN)
 #define ROLES_ADMIN (ROLE_ADMIN)
 
+#define API_MAX_PROJECT_CLAIMS 16
+#define API_MAX_GRANTS         64
+
+/* A role a token names in a project (by the project's name, resolved per request). */
+struct api_project_claim {
+    char project[64];
+    enum api_role role;
+};
+
 struct api_principal {
     char sub[129];
+    /* The token's role claim (a gpufleetd token), or the role map's highest role of the
+     * entries without a project (an OIDC token); ROLE_NONE when only projects are named. */
     enum api_role role;
     /* A reporter's scope: {"hosts":[…],"pools":[…]} as compact JSON (owned; freed by
      * auth_principal_clear), or NULL when the token is unscoped. */
     char *scope;
     int from_idp; /* the identity provider signed the token (an OIDC user), not gpufleetd */
+    /* Projects: a role without a project is a platform admin's (admin) or acts on the
+     * project named default (viewer, operator, reporter); a token may name projects
+     * instead (the claim "project", or role map entries with @project=NAME). */
+    int platform_admin;
+    int nclaims;
+    struct api_project_claim claims[API_MAX_PROJECT_CLAIMS];
 };
 
 struct api_route;
@@ -70,6 +87,15 @@ struct api_req {
     int nparams;
     int authenticated;
     struct api_principal principal;
+    /* What the principal may do where, resolved once the token is verified (the token's
+     * projects by name, and the memberships stored for its subject): the grants by project
+     * id, the union of its roles (the route table's door), and the actor every handler and
+     * the audit rows name. */
+    struct actor_grant grants[API_MAX_GRANTS];
+    int ngrants;
+    unsigned roles;
+    struct actor actor;
+    char *scope_text[4];     /* api_scope(): readable and writable project lists, cached */
     const char *cors_origin; /* MHD-owned; set when the Origin is allowed */
     char allow[128];         /* methods the matched path supports (Allow header on 405) */
     char *body;

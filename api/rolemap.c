@@ -15,6 +15,7 @@
 struct rm_entry {
     char *group;
     enum api_role role;
+    char project[64]; /* @project=NAME: the role is held there; "" for none */
     int scoped;
     json_t *pools, *hosts; /* arrays of strings (scoped entries) */
 };
@@ -72,7 +73,6 @@ static json_t *scope_value(const char *s, size_t len)
 static int parse_scope(const char *s, struct rm_entry *e, const char *entry, char *err,
                        size_t errlen)
 {
-    e->scoped = 1;
     e->pools = json_array();
     e->hosts = json_array();
     size_t count = 0;
@@ -81,6 +81,21 @@ static int parse_scope(const char *s, struct rm_entry *e, const char *entry, cha
         size_t len = end ? (size_t)(end - s) : strlen(s);
         const char *name = s;
         json_t *into = e->pools;
+        if (len > 8 && strncmp(s, "project=", 8) == 0) {
+            if (e->project[0] != '\0' || len - 8 >= sizeof e->project || !name_ok(s + 8, len - 8)) {
+                snprintf(err, errlen,
+                         "GPUFLEET_JWT_ROLE_MAP: \"%.80s\": one project=NAME at most, a name of "
+                         "1-63 letters, digits, '.', '_' or '-'",
+                         entry);
+                return -1;
+            }
+            memcpy(e->project, s + 8, len - 8);
+            e->project[len - 8] = '\0';
+            if (end == NULL)
+                break;
+            s = end + 1;
+            continue;
+        }
         if (len > 5 && strncmp(s, "pool=", 5) == 0) {
             name = s + 5;
         } else if (len > 5 && strncmp(s, "host=", 5) == 0) {
@@ -102,6 +117,7 @@ static int parse_scope(const char *s, struct rm_entry *e, const char *entry, cha
             return -1;
         }
         json_array_append_new(into, scope_value(name, nlen));
+        e->scoped = 1;
         if (end == NULL)
             break;
         s = end + 1;
@@ -125,16 +141,8 @@ static int parse_entry(char *entry, struct rm_entry *e, char *err, size_t errlen
             if (rl < sizeof role) {
                 memcpy(role, colon + 1, rl);
                 role[rl] = '\0';
-                enum api_role r = auth_role_parse(role);
-                if (r == ROLE_REPORTER) {
+                if (auth_role_parse(role) != ROLE_NONE)
                     scope = at + 1;
-                } else if (r != ROLE_NONE) {
-                    snprintf(err, errlen,
-                             "GPUFLEET_JWT_ROLE_MAP: \"%.80s\": only reporter entries take a "
-                             "scope (@POOL)",
-                             entry);
-                    return -1;
-                }
             }
         }
     }
@@ -178,6 +186,13 @@ static int parse_entry(char *entry, struct rm_entry *e, char *err, size_t errlen
     }
     if (scope != NULL && parse_scope(scope, e, full, err, errlen) != 0)
         return -1;
+    if (e->scoped && e->role != ROLE_REPORTER) {
+        snprintf(err, errlen,
+                 "GPUFLEET_JWT_ROLE_MAP: \"%.80s\": only reporter entries take pools or hosts "
+                 "(@project=NAME is for every role)",
+                 full);
+        return -1;
+    }
     return 0;
 }
 
@@ -274,35 +289,63 @@ static void union_into(json_t *dst, const json_t *src)
     }
 }
 
-enum api_role auth_rolemap_resolve(const struct auth_rolemap *m, const json_t *claim,
-                                   json_t **scope)
+/* The highest role of the entries without a project that match. */
+static enum api_role global_role(const struct auth_rolemap *m, const json_t *claim)
 {
-    *scope = NULL;
     enum api_role best = ROLE_NONE;
     for (size_t i = 0; i < m->n; i++)
-        if (auth_role_rank(m->e[i].role) > auth_role_rank(best) &&
+        if (m->e[i].project[0] == '\0' && auth_role_rank(m->e[i].role) > auth_role_rank(best) &&
             group_in_claim(claim, m->e[i].group))
             best = m->e[i].role;
-    if (best != ROLE_REPORTER)
-        return best;
+    return best;
+}
+
+/* The union of the scopes of the matching reporter entries; NULL when one is unscoped. */
+static json_t *reporter_scope(const struct auth_rolemap *m, const json_t *claim)
+{
     json_t *pools = json_array(), *hosts = json_array();
-    int unscoped = 0;
     for (size_t i = 0; i < m->n; i++) {
         const struct rm_entry *e = &m->e[i];
         if (e->role != ROLE_REPORTER || !group_in_claim(claim, e->group))
             continue;
         if (!e->scoped) {
-            unscoped = 1;
-            break;
+            json_decref(pools);
+            json_decref(hosts);
+            return NULL;
         }
         union_into(pools, e->pools);
         union_into(hosts, e->hosts);
     }
-    if (unscoped) {
-        json_decref(pools);
-        json_decref(hosts);
-    } else {
-        *scope = json_pack("{s:o, s:o}", "pools", pools, "hosts", hosts);
+    return json_pack("{s:o, s:o}", "pools", pools, "hosts", hosts);
+}
+
+enum api_role auth_rolemap_resolve(const struct auth_rolemap *m, const json_t *claim,
+                                   json_t **scope, struct api_project_claim *claims, int max,
+                                   int *nclaims)
+{
+    *scope = NULL;
+    *nclaims = 0;
+    enum api_role best = global_role(m, claim);
+    int reporter = best == ROLE_REPORTER;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct rm_entry *e = &m->e[i];
+        if (e->project[0] == '\0' || !group_in_claim(claim, e->group))
+            continue;
+        reporter |= e->role == ROLE_REPORTER;
+        int k = 0;
+        while (k < *nclaims && strcmp(claims[k].project, e->project) != 0)
+            k++;
+        if (k == *nclaims) {
+            if (k >= max)
+                continue; /* more projects than a token carries */
+            snprintf(claims[k].project, sizeof claims[k].project, "%s", e->project);
+            claims[k].role = ROLE_NONE;
+            (*nclaims)++;
+        }
+        if (auth_role_rank(e->role) > auth_role_rank(claims[k].role))
+            claims[k].role = e->role;
     }
+    if (reporter)
+        *scope = reporter_scope(m, claim);
     return best;
 }

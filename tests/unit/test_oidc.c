@@ -104,7 +104,9 @@ static enum api_role resolve(const struct auth_rolemap *m, const char *claim_jso
 {
     json_t *c = json_loads(claim_json, JSON_DECODE_ANY, NULL);
     json_t *s = NULL;
-    enum api_role r = auth_rolemap_resolve(m, c, &s);
+    struct api_project_claim claims[API_MAX_PROJECT_CLAIMS];
+    int n;
+    enum api_role r = auth_rolemap_resolve(m, c, &s, claims, API_MAX_PROJECT_CLAIMS, &n);
     json_decref(c);
     *scope = s ? json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(s);
@@ -138,6 +140,10 @@ static void rolemap_syntax(void)
         {"a:reporter@pool-a++b", "scope item"},
         {"a:reporter@x=y", "scope item"},
         {"a:reporter@pool=", "scope item"},
+        {"a:operator@project=", "scope item"},
+        {"a:operator@project=x+project=y", "one project=NAME"},
+        {"a:operator@project=x+pool=p", "only reporter"},
+        {"a:operator@project=Bad Name", "viewer, operator"},
         {"\x01group:admin", "control"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -151,6 +157,37 @@ static void rolemap_syntax(void)
     for (int i = 0; i <= ROLEMAP_MAX_ENTRIES; i++)
         strcat(many, i ? ",g:viewer" : "g:viewer");
     CHECK(auth_rolemap_parse(many, &m, err, sizeof err) != 0 && strstr(err, "at most"));
+}
+
+/* Entries with @project=NAME grant their role in that project only; the highest per
+ * project wins; a reporter's pools and hosts still form its scope. */
+static void rolemap_projects(void)
+{
+    struct auth_rolemap *m = NULL;
+    char err[256];
+    CHECK(auth_rolemap_parse("ml-serving-ops:operator@project=ml-serving,"
+                             "ml-serving-view:viewer@project=ml-serving,"
+                             "train:admin@project=training,all-view:viewer,"
+                             "rep:reporter@project=training+pool=h100",
+                             &m, err, sizeof err) == 0);
+    json_t *scope = NULL;
+    struct api_project_claim cl[API_MAX_PROJECT_CLAIMS];
+    int n = -1;
+    json_t *c = json_loads("[\"ml-serving-view\",\"ml-serving-ops\",\"train\"]", 0, NULL);
+    CHECK(auth_rolemap_resolve(m, c, &scope, cl, API_MAX_PROJECT_CLAIMS, &n) == ROLE_NONE);
+    json_decref(c);
+    CHECK(n == 2 && scope == NULL);
+    CHECK(!strcmp(cl[0].project, "ml-serving") && cl[0].role == ROLE_OPERATOR);
+    CHECK(!strcmp(cl[1].project, "training") && cl[1].role == ROLE_ADMIN);
+    c = json_loads("[\"all-view\",\"rep\"]", 0, NULL);
+    CHECK(auth_rolemap_resolve(m, c, &scope, cl, 1, &n) == ROLE_VIEWER);
+    json_decref(c);
+    CHECK(n == 1 && !strcmp(cl[0].project, "training") && cl[0].role == ROLE_REPORTER);
+    char *text = scope ? json_dumps(scope, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    CHECK_STR(text, "{\"hosts\":[],\"pools\":[\"h100\"]}");
+    free(text);
+    json_decref(scope);
+    auth_rolemap_free(m);
 }
 
 static void rolemap_resolution(void)
@@ -275,12 +312,15 @@ static void oidc_verify(void)
     CHECK(f.p.role == ROLE_OPERATOR && strcmp(f.p.sub, "svc-1") == 0 && f.p.scope == NULL);
     CHECK(v(&f, sign(f.ec, "{\"alg\":\"ES256\",\"kid\":\"ec-1\"}",
                      idp_claims("[\"platform\",\"platform-admins\"]", NULL))) == AUTH_OK);
-    CHECK(f.p.role == ROLE_ADMIN);
-    /* The role claim maps to nothing: 403, not 401. */
+    CHECK(f.p.role == ROLE_ADMIN && f.p.platform_admin && f.p.nclaims == 0);
+    /* The role claim maps to nothing: a valid token without roles (the request answers 403
+     * role_not_mapped unless memberships stored for its subject grant some). */
     CHECK(v(&f, sign(f.rsa, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}",
-                     idp_claims("[\"x\"]", NULL))) == AUTH_NO_ROLE);
+                     idp_claims("[\"x\"]", NULL))) == AUTH_OK);
+    CHECK(f.p.role == ROLE_NONE && !f.p.platform_admin && f.p.nclaims == 0);
     CHECK(v(&f, sign(f.rsa, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", idp_claims("7", NULL))) ==
-          AUTH_NO_ROLE);
+          AUTH_OK);
+    CHECK(f.p.role == ROLE_NONE && f.p.nclaims == 0);
     /* A reporter scoped by the role map; the token's own pools claim does not widen it. */
     CHECK(v(&f, sign(f.rsa, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}",
                      idp_claims("[\"rep-a\"]", ",\"pools\":[\"pool-z\"]"))) == AUTH_OK);
@@ -670,6 +710,7 @@ static void config_oidc(void)
 }
 
 UNIT_SUITE(oidc_tests) = {
+    {"oidc: role map entries with @project=NAME grant roles per project", rolemap_projects},
     {"oidc: JWKS URL policy (https, http only to loopback)", jwks_url_policy},
     {"oidc: JWK set file over 1 MiB or missing: refused, unavailable", jwks_file_limits},
     {"oidc: role map syntax and refusals", rolemap_syntax},
