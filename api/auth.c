@@ -666,9 +666,9 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
 }
 
 int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-                     enum api_role role, long ttl_s, const char *issuer, const char *audience,
-                     int64_t now, const char *const *pools, size_t npools, const char *const *hosts,
-                     size_t nhosts, char **out)
+                     enum api_role role, const char *project, long ttl_s, const char *issuer,
+                     const char *audience, int64_t now, const char *const *pools, size_t npools,
+                     const char *const *hosts, size_t nhosts, char **out)
 {
     jwt_t *jwt = NULL;
     int rc = -1;
@@ -697,6 +697,7 @@ int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, con
     if (jwt_add_grant(jwt, "sub", sub) || jwt_add_grant(jwt, "role", auth_role_name(role)) ||
         jwt_add_grant(jwt, "iss", issuer) || jwt_add_grant(jwt, "aud", audience) ||
         jwt_add_grant(jwt, "jti", jti) || jwt_add_grant_int(jwt, "iat", (long)now) ||
+        (project != NULL && jwt_add_grant(jwt, "project", project)) ||
         jwt_add_grant_int(jwt, "nbf", (long)now) ||
         jwt_add_grant_int(jwt, "exp", (long)(now + ttl_s)) ||
         (scope != NULL && jwt_add_grants_json(jwt, scope)) ||
@@ -714,6 +715,6 @@ int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char
               enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
               char **out)
 {
-    return auth_mint_scoped(alg, key, keylen, sub, role, ttl_s, issuer, audience, now, NULL, 0,
-                            NULL, 0, out);
+    return auth_mint_scoped(alg, key, keylen, sub, role, NULL, ttl_s, issuer, audience, now, NULL,
+                            0, NULL, 0, out);
 }

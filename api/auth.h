@@ -76,12 +76,13 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
 int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
               enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
               char **out);
-/* The same with a reporter scope: pools and hosts (names or ids; either may be empty, and
- * a token with neither is unscoped). */
+/* The same in a project (its name; NULL: a role without a project — a platform admin, or
+ * the project named default for the other roles), with a reporter scope: pools and hosts
+ * (names or ids; either may be empty, and a token with neither is unscoped). */
 int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-                     enum api_role role, long ttl_s, const char *issuer, const char *audience,
-                     int64_t now, const char *const *pools, size_t npools, const char *const *hosts,
-                     size_t nhosts, char **out);
+                     enum api_role role, const char *project, long ttl_s, const char *issuer,
+                     const char *audience, int64_t now, const char *const *pools, size_t npools,
+                     const char *const *hosts, size_t nhosts, char **out);
 /* A project name as tokens carry it: 1-63 of [a-z0-9._-], starting with a letter or digit. */
 int auth_project_name_ok(const char *s);
 /* Validates one scope member (a pool or host name or id): 1-128 characters, no control

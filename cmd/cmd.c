@@ -11,6 +11,8 @@ int cmd_usage(FILE *out)
             "  worker [--migrate]     run job workers only (no API)\n"
             "  migrate                apply pending database migrations\n"
             "  token --sub NAME --role viewer|operator|admin|reporter [--ttl 15m]\n"
+            "        [--project NAME]   the role in that project (without: an admin is a\n"
+            "                         platform admin, other roles act on project default)\n"
             "        [--pool NAME_OR_ID]... [--host NAME_OR_ID]...   (reporter scope)\n"
             "        [--private-key-file EC_P256.pem]   print a signed JWT (HS256 with\n"
             "                         GPUFLEET_JWT_SECRET_FILE, or ES256 with the key file)\n"

@@ -1,5 +1,7 @@
 /* token.c — gpufleetd token: mints a signed JWT for a role (HS256 with the configured
- * secret, or ES256 with a private key file), optionally scoped for a reporter. */
+ * secret, or ES256 with a private key file), in a project (--project NAME: the role is held
+ * there; without it an admin is a platform admin and the other roles act on the project
+ * named default), optionally scoped for a reporter. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +23,9 @@ int cmd_token(int argc, char **argv)
                                          {"private-key-file", required_argument, NULL, 'k'},
                                          {"pool", required_argument, NULL, 'p'},
                                          {"host", required_argument, NULL, 'h'},
+                                         {"project", required_argument, NULL, 'P'},
                                          {NULL, 0, NULL, 0}};
-    const char *sub = NULL, *role_s = NULL, *ttl_s = "15m", *keyfile = NULL;
+    const char *sub = NULL, *role_s = NULL, *ttl_s = "15m", *keyfile = NULL, *project = NULL;
     const char *pools[AUTH_MAX_SCOPE_ITEMS], *hosts[AUTH_MAX_SCOPE_ITEMS];
     size_t npools = 0, nhosts = 0;
     int c;
@@ -33,6 +36,12 @@ int cmd_token(int argc, char **argv)
         case 'r': role_s = optarg; break;
         case 't': ttl_s = optarg; break;
         case 'k': keyfile = optarg; break;
+        case 'P':
+            if (!auth_project_name_ok(optarg))
+                return cmd_fatal("token", "--project takes a project name: 1-63 of a-z, 0-9, "
+                                          "'.', '_' and '-', starting with a letter or digit");
+            project = optarg;
+            break;
         case 'p':
         case 'h':
             if (!auth_scope_item_ok(optarg))
@@ -84,9 +93,9 @@ int cmd_token(int argc, char **argv)
     }
     key[keylen] = '\0'; /* PEM text for ES256 */
     char *tok = NULL;
-    int rc = auth_mint_scoped(keyfile ? JWT_ALG_ES256 : JWT_ALG_HS256, key, keylen, sub, role, ttl,
-                              cfg.jwt_issuer, cfg.jwt_audience, (int64_t)time(NULL), pools, npools,
-                              hosts, nhosts, &tok);
+    int rc = auth_mint_scoped(keyfile ? JWT_ALG_ES256 : JWT_ALG_HS256, key, keylen, sub, role,
+                              project, ttl, cfg.jwt_issuer, cfg.jwt_audience, (int64_t)time(NULL),
+                              pools, npools, hosts, nhosts, &tok);
     secret_free(key, keylen);
     config_free(&cfg);
     if (rc != 0)

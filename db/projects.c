@@ -50,7 +50,7 @@ const struct db_stmt db_project_stmts[] = {
      "  SELECT p.id, j.key, j.value::int FROM p, json_each_text(coalesce($6::json, '{}')) j)"
      " SELECT id::text FROM p"},
     {"project_get", "SELECT " PROJECT_DOC("p") " AS doc FROM projects p WHERE " BY_REF(
-        "p") " AND " SCOPED("p.id")},
+                        "p") " AND " SCOPED("p.id")},
     {"project_settings",
      "SELECT json_build_object('description', p.description, 'budget', json_build_object("
      " 'monthly', p.budget_monthly, 'thresholds_pct', p.budget_thresholds, 'on_exhausted',"
@@ -70,10 +70,11 @@ const struct db_stmt db_project_stmts[] = {
      "  SELECT u.id, j.key, j.value::int FROM u, json_each_text($6::json) j"
      "  WHERE $6::json IS NOT NULL"},
     {"project_delete", "DELETE FROM projects WHERE id = $1::uuid"},
-    {"project_list", "SELECT " PROJECT_DOC("p") " AS doc, p.seq::text AS key FROM projects p"
-                     " WHERE ($1::text IS NULL OR starts_with(p.name, $1)) AND " SCOPED(
-                         "p.id") " AND p.seq > coalesce($3::bigint, 0) ORDER BY p.seq"
-                                 " LIMIT $4::int"},
+    {"project_list",
+     "SELECT " PROJECT_DOC("p") " AS doc, p.seq::text AS key FROM projects p"
+                                " WHERE ($1::text IS NULL OR starts_with(p.name, $1)) AND " SCOPED(
+                                    "p.id") " AND p.seq > coalesce($3::bigint, 0) ORDER BY p.seq"
+                                            " LIMIT $4::int"},
     {"member_list",
      "SELECT json_build_object('subject', m.subject, 'role', m.role, 'created_by', m.created_by,"
      " 'created_at', " DB_TS("m.created_at") ")::text AS doc, m.subject AS key"
@@ -137,8 +138,8 @@ enum db_status db_project_settings(struct db_conn *c, const char *id, char **jso
 enum db_status db_project_update(struct db_conn *c, const char *id, const struct db_project_in *in,
                                  char **doc)
 {
-    const char *p[6] = {id,           in->description,  in->budget_monthly,
-                        in->thresholds, in->on_exhausted, in->quotas};
+    const char *p[6] = {
+        id, in->description, in->budget_monthly, in->thresholds, in->on_exhausted, in->quotas};
     enum db_status s = db_exec_noresult(c, "project_update", 6, p);
     if (s < 0)
         return s;

@@ -12,10 +12,10 @@
 /* A project as written: NULL members keep the stored value on an update. */
 struct db_project_in {
     const char *name, *description;
-    const char *budget_monthly;    /* decimal text, "" for none (NULL keeps) */
-    const char *thresholds;        /* int[] literal "{50,80,100}" (NULL keeps) */
-    const char *on_exhausted;      /* notify, refuse_new, stop_idle (NULL keeps) */
-    const char *quotas;            /* {"model": n, ...} as JSON text; replaces all (NULL keeps) */
+    const char *budget_monthly; /* decimal text, "" for none (NULL keeps) */
+    const char *thresholds;     /* int[] literal "{50,80,100}" (NULL keeps) */
+    const char *on_exhausted;   /* notify, refuse_new, stop_idle (NULL keeps) */
+    const char *quotas;         /* {"model": n, ...} as JSON text; replaces all (NULL keeps) */
     const char *created_by;
 };
 /* FK violation: a quota names no GPU model; unique violation: the name is taken. */

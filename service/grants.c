@@ -11,7 +11,7 @@
 #include "common/util.h"
 #include "db/projects.h"
 
-#define MEMBER_SLOTS 512 /* cached subjects (a hash table; a collision replaces) */
+#define MEMBER_SLOTS    512 /* cached subjects (a hash table; a collision replaces) */
 #define MAX_MEMBERSHIPS 64
 
 struct member_slot {

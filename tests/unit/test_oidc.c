@@ -535,7 +535,7 @@ static void reporter_scope_claims(void)
     const char *pools[] = {"pool-a", "0F9C3A52-7E1B-4C7D-9A0B-1C2D3E4F5A6B"};
     const char *hosts[] = {"gpu-07"};
     char *tok = NULL, bearer[4096];
-    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, 300, "gpufleet",
+    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, NULL, 300, "gpufleet",
                            "gpufleet", NOW, pools, 2, hosts, 1, &tok) == 0);
     snprintf(bearer, sizeof bearer, "Bearer %s", tok);
     free(tok);
@@ -548,7 +548,7 @@ static void reporter_scope_claims(void)
     CHECK(p.scope != NULL && strstr(p.scope, "pool-a") != NULL);
     auth_principal_clear(&p);
     /* Pools only; an empty pools array is a scope of nothing (not unscoped). */
-    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, 300, "gpufleet",
+    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, NULL, 300, "gpufleet",
                            "gpufleet", NOW, pools, 1, NULL, 0, &tok) == 0);
     snprintf(bearer, sizeof bearer, "Bearer %s", tok);
     free(tok);
@@ -593,7 +593,7 @@ static void reporter_scope_claims(void)
     const char *many[AUTH_MAX_SCOPE_ITEMS + 1];
     for (int i = 0; i <= AUTH_MAX_SCOPE_ITEMS; i++)
         many[i] = "p";
-    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, 300, "gpufleet",
+    CHECK(auth_mint_scoped(JWT_ALG_HS256, key, 32, "rep", ROLE_REPORTER, NULL, 300, "gpufleet",
                            "gpufleet", NOW, many, AUTH_MAX_SCOPE_ITEMS + 1, NULL, 0, &tok) != 0);
     CHECK(auth_scope_item_ok("pool a") && !auth_scope_item_ok("") && !auth_scope_item_ok("a\nb"));
     auth_free(&a);

@@ -199,7 +199,7 @@ function waitExit(child, ms) {
  *   readyTimeoutMs  default 15000
  *
  * Returns {url, port, env, logPath, process, database, secrets,
- *          token(role, {sub, ttl, args}), jwtSecret(), alive(), stop()}.
+ *          token(role, {sub, ttl, project, args}), jwtSecret(), alive(), stop()}.
  */
 async function startServer(options = {}) {
   const name = options.name || 'server';
@@ -286,8 +286,9 @@ async function startServer(options = {}) {
     /** Tokens handed out by token(); the secret-grep test checks the log for them. */
     tokens,
     /** Mint a token with `gpufleetd token` (same configuration as the server). */
-    token(role, { sub = `test-${role}`, ttl = '15m', args = [] } = {}) {
-      const r = runBin(['token', '--sub', sub, '--role', role, '--ttl', ttl, ...args], env);
+    token(role, { sub = `test-${role}`, ttl = '15m', project, args = [] } = {}) {
+      const p = project ? ['--project', project] : [];
+      const r = runBin(['token', '--sub', sub, '--role', role, '--ttl', ttl, ...p, ...args], env);
       if (r.status !== 0) throw new Error(`gpufleetd token failed (${r.status}): ${r.stderr}`);
       const t = r.stdout.trim();
       tokens.add(t);
