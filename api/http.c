@@ -18,6 +18,7 @@
 #include "api/metrics.h"
 #include "api/role.h"
 #include "api/routes.h"
+#include "api/scope.h"
 #include "api/server.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -56,6 +57,7 @@ static void req_free(struct api_req *r)
     free(r->idem_key);
     free(r->reply_body);
     free(r->reply_location);
+    api_scope_free(r);
     auth_principal_clear(&r->principal);
     free(r);
 }
