@@ -66,7 +66,7 @@ PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_comp
 PLAN_SRC   += planner/scope.c
 DB_SRC     += db/projects.c
 SVC_SRC    += service/grants.c
-API_SRC    += api/scope.c
+API_SRC    += api/scope.c api/projects.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c

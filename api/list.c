@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/scope.h"
 #include "common/sbuf.h"
 #include "common/util.h"
 
@@ -252,6 +253,16 @@ enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def)
     if (q.after != NULL && def->valid_key != NULL && !def->valid_key(q.after)) {
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
+    }
+    q.scope = api_scope_read(r);
+    for (int i = 0; i < def->nfilters; i++) {
+        if (strcmp(def->filters[i].name, "project") != 0 || q.values[i] == NULL)
+            continue;
+        if (api_filter_project(r, q.values[i], q.project_id) != 0) {
+            api_list_query_free(&q);
+            return MHD_YES;
+        }
+        q.values[i] = q.project_id;
     }
     struct serve_arg a = {def, &q, def->fetch ? json_array() : NULL, {NULL}};
     enum db_status s = db_run(serve_fn, &a);

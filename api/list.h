@@ -22,6 +22,11 @@ struct list_query {
     long limit;
     char *after;                          /* decoded cursor position, or NULL (owned) */
     const char *values[LIST_MAX_FILTERS]; /* MHD-owned, index as in the filter table */
+    /* Set by api_list_serve: the caller's read scope (api/scope.h: a uuid[] literal, NULL
+     * for every project), and the ?project= filter as a project id (a list whose filter
+     * table has a "project" entry; its value is then this id). */
+    const char *scope;
+    char project_id[37];
 };
 
 /* Parses limit, cursor (of the given kind) and the filters. Unknown or repeated

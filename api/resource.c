@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/list.h"
+#include "api/scope.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -75,18 +76,42 @@ enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
 struct get_arg {
     const char *id;
     api_doc_fetch fetch;
+    api_doc_fetch_in fetch_in;
+    const char *scope;
     char *doc;
 };
 
 static enum db_status get_fn(struct db_conn *c, void *arg)
 {
     struct get_arg *a = arg;
-    return a->fetch(c, a->id, &a->doc);
+    return a->fetch_in ? a->fetch_in(c, a->id, a->scope, &a->doc) : a->fetch(c, a->id, &a->doc);
 }
+
+static char *fetch_doc(struct api_req *r, struct get_arg *a, const char *what);
 
 char *api_fetch_document(struct api_req *r, const char *id, const char *what, api_doc_fetch fetch)
 {
-    struct get_arg a = {id, fetch, NULL};
+    struct get_arg a = {id, fetch, NULL, NULL, NULL};
+    return fetch_doc(r, &a, what);
+}
+
+char *api_fetch_document_in(struct api_req *r, const char *id, const char *what,
+                            api_doc_fetch_in fetch)
+{
+    struct get_arg a = {id, NULL, fetch, api_scope_read(r), NULL};
+    return fetch_doc(r, &a, what);
+}
+
+enum MHD_Result api_get_document_in(struct api_req *r, const char *id, const char *what,
+                                    api_doc_fetch_in fetch)
+{
+    char *doc = api_fetch_document_in(r, id, what, fetch);
+    return doc ? api_reply_text(r, MHD_HTTP_OK, doc, NULL) : MHD_YES;
+}
+
+static char *fetch_doc(struct api_req *r, struct get_arg *arg, const char *what)
+{
+    struct get_arg a = *arg;
     enum db_status s = db_run(get_fn, &a);
     if (s < 0) {
         free(a.doc); /* a fetch may fill it before a later statement fails */

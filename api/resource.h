@@ -45,6 +45,16 @@ enum MHD_Result api_get_document(struct api_req *r, const char *id, const char *
  * returns it (caller frees), or NULL after replying 404, 503 or 500. */
 char *api_fetch_document(struct api_req *r, const char *id, const char *what, api_doc_fetch fetch);
 
+/* The same for a project-owned document: fetch filters by the caller's read scope
+ * (api/scope.h: a uuid[] literal, NULL for every project), so another project's document
+ * answers 404 as one that does not exist. */
+typedef enum db_status (*api_doc_fetch_in)(struct db_conn *c, const char *id, const char *scope,
+                                           char **doc);
+enum MHD_Result api_get_document_in(struct api_req *r, const char *id, const char *what,
+                                    api_doc_fetch_in fetch);
+char *api_fetch_document_in(struct api_req *r, const char *id, const char *what,
+                            api_doc_fetch_in fetch);
+
 /* Runs fn in a transaction (db_run_tx) whose output is one rendered document, *doc, which
  * fn sets. *doc is owned here until the transaction ends: it is freed before every
  * attempt (a retried transaction starts over) and when the transaction fails after fn

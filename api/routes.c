@@ -17,6 +17,7 @@
 #include "api/hosts.h"
 #include "api/metrics.h"
 #include "api/pools.h"
+#include "api/projects.h"
 #include "api/recommend.h"
 #include "api/recovery.h"
 #include "api/rollouts.h"
@@ -46,6 +47,21 @@ const struct api_route api_routes[] = {
     ROUTE("GET", "/ui/{file}", api_ui_file, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),
     ROUTE("GET", "/v1/audit-events", api_audit_list, ROLES_ADMIN, 0, "api/audit.c"),
     ROUTE("GET", "/v1/audit-events/{id}", api_audit_get, ROLES_ADMIN, 0, "api/audit.c"),
+    ROUTE("GET", "/v1/me", api_me, ROLES_READ | ROLE_REPORTER, 0, "api/projects.c"),
+    ROUTE("GET", "/v1/projects", api_projects_list, ROLES_READ, 0, "api/projects.c"),
+    ROUTE("POST", "/v1/projects", api_projects_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/projects.c"),
+    ROUTE("GET", "/v1/projects/{id}", api_projects_get, ROLES_READ, 0, "api/projects.c"),
+    ROUTE("PATCH", "/v1/projects/{id}", api_projects_patch, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/projects.c"),
+    ROUTE("DELETE", "/v1/projects/{id}", api_projects_delete, ROLES_ADMIN, ROUTE_MUTATES,
+          "api/projects.c"),
+    ROUTE("GET", "/v1/projects/{id}/members", api_project_members_list, ROLES_ADMIN, 0,
+          "api/projects.c"),
+    ROUTE("PUT", "/v1/projects/{id}/members/{subject}", api_project_members_put, ROLES_ADMIN,
+          ROUTE_BODY | ROUTE_MUTATES, "api/projects.c"),
+    ROUTE("DELETE", "/v1/projects/{id}/members/{subject}", api_project_members_delete, ROLES_ADMIN,
+          ROUTE_MUTATES, "api/projects.c"),
     ROUTE("GET", "/v1/gpu-models", api_gpu_models_list, ROLES_READ, 0, "api/gpu_models.c"),
     ROUTE("POST", "/v1/gpu-models", api_gpu_models_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
           "api/gpu_models.c"),

@@ -84,7 +84,8 @@ int api_create_project(struct api_req *r, unsigned roles, char id[37], char name
     const json_t *v = json_object_get(r->json, "project");
     const char *ref = json_string_value(v);
     if (v != NULL && (ref == NULL || strlen(ref) == 0 || strlen(ref) > 64)) {
-        api_reply_problem(r, API_ERR_INVALID_FIELD, "project", "project must be a project's name or id");
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "project",
+                          "project must be a project's name or id");
         return -1;
     }
     if (ref == NULL) {

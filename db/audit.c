@@ -15,7 +15,9 @@
 const struct db_stmt db_audit_stmts[] = {
     {"audit_insert",
      "INSERT INTO audit_events (principal, role, action, resource_type, resource_id, method, "
-     "path, status, request_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::int, $9, $10)"},
+     "path, status, request_id, reason, project_id, before, after) VALUES ($1, $2, $3, $4, $5,"
+     " $6, $7, $8::int, $9, $10, coalesce($11::uuid, audit_project($4, $5)), $12::jsonb,"
+     " $13::jsonb)"},
     {"audit_list", "SELECT " AUDIT_COLS " FROM audit_events"
                    " WHERE ($1::text IS NULL OR principal = $1)"
                    "   AND ($2::text IS NULL OR action = $2)"
@@ -33,9 +35,10 @@ enum db_status db_audit_insert(struct db_conn *c, const struct db_audit_event *e
 {
     char status[16];
     snprintf(status, sizeof status, "%d", ev->status);
-    const char *p[10] = {ev->principal, ev->role, ev->action, ev->resource_type, ev->resource_id,
-                         ev->method,    ev->path, status,     ev->request_id,    ev->reason};
-    return db_exec_noresult(c, "audit_insert", 10, p);
+    const char *p[13] = {ev->principal,  ev->role,   ev->action, ev->resource_type, ev->resource_id,
+                         ev->method,     ev->path,   status,     ev->request_id,    ev->reason,
+                         ev->project_id, ev->before, ev->after};
+    return db_exec_noresult(c, "audit_insert", 13, p);
 }
 
 /* Row i as an AuditEvent with its keyset value in "_key"; NULL when out of memory. */

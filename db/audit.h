@@ -11,6 +11,9 @@ struct db_audit_event {
     const char *method, *path, *request_id;
     int status;
     const char *reason; /* or NULL */
+    /* The project the act concerns (NULL: from the resource, audit_project()); for a
+     * change of settings, the values before and after as JSON texts (or NULL). */
+    const char *project_id, *before, *after;
 };
 
 /* Inserts one event (call inside the transaction of the change it records). */

@@ -231,3 +231,25 @@ CREATE TRIGGER projects_notify AFTER INSERT OR UPDATE OR DELETE ON projects
 CREATE TRIGGER project_members_notify AFTER INSERT OR UPDATE OR DELETE ON project_members
     FOR EACH STATEMENT EXECUTE FUNCTION projects_notify();
 COMMENT ON FUNCTION projects_notify() IS 'NOTIFY gpufleet_projects when projects or memberships change.';
+
+-- The project an audit row concerns, from its resource, when the writer does not name it.
+CREATE FUNCTION audit_project(p_type text, p_id text) RETURNS uuid LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF p_id IS NULL OR p_id !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+        RETURN NULL;
+    END IF;
+    RETURN CASE p_type
+        WHEN 'project' THEN p_id::uuid
+        WHEN 'host' THEN (SELECT project_id FROM hosts WHERE id = p_id::uuid)
+        WHEN 'pool' THEN (SELECT project_id FROM pools WHERE id = p_id::uuid)
+        WHEN 'credential' THEN (SELECT project_id FROM credentials WHERE id = p_id::uuid)
+        WHEN 'brief' THEN (SELECT project_id FROM briefs WHERE id = p_id::uuid)
+        WHEN 'stack' THEN (SELECT project_id FROM stacks WHERE id = p_id::uuid)
+        WHEN 'webhook' THEN (SELECT project_id FROM webhooks WHERE id = p_id::uuid)
+        WHEN 'job' THEN (SELECT h.project_id FROM jobs j JOIN hosts h ON h.id = j.host_id
+                          WHERE j.id = p_id::uuid)
+        WHEN 'rollout' THEN (SELECT p.project_id FROM rollouts r JOIN pools p ON p.id = r.pool_id
+                              WHERE r.id = p_id::uuid)
+        ELSE NULL END;
+END $$;
+COMMENT ON FUNCTION audit_project(text, text) IS 'The project of an audited resource (by type and id), or NULL.';

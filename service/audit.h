@@ -14,4 +14,17 @@ enum db_status svc_audit(struct db_conn *c, const struct actor *who, const char 
                          const char *resource_type, const char *resource_id, int status,
                          const char *reason);
 
+/* The audit row of a change of settings (a project, a membership, a quota, a budget, a
+ * credential's binding): the values before and after as JSON texts (either may be NULL),
+ * in project_id (NULL: from the resource). */
+enum db_status svc_audit_change(struct db_conn *c, const struct actor *who, const char *action,
+                                const char *resource_type, const char *resource_id,
+                                const char *project_id, int status, const char *before,
+                                const char *after);
+/* Every member of the row. */
+enum db_status svc_audit_row(struct db_conn *c, const struct actor *who, const char *action,
+                             const char *resource_type, const char *resource_id, int status,
+                             const char *reason, const char *project_id, const char *before,
+                             const char *after);
+
 #endif

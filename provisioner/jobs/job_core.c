@@ -175,8 +175,15 @@ static enum db_status audit_system(struct db_conn *c, const struct job_task *t, 
 {
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%s", t->job.id);
-    struct db_audit_event ev = {actor(t), "system", action,    "host", t->job.host_id,
-                                "WORKER", path,     t->job.id, status, NULL};
+    struct db_audit_event ev = {.principal = actor(t),
+                                .role = "system",
+                                .action = action,
+                                .resource_type = "host",
+                                .resource_id = t->job.host_id,
+                                .method = "WORKER",
+                                .path = path,
+                                .request_id = t->job.id,
+                                .status = status};
     return db_audit_insert(c, &ev);
 }
 
