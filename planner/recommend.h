@@ -147,7 +147,7 @@ struct plan_rec_host {
     int has_cpu[PLAN_UNIT_COUNT], has_prev_cpu[PLAN_UNIT_COUNT];
     double cpu[PLAN_UNIT_COUNT], prev_cpu[PLAN_UNIT_COUNT];
     /* the pool's GPUs, for reuse; gpu NULL when the model is unknown */
-    const struct plan_gpu *gpu;
+    const struct gpu_model *gpu;
     long gpu_count;
 };
 
@@ -157,7 +157,7 @@ struct plan_rec_brief {
     double ttft_ms, tail_ms, queue_delay_s; /* targets */
     int sized;                              /* sizing, precision and opts are set */
     struct plan_sizing sizing;
-    enum plan_precision precision;
+    enum gpu_precision precision;
 };
 
 /* Applies the rules. hosts and briefs sorted by id. Appends recommendations to items

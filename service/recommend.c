@@ -123,7 +123,7 @@ static const struct plan_cost *find_cost(const struct window_costs *w, const cha
     return NULL;
 }
 
-static const struct plan_gpu *find_gpu(const struct svc_catalog *cat, const char *key)
+static const struct gpu_model *find_gpu(const struct svc_catalog *cat, const char *key)
 {
     for (size_t i = 0; cat && key && i < cat->n; i++)
         if (strcmp(cat->gpus[i].key, key) == 0)

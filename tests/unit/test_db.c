@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "db/db_pg.h"
 #include "db/decode.h"
 #include "tests/unit/unit.h"
@@ -354,8 +355,8 @@ static void gpu_catalog(void)
     CHECK_STR(cat.gpus[0].key, "h100");
     CHECK_STR(cat.gpus[0].display_name, "NVIDIA H100");
     CHECK(cat.gpus[0].memory_gib == 80 && cat.gpus[0].smi_memory_mib == 81559);
-    int fp8 = plan_lookup(plan_precision_names, "fp8");
-    int bf16 = plan_lookup(plan_precision_names, "bf16");
+    int fp8 = util_lookup(gpu_precision_names, "fp8");
+    int bf16 = util_lookup(gpu_precision_names, "bf16");
     CHECK(fp8 >= 0 && bf16 >= 0);
     CHECK(cat.gpus[0].formats == ((1u << fp8) | (1u << bf16)));
     CHECK_STR(cat.gpus[1].key, "l4");
