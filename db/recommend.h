@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/usage.h"
 #include "db/db.h"
-#include "planner/costs.h"
 #include "planner/recommend.h"
 
 /* What the recommendations read as of at, in the caller's transaction. The strings
@@ -17,7 +17,7 @@
  * db_rec_input_free frees it and leaves it zeroed.
  *
  *   held, held_seconds  every host, ordered by id, with its pool's prices (held_seconds
- *          of plan_cost_host 0) and its held seconds in the windows DB_REC_HOUR
+ *          of usage_host 0) and its held seconds in the windows DB_REC_HOUR
  *          [at − 1 h, at), DB_REC_DAY [at − 24 h, at) and DB_REC_PREV [at − 48 h, at − 24 h).
  *   usage  work reports as of at, summed per host, brief, unit, part and lb, ordered by
  *          host id, brief id (nulls first), unit, part: see struct db_rec_usage.
@@ -26,7 +26,7 @@
 enum { DB_REC_HOUR, DB_REC_DAY, DB_REC_PREV, DB_REC_WINDOWS };
 
 struct db_rec_usage {
-    struct plan_cost_row row; /* row.host indexes held, or is DB_NO_HOST */
+    struct usage_row row; /* row.host indexes held, or is DB_NO_HOST */
     const char *host_id;
     /* By window_start: 0 the hour [at − 1 h, at), 1 the rest of the day
      * [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h). */
@@ -85,7 +85,7 @@ struct db_rec_isolated {
 
 struct db_rec_input {
     size_t nheld, nusage, nhosts, nbriefs, ngpu, nisolated, nevents;
-    struct plan_cost_host *held;
+    struct usage_host *held;
     double (*held_seconds)[DB_REC_WINDOWS]; /* held_seconds[i][w] of held[i] */
     struct db_rec_usage *usage;
     struct db_rec_host *hosts;

@@ -188,7 +188,7 @@ static json_t *cost_side(const struct db_cost_input *in, const char *pool_id, co
     int unit = -1;
     if (g != NULL) {
         plan_cost_finish(&g->acc, &pc);
-        for (int k = 0; k < PLAN_UNIT_COUNT; k++)
+        for (int k = 0; k < USAGE_UNIT_COUNT; k++)
             if (pc.has_unit[k] && (unit < 0 || pc.completed[k] > pc.completed[unit]))
                 unit = k;
     }
@@ -198,7 +198,7 @@ static json_t *cost_side(const struct db_cost_input *in, const char *pool_id, co
                          "cost", "cost_per_unit", "currency", "USD");
     else
         side = json_pack(
-            "{s:s,s:s,s:s,s:I,s:f,s:o,s:s}", "from", from, "to", to, "unit", plan_unit_names[unit],
+            "{s:s,s:s,s:s,s:I,s:f,s:o,s:s}", "from", from, "to", to, "unit", usage_unit_names[unit],
             "units", (json_int_t)pc.completed[unit], "cost", pc.total, "cost_per_unit",
             pc.has_cost_per_unit[unit] ? json_real(pc.cost_per_unit[unit]) : json_null(),
             "currency", "USD");

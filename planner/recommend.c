@@ -7,6 +7,7 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "planner/costs.h"
 
 const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
                                         "reuse", "investigate", NULL};
@@ -278,16 +279,16 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
     }
     json_t *rises = json_object();
     char units[128] = "";
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
         if (!h->has_cpu[k] || !h->has_prev_cpu[k] || h->prev_cpu[k] <= 0 ||
             !(h->cpu[k] > h->prev_cpu[k] * (1 + h->th.cost_increase)))
             continue;
-        json_object_set_new(rises, plan_unit_names[k],
+        json_object_set_new(rises, usage_unit_names[k],
                             json_pack("{s:f,s:f,s:f}", "cost_per_unit", h->cpu[k],
                                       "previous_cost_per_unit", h->prev_cpu[k], "change",
                                       r4(h->cpu[k] / h->prev_cpu[k] - 1)));
         size_t u = strlen(units);
-        snprintf(units + u, sizeof units - u, "%s%s", u ? ", " : "", plan_unit_names[k]);
+        snprintf(units + u, sizeof units - u, "%s%s", u ? ", " : "", usage_unit_names[k]);
     }
     if (json_object_size(rises) == 0) {
         json_decref(rises);

@@ -64,7 +64,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "planner/costs.h"
+#include "common/usage.h"
 #include "planner/sizing.h"
 
 #define PLAN_REC_IDLE_DEFAULT_S 1800.0
@@ -144,8 +144,8 @@ struct plan_rec_host {
     /* day and previous day */
     int has_share;
     double failed_share;
-    int has_cpu[PLAN_UNIT_COUNT], has_prev_cpu[PLAN_UNIT_COUNT];
-    double cpu[PLAN_UNIT_COUNT], prev_cpu[PLAN_UNIT_COUNT];
+    int has_cpu[USAGE_UNIT_COUNT], has_prev_cpu[USAGE_UNIT_COUNT];
+    double cpu[USAGE_UNIT_COUNT], prev_cpu[USAGE_UNIT_COUNT];
     /* the pool's GPUs, for reuse; gpu NULL when the model is unknown */
     const struct gpu_model *gpu;
     long gpu_count;

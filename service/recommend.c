@@ -70,8 +70,8 @@ static int in_window(const struct db_rec_usage *u, int win)
 static int window_costs(const struct db_rec_input *in, int win, struct window_costs *out)
 {
     size_t nh = in->nheld, n = 0;
-    struct plan_cost_host *hosts = calloc(nh + 1, sizeof *hosts);
-    struct plan_cost_row *rows = calloc(in->nusage + 1, sizeof *rows);
+    struct usage_host *hosts = calloc(nh + 1, sizeof *hosts);
+    struct usage_row *rows = calloc(in->nusage + 1, sizeof *rows);
     struct plan_cost_group *groups = NULL;
     size_t ng = 0;
     int rc = -1;
@@ -316,13 +316,13 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         if (c) {
             h->has_share = c->has_share;
             h->failed_share = c->failed_retried_share;
-            for (int kk = 0; kk < PLAN_UNIT_COUNT; kk++) {
+            for (int kk = 0; kk < USAGE_UNIT_COUNT; kk++) {
                 h->has_cpu[kk] = c->has_cost_per_unit[kk];
                 h->cpu[kk] = c->cost_per_unit[kk];
             }
         }
         c = find_cost(&wc[DB_REC_PREV], h->id);
-        for (int kk = 0; c && kk < PLAN_UNIT_COUNT; kk++) {
+        for (int kk = 0; c && kk < USAGE_UNIT_COUNT; kk++) {
             h->has_prev_cpu[kk] = c->has_cost_per_unit[kk];
             h->prev_cpu[kk] = c->cost_per_unit[kk];
         }

@@ -115,16 +115,16 @@ static void cost_decode(void)
     CHECK(in.hosts[0].prices.per_hour == 4 && in.hosts[0].prices.storage_per_gb_month == 0.1 &&
           in.hosts[0].prices.egress_per_gb == 0.05 && in.hosts[0].prices.overhead_pct == 10);
     CHECK(in.hosts[0].held_seconds == 3600 && in.hosts[1].held_seconds == 0);
-    const struct plan_cost_row *w = &in.rows[0];
+    const struct usage_row *w = &in.rows[0];
     CHECK(w->host == 0 && w->brief_id == NULL && w->brief_name == NULL);
-    CHECK(w->unit == PLAN_UNIT_TOKENS && w->reports == 1 && w->completed == 120000);
+    CHECK(w->unit == USAGE_UNIT_TOKENS && w->reports == 1 && w->completed == 120000);
     CHECK(w->failed == 6000 && w->retried == 0 && w->busy_seconds == 2880);
     CHECK(w->covered_seconds == 3600 && w->storage_gb_seconds == 7200000);
     CHECK(w->storage_seconds == 3600 && w->bytes_moved == 5e9);
-    CHECK(in.rows[1].host == 0 && in.rows[1].unit == PLAN_UNIT_REQUESTS);
+    CHECK(in.rows[1].host == 0 && in.rows[1].unit == USAGE_UNIT_REQUESTS);
     CHECK_STR(in.rows[1].brief_id, "b1");
     CHECK_STR(in.rows[1].brief_name, "B");
-    CHECK(in.rows[2].host == 1 && in.rows[2].unit == PLAN_UNIT_ITEMS && in.rows[2].completed == 7);
+    CHECK(in.rows[2].host == 1 && in.rows[2].unit == USAGE_UNIT_ITEMS && in.rows[2].completed == 7);
     db_cost_input_free(&in);
     CHECK(in.hosts == NULL && in.rows == NULL && in.nhosts == 0 && in.res[0] == NULL);
     db_cost_input_free(&in); /* twice: harmless */

@@ -293,11 +293,11 @@ static void investigate_rule(void)
     h.th.failed_share = 0.05;
     h.failed_share = 0;
     /* Cost per unit: +25% exactly is not over. */
-    h.has_cpu[PLAN_UNIT_TOKENS] = h.has_prev_cpu[PLAN_UNIT_TOKENS] = 1;
-    h.prev_cpu[PLAN_UNIT_TOKENS] = 0.00004;
-    h.cpu[PLAN_UNIT_TOKENS] = 0.00005;
+    h.has_cpu[USAGE_UNIT_TOKENS] = h.has_prev_cpu[USAGE_UNIT_TOKENS] = 1;
+    h.prev_cpu[USAGE_UNIT_TOKENS] = 0.00004;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.00005;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000501;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000501;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
     i = first("investigate");
     CHECK_STR(json_string_value(json_object_get(i, "rule")), "cost_per_unit");
@@ -308,15 +308,15 @@ static void investigate_rule(void)
     /* A pool's +50% threshold: +25.25% is not over it, +50.25% is. */
     h.th.cost_increase = 0.5;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000601;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000601;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
     h.th.cost_increase = 0.25;
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000501;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000501;
     /* Without a previous figure, no comparison. */
-    h.has_prev_cpu[PLAN_UNIT_TOKENS] = 0;
+    h.has_prev_cpu[USAGE_UNIT_TOKENS] = 0;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
     /* Both rules: two recommendations with distinct ids. */
-    h.has_prev_cpu[PLAN_UNIT_TOKENS] = 1;
+    h.has_prev_cpu[USAGE_UNIT_TOKENS] = 1;
     h.failed_share = 0.2;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 2);
     CHECK(strcmp(json_string_value(json_object_get(json_array_get(items, 0), "id")),
