@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gpu.h"
 #include "common/usage.h"
 #include "db/db.h"
-#include "planner/recommend.h"
 
 /* What the recommendations read as of at, in the caller's transaction. The strings
  * borrow from the results, which the struct owns (res: opaque outside db/). Start it
@@ -71,16 +71,16 @@ struct db_rec_brief {
  * of it has a reading); the others count as unread. */
 struct db_rec_gpu {
     const char *host_id;
-    struct plan_rec_gpu_util util;      /* util.interval_s 0: the pool has no setting */
+    struct gpu_util_window util;        /* util.interval_s 0: the pool has no setting */
     struct db_rec_setting idle_gpu_pct; /* the pool's idle_gpu_utilization_pct */
 };
 
 /* A host in state quarantined whose latest move there was monitor_isolated, with its
- * open isolating gpu_events (the oldest PLAN_REC_EVENTS_MAX; raw cut to 512 characters,
- * message to 256). */
+ * open isolating gpu_events (the oldest events_max of db_recommend_read; raw cut to 512
+ * characters, message to 256). */
 struct db_rec_isolated {
     const char *host_id;
-    struct plan_rec_isolation iso; /* iso.events points into db_rec_input.events */
+    struct gpu_isolation iso; /* iso.events points into db_rec_input.events */
 };
 
 struct db_rec_input {
@@ -92,10 +92,14 @@ struct db_rec_input {
     struct db_rec_brief *briefs;
     struct db_rec_gpu *gpu;           /* ordered by host id */
     struct db_rec_isolated *isolated; /* ordered by host id */
-    struct plan_rec_gpu_event *events;
+    struct gpu_event *events;
     void *res[6];
 };
-enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in);
+/* The caller gives what the planner decides: idle_default_s, the idle window of a pool
+ * without idle_stop_after_seconds (struct db_rec_gpu), and events_max, how many isolating
+ * events to read per host (struct db_rec_isolated). */
+enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                 int events_max, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
 
 /* Decodes the results of recommend_gpu_util and recommend_isolated into in (filled by

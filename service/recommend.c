@@ -38,7 +38,8 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct rec_arg *a = arg;
     clear(a);
-    enum db_status s = db_recommend_read(c, a->at_us, &a->in);
+    enum db_status s =
+        db_recommend_read(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX, &a->in);
     if (s >= 0)
         a->cat = svc_catalog_get(c, &s);
     return s;
@@ -241,8 +242,8 @@ static void gpu_util(const struct db_rec_input *in, size_t *pos, struct plan_rec
 }
 
 /* The monitor's isolation of host h, or NULL (rows sorted by host id, as for gpu_util). */
-static const struct plan_rec_isolation *isolation(const struct db_rec_input *in, size_t *pos,
-                                                  const char *id)
+static const struct gpu_isolation *isolation(const struct db_rec_input *in, size_t *pos,
+                                             const char *id)
 {
     while (*pos < in->nisolated && strcmp(in->isolated[*pos].host_id, id) < 0)
         (*pos)++;

@@ -266,9 +266,9 @@ static void reuse_needs_both_signals(void)
 }
 
 /* An event of the isolated host (strings borrowed). */
-static struct plan_rec_gpu_event event(long code, const char *raw)
+static struct gpu_event event(long code, const char *raw)
 {
-    struct plan_rec_gpu_event e;
+    struct gpu_event e;
     memset(&e, 0, sizeof e);
     e.kind = "xid";
     e.has_code = 1;
@@ -286,12 +286,11 @@ static struct plan_rec_gpu_event event(long code, const char *raw)
 
 static void isolation_investigate(void)
 {
-    struct plan_rec_gpu_event evs[20];
+    struct gpu_event evs[20];
     evs[0] = event(79, "NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has "
                        "fallen off the bus.\xff\xfe");
-    struct plan_rec_isolation iso = {
-        "Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus",
-        "2025-03-10T11:00:01.000000Z", 1, evs, 1};
+    struct gpu_isolation iso = {"Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus",
+                                "2025-03-10T11:00:01.000000Z", 1, evs, 1};
     struct plan_rec_host h = idle_host();
     h.state = "quarantined";
     h.has_usage = 0; /* no reports: still investigated */
