@@ -124,9 +124,10 @@ DB_SRC     += db/baselines.c
 API_SRC    += api/baselines.c
 UNIT_SRC   += tests/unit/test_baseline.c
 
-# Stack rollouts (docs/rollouts.md): the read side (document, list, cost view) and the
-# routes.
+# Stack rollouts (docs/rollouts.md): the read side (document, list; the cost view's
+# windows read, then priced in service/) and the routes.
 DB_SRC     += db/rollouts_read.c
+SVC_SRC    += service/rollout_cost.c
 API_SRC    += api/rollouts.c
 UNIT_SRC   += tests/unit/test_rollouts_api.c
 # The rollout engine: the planner, the table's writes (create, control, the driver's), the

@@ -111,6 +111,15 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
     }
 }
 
+int plan_cost_main_unit(const struct plan_cost *c)
+{
+    int unit = -1;
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++)
+        if (c->has_unit[k] && (unit < 0 || c->completed[k] > c->completed[unit]))
+            unit = k;
+    return unit;
+}
+
 const char *const plan_group_by_names[] = {"host", "pool", "brief", NULL};
 
 static int same_id(const char *a, const char *b)

@@ -86,6 +86,9 @@ struct plan_cost {
     double idle_hours;   /* held − busy hours, at least 0 */
 };
 void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out);
+/* The unit c completed most of (the first in enum order on a tie), or -1 when it
+ * reported none. */
+int plan_cost_main_unit(const struct plan_cost *c);
 
 /* Rounds half away from zero to the cent (tolerating binary representation error). */
 double plan_round_cents(double dollars);

@@ -228,6 +228,24 @@ static void rounding(void)
           util_lookup(usage_unit_names, NULL) == -1);
 }
 
+/* The unit a group is shown in (a rollout's cost view): the one completed most of. */
+static void main_unit(void)
+{
+    struct plan_cost c = {0};
+    CHECK(plan_cost_main_unit(&c) == -1);
+    c.has_unit[USAGE_UNIT_REQUESTS] = 1; /* reported, nothing completed */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_REQUESTS);
+    c.has_unit[USAGE_UNIT_TOKENS] = 1;
+    c.completed[USAGE_UNIT_TOKENS] = 10;
+    c.has_unit[USAGE_UNIT_ITEMS] = 1;
+    c.completed[USAGE_UNIT_ITEMS] = 12;
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_ITEMS);
+    c.completed[USAGE_UNIT_TOKENS] = 12; /* a tie: the first in enum order */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_TOKENS);
+    c.completed[USAGE_UNIT_VECTORS] = 99; /* not reported: not counted */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_TOKENS);
+}
+
 UNIT_SUITE(costs_tests) = {
     {"costs: held time from state histories", held_time},
     {"costs: the worked example of issue 6", worked_example},
@@ -235,5 +253,6 @@ UNIT_SUITE(costs_tests) = {
     {"costs: no reports, nothing completed, no held time", edge_cases},
     {"costs: grouping by host, pool and brief", grouping},
     {"costs: rounding half away from zero", rounding},
+    {"costs: the unit a group completed most of", main_unit},
     UNIT_END,
 };
