@@ -365,6 +365,69 @@ static void gpu_catalog(void)
     CHECK(cat.gpus == NULL && cat.n == 0);
 }
 
+/* Baselines for the comparison: every condition by its name, integers as integers, SQL
+ * NULL as is_null; the strings borrow from the result the struct owns. */
+static void baselines(void)
+{
+    static const char *const n[] = {"value",     "cache",          "concurrency",   "input",
+                                    "metric",    "stack_id",       "workload_hash", "gpu_count",
+                                    "gpu_model", "model_revision", "framework",     "id"};
+    static const char *const v[] = {
+        "2350.5",
+        "warm",
+        "16",
+        NULL,
+        "tokens_per_second",
+        "s1",
+        "sha256:aa",
+        "8",
+        "H100",
+        "0e9e39f",
+        "vllm",
+        "b1",
+        "12",
+        NULL,
+        NULL,
+        "sharegpt",
+        "items_per_second",
+        "s1",
+        NULL,
+        NULL,
+        "L4",
+        NULL,
+        "tgi",
+        "b2",
+    };
+    struct db_baselines b = {0};
+    CHECK(db_baselines_decode(FAKE(n, v), &b) == DB_MANY_RESULTS);
+    CHECK(b.n == 2);
+    const struct baseline *x = &b.rows[0];
+    CHECK_STR(x->id, "b1");
+    CHECK(x->value == 2350.5);
+    CHECK_STR(x->cond[BL_FRAMEWORK].s, "vllm");
+    CHECK_STR(x->cond[BL_MODEL_REVISION].s, "0e9e39f");
+    CHECK_STR(x->cond[BL_GPU_MODEL].s, "H100");
+    CHECK(!x->cond[BL_GPU_COUNT].is_null && x->cond[BL_GPU_COUNT].i == 8);
+    CHECK(x->cond[BL_GPU_COUNT].s == NULL);
+    CHECK_STR(x->cond[BL_WORKLOAD_HASH].s, "sha256:aa");
+    CHECK_STR(x->cond[BL_METRIC].s, "tokens_per_second");
+    CHECK(x->cond[BL_INPUT].is_null && x->cond[BL_INPUT].s == NULL);
+    CHECK(x->cond[BL_CONCURRENCY].i == 16);
+    CHECK_STR(x->cond[BL_CACHE].s, "warm");
+    const struct baseline *y = &b.rows[1];
+    CHECK_STR(y->id, "b2");
+    CHECK(y->cond[BL_GPU_COUNT].is_null && y->cond[BL_CONCURRENCY].is_null);
+    CHECK(y->cond[BL_MODEL_REVISION].is_null && y->cond[BL_CACHE].is_null);
+    CHECK_STR(y->cond[BL_INPUT].s, "sharegpt");
+    db_baselines_free(&b);
+    CHECK(b.rows == NULL && b.n == 0 && b.res == NULL);
+    db_baselines_free(&b); /* twice: harmless */
+    static const char *const none[1] = {NULL};
+    CHECK(db_baselines_decode(fake(12, n, 0, none), &b) == DB_NO_RESULTS);
+    CHECK(b.n == 0 && b.rows != NULL);
+    db_baselines_free(&b);
+}
+
 /* Events read back: by name, "" pool and host kept as such; freeing empties. */
 static void event_rows(void)
 {
@@ -436,6 +499,7 @@ UNIT_SUITE(db_tests) = {
     {"db: host target out of memory at each copy", host_target_oom},
     {"db: readiness facts decoded by column name", readiness_facts},
     {"db: GPU catalog in one block", gpu_catalog},
+    {"db: baselines decoded by column name", baselines},
     {"db: events read back", event_rows},
     {"db: the pool is made once", pool_init_twice},
     {"db: pool and listener out of memory", pool_listener_oom},
