@@ -41,7 +41,7 @@ endif
 # linked in that order.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
-              common/dheap.c common/actor.c
+              common/dheap.c common/actor.c common/gpu.c common/usage.c common/baseline.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
@@ -123,16 +123,18 @@ UNIT_SRC   += tests/unit/test_recovery.c
 UNIT_SRC   += tests/unit/test_recommend_idle.c
 UNIT_SRC   += tests/unit/test_periodic.c
 
-# Throughput baselines with their conditions (docs/rollouts.md §1): the matching, the table
-# and the comparison, the routes.
+# Throughput baselines with their conditions (docs/rollouts.md §1): the matching, the table,
+# the comparison, the routes.
 PLAN_SRC   += planner/baseline.c
 DB_SRC     += db/baselines.c
+SVC_SRC    += service/baseline.c
 API_SRC    += api/baselines.c
 UNIT_SRC   += tests/unit/test_baseline.c
 
-# Stack rollouts (docs/rollouts.md): the read side (document, list, cost view) and the
-# routes.
+# Stack rollouts (docs/rollouts.md): the read side (document, list; the cost view's
+# windows read, then priced in service/) and the routes.
 DB_SRC     += db/rollouts_read.c
+SVC_SRC    += service/rollout_cost.c
 API_SRC    += api/rollouts.c
 UNIT_SRC   += tests/unit/test_rollouts_api.c
 # The rollout engine: the planner, the table's writes (create, control, the driver's), the

@@ -7,6 +7,7 @@
 #include "api/list.h"
 #include "api/resource.h"
 #include "db/baselines.h"
+#include "service/baseline.h"
 
 /* A GPU name as recorded: printable text of 1 to 400 bytes. */
 static int valid_gpu_model(const char *v)
@@ -43,14 +44,14 @@ static const struct list_filter compare_filters[] = {
 
 struct compare_arg {
     const char *gate_run_id, *stack_id;
-    struct db_baseline_cmp cmp;
+    struct svc_baseline_cmp cmp;
 };
 
 static enum db_status compare_fn(struct db_conn *c, void *arg)
 {
     struct compare_arg *a = arg;
-    db_baseline_cmp_free(&a->cmp);
-    return db_baseline_compare(c, a->gate_run_id, a->stack_id, &a->cmp);
+    svc_baseline_cmp_free(&a->cmp);
+    return svc_baseline_compare(c, a->gate_run_id, a->stack_id, &a->cmp);
 }
 
 enum MHD_Result api_gate_runs_comparison(struct api_req *r)
@@ -71,18 +72,18 @@ enum MHD_Result api_gate_runs_comparison(struct api_req *r)
     enum db_status s = db_run(compare_fn, &a);
     api_list_query_free(&q);
     if (s < 0) {
-        db_baseline_cmp_free(&a.cmp);
+        svc_baseline_cmp_free(&a.cmp);
         return api_reply_db(r, s);
     }
     if (s == DB_NO_RESULTS) {
-        db_baseline_cmp_free(&a.cmp);
+        svc_baseline_cmp_free(&a.cmp);
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL,
                                  "no gate run has this id, or the run recorded no baseline (it "
                                  "was not accepted, or its pool's gate has no workload)");
     }
     json_t *doc = a.cmp.doc;
     a.cmp.doc = NULL;
-    db_baseline_cmp_free(&a.cmp);
+    svc_baseline_cmp_free(&a.cmp);
     return api_reply_json(r, MHD_HTTP_OK, doc, NULL);
 }
 

@@ -12,7 +12,7 @@ enum MHD_Result api_baselines_list(struct api_req *r);
 /* GET /v1/baselines/{id}. */
 enum MHD_Result api_baselines_get(struct api_req *r);
 /* GET /v1/gate-runs/{id}/baseline-comparison?stack=: the baseline the gate run recorded
- * compared with stack's baselines under the same conditions (db_baseline_compare, as a
+ * compared with stack's baselines under the same conditions (svc_baseline_compare, as a
  * rollout compares them); 404 when the run is unknown or recorded no baseline. */
 enum MHD_Result api_gate_runs_comparison(struct api_req *r);
 

@@ -10,9 +10,9 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "common/util.h"
 #include "db/briefs.h"
 #include "planner/brief.h"
-#include "planner/sizing.h"
 
 /* ---- validation ---- */
 
@@ -181,7 +181,7 @@ enum MHD_Result api_briefs_get(struct api_req *r)
 
 static int valid_kind(const char *v)
 {
-    return plan_lookup(kinds, v) >= 0;
+    return util_lookup(kinds, v) >= 0;
 }
 static const struct list_filter brief_filters[] = {
     {"kind", valid_kind,

@@ -44,11 +44,11 @@ static json_t *opt_real(int has, double v)
 static json_t *group_json(const struct plan_cost_group *g, const struct plan_cost *c)
 {
     json_t *units = json_object(), *per = json_object();
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
         if (!c->has_unit[k])
             continue;
-        json_object_set_new(units, plan_unit_names[k], json_integer((json_int_t)c->completed[k]));
-        json_object_set_new(per, plan_unit_names[k],
+        json_object_set_new(units, usage_unit_names[k], json_integer((json_int_t)c->completed[k]));
+        json_object_set_new(per, usage_unit_names[k],
                             c->has_cost_per_unit[k]
                                 ? json_pack("{s:f,s:f}", "per_unit", c->cost_per_unit[k],
                                             "per_1000", c->cost_per_unit[k] * 1000)

@@ -13,7 +13,7 @@
 
 static int valid_action(const char *v)
 {
-    return plan_lookup(plan_rec_actions, v) >= 0;
+    return util_lookup(plan_rec_actions, v) >= 0;
 }
 
 static const struct list_filter rec_filters[] = {

@@ -17,6 +17,7 @@
 #include "api/list.h"
 #include "api/resource.h"
 #include "db/rollouts_read.h"
+#include "service/rollout_cost.h"
 #include "service/rollout_create.h"
 
 #define RO_DEFAULT_RATIO 0.95
@@ -143,7 +144,7 @@ static enum db_status full_doc(struct db_conn *c, const char *id, char **out)
     enum db_status s = db_rollout_get(c, id, &text);
     if (s != DB_ONE_RESULT)
         return s;
-    s = db_rollout_cost(c, id, &cost);
+    s = svc_rollout_cost(c, id, &cost);
     json_t *doc = s == DB_ONE_RESULT ? json_loads(text, 0, NULL) : NULL;
     free(text);
     if (s != DB_ONE_RESULT) /* (deleted between the two reads: not there) */

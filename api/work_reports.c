@@ -15,10 +15,10 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "common/sbuf.h"
+#include "common/usage.h"
 #include "common/util.h"
 #include "db/baselines.h"
 #include "db/work_reports.h"
-#include "planner/costs.h"
 
 /* One record, as parsed (strings borrowed from the request). */
 struct wr_record {
@@ -67,7 +67,7 @@ static const struct spec_field record_spec[] = {
     UUID("brief_id", SPEC_NULLABLE, TO(brief_id)),
     TIME("window_start", TO(window_start)),
     TIME("window_end", TO(window_end)),
-    {"unit", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, plan_unit_names, NULL, TO(unit)},
+    {"unit", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, usage_unit_names, NULL, TO(unit)},
     INT("completed", SPEC_REQUIRED, 1e15, TO(completed)),
     INT("failed", SPEC_REQUIRED, 1e15, TO(failed)),
     INT("retried", SPEC_REQUIRED, 1e15, TO(retried)),
@@ -514,7 +514,7 @@ out:
 
 static int valid_unit(const char *v)
 {
-    return plan_unit_lookup(v) >= 0;
+    return util_lookup(usage_unit_names, v) >= 0;
 }
 
 static const struct list_filter wr_filters[] = {

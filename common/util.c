@@ -340,3 +340,11 @@ int64_t util_ceil_us(int64_t us, int64_t unit)
     int64_t f = util_floor_us(us, unit);
     return f == us ? us : f + unit;
 }
+
+int util_lookup(const char *const *names, const char *s)
+{
+    for (int i = 0; s != NULL && names[i]; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}

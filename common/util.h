@@ -44,6 +44,8 @@ int util_ct_equal(const void *a, const void *b, size_t len);
 
 /* Parses "90", "30s", "15m", "1h", "7d" into seconds (1..10 years). Returns 0 on success. */
 int util_parse_duration(const char *s, long *secs);
+/* The index of s in names (NULL-terminated), or -1 (also when s is NULL). */
+int util_lookup(const char *const *names, const char *s);
 /* Strict decimal parse of a whole long in [min,max]. Returns 0 on success. */
 int util_parse_long(const char *s, long min, long max, long *out);
 

@@ -1,7 +1,7 @@
 /* baselines.c — see baselines.h. The gate's baselines are recorded by a trigger
- * (migrations/0020_baselines.sql); the report's here, from the stored reports. The
- * comparison reads the run's baseline and the previous stack's, and leaves the matching to
- * planner/baseline.h. */
+ * (migrations/0020_baselines.sql); the report's here, from the stored reports. For the
+ * comparison (service/baseline.c) it reads the run's baseline and the previous stack's,
+ * decoded by column name into common/baseline.h's struct. */
 #include "db/baselines.h"
 
 #include <stdio.h>
@@ -9,10 +9,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
-#include "planner/baseline.h"
-
-/* The previous stack's baselines looked at, newest first. */
-#define CANDIDATES_MAX 5000
+#include "db/decode.h"
 
 // clang-format off
 #define BL_DOC                                                                                 \
@@ -75,14 +72,14 @@ const struct db_stmt db_baseline_stmts[] = {
 const size_t db_baseline_nstmts = sizeof db_baseline_stmts / sizeof db_baseline_stmts[0];
 
 /* The conditions of row i (strings point into r, which must outlive b). */
-static void decode(const PGresult *r, int i, const int *col, struct plan_baseline *b)
+static void decode(const PGresult *r, int i, const int *col, struct baseline *b)
 {
     memset(b, 0, sizeof *b);
     b->id = db_val(r, i, col[0]);
     for (int k = 0; k < BL__COUNT; k++) {
-        struct plan_bl_value *v = &b->cond[k];
+        struct baseline_value *v = &b->cond[k];
         v->is_null = db_val_isnull(r, i, col[1 + k]);
-        if (plan_bl_cond_is_int((enum plan_bl_cond)k))
+        if (baseline_cond_is_int((enum baseline_cond)k))
             v->i = db_val_long(r, i, col[1 + k]);
         else
             v->s = db_val(r, i, col[1 + k]);
@@ -90,73 +87,62 @@ static void decode(const PGresult *r, int i, const int *col, struct plan_baselin
     b->value = db_val_num(r, i, col[1 + BL__COUNT]);
 }
 
-static void columns(const PGresult *r, int *col)
+enum db_status db_baselines_decode(PGresult *r, struct db_baselines *out)
 {
-    const char *names[2 + BL__COUNT];
-    names[0] = "id";
-    for (int k = 0; k < BL__COUNT; k++)
-        names[1 + k] = plan_bl_cond_names[k];
-    names[1 + BL__COUNT] = "value";
-    db_cols(r, names, 2 + BL__COUNT, col);
-}
-
-enum db_status db_baseline_compare(struct db_conn *c, const char *gate_run_id,
-                                   const char *prev_stack_id, struct db_baseline_cmp *out)
-{
+    size_t n = (size_t)PQntuples(r);
     memset(out, 0, sizeof *out);
-    PGresult *run = NULL, *cand = NULL;
-    const char *p1[1] = {gate_run_id};
-    enum db_status s = db_exec(c, "baseline_of_run", 1, p1, &run);
-    if (s != DB_ONE_RESULT) {
-        if (run != NULL)
-            PQclear(run);
-        return s == DB_NO_RESULTS || s == DB_MANY_RESULTS ? DB_NO_RESULTS : s;
+    out->res = r;
+    out->rows = calloc(n + 1, sizeof *out->rows);
+    if (out->rows == NULL) {
+        db_baselines_free(out);
+        return DB_HARD_ERROR;
     }
-    int col[2 + BL__COUNT];
-    columns(run, col);
-    struct plan_baseline wanted;
-    decode(run, 0, col, &wanted);
-    char limit[16];
-    snprintf(limit, sizeof limit, "%d", CANDIDATES_MAX);
-    const char *p2[3] = {prev_stack_id, wanted.id, limit};
-    s = db_exec(c, "baseline_candidates", 3, p2, &cand);
-    if (s < 0) {
-        PQclear(run);
-        return s;
+    if (n > 0) {
+        const char *names[2 + BL__COUNT];
+        int col[2 + BL__COUNT];
+        names[0] = "id";
+        for (int k = 0; k < BL__COUNT; k++)
+            names[1 + k] = baseline_cond_names[k];
+        names[1 + BL__COUNT] = "value";
+        db_cols(r, names, 2 + BL__COUNT, col);
+        for (size_t i = 0; i < n; i++)
+            decode(r, (int)i, col, &out->rows[i]);
     }
-    size_t n = (size_t)PQntuples(cand);
-    struct plan_baseline *b = calloc(n ? n : 1, sizeof *b);
-    struct plan_bl_result res = {0};
-    s = DB_HARD_ERROR;
-    if (b == NULL)
-        goto out;
-    if (n > 0)
-        columns(cand, col);
-    for (size_t i = 0; i < n; i++)
-        decode(cand, (int)i, col, &b[i]);
-    if (plan_baseline_match(&wanted, b, n, &res) != 0)
-        goto out;
-    out->doc = plan_baseline_document(&wanted, b, n, &res);
-    if (out->doc == NULL)
-        goto out;
-    out->matched = (int)res.nmatched;
-    out->reference = res.nmatched > 0 ? res.reference : 0.0;
-    out->value = wanted.value;
-    snprintf(out->metric, sizeof out->metric, "%s",
-             wanted.cond[BL_METRIC].s ? wanted.cond[BL_METRIC].s : "");
-    s = DB_ONE_RESULT;
-out:
-    json_decref(res.unmatched);
-    free(b);
-    PQclear(cand);
-    PQclear(run);
-    return s;
+    out->n = n;
+    return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
 }
 
-void db_baseline_cmp_free(struct db_baseline_cmp *cmp)
+void db_baselines_free(struct db_baselines *b)
 {
-    json_decref(cmp->doc);
-    memset(cmp, 0, sizeof *cmp);
+    free(b->rows);
+    PQclear(b->res);
+    memset(b, 0, sizeof *b);
+}
+
+/* Runs statement name and decodes its rows into *out (emptied first). */
+static enum db_status read_baselines(struct db_conn *c, const char *name, int n,
+                                     const char *const *p, struct db_baselines *out)
+{
+    PGresult *r = NULL;
+    db_baselines_free(out);
+    enum db_status s = db_exec(c, name, n, p, &r);
+    return s < 0 ? s : db_baselines_decode(r, out);
+}
+
+enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id,
+                                  struct db_baselines *out)
+{
+    const char *p[1] = {gate_run_id};
+    return read_baselines(c, "baseline_of_run", 1, p, out);
+}
+
+enum db_status db_baseline_candidates(struct db_conn *c, const char *stack_id,
+                                      const char *except_id, int limit, struct db_baselines *out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[3] = {stack_id, except_id, lim};
+    return read_baselines(c, "baseline_candidates", 3, p, out);
 }
 
 enum db_status db_baseline_reports_unstacked(struct db_conn *c, const char *records, int *first,

@@ -3,29 +3,34 @@
  * records one (a trigger on gate_runs, in the run's transaction); a work report record
  * that names a baseline window records one (db_baseline_reports_insert, called by
  * api/work_reports.c in the report's transaction). GET /v1/baselines lists them; the
- * rollout engine compares a new gate run's baseline with the previous stack's
- * (db_baseline_compare, the matching itself in planner/baseline.h). */
+ * comparison of a new gate run's baseline with the previous stack's
+ * (service/baseline.h, the matching itself in planner/baseline.h) reads them here. */
 #ifndef GPUFLEET_DB_BASELINES_H
 #define GPUFLEET_DB_BASELINES_H
 
-#include <jansson.h>
+#include <stddef.h>
 
+#include "common/baseline.h"
 #include "db/db.h"
 
-struct db_baseline_cmp {
-    int matched;      /* number of matching baselines used (0: none) */
-    double reference; /* their median value (when matched > 0) */
-    double value;     /* the new run's value */
-    char metric[64];
-    json_t *doc; /* the comparison document (owned): metric, value, reference,
-                    ratio, baselines [ids], or unmatched {condition: {wanted, seen}} */
+/* Baselines with their conditions and values (common/baseline.h). The strings borrow
+ * from the result, which the struct owns (res: opaque outside db/). Start it zeroed; each
+ * read frees what it held first, and on failure leaves it empty; db_baselines_free frees
+ * it and leaves it zeroed. */
+struct db_baselines {
+    size_t n;
+    struct baseline *rows;
+    void *res;
 };
-/* Compares the baseline recorded by gate run `gate_run_id` with the baselines recorded
- * on stack `prev_stack_id` under the same conditions. DB_NO_RESULTS when the gate run
- * recorded no baseline (no workload / not accepted). */
-enum db_status db_baseline_compare(struct db_conn *c, const char *gate_run_id,
-                                   const char *prev_stack_id, struct db_baseline_cmp *out);
-void db_baseline_cmp_free(struct db_baseline_cmp *cmp);
+/* The baseline recorded by gate run gate_run_id (none when the run was not accepted or
+ * its pool's gate has no workload). */
+enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id,
+                                  struct db_baselines *out);
+/* The baselines recorded on stack stack_id, except except_id, newest first, at most
+ * limit. */
+enum db_status db_baseline_candidates(struct db_conn *c, const char *stack_id,
+                                      const char *except_id, int limit, struct db_baselines *out);
+void db_baselines_free(struct db_baselines *b);
 
 /* The baselines of a work report batch (api/work_reports.c), in the batch's transaction.
  * records: a JSON array of {idx, host_id, window_start, window_end, unit, input,

@@ -134,7 +134,7 @@ enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost
     in->nhosts = nh;
     db_usage_cols(reports, uc);
     for (size_t i = 0; i < nr; i++) {
-        struct plan_cost_row *row = &in->rows[in->nrows];
+        struct usage_row *row = &in->rows[in->nrows];
         db_usage_row(reports, uc, (int)i, in->hosts, nh, &pos, row);
         if (row->host != DB_NO_HOST)
             in->nrows++; /* else: not in the hosts result (deleted meanwhile) */

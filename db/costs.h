@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
+#include "common/usage.h"
 #include "db/db.h"
-#include "planner/costs.h"
 
 /* What the cost report reads for a window [from, to), as the inputs of plan_costs_group:
  *   hosts  every host, ordered by id, with its pool's prices and the seconds it was held
@@ -22,8 +22,8 @@
  * empty; db_cost_input_free frees it and leaves it zeroed. */
 struct db_cost_input {
     size_t nhosts, nrows;
-    struct plan_cost_host *hosts;
-    struct plan_cost_row *rows;
+    struct usage_host *hosts;
+    struct usage_row *rows;
     void *res[2];
 };
 enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,

@@ -7,6 +7,7 @@
 
 #include <libpq-fe.h>
 
+#include "db/baselines.h"
 #include "db/costs.h"
 #include "db/events.h"
 #include "db/gates.h"
@@ -25,6 +26,7 @@ enum db_status db_gpu_catalog_decode(const PGresult *r, struct db_gpu_catalog *o
  * overwrite *out; out of memory gives DB_HARD_ERROR with *out empty. */
 enum db_status db_event_rows_decode(PGresult *r, struct db_event_rows *out);
 enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost_input *in);
+enum db_status db_baselines_decode(PGresult *r, struct db_baselines *out);
 enum db_status db_rec_decode(PGresult *held, PGresult *usage, PGresult *hosts, PGresult *briefs,
                              struct db_rec_input *in);
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "db/db_pg.h"
 #include "db/decode.h"
-#include "planner/sizing.h"
 
 /* The GpuModel document, rendered by PostgreSQL. */
 #define GPU_DOC                                                                            \
@@ -117,7 +117,7 @@ enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, char *
     return s;
 }
 
-/* "{fp32,bf16}" → bit mask over plan_precision_names (unknown names are left out). */
+/* "{fp32,bf16}" → bit mask over gpu_precision_names (unknown names are left out). */
 static unsigned parse_formats(const char *s)
 {
     unsigned mask = 0;
@@ -125,7 +125,7 @@ static unsigned parse_formats(const char *s)
     snprintf(buf, sizeof buf, "%s", s ? s : "");
     char *save = NULL;
     for (char *t = strtok_r(buf, "{},", &save); t; t = strtok_r(NULL, "{},", &save)) {
-        int p = plan_lookup(plan_precision_names, t);
+        int p = util_lookup(gpu_precision_names, t);
         if (p >= 0)
             mask |= 1u << p;
     }
@@ -145,13 +145,13 @@ enum db_status db_gpu_catalog_decode(const PGresult *r, struct db_gpu_catalog *o
         bytes += strlen(PQgetvalue(r, (int)i, col[C_KEY])) +
                  strlen(PQgetvalue(r, (int)i, col[C_NAME])) + 2;
     /* One block: the models, then their strings. */
-    struct plan_gpu *gpus = malloc(n * sizeof *gpus + bytes + 1);
+    struct gpu_model *gpus = malloc(n * sizeof *gpus + bytes + 1);
     if (gpus == NULL)
         return DB_HARD_ERROR;
     char *str = (char *)(gpus + n);
     for (size_t i = 0; i < n; i++) {
         int row = (int)i;
-        struct plan_gpu *g = &gpus[i];
+        struct gpu_model *g = &gpus[i];
         const char *key = PQgetvalue(r, row, col[C_KEY]);
         const char *display = PQgetvalue(r, row, col[C_NAME]);
         g->key = memcpy(str, key, strlen(key) + 1);

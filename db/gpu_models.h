@@ -4,8 +4,8 @@
 
 #include <jansson.h>
 
+#include "common/gpu.h"
 #include "db/db.h"
-#include "planner/sizing.h"
 
 struct db_gpu_model_filter {
     const char *vendor;    /* exact, or NULL */
@@ -26,10 +26,10 @@ enum db_status db_gpu_model_insert(struct db_conn *c, const json_t *body, char *
 /* The catalog as sizing reads it: every model ordered by key. gpus is one allocation
  * that also holds the strings (key, display_name); free it with db_gpu_catalog_free (or
  * free(gpus)). smi_memory_mib is 0 when unknown; formats has bit (1 << precision) for
- * each supported precision of plan_precision_names. */
+ * each supported precision of gpu_precision_names. */
 struct db_gpu_catalog {
     size_t n;
-    struct plan_gpu *gpus;
+    struct gpu_model *gpus;
 };
 /* Fills *out (overwritten: start empty); on failure it is left empty. */
 enum db_status db_gpu_model_catalog(struct db_conn *c, struct db_gpu_catalog *out);

@@ -442,7 +442,7 @@ static void decode_isolated(const PGresult *r, struct db_rec_input *in)
         }
         if (db_val_isnull(r, i, col[C_KIND]))
             continue;
-        struct plan_rec_gpu_event *e = &in->events[in->nevents++];
+        struct gpu_event *e = &in->events[in->nevents++];
         h->iso.nevents++;
         e->kind = db_val(r, i, col[C_KIND]);
         e->has_code = !db_val_isnull(r, i, col[C_CODE]);
@@ -476,7 +476,8 @@ enum db_status db_rec_decode_health(PGresult *gpu, PGresult *isolated, struct db
     return DB_ONE_RESULT;
 }
 
-enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in)
+enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                 int events_max, struct db_rec_input *in)
 {
     struct rec_bounds b;
     PGresult *r[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
@@ -487,8 +488,8 @@ enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec
     for (int i = 0; i < 19; i++)
         pu[i] = b.usage[i];
     char win[32], nev[16];
-    snprintf(win, sizeof win, "%.0f", PLAN_REC_IDLE_DEFAULT_S);
-    snprintf(nev, sizeof nev, "%d", PLAN_REC_EVENTS_MAX);
+    snprintf(win, sizeof win, "%.0f", idle_default_s);
+    snprintf(nev, sizeof nev, "%d", events_max);
     const char *pg[2] = {b.held[0], win}, *pi[1] = {nev};
     enum db_status s = db_exec(c, "recommend_held", 4, ph, &r[0]);
     if (s >= 0)

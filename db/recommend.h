@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gpu.h"
+#include "common/usage.h"
 #include "db/db.h"
-#include "planner/costs.h"
-#include "planner/recommend.h"
 
 /* What the recommendations read as of at, in the caller's transaction. The strings
  * borrow from the results, which the struct owns (res: opaque outside db/). Start it
@@ -17,7 +17,7 @@
  * db_rec_input_free frees it and leaves it zeroed.
  *
  *   held, held_seconds  every host, ordered by id, with its pool's prices (held_seconds
- *          of plan_cost_host 0) and its held seconds in the windows DB_REC_HOUR
+ *          of usage_host 0) and its held seconds in the windows DB_REC_HOUR
  *          [at − 1 h, at), DB_REC_DAY [at − 24 h, at) and DB_REC_PREV [at − 48 h, at − 24 h).
  *   usage  work reports as of at, summed per host, brief, unit, part and lb, ordered by
  *          host id, brief id (nulls first), unit, part: see struct db_rec_usage.
@@ -26,7 +26,7 @@
 enum { DB_REC_HOUR, DB_REC_DAY, DB_REC_PREV, DB_REC_WINDOWS };
 
 struct db_rec_usage {
-    struct plan_cost_row row; /* row.host indexes held, or is DB_NO_HOST */
+    struct usage_row row; /* row.host indexes held, or is DB_NO_HOST */
     const char *host_id;
     /* By window_start: 0 the hour [at − 1 h, at), 1 the rest of the day
      * [at − 24 h, at − 1 h), 2 the day before [at − 48 h, at − 24 h). */
@@ -71,31 +71,35 @@ struct db_rec_brief {
  * of it has a reading); the others count as unread. */
 struct db_rec_gpu {
     const char *host_id;
-    struct plan_rec_gpu_util util;      /* util.interval_s 0: the pool has no setting */
+    struct gpu_util_window util;        /* util.interval_s 0: the pool has no setting */
     struct db_rec_setting idle_gpu_pct; /* the pool's idle_gpu_utilization_pct */
 };
 
 /* A host in state quarantined whose latest move there was monitor_isolated, with its
- * open isolating gpu_events (the oldest PLAN_REC_EVENTS_MAX; raw cut to 512 characters,
- * message to 256). */
+ * open isolating gpu_events (the oldest events_max of db_recommend_read; raw cut to 512
+ * characters, message to 256). */
 struct db_rec_isolated {
     const char *host_id;
-    struct plan_rec_isolation iso; /* iso.events points into db_rec_input.events */
+    struct gpu_isolation iso; /* iso.events points into db_rec_input.events */
 };
 
 struct db_rec_input {
     size_t nheld, nusage, nhosts, nbriefs, ngpu, nisolated, nevents;
-    struct plan_cost_host *held;
+    struct usage_host *held;
     double (*held_seconds)[DB_REC_WINDOWS]; /* held_seconds[i][w] of held[i] */
     struct db_rec_usage *usage;
     struct db_rec_host *hosts;
     struct db_rec_brief *briefs;
     struct db_rec_gpu *gpu;           /* ordered by host id */
     struct db_rec_isolated *isolated; /* ordered by host id */
-    struct plan_rec_gpu_event *events;
+    struct gpu_event *events;
     void *res[6];
 };
-enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, struct db_rec_input *in);
+/* The caller gives what the planner decides: idle_default_s, the idle window of a pool
+ * without idle_stop_after_seconds (struct db_rec_gpu), and events_max, how many isolating
+ * events to read per host (struct db_rec_isolated). */
+enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                 int events_max, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
 
 /* Decodes the results of recommend_gpu_util and recommend_isolated into in (filled by

@@ -1,11 +1,10 @@
 /* rollouts_read.h — the read side of stack rollouts (docs/rollouts.md §Document): the
  * rollout document rendered by PostgreSQL from rollouts, rollout_hosts and
- * rollout_skipped (migrations/0021_rollouts.sql), the list, and what the document's cost
- * view reads. The engine's writes are in db/rollouts.h. */
+ * rollout_skipped (migrations/0021_rollouts.sql), the list, and the windows the
+ * document's cost view compares (priced by service/rollout_cost.h). The engine's writes
+ * are in db/rollouts.h. */
 #ifndef GPUFLEET_DB_ROLLOUTS_READ_H
 #define GPUFLEET_DB_ROLLOUTS_READ_H
-
-#include <jansson.h>
 
 #include "db/db.h"
 
@@ -31,12 +30,5 @@ struct db_rollout_window {
     char before_from[40], start[40], after_from[40], now[40];
 };
 enum db_status db_rollout_window(struct db_conn *c, const char *id, struct db_rollout_window *w);
-
-/* The document's cost view, {"before": {...}, "after": {...}} (*cost, caller decrefs):
- * each {from, to, unit, units, cost, cost_per_unit, currency}, the pool's cost per
- * completed unit from work reports priced as GET /v1/costs prices them (db/costs.h,
- * planner/costs.h); unit, units, cost and cost_per_unit are null without reports.
- * DB_NO_RESULTS when no rollout has this id. */
-enum db_status db_rollout_cost(struct db_conn *c, const char *id, json_t **cost);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "common/util.h"
 #include "db/costs.h"
 #include "db/db_pg.h"
 
@@ -17,14 +18,13 @@ void db_usage_host_cols(const PGresult *r, int cols[DB_HOST_NCOLS])
     db_cols(r, names, DB_HOST_NCOLS, cols);
 }
 
-void db_usage_host(const PGresult *r, const int cols[DB_HOST_NCOLS], int i,
-                   struct plan_cost_host *out)
+void db_usage_host(const PGresult *r, const int cols[DB_HOST_NCOLS], int i, struct usage_host *out)
 {
     out->id = db_val(r, i, cols[DB_HOST_ID]);
     out->name = db_val(r, i, cols[DB_HOST_NAME]);
     out->pool_id = db_val(r, i, cols[DB_HOST_POOL_ID]);
     out->pool_name = db_val(r, i, cols[DB_HOST_POOL_NAME]);
-    out->prices = (struct plan_prices){
+    out->prices = (struct usage_prices){
         db_val_num(r, i, cols[DB_HOST_HOUR]), db_val_num(r, i, cols[DB_HOST_STORAGE]),
         db_val_num(r, i, cols[DB_HOST_EGRESS]), db_val_num(r, i, cols[DB_HOST_OVERHEAD])};
     out->held_seconds = 0;
@@ -51,8 +51,8 @@ void db_usage_cols(const PGresult *r, int cols[DB_USE_NCOLS])
 }
 
 const char *db_usage_row(const PGresult *r, const int cols[DB_USE_NCOLS], int i,
-                         const struct plan_cost_host *hosts, size_t nh, size_t *pos,
-                         struct plan_cost_row *out)
+                         const struct usage_host *hosts, size_t nh, size_t *pos,
+                         struct usage_row *out)
 {
     const char *host_id = PQgetvalue(r, i, cols[DB_USE_HOST_ID]);
     while (*pos < nh && strcmp(hosts[*pos].id, host_id) < 0)
@@ -60,7 +60,7 @@ const char *db_usage_row(const PGresult *r, const int cols[DB_USE_NCOLS], int i,
     out->host = *pos < nh && strcmp(hosts[*pos].id, host_id) == 0 ? *pos : DB_NO_HOST;
     out->brief_id = db_val(r, i, cols[DB_USE_BRIEF_ID]);
     out->brief_name = db_val(r, i, cols[DB_USE_BRIEF_NAME]);
-    out->unit = plan_unit_lookup(PQgetvalue(r, i, cols[DB_USE_UNIT]));
+    out->unit = util_lookup(usage_unit_names, PQgetvalue(r, i, cols[DB_USE_UNIT]));
     out->reports = db_val_long(r, i, cols[DB_USE_REPORTS]);
     out->completed = db_val_num(r, i, cols[DB_USE_COMPLETED]);
     out->failed = db_val_num(r, i, cols[DB_USE_FAILED]);

@@ -1,14 +1,15 @@
 /* usage.h — the decoding shared by the cost report (db/costs.c) and the recommendations
  * (db/recommend.c), internal to db/: hosts with their pools' prices, and work reports
- * summed per host, brief and unit, read by column name into the planner's inputs
- * (planner/costs.h). The SQL fragments they share are in usage_sql.h. */
+ * summed per host, brief and unit, read by column name into the rows of common/usage.h
+ * (what planner/costs.h prices). The SQL fragments they share are in usage_sql.h. */
 #ifndef GPUFLEET_DB_USAGE_H
 #define GPUFLEET_DB_USAGE_H
 
 #include <stddef.h>
 
-#include "planner/costs.h"
 #include <libpq-fe.h>
+
+#include "common/usage.h"
 
 /* The columns of a hosts result: id, name, pool_id, pool_name and the pool's prices
  * hour, storage, egress and overhead (USAGE_POOL_PRICES), resolved once per result. */
@@ -25,8 +26,7 @@ enum {
 };
 void db_usage_host_cols(const PGresult *r, int cols[DB_HOST_NCOLS]);
 /* Row i as a host of the cost arithmetic (held_seconds 0: the caller reads its own). */
-void db_usage_host(const PGresult *r, const int cols[DB_HOST_NCOLS], int i,
-                   struct plan_cost_host *out);
+void db_usage_host(const PGresult *r, const int cols[DB_HOST_NCOLS], int i, struct usage_host *out);
 
 /* The columns of a usage result: host_id, brief_id, brief_name, unit, reports, completed,
  * failed, retried, busy, covered, sgs, ss, bytes. */
@@ -52,7 +52,7 @@ void db_usage_cols(const PGresult *r, int cols[DB_USE_NCOLS]);
  * rows and the hosts are both sorted by host id, and *pos (0 for the first row) is the
  * position of the merge. Returns the row's host id. */
 const char *db_usage_row(const PGresult *r, const int cols[DB_USE_NCOLS], int i,
-                         const struct plan_cost_host *hosts, size_t nh, size_t *pos,
-                         struct plan_cost_row *out);
+                         const struct usage_host *hosts, size_t nh, size_t *pos,
+                         struct usage_row *out);
 
 #endif

@@ -4,38 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const plan_bl_cond_names[BL__COUNT] = {
-    [BL_FRAMEWORK] = "framework",
-    [BL_MODEL_REVISION] = "model_revision",
-    [BL_GPU_MODEL] = "gpu_model",
-    [BL_GPU_COUNT] = "gpu_count",
-    [BL_WORKLOAD_HASH] = "workload_hash",
-    [BL_METRIC] = "metric",
-    [BL_INPUT] = "input",
-    [BL_CONCURRENCY] = "concurrency",
-    [BL_CACHE] = "cache",
-};
-
-int plan_bl_cond_is_int(enum plan_bl_cond c)
-{
-    return c == BL_GPU_COUNT || c == BL_CONCURRENCY;
-}
-
-int plan_bl_value_equal(enum plan_bl_cond c, const struct plan_bl_value *a,
-                        const struct plan_bl_value *b)
+int plan_bl_value_equal(enum baseline_cond c, const struct baseline_value *a,
+                        const struct baseline_value *b)
 {
     if (a->is_null || b->is_null)
         return a->is_null && b->is_null;
-    if (plan_bl_cond_is_int(c))
+    if (baseline_cond_is_int(c))
         return a->i == b->i;
     return a->s != NULL && b->s != NULL && strcmp(a->s, b->s) == 0;
 }
 
-json_t *plan_bl_value_json(enum plan_bl_cond c, const struct plan_bl_value *v)
+json_t *plan_bl_value_json(enum baseline_cond c, const struct baseline_value *v)
 {
     if (v->is_null)
         return json_null();
-    if (plan_bl_cond_is_int(c))
+    if (baseline_cond_is_int(c))
         return json_integer((json_int_t)v->i);
     return v->s ? json_string(v->s) : json_null();
 }
@@ -54,10 +37,10 @@ double plan_baseline_median(double *values, size_t n)
     return (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-static int matches(const struct plan_baseline *w, const struct plan_baseline *b)
+static int matches(const struct baseline *w, const struct baseline *b)
 {
     for (int c = 0; c < BL__COUNT; c++)
-        if (!plan_bl_value_equal((enum plan_bl_cond)c, &w->cond[c], &b->cond[c]))
+        if (!plan_bl_value_equal((enum baseline_cond)c, &w->cond[c], &b->cond[c]))
             return 0;
     return 1;
 }
@@ -80,14 +63,13 @@ static void add_seen(json_t *seen, json_t *v)
 }
 
 /* Per condition, the values of the candidates that differ from the wanted one. */
-static json_t *explain(const struct plan_baseline *w, const struct plan_baseline *cand,
-                       size_t ncand)
+static json_t *explain(const struct baseline *w, const struct baseline *cand, size_t ncand)
 {
     json_t *out = json_object();
     if (out == NULL)
         return NULL;
     for (int c = 0; c < BL__COUNT; c++) {
-        enum plan_bl_cond k = (enum plan_bl_cond)c;
+        enum baseline_cond k = (enum baseline_cond)c;
         json_t *seen = json_array();
         if (seen == NULL) {
             json_decref(out);
@@ -101,14 +83,14 @@ static json_t *explain(const struct plan_baseline *w, const struct plan_baseline
             continue;
         }
         json_object_set_new(
-            out, plan_bl_cond_names[c],
+            out, baseline_cond_names[c],
             json_pack("{s:o, s:o}", "wanted", plan_bl_value_json(k, &w->cond[c]), "seen", seen));
     }
     return out;
 }
 
-int plan_baseline_match(const struct plan_baseline *wanted, const struct plan_baseline *cand,
-                        size_t ncand, struct plan_bl_result *out)
+int plan_baseline_match(const struct baseline *wanted, const struct baseline *cand, size_t ncand,
+                        struct plan_bl_result *out)
 {
     memset(out, 0, sizeof *out);
     double values[PLAN_BASELINE_MAX_MATCHED];
@@ -125,10 +107,10 @@ int plan_baseline_match(const struct plan_baseline *wanted, const struct plan_ba
     return out->unmatched ? 0 : -1;
 }
 
-json_t *plan_baseline_document(const struct plan_baseline *wanted, const struct plan_baseline *cand,
+json_t *plan_baseline_document(const struct baseline *wanted, const struct baseline *cand,
                                size_t ncand, const struct plan_bl_result *res)
 {
-    const struct plan_bl_value *m = &wanted->cond[BL_METRIC];
+    const struct baseline_value *m = &wanted->cond[BL_METRIC];
     json_t *doc = json_pack("{s:o, s:f, s:I, s:I}", "metric", plan_bl_value_json(BL_METRIC, m),
                             "value", wanted->value, "matched", (json_int_t)res->nmatched,
                             "candidates", (json_int_t)ncand);

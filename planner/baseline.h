@@ -19,47 +19,21 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "common/baseline.h"
+
 #define PLAN_BASELINE_MAX_MATCHED 20
+/* The previous stack's baselines looked at, newest first. */
+#define PLAN_BASELINE_MAX_CANDIDATES 5000
 /* At most this many differing values are listed per condition. */
 #define PLAN_BASELINE_MAX_SEEN 10
 
-enum plan_bl_cond {
-    BL_FRAMEWORK,
-    BL_MODEL_REVISION,
-    BL_GPU_MODEL,
-    BL_GPU_COUNT,
-    BL_WORKLOAD_HASH,
-    BL_METRIC,
-    BL_INPUT,
-    BL_CONCURRENCY,
-    BL_CACHE,
-    BL__COUNT
-};
-/* The conditions' names, as in the table and in the comparison document. */
-extern const char *const plan_bl_cond_names[BL__COUNT];
+/* The conditions, their names and types, and a baseline (struct baseline): common/baseline.h. */
 
-/* One condition's value: a string (text conditions) or an integer (gpu_count,
- * concurrency); is_null when the baseline has none. */
-struct plan_bl_value {
-    int is_null;
-    const char *s; /* text conditions (borrowed) */
-    long i;        /* gpu_count, concurrency */
-};
-
-/* A baseline as the matching sees it. */
-struct plan_baseline {
-    const char *id; /* borrowed */
-    struct plan_bl_value cond[BL__COUNT];
-    double value;
-};
-
-/* 1 when the condition is an integer one (gpu_count, concurrency). */
-int plan_bl_cond_is_int(enum plan_bl_cond c);
 /* 1 when two values of condition c are equal (null equals only null). */
-int plan_bl_value_equal(enum plan_bl_cond c, const struct plan_bl_value *a,
-                        const struct plan_bl_value *b);
+int plan_bl_value_equal(enum baseline_cond c, const struct baseline_value *a,
+                        const struct baseline_value *b);
 /* The value as JSON (null, a string or an integer); a new reference. */
-json_t *plan_bl_value_json(enum plan_bl_cond c, const struct plan_bl_value *v);
+json_t *plan_bl_value_json(enum baseline_cond c, const struct baseline_value *v);
 
 /* The median of n values (n ≥ 1): the middle one, or the mean of the two middle ones.
  * values is reordered. */
@@ -77,14 +51,14 @@ struct plan_bl_result {
 };
 /* Matches the candidates (newest first) against the wanted conditions. Returns 0, or -1
  * when out of memory. */
-int plan_baseline_match(const struct plan_baseline *wanted, const struct plan_baseline *cand,
-                        size_t ncand, struct plan_bl_result *out);
+int plan_baseline_match(const struct baseline *wanted, const struct baseline *cand, size_t ncand,
+                        struct plan_bl_result *out);
 
 /* The comparison document: {metric, value, reference, ratio, baselines: [ids], matched: n,
  * candidates} when baselines matched (ratio = value / reference; null when the reference
  * is 0), {metric, value, matched: 0, candidates, unmatched} when none did. A new
  * reference, or NULL when out of memory. */
-json_t *plan_baseline_document(const struct plan_baseline *wanted, const struct plan_baseline *cand,
+json_t *plan_baseline_document(const struct baseline *wanted, const struct baseline *cand,
                                size_t ncand, const struct plan_bl_result *res);
 
 #endif

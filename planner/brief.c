@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/util.h"
+
 static const char *const serving_metrics[] = {"time_to_first_token_ms", "inter_token_latency_ms",
                                               "successful_requests_per_minute", "tail_latency_ms",
                                               NULL};
@@ -45,7 +47,7 @@ static int is_latency(const char *metric)
 
 int plan_brief_check(const json_t *brief, struct plan_error *err)
 {
-    enum plan_kind kind = (enum plan_kind)plan_lookup(
+    enum plan_kind kind = (enum plan_kind)util_lookup(
         plan_kind_names, json_string_value(json_object_get(brief, "kind")));
     const json_t *model = json_object_get(brief, "model");
     double params = json_number_value(json_object_get(model, "parameter_count"));
@@ -66,7 +68,7 @@ int plan_brief_check(const json_t *brief, struct plan_error *err)
     {
         char field[64], detail[256];
         const char *metric = json_string_value(json_object_get(t, "metric"));
-        if (plan_lookup(allowed, metric) < 0) {
+        if (util_lookup(allowed, metric) < 0) {
             snprintf(field, sizeof field, "targets[%zu].metric", i);
             int n = snprintf(detail, sizeof detail,
                              "%s briefs measure success with one of:", plan_kind_names[kind]);
@@ -100,15 +102,15 @@ void plan_brief_to_sizing(const json_t *brief, struct plan_brief *b)
     const json_t *arch = json_object_get(model, "architecture");
     const json_t *load = json_object_get(brief, "load");
     const json_t *training = json_object_get(brief, "training");
-    b->kind = (enum plan_kind)plan_lookup(plan_kind_names,
+    b->kind = (enum plan_kind)util_lookup(plan_kind_names,
                                           json_string_value(json_object_get(brief, "kind")));
     b->parameter_count = json_number_value(json_object_get(model, "parameter_count"));
-    b->precision = (enum plan_precision)plan_lookup(
-        plan_precision_names, json_string_value(json_object_get(model, "precision")));
-    int kvp = plan_lookup(plan_precision_names,
+    b->precision = (enum gpu_precision)util_lookup(
+        gpu_precision_names, json_string_value(json_object_get(model, "precision")));
+    int kvp = util_lookup(gpu_precision_names,
                           json_string_value(json_object_get(model, "kv_cache_precision")));
     b->has_kv_precision = kvp >= 0;
-    b->kv_precision = kvp >= 0 ? (enum plan_precision)kvp : b->precision;
+    b->kv_precision = kvp >= 0 ? (enum gpu_precision)kvp : b->precision;
     b->layers = int_or_zero(arch, "layers", NULL);
     b->kv_heads = int_or_zero(arch, "kv_heads", NULL);
     b->head_dim = int_or_zero(arch, "head_dim", NULL);
@@ -118,7 +120,7 @@ void plan_brief_to_sizing(const json_t *brief, struct plan_brief *b)
     if (b->concurrency < 1)
         b->concurrency = 1;
     b->peak_concurrency = int_or_zero(load, "peak_concurrency", NULL);
-    int opt = plan_lookup(plan_optimizer_names,
+    int opt = util_lookup(plan_optimizer_names,
                           json_string_value(json_object_get(training, "optimizer")));
     b->optimizer = opt >= 0 ? (enum plan_optimizer)opt : PLAN_ADAMW;
     const json_t *act = json_object_get(training, "activation_bytes");

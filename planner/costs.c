@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const plan_unit_names[] = {"tokens", "requests", "items", "samples", "vectors", NULL};
-
-int plan_unit_lookup(const char *s)
-{
-    for (int i = 0; s != NULL && plan_unit_names[i]; i++)
-        if (strcmp(plan_unit_names[i], s) == 0)
-            return i;
-    return -1;
-}
-
 double plan_held_seconds(const struct plan_state_change *changes, size_t n, int64_t from_us,
                          int64_t to_us, int64_t now_us)
 {
@@ -57,7 +47,7 @@ double plan_held_share(double held_seconds, double slice_seconds, double host_se
     return held_seconds * slice_seconds / host_seconds;
 }
 
-void plan_cost_add(struct plan_cost_acc *acc, const struct plan_prices *p,
+void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
                    const struct plan_usage *u)
 {
     double held_h = u->held_seconds / 3600.0;
@@ -75,7 +65,7 @@ void plan_cost_add(struct plan_cost_acc *acc, const struct plan_prices *p,
     acc->held_seconds += u->held_seconds;
     acc->busy_seconds += u->busy_seconds;
     acc->reports += u->reports;
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
         acc->completed[k] += u->completed[k];
         acc->failed[k] += u->failed[k];
         acc->retried[k] += u->retried[k];
@@ -92,7 +82,7 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
     out->overhead = plan_round_cents(acc->overhead);
     out->total = plan_round_cents(out->compute + out->storage + out->data_movement + out->overhead);
     double good = 0, bad = 0;
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
         out->has_unit[k] = acc->has_unit[k];
         out->completed[k] = acc->completed[k];
         good += acc->completed[k];
@@ -119,6 +109,15 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
             out->utilization = acc->busy_seconds / acc->held_seconds;
         }
     }
+}
+
+int plan_cost_main_unit(const struct plan_cost *c)
+{
+    int unit = -1;
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++)
+        if (c->has_unit[k] && (unit < 0 || c->completed[k] > c->completed[unit]))
+            unit = k;
+    return unit;
 }
 
 const char *const plan_group_by_names[] = {"host", "pool", "brief", NULL};
@@ -156,14 +155,14 @@ static struct plan_cost_acc *group_of(struct groups *gs, const char *id, const c
     return &g->acc;
 }
 
-static void add_row(struct plan_usage *u, const struct plan_cost_row *r)
+static void add_row(struct plan_usage *u, const struct usage_row *r)
 {
     u->reports += r->reports;
     u->busy_seconds += r->busy_seconds;
     u->storage_gb_seconds += r->storage_gb_seconds;
     u->storage_seconds += r->storage_seconds;
     u->bytes_moved += r->bytes_moved;
-    if (r->unit >= 0 && r->unit < PLAN_UNIT_COUNT) {
+    if (r->unit >= 0 && r->unit < USAGE_UNIT_COUNT) {
         u->completed[r->unit] += r->completed;
         u->failed[r->unit] += r->failed;
         u->retried[r->unit] += r->retried;
@@ -171,14 +170,14 @@ static void add_row(struct plan_usage *u, const struct plan_cost_row *r)
     }
 }
 
-int plan_costs_group(const struct plan_cost_host *hosts, size_t nh,
-                     const struct plan_cost_row *rows, size_t nr, enum plan_group_by by,
-                     struct plan_cost_group **out, size_t *ngroups)
+int plan_costs_group(const struct usage_host *hosts, size_t nh, const struct usage_row *rows,
+                     size_t nr, enum plan_group_by by, struct plan_cost_group **out,
+                     size_t *ngroups)
 {
     struct groups gs = {0};
     size_t ri = 0;
     for (size_t h = 0; h < nh; h++) {
-        const struct plan_cost_host *host = &hosts[h];
+        const struct usage_host *host = &hosts[h];
         while (ri < nr && rows[ri].host < h) /* rows of unknown hosts are skipped */
             ri++;
         size_t first = ri;

@@ -20,20 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/usage.h"
+
 #define PLAN_HOURS_PER_MONTH 730.0
 #define PLAN_BYTES_PER_GB    1e9
-
-enum plan_unit {
-    PLAN_UNIT_TOKENS,
-    PLAN_UNIT_REQUESTS,
-    PLAN_UNIT_ITEMS,
-    PLAN_UNIT_SAMPLES,
-    PLAN_UNIT_VECTORS,
-    PLAN_UNIT_COUNT
-};
-extern const char *const plan_unit_names[]; /* NULL-terminated, in enum order */
-/* The unit named s, or -1. */
-int plan_unit_lookup(const char *s);
 
 /* ---- held time ---- */
 
@@ -50,14 +40,7 @@ struct plan_state_change {
 double plan_held_seconds(const struct plan_state_change *changes, size_t n, int64_t from_us,
                          int64_t to_us, int64_t now_us);
 
-/* ---- money ---- */
-
-struct plan_prices {
-    double per_hour;
-    double storage_per_gb_month;
-    double egress_per_gb;
-    double overhead_pct; /* 0..100 */
-};
+/* ---- money (a pool's prices: struct usage_prices, common/usage.h) ---- */
 
 /* What one slice of a group used within the window: a host, or (grouped by brief) the
  * part of a host attributed to one brief. */
@@ -69,8 +52,8 @@ struct plan_usage {
      * storage_gb: their ratio is the time-weighted average storage. */
     double storage_gb_seconds, storage_seconds;
     double bytes_moved;
-    double completed[PLAN_UNIT_COUNT], failed[PLAN_UNIT_COUNT], retried[PLAN_UNIT_COUNT];
-    int has_unit[PLAN_UNIT_COUNT];
+    double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
+    int has_unit[USAGE_UNIT_COUNT];
 };
 
 /* A group being summed: the unrounded components and the usage. Zero it to start. */
@@ -78,12 +61,12 @@ struct plan_cost_acc {
     double compute, storage, data_movement, overhead;
     double held_seconds, busy_seconds;
     long reports;
-    double completed[PLAN_UNIT_COUNT], failed[PLAN_UNIT_COUNT], retried[PLAN_UNIT_COUNT];
-    int has_unit[PLAN_UNIT_COUNT];
+    double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
+    int has_unit[USAGE_UNIT_COUNT];
 };
 
 /* Adds one slice, priced with its host's pool prices. */
-void plan_cost_add(struct plan_cost_acc *acc, const struct plan_prices *p,
+void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
                    const struct plan_usage *u);
 
 struct plan_cost {
@@ -91,10 +74,10 @@ struct plan_cost {
     double failed_retried_amount;
     int has_share;               /* 0 when no unit was reported at all */
     double failed_retried_share; /* fraction of total, 4 decimals */
-    int has_unit[PLAN_UNIT_COUNT];
-    double completed[PLAN_UNIT_COUNT];
-    int has_cost_per_unit[PLAN_UNIT_COUNT]; /* 0 when nothing of the unit was completed */
-    double cost_per_unit[PLAN_UNIT_COUNT];
+    int has_unit[USAGE_UNIT_COUNT];
+    double completed[USAGE_UNIT_COUNT];
+    int has_cost_per_unit[USAGE_UNIT_COUNT]; /* 0 when nothing of the unit was completed */
+    double cost_per_unit[USAGE_UNIT_COUNT];
     double held_hours, busy_hours;
     int no_usage_data;   /* no work report in the window */
     int has_utilization; /* reports and held time > 0 */
@@ -103,6 +86,9 @@ struct plan_cost {
     double idle_hours;   /* held − busy hours, at least 0 */
 };
 void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out);
+/* The unit c completed most of (the first in enum order on a tie), or -1 when it
+ * reported none. */
+int plan_cost_main_unit(const struct plan_cost *c);
 
 /* Rounds half away from zero to the cent (tolerating binary representation error). */
 double plan_round_cents(double dollars);
@@ -118,22 +104,7 @@ double plan_held_share(double held_seconds, double slice_seconds, double host_se
 enum plan_group_by { PLAN_BY_HOST, PLAN_BY_POOL, PLAN_BY_BRIEF };
 extern const char *const plan_group_by_names[]; /* "host", "pool", "brief", NULL */
 
-/* A host held or reporting in the window, with its pool's prices. */
-struct plan_cost_host {
-    const char *id, *name, *pool_id, *pool_name;
-    struct plan_prices prices;
-    double held_seconds;
-};
-/* The reports of one host, brief and unit in the window, summed. */
-struct plan_cost_row {
-    size_t host;                       /* index into the hosts */
-    const char *brief_id, *brief_name; /* NULL when the reports named no brief */
-    int unit;                          /* enum plan_unit */
-    long reports;
-    double completed, failed, retried, busy_seconds;
-    double covered_seconds; /* Σ report window lengths */
-    double storage_gb_seconds, storage_seconds, bytes_moved;
-};
+/* A group being priced (the hosts and rows it is summed from: common/usage.h). */
 struct plan_cost_group {
     const char *id, *name; /* borrowed from the hosts/rows; NULL id: no brief */
     struct plan_cost_acc acc;
@@ -144,8 +115,8 @@ struct plan_cost_group {
  * the briefs its reports name, in proportion to the seconds their reports cover; a host
  * without reports goes whole to the group without a brief (id NULL). *out is malloc'd
  * (caller frees), in first-seen order. Returns 0, or -1 when out of memory. */
-int plan_costs_group(const struct plan_cost_host *hosts, size_t nh,
-                     const struct plan_cost_row *rows, size_t nr, enum plan_group_by by,
-                     struct plan_cost_group **out, size_t *ngroups);
+int plan_costs_group(const struct usage_host *hosts, size_t nh, const struct usage_row *rows,
+                     size_t nr, enum plan_group_by by, struct plan_cost_group **out,
+                     size_t *ngroups);
 
 #endif

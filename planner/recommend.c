@@ -7,6 +7,7 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "planner/costs.h"
 
 const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
                                         "reuse", "investigate", NULL};
@@ -115,7 +116,7 @@ enum idle_verdict { IDLE_NO, IDLE_YES, IDLE_UNKNOWN };
  * missing. */
 static enum idle_verdict idle_verdict(const struct plan_rec_host *h, const char **why)
 {
-    const struct plan_rec_gpu_util *g = &h->gpu_util;
+    const struct gpu_util_window *g = &h->gpu_util;
     double w = win_of(h);
     *why = NULL;
     if (!h->has_usage || !judged(h) || !(h->idle_s > w))
@@ -147,7 +148,7 @@ static json_t *time_json(double epoch_s)
 /* Both signals of the idle rule, as evidence members of ev. */
 static void idle_signals(const struct plan_rec_host *h, json_t *ev)
 {
-    const struct plan_rec_gpu_util *g = &h->gpu_util;
+    const struct gpu_util_window *g = &h->gpu_util;
     json_object_set_new(ev, "work_reports",
                         json_pack("{s:I,s:o,s:f,s:o,s:f}", "reports", (json_int_t)h->reports,
                                   "last_report_end", time_json(h->last_report_end),
@@ -220,12 +221,12 @@ static json_t *or_null(const char *s)
 /* investigate monitor_isolated: the quarantine reason and the open isolating events. */
 static int isolation_rec(const struct plan_rec_host *h, json_t *items)
 {
-    const struct plan_rec_isolation *iso = h->isolation;
+    const struct gpu_isolation *iso = h->isolation;
     if (iso == NULL || h->state == NULL || strcmp(h->state, "quarantined") != 0)
         return 0;
     json_t *events = json_array();
     for (size_t i = 0; events && i < iso->nevents && i < PLAN_REC_EVENTS_MAX; i++) {
-        const struct plan_rec_gpu_event *e = &iso->events[i];
+        const struct gpu_event *e = &iso->events[i];
         json_array_append_new(
             events,
             json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o}", "kind", e->kind ? e->kind : "",
@@ -278,16 +279,16 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
     }
     json_t *rises = json_object();
     char units[128] = "";
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++) {
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
         if (!h->has_cpu[k] || !h->has_prev_cpu[k] || h->prev_cpu[k] <= 0 ||
             !(h->cpu[k] > h->prev_cpu[k] * (1 + h->th.cost_increase)))
             continue;
-        json_object_set_new(rises, plan_unit_names[k],
+        json_object_set_new(rises, usage_unit_names[k],
                             json_pack("{s:f,s:f,s:f}", "cost_per_unit", h->cpu[k],
                                       "previous_cost_per_unit", h->prev_cpu[k], "change",
                                       r4(h->cpu[k] / h->prev_cpu[k] - 1)));
         size_t u = strlen(units);
-        snprintf(units + u, sizeof units - u, "%s%s", u ? ", " : "", plan_unit_names[k]);
+        snprintf(units + u, sizeof units - u, "%s%s", u ? ", " : "", usage_unit_names[k]);
     }
     if (json_object_size(rises) == 0) {
         json_decref(rises);

@@ -64,7 +64,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "planner/costs.h"
+#include "common/gpu.h"
+#include "common/usage.h"
 #include "planner/sizing.h"
 
 #define PLAN_REC_IDLE_DEFAULT_S 1800.0
@@ -87,34 +88,10 @@ struct plan_rec_thresholds {
     double idle_gpu_util_pct;      /* stop: every GPU reading under this, percent */
 };
 
-/* The GPU utilization samples of a host over its idle window [at − W, at). */
-struct plan_rec_gpu_util {
-    long samples;      /* samples (rollup buckets: their sample count) whose GPUs all read */
-    long unread;       /* samples with a GPU whose utilization was not read (not counted) */
-    int has_util;      /* some reading: max_pct and mean_pct hold */
-    double max_pct;    /* the highest utilization.gpu reading */
-    double mean_pct;   /* the mean of the readings */
-    double interval_s; /* the pool's monitor.interval_seconds (0: the default) */
-};
+/* A host's GPU utilization over its idle window [at − W, at) (struct gpu_util_window),
+ * and its quarantine by the monitor with its open isolating events, the oldest
+ * PLAN_REC_EVENTS_MAX of them listed (struct gpu_isolation): common/gpu.h. */
 
-/* An open isolating GPU event (gpu_events) of a host quarantined by the monitor. The
- * strings borrow from the caller; raw and message are untrusted host output (cleaned to
- * UTF-8 when written). */
-struct plan_rec_gpu_event {
-    const char *kind, *category, *gpu_uuid, *pci_bus_id, *raw, *message;
-    const char *first_seen, *last_seen; /* RFC 3339 */
-    int has_code;
-    long code, count;
-};
-
-/* A host quarantined by the health monitor (monitor_isolated). */
-struct plan_rec_isolation {
-    const char *reason;                      /* the quarantine reason, or NULL */
-    const char *quarantined_at;              /* RFC 3339, or NULL */
-    long open_events;                        /* its open isolating events, all of them */
-    const struct plan_rec_gpu_event *events; /* the oldest of them, at most EVENTS_MAX */
-    size_t nevents;
-};
 /* The defaults above. */
 void plan_rec_default_thresholds(struct plan_rec_thresholds *t);
 
@@ -129,13 +106,13 @@ struct plan_rec_host {
     /* lookback */
     int has_usage;
     double idle_s;
-    long reports;                               /* reports of the lookback */
-    double report_age_s;                        /* at − the end of its latest report */
-    double last_report_end;                     /* epoch seconds */
-    int has_useful;                             /* a useful report in the lookback */
-    double last_useful_end;                     /* epoch seconds */
-    struct plan_rec_gpu_util gpu_util;          /* over the idle window */
-    const struct plan_rec_isolation *isolation; /* quarantined by the monitor, or NULL */
+    long reports;                          /* reports of the lookback */
+    double report_age_s;                   /* at − the end of its latest report */
+    double last_report_end;                /* epoch seconds */
+    int has_useful;                        /* a useful report in the lookback */
+    double last_useful_end;                /* epoch seconds */
+    struct gpu_util_window gpu_util;       /* over the idle window */
+    const struct gpu_isolation *isolation; /* quarantined by the monitor, or NULL */
     /* hour */
     int has_hour; /* reports in the hour and held time > 0 */
     double hour_busy_s, hour_held_s;
@@ -144,10 +121,10 @@ struct plan_rec_host {
     /* day and previous day */
     int has_share;
     double failed_share;
-    int has_cpu[PLAN_UNIT_COUNT], has_prev_cpu[PLAN_UNIT_COUNT];
-    double cpu[PLAN_UNIT_COUNT], prev_cpu[PLAN_UNIT_COUNT];
+    int has_cpu[USAGE_UNIT_COUNT], has_prev_cpu[USAGE_UNIT_COUNT];
+    double cpu[USAGE_UNIT_COUNT], prev_cpu[USAGE_UNIT_COUNT];
     /* the pool's GPUs, for reuse; gpu NULL when the model is unknown */
-    const struct plan_gpu *gpu;
+    const struct gpu_model *gpu;
     long gpu_count;
 };
 
@@ -157,7 +134,7 @@ struct plan_rec_brief {
     double ttft_ms, tail_ms, queue_delay_s; /* targets */
     int sized;                              /* sizing, precision and opts are set */
     struct plan_sizing sizing;
-    enum plan_precision precision;
+    enum gpu_precision precision;
 };
 
 /* Applies the rules. hosts and briefs sorted by id. Appends recommendations to items

@@ -21,16 +21,7 @@ const char *const plan_kind_names[] = {"inference_interactive",
                                        "embeddings",
                                        "distributed_serving",
                                        NULL};
-const char *const plan_precision_names[] = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", NULL};
 const char *const plan_optimizer_names[] = {"adamw", "adamw_8bit", "sgd_momentum", NULL};
-
-int plan_lookup(const char *const *names, const char *s)
-{
-    for (int i = 0; s != NULL && names[i]; i++)
-        if (strcmp(names[i], s) == 0)
-            return i;
-    return -1;
-}
 
 void plan_default_options(struct plan_options *o)
 {
@@ -39,15 +30,15 @@ void plan_default_options(struct plan_options *o)
     o->overhead_fixed_gib = 2;
 }
 
-double plan_bytes_per_parameter(enum plan_precision p)
+double plan_bytes_per_parameter(enum gpu_precision p)
 {
     switch (p) {
-    case PLAN_FP32: return 4;
-    case PLAN_BF16:
-    case PLAN_FP16: return 2;
-    case PLAN_FP8:
-    case PLAN_INT8: return 1;
-    case PLAN_INT4: return 0.5;
+    case GPU_FP32: return 4;
+    case GPU_BF16:
+    case GPU_FP16: return 2;
+    case GPU_FP8:
+    case GPU_INT8: return 1;
+    case GPU_INT4: return 0.5;
     }
     return 4;
 }
@@ -84,7 +75,7 @@ static double kv_element_bytes(const struct plan_brief *b)
 {
     if (b->has_kv_precision)
         return plan_bytes_per_parameter(b->kv_precision);
-    return b->precision == PLAN_INT4 ? 2 : plan_bytes_per_parameter(b->precision);
+    return b->precision == GPU_INT4 ? 2 : plan_bytes_per_parameter(b->precision);
 }
 
 static void size_kv(const struct plan_brief *b, struct plan_sizing *s)
@@ -180,8 +171,8 @@ void plan_size(const struct plan_brief *b, const struct plan_options *o, struct 
         s->peak_total_bytes = base + s->peak_kv_bytes;
 }
 
-void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const struct plan_gpu *g,
-              enum plan_precision precision, struct plan_gpu_fit *out)
+void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const struct gpu_model *g,
+              enum gpu_precision precision, struct plan_gpu_fit *out)
 {
     /* The driver's figure when known; marketed "GB" is read as 10^9 bytes otherwise. */
     out->memory_bytes =
@@ -229,7 +220,7 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
            "This is an estimate and a lower bound, not a measurement; validate it with "
            "the acceptance gate's workload check.");
     snprintf(buf, sizeof buf, "Weights use %g bytes per parameter for %s.", s->bytes_per_parameter,
-             plan_precision_names[b->precision]);
+             gpu_precision_names[b->precision]);
     jw_str(w, NULL, buf);
     if (s->kv_cache.status == PLAN_ESTIMATED) {
         snprintf(buf, sizeof buf,
@@ -237,7 +228,7 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
                  "and every sequence at its full length of %ld tokens at a concurrency of %ld.",
                  s->kv_bytes_per_element, s->kv_tokens_per_sequence, s->kv_sequences);
         jw_str(w, NULL, buf);
-        if (!b->has_kv_precision && b->precision == PLAN_INT4)
+        if (!b->has_kv_precision && b->precision == GPU_INT4)
             jw_str(w, NULL,
                    "int4 weights are assumed to keep a 16-bit KV cache; set "
                    "model.kv_cache_precision otherwise.");
@@ -276,7 +267,7 @@ static void assumptions(struct jw *w, const struct plan_brief *b, const struct p
 }
 
 static void gpu_options(struct jw *w, const struct plan_brief *b, const struct plan_options *o,
-                        const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus)
+                        const struct plan_sizing *s, const struct gpu_model *gpus, size_t ngpus)
 {
     jw_arr(w, "gpu_options");
     for (size_t i = 0; i < ngpus; i++) {
@@ -292,7 +283,7 @@ static void gpu_options(struct jw *w, const struct plan_brief *b, const struct p
             msg = warn;
         } else if (!f.precision_supported) {
             snprintf(warn, sizeof warn, "%s is not among this model's supported formats",
-                     plan_precision_names[b->precision]);
+                     gpu_precision_names[b->precision]);
             msg = warn;
         }
         jw_obj(w, NULL);
@@ -312,7 +303,7 @@ static void gpu_options(struct jw *w, const struct plan_brief *b, const struct p
 }
 
 char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *o,
-                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus,
+                         const struct plan_sizing *s, const struct gpu_model *gpus, size_t ngpus,
                          const char *brief_id, long brief_revision)
 {
     struct jw w;
@@ -326,7 +317,7 @@ char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *
     else
         jw_null(&w, "brief_revision");
     jw_str(&w, "kind", plan_kind_names[b->kind]);
-    jw_str(&w, "precision", plan_precision_names[b->precision]);
+    jw_str(&w, "precision", gpu_precision_names[b->precision]);
 
     jw_obj(&w, "terms");
     jw_obj(&w, "weights");

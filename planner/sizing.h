@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "common/gpu.h"
+
 #define PLAN_GIB 1073741824.0
 
 enum plan_kind {
@@ -17,7 +19,6 @@ enum plan_kind {
     PLAN_DISTRIBUTED_SERVING,
 };
 
-enum plan_precision { PLAN_FP32, PLAN_BF16, PLAN_FP16, PLAN_FP8, PLAN_INT8, PLAN_INT4 };
 enum plan_optimizer { PLAN_ADAMW, PLAN_ADAMW_8BIT, PLAN_SGD_MOMENTUM };
 enum plan_status { PLAN_ESTIMATED, PLAN_NOT_ESTIMATED, PLAN_NOT_APPLICABLE };
 
@@ -25,9 +26,9 @@ enum plan_status { PLAN_ESTIMATED, PLAN_NOT_ESTIMATED, PLAN_NOT_APPLICABLE };
 struct plan_brief {
     enum plan_kind kind;
     double parameter_count;
-    enum plan_precision precision;
+    enum gpu_precision precision;
     int has_kv_precision;
-    enum plan_precision kv_precision;
+    enum gpu_precision kv_precision;
     long layers, kv_heads, head_dim; /* 0 = not given */
     int has_input_tokens, has_output_tokens;
     long max_input_tokens, expected_output_tokens;
@@ -70,27 +71,19 @@ struct plan_sizing {
     double peak_kv_bytes, peak_total_bytes; /* peak_kv_bytes is 0 when KV is not estimated */
 };
 
-/* A catalog GPU model, as sizing sees it. */
-struct plan_gpu {
-    const char *key, *display_name;
-    double memory_gib;   /* marketed GB */
-    long smi_memory_mib; /* 0 when unknown */
-    unsigned formats;    /* bit (1 << precision) for supported precisions */
-};
-
 struct plan_gpu_fit {
     double memory_bytes, usable_bytes;
     long gpus_needed;
     int fits_single, needs_parallelism, precision_supported;
 };
 
-double plan_bytes_per_parameter(enum plan_precision p);
+double plan_bytes_per_parameter(enum gpu_precision p);
 int plan_kind_is_autoregressive(enum plan_kind k);
 int plan_kind_is_training(enum plan_kind k);
 
 void plan_size(const struct plan_brief *b, const struct plan_options *o, struct plan_sizing *out);
-void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const struct plan_gpu *g,
-              enum plan_precision precision, struct plan_gpu_fit *out);
+void plan_fit(const struct plan_sizing *s, const struct plan_options *o, const struct gpu_model *g,
+              enum gpu_precision precision, struct plan_gpu_fit *out);
 
 /* bytes → GiB rounded to 2 decimals (13.04). */
 double plan_gib(double bytes);
@@ -99,13 +92,12 @@ double plan_gib(double bytes);
  * empty; brief_id NULL and brief_revision 0 for a brief that is not stored. Caller frees;
  * NULL when out of memory. */
 char *plan_sizing_render(const struct plan_brief *b, const struct plan_options *o,
-                         const struct plan_sizing *s, const struct plan_gpu *gpus, size_t ngpus,
+                         const struct plan_sizing *s, const struct gpu_model *gpus, size_t ngpus,
                          const char *brief_id, long brief_revision);
 
-/* Name tables, shared with validation. */
-extern const char *const plan_kind_names[];               /* NULL-terminated, index = enum */
-extern const char *const plan_precision_names[];          /* NULL-terminated */
-extern const char *const plan_optimizer_names[];          /* NULL-terminated */
-int plan_lookup(const char *const *names, const char *s); /* index or -1 */
+/* Name tables, shared with validation (the precisions': gpu_precision_names, common/gpu.h;
+ * look a name up with util_lookup, common/util.h). */
+extern const char *const plan_kind_names[];      /* NULL-terminated, index = enum */
+extern const char *const plan_optimizer_names[]; /* NULL-terminated */
 
 #endif

@@ -6,15 +6,15 @@
 
 #include <stddef.h>
 
+#include "common/gpu.h"
 #include "db/db.h"
-#include "planner/sizing.h"
 
 #define CATALOG_TTL_US (5 * 1000000LL)
 
 struct svc_catalog {
     int refs; /* guarded by the cache lock */
     size_t n;
-    struct plan_gpu *gpus; /* one block with its strings (db_gpu_model_catalog) */
+    struct gpu_model *gpus; /* one block with its strings (db_gpu_model_catalog) */
     int64_t loaded_us;
 };
 

@@ -38,7 +38,8 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct rec_arg *a = arg;
     clear(a);
-    enum db_status s = db_recommend_read(c, a->at_us, &a->in);
+    enum db_status s =
+        db_recommend_read(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX, &a->in);
     if (s >= 0)
         a->cat = svc_catalog_get(c, &s);
     return s;
@@ -70,8 +71,8 @@ static int in_window(const struct db_rec_usage *u, int win)
 static int window_costs(const struct db_rec_input *in, int win, struct window_costs *out)
 {
     size_t nh = in->nheld, n = 0;
-    struct plan_cost_host *hosts = calloc(nh + 1, sizeof *hosts);
-    struct plan_cost_row *rows = calloc(in->nusage + 1, sizeof *rows);
+    struct usage_host *hosts = calloc(nh + 1, sizeof *hosts);
+    struct usage_row *rows = calloc(in->nusage + 1, sizeof *rows);
     struct plan_cost_group *groups = NULL;
     size_t ng = 0;
     int rc = -1;
@@ -123,7 +124,7 @@ static const struct plan_cost *find_cost(const struct window_costs *w, const cha
     return NULL;
 }
 
-static const struct plan_gpu *find_gpu(const struct svc_catalog *cat, const char *key)
+static const struct gpu_model *find_gpu(const struct svc_catalog *cat, const char *key)
 {
     for (size_t i = 0; cat && key && i < cat->n; i++)
         if (strcmp(cat->gpus[i].key, key) == 0)
@@ -241,8 +242,8 @@ static void gpu_util(const struct db_rec_input *in, size_t *pos, struct plan_rec
 }
 
 /* The monitor's isolation of host h, or NULL (rows sorted by host id, as for gpu_util). */
-static const struct plan_rec_isolation *isolation(const struct db_rec_input *in, size_t *pos,
-                                                  const char *id)
+static const struct gpu_isolation *isolation(const struct db_rec_input *in, size_t *pos,
+                                             const char *id)
 {
     while (*pos < in->nisolated && strcmp(in->isolated[*pos].host_id, id) < 0)
         (*pos)++;
@@ -316,13 +317,13 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         if (c) {
             h->has_share = c->has_share;
             h->failed_share = c->failed_retried_share;
-            for (int kk = 0; kk < PLAN_UNIT_COUNT; kk++) {
+            for (int kk = 0; kk < USAGE_UNIT_COUNT; kk++) {
                 h->has_cpu[kk] = c->has_cost_per_unit[kk];
                 h->cpu[kk] = c->cost_per_unit[kk];
             }
         }
         c = find_cost(&wc[DB_REC_PREV], h->id);
-        for (int kk = 0; c && kk < PLAN_UNIT_COUNT; kk++) {
+        for (int kk = 0; c && kk < USAGE_UNIT_COUNT; kk++) {
             h->has_prev_cpu[kk] = c->has_cost_per_unit[kk];
             h->prev_cpu[kk] = c->cost_per_unit[kk];
         }

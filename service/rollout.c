@@ -8,7 +8,6 @@
 
 #include "common/log.h"
 #include "common/utf8.h"
-#include "db/baselines.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
 #include "db/rollouts.h"
@@ -16,6 +15,7 @@
 #include "planner/host_state.h"
 #include "planner/rollout.h"
 #include "service/audit.h"
+#include "service/baseline.h"
 #include "service/host_commands.h"
 #include "service/periodic.h"
 
@@ -160,19 +160,19 @@ static enum db_status compare(struct db_conn *c, struct move *m, const struct db
                               int i)
 {
     const struct db_rollout_host_facts *h = &f->hosts[i];
-    struct db_baseline_cmp cmp;
+    struct svc_baseline_cmp cmp;
     memset(&cmp, 0, sizeof cmp);
     char why[400];
     if (h->gate_run_id == NULL || h->from_stack_id == NULL)
         return fail(c, m, f, i, "comparing: no gate run or no previous stack to compare with",
                     NULL);
-    enum db_status s = db_baseline_compare(c, h->gate_run_id, h->from_stack_id, &cmp);
+    enum db_status s = svc_baseline_compare(c, h->gate_run_id, h->from_stack_id, &cmp);
     if (s < 0) {
-        db_baseline_cmp_free(&cmp);
+        svc_baseline_cmp_free(&cmp);
         return s;
     }
     if (s == DB_NO_RESULTS) {
-        db_baseline_cmp_free(&cmp);
+        svc_baseline_cmp_free(&cmp);
         return fail(c, m, f, i, "comparing: the gate run recorded no baseline (no workload result)",
                     NULL);
     }
@@ -181,14 +181,14 @@ static enum db_status compare(struct db_conn *c, struct move *m, const struct db
                                   sizeof why);
     json_t *doc = cmp.doc != NULL ? json_deep_copy(cmp.doc) : json_object();
     if (doc == NULL) {
-        db_baseline_cmp_free(&cmp);
+        svc_baseline_cmp_free(&cmp);
         return DB_HARD_ERROR;
     }
     json_object_set_new(doc, "min_ratio", json_real(f->min_ratio));
     json_object_set_new(doc, "ratio", cmp.matched > 0 ? json_real(ratio) : json_null());
     json_object_set_new(doc, "passed", json_boolean(pass));
     json_object_set_new(doc, "verdict", json_string(why));
-    db_baseline_cmp_free(&cmp);
+    svc_baseline_cmp_free(&cmp);
     char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15));
     if (text == NULL) {
         json_decref(doc);

@@ -7,7 +7,7 @@
 // gate runs record a baseline and with which conditions (the workload hash checked against a
 // canonical JSON computed here); GET /v1/baselines with its filters, pages and refusals; GET
 // /v1/baselines/{id}; the work report `baseline` object (recorded once, its 400s and the 422
-// of a host without a stack); and the comparison a rollout makes (db_baseline_compare, through
+// of a host without a stack); and the comparison a rollout makes (svc_baseline_compare, through
 // GET /v1/gate-runs/{id}/baseline-comparison): conditions must match, the median, unmatched.
 
 const { describe, test, before, after } = require('node:test');
@@ -461,7 +461,7 @@ describe('a work report record that names a baseline', () => {
   }
 });
 
-describe('the comparison a rollout makes (db_baseline_compare)', () => {
+describe('the comparison a rollout makes (svc_baseline_compare)', () => {
   let pool, oldStack, newStack, h, hNew;
   before(async () => {
     pool = await createPool({ workload: WORKLOAD });

@@ -8,22 +8,22 @@
 #include "planner/baseline.h"
 #include "unit.h"
 
-static struct plan_bl_value str(const char *s)
+static struct baseline_value str(const char *s)
 {
-    return (struct plan_bl_value){.is_null = s == NULL, .s = s};
+    return (struct baseline_value){.is_null = s == NULL, .s = s};
 }
 
-static struct plan_bl_value num(long i)
+static struct baseline_value num(long i)
 {
-    return (struct plan_bl_value){.i = i};
+    return (struct baseline_value){.i = i};
 }
 
-static const struct plan_bl_value null_value = {.is_null = 1};
+static const struct baseline_value null_value = {.is_null = 1};
 
 /* A gate baseline measured with a full set of conditions. */
-static struct plan_baseline base(const char *id, double value)
+static struct baseline base(const char *id, double value)
 {
-    struct plan_baseline b = {.id = id, .value = value};
+    struct baseline b = {.id = id, .value = value};
     b.cond[BL_FRAMEWORK] = str("vllm");
     b.cond[BL_MODEL_REVISION] = str("0e9e39f");
     b.cond[BL_GPU_MODEL] = str("NVIDIA H100 80GB HBM3");
@@ -37,16 +37,16 @@ static struct plan_baseline base(const char *id, double value)
 }
 
 /* A value that differs from base()'s in condition c. */
-static struct plan_bl_value other(enum plan_bl_cond c)
+static struct baseline_value other(enum baseline_cond c)
 {
-    if (plan_bl_cond_is_int(c))
+    if (baseline_cond_is_int(c))
         return num(c == BL_GPU_COUNT ? 4 : 32);
     return str(c == BL_CACHE ? "cold" : "something-else");
 }
 
 static void test_all_match(void)
 {
-    struct plan_baseline w = base("new", 100), c[2] = {base("b1", 90), base("b2", 110)};
+    struct baseline w = base("new", 100), c[2] = {base("b1", 90), base("b2", 110)};
     struct plan_bl_result res;
     CHECK(plan_baseline_match(&w, c, 2, &res) == 0);
     CHECK(res.nmatched == 2 && res.matched[0] == 0 && res.matched[1] == 1);
@@ -59,16 +59,16 @@ static void test_all_match(void)
 static void test_each_condition(void)
 {
     for (int k = 0; k < BL__COUNT; k++) {
-        struct plan_baseline w = base("new", 100), c = base("b1", 90);
-        c.cond[k] = other((enum plan_bl_cond)k);
+        struct baseline w = base("new", 100), c = base("b1", 90);
+        c.cond[k] = other((enum baseline_cond)k);
         struct plan_bl_result res;
         CHECK(plan_baseline_match(&w, &c, 1, &res) == 0);
         CHECK(res.nmatched == 0);
         CHECK(res.unmatched != NULL && json_object_size(res.unmatched) == 1);
-        json_t *e = json_object_get(res.unmatched, plan_bl_cond_names[k]);
+        json_t *e = json_object_get(res.unmatched, baseline_cond_names[k]);
         CHECK(e != NULL);
-        json_t *want = plan_bl_value_json((enum plan_bl_cond)k, &w.cond[k]);
-        json_t *seen = plan_bl_value_json((enum plan_bl_cond)k, &c.cond[k]);
+        json_t *want = plan_bl_value_json((enum baseline_cond)k, &w.cond[k]);
+        json_t *seen = plan_bl_value_json((enum baseline_cond)k, &c.cond[k]);
         int ok = json_equal(json_object_get(e, "wanted"), want) &&
                  json_array_size(json_object_get(e, "seen")) == 1 &&
                  json_equal(json_array_get(json_object_get(e, "seen"), 0), seen);
@@ -88,34 +88,34 @@ static void test_condition_names(void)
                           "input",     "concurrency",    "cache"};
     CHECK(BL__COUNT == sizeof want / sizeof want[0]);
     for (int k = 0; k < BL__COUNT; k++)
-        CHECK_STR(plan_bl_cond_names[k], want[k]);
-    CHECK(plan_bl_cond_is_int(BL_GPU_COUNT) && plan_bl_cond_is_int(BL_CONCURRENCY));
-    CHECK(!plan_bl_cond_is_int(BL_CACHE) && !plan_bl_cond_is_int(BL_METRIC));
+        CHECK_STR(baseline_cond_names[k], want[k]);
+    CHECK(baseline_cond_is_int(BL_GPU_COUNT) && baseline_cond_is_int(BL_CONCURRENCY));
+    CHECK(!baseline_cond_is_int(BL_CACHE) && !baseline_cond_is_int(BL_METRIC));
 }
 
 /* null equals only null, for text and integer conditions alike. */
 static void test_null(void)
 {
     for (int k = 0; k < BL__COUNT; k++) {
-        enum plan_bl_cond c = (enum plan_bl_cond)k;
-        struct plan_bl_value v = base("x", 0).cond[k];
+        enum baseline_cond c = (enum baseline_cond)k;
+        struct baseline_value v = base("x", 0).cond[k];
         CHECK(plan_bl_value_equal(c, &null_value, &null_value));
         CHECK(!plan_bl_value_equal(c, &null_value, &v));
         CHECK(!plan_bl_value_equal(c, &v, &null_value));
         CHECK(plan_bl_value_equal(c, &v, &v));
     }
     /* an integer condition of 0 is not null */
-    struct plan_bl_value zero = num(0);
+    struct baseline_value zero = num(0);
     CHECK(!plan_bl_value_equal(BL_GPU_COUNT, &zero, &null_value));
     /* undeclared input, concurrency and cache match only undeclared ones */
-    struct plan_baseline w = base("new", 100), c[2] = {base("b1", 80), base("b2", 90)};
+    struct baseline w = base("new", 100), c[2] = {base("b1", 80), base("b2", 90)};
     w.cond[BL_INPUT] = w.cond[BL_CONCURRENCY] = w.cond[BL_CACHE] = null_value;
     c[1].cond[BL_INPUT] = c[1].cond[BL_CONCURRENCY] = c[1].cond[BL_CACHE] = null_value;
     struct plan_bl_result res;
     CHECK(plan_baseline_match(&w, c, 2, &res) == 0);
     CHECK(res.nmatched == 1 && res.matched[0] == 1 && res.reference == 90.0);
     /* the other way round: a wanted value never matches a null */
-    struct plan_baseline w2 = base("new", 100), c2 = base("b1", 80);
+    struct baseline w2 = base("new", 100), c2 = base("b1", 80);
     c2.cond[BL_MODEL_REVISION] = null_value;
     CHECK(plan_baseline_match(&w2, &c2, 1, &res) == 0 && res.nmatched == 0);
     json_t *e = json_object_get(res.unmatched, "model_revision");
@@ -136,8 +136,8 @@ static void test_median(void)
     double two[] = {100, 50};
     CHECK(plan_baseline_median(two, 2) == 75);
     /* through the matching: odd and even counts of matching baselines */
-    struct plan_baseline w = base("new", 100),
-                         c[4] = {base("a", 10), base("b", 30), base("c", 20), base("d", 1000)};
+    struct baseline w = base("new", 100),
+                    c[4] = {base("a", 10), base("b", 30), base("c", 20), base("d", 1000)};
     struct plan_bl_result res;
     CHECK(plan_baseline_match(&w, c, 3, &res) == 0 && res.nmatched == 3 && res.reference == 20);
     CHECK(plan_baseline_match(&w, c, 4, &res) == 0 && res.nmatched == 4 && res.reference == 25);
@@ -147,7 +147,7 @@ static void test_median(void)
  * those that do not match, are not counted. */
 static void test_cap(void)
 {
-    struct plan_baseline c[30], w = base("new", 100);
+    struct baseline c[30], w = base("new", 100);
     char ids[30][16];
     for (int i = 0; i < 30; i++) {
         snprintf(ids[i], sizeof ids[i], "b%d", i);
@@ -168,8 +168,8 @@ static void test_cap(void)
  * conditions that differed; no candidates at all: an empty explanation. */
 static void test_explanation(void)
 {
-    struct plan_baseline w = base("new", 100),
-                         c[4] = {base("a", 1), base("b", 2), base("c", 3), base("d", 4)};
+    struct baseline w = base("new", 100),
+                    c[4] = {base("a", 1), base("b", 2), base("c", 3), base("d", 4)};
     c[0].cond[BL_CACHE] = str("cold");
     c[1].cond[BL_CACHE] = str("cold");
     c[2].cond[BL_CACHE] = null_value;
@@ -190,7 +190,7 @@ static void test_explanation(void)
     json_decref(res.unmatched);
     CHECK(ok);
     /* the list of seen values is bounded */
-    struct plan_baseline many[15];
+    struct baseline many[15];
     char ids[15][24];
     for (int i = 0; i < 15; i++) {
         many[i] = base("x", 1);
@@ -207,7 +207,7 @@ static void test_explanation(void)
 /* The comparison document, matched and unmatched. */
 static void test_document(void)
 {
-    struct plan_baseline w = base("new", 90), c[3] = {base("a", 100), base("b", 80), base("c", 1)};
+    struct baseline w = base("new", 90), c[3] = {base("a", 100), base("b", 80), base("c", 1)};
     c[2].cond[BL_METRIC] = str("requests_per_second");
     struct plan_bl_result res;
     CHECK(plan_baseline_match(&w, c, 3, &res) == 0 && res.nmatched == 2);
@@ -225,7 +225,7 @@ static void test_document(void)
     json_decref(d);
     CHECK(ok);
     /* a reference of 0: no ratio */
-    struct plan_baseline z = base("z", 0);
+    struct baseline z = base("z", 0);
     CHECK(plan_baseline_match(&w, &z, 1, &res) == 0 && res.nmatched == 1 && res.reference == 0);
     d = plan_baseline_document(&w, &z, 1, &res);
     ok = d != NULL && json_is_null(json_object_get(d, "ratio"));

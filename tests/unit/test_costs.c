@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/util.h"
 #include "planner/costs.h"
 #include "tests/unit/unit.h"
 
@@ -56,7 +57,7 @@ static void held_time(void)
  * components. (Rounding only the total, 49.16096 → 49.16, gives the same figures.) */
 static void worked_example(void)
 {
-    struct plan_prices p = {4, 0.08, 0.05, 10};
+    struct usage_prices p = {4, 0.08, 0.05, 10};
     struct plan_usage u = {0};
     u.held_seconds = 10 * 3600.0;
     u.reports = 10; /* ten hourly reports */
@@ -64,9 +65,9 @@ static void worked_example(void)
     u.storage_gb_seconds = 2000.0 * 10 * 3600; /* 2,000 GB over the 10 reported hours */
     u.storage_seconds = 10 * 3600.0;
     u.bytes_moved = 50e9;
-    u.completed[PLAN_UNIT_TOKENS] = 1.2e6;
-    u.failed[PLAN_UNIT_TOKENS] = 6e4;
-    u.has_unit[PLAN_UNIT_TOKENS] = 1;
+    u.completed[USAGE_UNIT_TOKENS] = 1.2e6;
+    u.failed[USAGE_UNIT_TOKENS] = 6e4;
+    u.has_unit[USAGE_UNIT_TOKENS] = 1;
     struct plan_cost_acc acc = {0};
     plan_cost_add(&acc, &p, &u);
     struct plan_cost c;
@@ -78,11 +79,11 @@ static void worked_example(void)
     CHECK(c.total == 49.16);
     CHECK(c.has_share && c.failed_retried_amount == 2.34);
     CHECK(c.failed_retried_share == 0.0476);
-    CHECK(c.has_cost_per_unit[PLAN_UNIT_TOKENS]);
-    CHECK(plan_round_to(c.cost_per_unit[PLAN_UNIT_TOKENS] * 1000, 3) == 0.041);
-    CHECK(NEAR(c.cost_per_unit[PLAN_UNIT_TOKENS], 49.16 / 1.2e6, 1e-15));
-    CHECK(!c.has_cost_per_unit[PLAN_UNIT_REQUESTS] && !c.has_unit[PLAN_UNIT_REQUESTS]);
-    CHECK(c.completed[PLAN_UNIT_TOKENS] == 1.2e6);
+    CHECK(c.has_cost_per_unit[USAGE_UNIT_TOKENS]);
+    CHECK(plan_round_to(c.cost_per_unit[USAGE_UNIT_TOKENS] * 1000, 3) == 0.041);
+    CHECK(NEAR(c.cost_per_unit[USAGE_UNIT_TOKENS], 49.16 / 1.2e6, 1e-15));
+    CHECK(!c.has_cost_per_unit[USAGE_UNIT_REQUESTS] && !c.has_unit[USAGE_UNIT_REQUESTS]);
+    CHECK(c.completed[USAGE_UNIT_TOKENS] == 1.2e6);
     /* utilization 8 h / 10 h; idle 2 h. */
     CHECK(!c.no_usage_data && c.has_utilization && NEAR(c.utilization, 0.8, 1e-12));
     CHECK(c.has_idle_hours && NEAR(c.idle_hours, 2.0, 1e-12));
@@ -95,7 +96,7 @@ static void worked_example(void)
  * 1.0025 → 1.00. Total 5.01. */
 static void group_sums(void)
 {
-    struct plan_prices a = {2.005, 0, 0, 0}, b = {1.0025, 0, 0, 50};
+    struct usage_prices a = {2.005, 0, 0, 0}, b = {1.0025, 0, 0, 50};
     struct plan_usage ua = {0}, ub = {0};
     ua.held_seconds = 3600;
     ub.held_seconds = 7200;
@@ -112,7 +113,7 @@ static void group_sums(void)
 
 static void edge_cases(void)
 {
-    struct plan_prices p = {3, 0.1, 0.09, 5};
+    struct usage_prices p = {3, 0.1, 0.09, 5};
     struct plan_cost_acc acc = {0};
     struct plan_cost c;
 
@@ -127,7 +128,7 @@ static void edge_cases(void)
     CHECK(c.compute == 6.00 && c.storage == 0 && c.data_movement == 0);
     CHECK(c.overhead == 0.30 && c.total == 6.30);
     CHECK(!c.has_share && c.failed_retried_amount == 0);
-    for (int k = 0; k < PLAN_UNIT_COUNT; k++)
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++)
         CHECK(!c.has_unit[k] && !c.has_cost_per_unit[k]);
 
     /* Reports with nothing completed: cost per unit is null (not infinite); the failed
@@ -136,14 +137,14 @@ static void edge_cases(void)
     zero.held_seconds = 3600;
     zero.reports = 1;
     zero.busy_seconds = 900;
-    zero.failed[PLAN_UNIT_REQUESTS] = 10;
-    zero.retried[PLAN_UNIT_REQUESTS] = 5;
-    zero.has_unit[PLAN_UNIT_REQUESTS] = 1;
+    zero.failed[USAGE_UNIT_REQUESTS] = 10;
+    zero.retried[USAGE_UNIT_REQUESTS] = 5;
+    zero.has_unit[USAGE_UNIT_REQUESTS] = 1;
     memset(&acc, 0, sizeof acc);
     plan_cost_add(&acc, &p, &zero);
     plan_cost_finish(&acc, &c);
-    CHECK(!c.no_usage_data && c.has_unit[PLAN_UNIT_REQUESTS]);
-    CHECK(!c.has_cost_per_unit[PLAN_UNIT_REQUESTS]);
+    CHECK(!c.no_usage_data && c.has_unit[USAGE_UNIT_REQUESTS]);
+    CHECK(!c.has_cost_per_unit[USAGE_UNIT_REQUESTS]);
     CHECK(c.total == 3.15 && c.has_share && c.failed_retried_share == 1.0);
     CHECK(c.failed_retried_amount == 3.15);
     CHECK(NEAR(c.utilization, 0.25, 1e-12) && NEAR(c.idle_hours, 0.75, 1e-12));
@@ -167,15 +168,15 @@ static void edge_cases(void)
  * held 1 h reports 1 h for x ($3.00) → x $18.00 over 8.5 h. By pool: p1 $24.00, p2 $3.00. */
 static void grouping(void)
 {
-    struct plan_cost_host hosts[] = {
+    struct usage_host hosts[] = {
         {"a", "host-a", "p1", "pool-1", {2, 0, 0, 0}, 36000},
         {"b", "host-b", "p1", "pool-1", {1, 0, 0, 0}, 14400},
         {"c", "host-c", "p2", "pool-2", {3, 0, 0, 0}, 3600},
     };
-    struct plan_cost_row rows[] = {
-        {0, "x", "brief-x", PLAN_UNIT_TOKENS, 6, 600, 0, 0, 3600, 6 * 3600.0, 0, 0, 0},
-        {0, "y", "brief-y", PLAN_UNIT_REQUESTS, 2, 20, 0, 0, 1800, 2 * 3600.0, 0, 0, 0},
-        {2, "x", "brief-x", PLAN_UNIT_TOKENS, 1, 100, 0, 0, 900, 3600.0, 0, 0, 0},
+    struct usage_row rows[] = {
+        {0, "x", "brief-x", USAGE_UNIT_TOKENS, 6, 600, 0, 0, 3600, 6 * 3600.0, 0, 0, 0},
+        {0, "y", "brief-y", USAGE_UNIT_REQUESTS, 2, 20, 0, 0, 1800, 2 * 3600.0, 0, 0, 0},
+        {2, "x", "brief-x", USAGE_UNIT_TOKENS, 1, 100, 0, 0, 900, 3600.0, 0, 0, 0},
     };
     struct plan_cost_group *g = NULL;
     size_t n = 0;
@@ -184,7 +185,7 @@ static void grouping(void)
     CHECK(n == 3);
     CHECK_STR(g[0].id, "x");
     plan_cost_finish(&g[0].acc, &c);
-    CHECK(c.compute == 18.00 && c.held_hours == 8.5 && c.completed[PLAN_UNIT_TOKENS] == 700);
+    CHECK(c.compute == 18.00 && c.held_hours == 8.5 && c.completed[USAGE_UNIT_TOKENS] == 700);
     CHECK_STR(g[1].id, "y");
     plan_cost_finish(&g[1].acc, &c);
     CHECK(c.compute == 5.00 && NEAR(c.utilization, 0.2, 1e-12));
@@ -205,8 +206,8 @@ static void grouping(void)
     CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_HOST, &g, &n) == 0);
     CHECK(n == 3);
     plan_cost_finish(&g[0].acc, &c);
-    CHECK(c.compute == 20.00 && c.completed[PLAN_UNIT_TOKENS] == 600);
-    CHECK(c.completed[PLAN_UNIT_REQUESTS] == 20);
+    CHECK(c.compute == 20.00 && c.completed[USAGE_UNIT_TOKENS] == 600);
+    CHECK(c.completed[USAGE_UNIT_REQUESTS] == 20);
     free(g);
 }
 
@@ -221,9 +222,28 @@ static void rounding(void)
     CHECK(plan_round_to(0.0409667, 3) == 0.041);
     CHECK(plan_held_share(3600, 1800, 3600) == 1800);
     CHECK(plan_held_share(3600, 0, 0) == 3600);
-    CHECK(plan_unit_lookup("tokens") == PLAN_UNIT_TOKENS);
-    CHECK(plan_unit_lookup("vectors") == PLAN_UNIT_VECTORS);
-    CHECK(plan_unit_lookup("bytes") == -1 && plan_unit_lookup(NULL) == -1);
+    CHECK(util_lookup(usage_unit_names, "tokens") == USAGE_UNIT_TOKENS);
+    CHECK(util_lookup(usage_unit_names, "vectors") == USAGE_UNIT_VECTORS);
+    CHECK(util_lookup(usage_unit_names, "bytes") == -1 &&
+          util_lookup(usage_unit_names, NULL) == -1);
+}
+
+/* The unit a group is shown in (a rollout's cost view): the one completed most of. */
+static void main_unit(void)
+{
+    struct plan_cost c = {0};
+    CHECK(plan_cost_main_unit(&c) == -1);
+    c.has_unit[USAGE_UNIT_REQUESTS] = 1; /* reported, nothing completed */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_REQUESTS);
+    c.has_unit[USAGE_UNIT_TOKENS] = 1;
+    c.completed[USAGE_UNIT_TOKENS] = 10;
+    c.has_unit[USAGE_UNIT_ITEMS] = 1;
+    c.completed[USAGE_UNIT_ITEMS] = 12;
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_ITEMS);
+    c.completed[USAGE_UNIT_TOKENS] = 12; /* a tie: the first in enum order */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_TOKENS);
+    c.completed[USAGE_UNIT_VECTORS] = 99; /* not reported: not counted */
+    CHECK(plan_cost_main_unit(&c) == USAGE_UNIT_TOKENS);
 }
 
 UNIT_SUITE(costs_tests) = {
@@ -233,5 +253,6 @@ UNIT_SUITE(costs_tests) = {
     {"costs: no reports, nothing completed, no held time", edge_cases},
     {"costs: grouping by host, pool and brief", grouping},
     {"costs: rounding half away from zero", rounding},
+    {"costs: the unit a group completed most of", main_unit},
     UNIT_END,
 };

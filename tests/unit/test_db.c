@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "db/db_pg.h"
 #include "db/decode.h"
 #include "tests/unit/unit.h"
@@ -114,16 +115,16 @@ static void cost_decode(void)
     CHECK(in.hosts[0].prices.per_hour == 4 && in.hosts[0].prices.storage_per_gb_month == 0.1 &&
           in.hosts[0].prices.egress_per_gb == 0.05 && in.hosts[0].prices.overhead_pct == 10);
     CHECK(in.hosts[0].held_seconds == 3600 && in.hosts[1].held_seconds == 0);
-    const struct plan_cost_row *w = &in.rows[0];
+    const struct usage_row *w = &in.rows[0];
     CHECK(w->host == 0 && w->brief_id == NULL && w->brief_name == NULL);
-    CHECK(w->unit == PLAN_UNIT_TOKENS && w->reports == 1 && w->completed == 120000);
+    CHECK(w->unit == USAGE_UNIT_TOKENS && w->reports == 1 && w->completed == 120000);
     CHECK(w->failed == 6000 && w->retried == 0 && w->busy_seconds == 2880);
     CHECK(w->covered_seconds == 3600 && w->storage_gb_seconds == 7200000);
     CHECK(w->storage_seconds == 3600 && w->bytes_moved == 5e9);
-    CHECK(in.rows[1].host == 0 && in.rows[1].unit == PLAN_UNIT_REQUESTS);
+    CHECK(in.rows[1].host == 0 && in.rows[1].unit == USAGE_UNIT_REQUESTS);
     CHECK_STR(in.rows[1].brief_id, "b1");
     CHECK_STR(in.rows[1].brief_name, "B");
-    CHECK(in.rows[2].host == 1 && in.rows[2].unit == PLAN_UNIT_ITEMS && in.rows[2].completed == 7);
+    CHECK(in.rows[2].host == 1 && in.rows[2].unit == USAGE_UNIT_ITEMS && in.rows[2].completed == 7);
     db_cost_input_free(&in);
     CHECK(in.hosts == NULL && in.rows == NULL && in.nhosts == 0 && in.res[0] == NULL);
     db_cost_input_free(&in); /* twice: harmless */
@@ -354,14 +355,77 @@ static void gpu_catalog(void)
     CHECK_STR(cat.gpus[0].key, "h100");
     CHECK_STR(cat.gpus[0].display_name, "NVIDIA H100");
     CHECK(cat.gpus[0].memory_gib == 80 && cat.gpus[0].smi_memory_mib == 81559);
-    int fp8 = plan_lookup(plan_precision_names, "fp8");
-    int bf16 = plan_lookup(plan_precision_names, "bf16");
+    int fp8 = util_lookup(gpu_precision_names, "fp8");
+    int bf16 = util_lookup(gpu_precision_names, "bf16");
     CHECK(fp8 >= 0 && bf16 >= 0);
     CHECK(cat.gpus[0].formats == ((1u << fp8) | (1u << bf16)));
     CHECK_STR(cat.gpus[1].key, "l4");
     CHECK(cat.gpus[1].formats == 0 && cat.gpus[1].smi_memory_mib == 0);
     db_gpu_catalog_free(&cat);
     CHECK(cat.gpus == NULL && cat.n == 0);
+}
+
+/* Baselines for the comparison: every condition by its name, integers as integers, SQL
+ * NULL as is_null; the strings borrow from the result the struct owns. */
+static void baselines(void)
+{
+    static const char *const n[] = {"value",     "cache",          "concurrency",   "input",
+                                    "metric",    "stack_id",       "workload_hash", "gpu_count",
+                                    "gpu_model", "model_revision", "framework",     "id"};
+    static const char *const v[] = {
+        "2350.5",
+        "warm",
+        "16",
+        NULL,
+        "tokens_per_second",
+        "s1",
+        "sha256:aa",
+        "8",
+        "H100",
+        "0e9e39f",
+        "vllm",
+        "b1",
+        "12",
+        NULL,
+        NULL,
+        "sharegpt",
+        "items_per_second",
+        "s1",
+        NULL,
+        NULL,
+        "L4",
+        NULL,
+        "tgi",
+        "b2",
+    };
+    struct db_baselines b = {0};
+    CHECK(db_baselines_decode(FAKE(n, v), &b) == DB_MANY_RESULTS);
+    CHECK(b.n == 2);
+    const struct baseline *x = &b.rows[0];
+    CHECK_STR(x->id, "b1");
+    CHECK(x->value == 2350.5);
+    CHECK_STR(x->cond[BL_FRAMEWORK].s, "vllm");
+    CHECK_STR(x->cond[BL_MODEL_REVISION].s, "0e9e39f");
+    CHECK_STR(x->cond[BL_GPU_MODEL].s, "H100");
+    CHECK(!x->cond[BL_GPU_COUNT].is_null && x->cond[BL_GPU_COUNT].i == 8);
+    CHECK(x->cond[BL_GPU_COUNT].s == NULL);
+    CHECK_STR(x->cond[BL_WORKLOAD_HASH].s, "sha256:aa");
+    CHECK_STR(x->cond[BL_METRIC].s, "tokens_per_second");
+    CHECK(x->cond[BL_INPUT].is_null && x->cond[BL_INPUT].s == NULL);
+    CHECK(x->cond[BL_CONCURRENCY].i == 16);
+    CHECK_STR(x->cond[BL_CACHE].s, "warm");
+    const struct baseline *y = &b.rows[1];
+    CHECK_STR(y->id, "b2");
+    CHECK(y->cond[BL_GPU_COUNT].is_null && y->cond[BL_CONCURRENCY].is_null);
+    CHECK(y->cond[BL_MODEL_REVISION].is_null && y->cond[BL_CACHE].is_null);
+    CHECK_STR(y->cond[BL_INPUT].s, "sharegpt");
+    db_baselines_free(&b);
+    CHECK(b.rows == NULL && b.n == 0 && b.res == NULL);
+    db_baselines_free(&b); /* twice: harmless */
+    static const char *const none[1] = {NULL};
+    CHECK(db_baselines_decode(fake(12, n, 0, none), &b) == DB_NO_RESULTS);
+    CHECK(b.n == 0 && b.rows != NULL);
+    db_baselines_free(&b);
 }
 
 /* Events read back: by name, "" pool and host kept as such; freeing empties. */
@@ -435,6 +499,7 @@ UNIT_SUITE(db_tests) = {
     {"db: host target out of memory at each copy", host_target_oom},
     {"db: readiness facts decoded by column name", readiness_facts},
     {"db: GPU catalog in one block", gpu_catalog},
+    {"db: baselines decoded by column name", baselines},
     {"db: events read back", event_rows},
     {"db: the pool is made once", pool_init_twice},
     {"db: pool and listener out of memory", pool_listener_oom},

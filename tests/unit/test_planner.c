@@ -24,7 +24,7 @@ static struct plan_brief inference_7b(void)
     struct plan_brief b = {0};
     b.kind = PLAN_INFERENCE_INTERACTIVE;
     b.parameter_count = 7e9;
-    b.precision = PLAN_BF16;
+    b.precision = GPU_BF16;
     b.concurrency = 1;
     return b;
 }
@@ -74,11 +74,11 @@ static void kv_llama_8b(void)
     /* int4 weights keep a 16-bit cache unless told otherwise; fp8 KV halves it */
     b.concurrency = 1;
     b.peak_concurrency = 0;
-    b.precision = PLAN_INT4;
+    b.precision = GPU_INT4;
     plan_size(&b, &o, &s);
     CHECK(s.kv_cache.bytes == 1073741824.0 && s.weights.bytes == 8030261248.0 * 0.5);
     b.has_kv_precision = 1;
-    b.kv_precision = PLAN_FP8;
+    b.kv_precision = GPU_FP8;
     plan_size(&b, &o, &s);
     CHECK(s.kv_cache.bytes == 536870912.0);
 }
@@ -114,26 +114,26 @@ static void gpu_fit(void)
     struct plan_sizing s;
     plan_default_options(&o);
     plan_size(&b, &o, &s);
-    struct plan_gpu h100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
-    struct plan_gpu t4 = {"t4", "T4", 16, 15360, (1u << PLAN_FP32) | (1u << PLAN_FP16)};
-    struct plan_gpu nosmi = {"x", "X", 24, 0, 0};
+    struct gpu_model h100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
+    struct gpu_model t4 = {"t4", "T4", 16, 15360, (1u << GPU_FP32) | (1u << GPU_FP16)};
+    struct gpu_model nosmi = {"x", "X", 24, 0, 0};
     struct plan_gpu_fit f;
-    plan_fit(&s, &o, &h100, PLAN_BF16, &f);
+    plan_fit(&s, &o, &h100, GPU_BF16, &f);
     CHECK(f.memory_bytes == 85520809984.0 && f.gpus_needed == 1 && f.fits_single);
     CHECK(fabs(f.usable_bytes - 76968728985.6) < 1);
-    plan_fit(&s, &o, &t4, PLAN_BF16, &f);
+    plan_fit(&s, &o, &t4, GPU_BF16, &f);
     CHECK(f.gpus_needed == 2 && !f.fits_single && f.needs_parallelism && !f.precision_supported);
-    plan_fit(&s, &o, &nosmi, PLAN_BF16, &f);
+    plan_fit(&s, &o, &nosmi, GPU_BF16, &f);
     CHECK(f.memory_bytes == 24e9); /* marketed GB read as 10^9 bytes */
     o.reserve_pct = 0;
-    plan_fit(&s, &o, &t4, PLAN_FP16, &f);
+    plan_fit(&s, &o, &t4, GPU_FP16, &f);
     CHECK(f.usable_bytes == f.memory_bytes && f.gpus_needed == 2 && f.precision_supported);
     /* 70e9 bf16: 140e9 + 28e9 + 2 GiB = 170,147,483,648 B → 3 × H100 at 10 % reserve */
     b.parameter_count = 70e9;
     o.reserve_pct = 10;
     plan_size(&b, &o, &s);
     CHECK(s.total_bytes == 170147483648.0);
-    plan_fit(&s, &o, &h100, PLAN_BF16, &f);
+    plan_fit(&s, &o, &h100, GPU_BF16, &f);
     CHECK(f.gpus_needed == 3);
 }
 
@@ -144,7 +144,7 @@ static void sizing_json_shape(void)
     struct plan_sizing s;
     plan_default_options(&o);
     plan_size(&b, &o, &s);
-    struct plan_gpu g = {"h100_sxm", "H100", 80, 81559, 0x3f};
+    struct gpu_model g = {"h100_sxm", "H100", 80, 81559, 0x3f};
     char *text = plan_sizing_render(&b, &o, &s, &g, 1, NULL, 0);
     json_error_t err;
     json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &err);

@@ -15,7 +15,7 @@
 #define B1 "00000000-0000-4000-8000-0000000000b1"
 #define B2 "00000000-0000-4000-8000-0000000000b2"
 
-static const struct plan_gpu H100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
+static const struct gpu_model H100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
 
 /* A held, busy host of pool P1 at $4/h with usage data: no recommendation. Its reports
  * are fresh and its GPUs sampled idle every 60 s for two hours (the idle rule's other
@@ -150,7 +150,7 @@ static void no_usage_never_stopped(void)
     b.sized = 1;
     struct plan_brief pb = {.kind = PLAN_INFERENCE_INTERACTIVE,
                             .parameter_count = 7e9,
-                            .precision = PLAN_BF16,
+                            .precision = GPU_BF16,
                             .concurrency = 1};
     struct plan_options o;
     plan_default_options(&o);
@@ -293,11 +293,11 @@ static void investigate_rule(void)
     h.th.failed_share = 0.05;
     h.failed_share = 0;
     /* Cost per unit: +25% exactly is not over. */
-    h.has_cpu[PLAN_UNIT_TOKENS] = h.has_prev_cpu[PLAN_UNIT_TOKENS] = 1;
-    h.prev_cpu[PLAN_UNIT_TOKENS] = 0.00004;
-    h.cpu[PLAN_UNIT_TOKENS] = 0.00005;
+    h.has_cpu[USAGE_UNIT_TOKENS] = h.has_prev_cpu[USAGE_UNIT_TOKENS] = 1;
+    h.prev_cpu[USAGE_UNIT_TOKENS] = 0.00004;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.00005;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000501;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000501;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
     i = first("investigate");
     CHECK_STR(json_string_value(json_object_get(i, "rule")), "cost_per_unit");
@@ -308,15 +308,15 @@ static void investigate_rule(void)
     /* A pool's +50% threshold: +25.25% is not over it, +50.25% is. */
     h.th.cost_increase = 0.5;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000601;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000601;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 1);
     h.th.cost_increase = 0.25;
-    h.cpu[PLAN_UNIT_TOKENS] = 0.0000501;
+    h.cpu[USAGE_UNIT_TOKENS] = 0.0000501;
     /* Without a previous figure, no comparison. */
-    h.has_prev_cpu[PLAN_UNIT_TOKENS] = 0;
+    h.has_prev_cpu[USAGE_UNIT_TOKENS] = 0;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 0);
     /* Both rules: two recommendations with distinct ids. */
-    h.has_prev_cpu[PLAN_UNIT_TOKENS] = 1;
+    h.has_prev_cpu[USAGE_UNIT_TOKENS] = 1;
     h.failed_share = 0.2;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("investigate") == 2);
     CHECK(strcmp(json_string_value(json_object_get(json_array_get(items, 0), "id")),
@@ -330,14 +330,14 @@ static void reuse_rule(void)
     struct plan_rec_brief b[2] = {brief(B1), brief(B2)};
     struct plan_brief small = {.kind = PLAN_INFERENCE_INTERACTIVE,
                                .parameter_count = 7e9,
-                               .precision = PLAN_BF16,
+                               .precision = GPU_BF16,
                                .concurrency = 1};
     struct plan_brief big = small;
     big.parameter_count = 70e9; /* 140 GB of weights: more than one 80 GB GPU */
     plan_size(&small, &o, &b[0].sizing);
     plan_size(&big, &o, &b[1].sizing);
     b[0].sized = b[1].sized = 1;
-    b[0].precision = b[1].precision = PLAN_BF16;
+    b[0].precision = b[1].precision = GPU_BF16;
 
     struct plan_rec_host h = host(HA);
     h.accepted = 1;
@@ -380,8 +380,8 @@ static void reuse_rule(void)
     CHECK(run(two, 2, b, 2) == 0 && count("reuse") == 1 &&
           strcmp(tgt(first("reuse"), "brief_id"), B2) == 0);
     /* Precision not supported by the GPU model. */
-    struct plan_gpu nofp = H100;
-    nofp.formats = 1u << PLAN_FP32;
+    struct gpu_model nofp = H100;
+    nofp.formats = 1u << GPU_FP32;
     h.gpu = &nofp;
     CHECK(run(&h, 1, b, 2) == 0 && count("reuse") == 0);
     /* No usage data: never idle, never reused. */

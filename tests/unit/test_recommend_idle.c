@@ -16,7 +16,7 @@
 #define P1 "00000000-0000-4000-8000-0000000000p1"
 #define B1 "00000000-0000-4000-8000-0000000000b1"
 
-static const struct plan_gpu H100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
+static const struct gpu_model H100 = {"h100_sxm", "H100", 80, 81559, 0x3f};
 
 /* Idle by both signals over the default window W = 1800 s: no useful report for 3600 s,
  * the latest report 60 s old; 30 samples 60 s apart (coverage 30 × 60 ÷ 1800 = 100%),
@@ -250,11 +250,11 @@ static void reuse_needs_both_signals(void)
     b.id = B1;
     struct plan_brief small = {.kind = PLAN_INFERENCE_INTERACTIVE,
                                .parameter_count = 7e9,
-                               .precision = PLAN_BF16,
+                               .precision = GPU_BF16,
                                .concurrency = 1};
     plan_size(&small, &o, &b.sizing);
     b.sized = 1;
-    b.precision = PLAN_BF16;
+    b.precision = GPU_BF16;
     struct plan_rec_host h = idle_host();
     h.accepted = 1;
     CHECK(run(&h, 1, &b, 1) == 0 && count("reuse") == 1 && count("stop") == 1);
@@ -266,9 +266,9 @@ static void reuse_needs_both_signals(void)
 }
 
 /* An event of the isolated host (strings borrowed). */
-static struct plan_rec_gpu_event event(long code, const char *raw)
+static struct gpu_event event(long code, const char *raw)
 {
-    struct plan_rec_gpu_event e;
+    struct gpu_event e;
     memset(&e, 0, sizeof e);
     e.kind = "xid";
     e.has_code = 1;
@@ -286,12 +286,11 @@ static struct plan_rec_gpu_event event(long code, const char *raw)
 
 static void isolation_investigate(void)
 {
-    struct plan_rec_gpu_event evs[20];
+    struct gpu_event evs[20];
     evs[0] = event(79, "NVRM: Xid (PCI:0000:18:00): 79, pid=1910, name=python3, GPU has "
                        "fallen off the bus.\xff\xfe");
-    struct plan_rec_isolation iso = {
-        "Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus",
-        "2025-03-10T11:00:01.000000Z", 1, evs, 1};
+    struct gpu_isolation iso = {"Xid 79 on GPU 0 (00000000:18:00.0): GPU has fallen off the bus",
+                                "2025-03-10T11:00:01.000000Z", 1, evs, 1};
     struct plan_rec_host h = idle_host();
     h.state = "quarantined";
     h.has_usage = 0; /* no reports: still investigated */

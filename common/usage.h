@@ -1,0 +1,47 @@
+/* usage.h — the vocabulary of work usage that db/ reads into and planner/costs.h prices:
+ * the units work is counted in, a pool's prices, and the rows a cost window is made of
+ * (hosts with their prices and held time, work reports summed per host, brief and unit).
+ * Pure data: the arithmetic and the grouping are planner/costs.h's. */
+#ifndef GPUFLEET_USAGE_H
+#define GPUFLEET_USAGE_H
+
+#include <stddef.h>
+
+enum usage_unit {
+    USAGE_UNIT_TOKENS,
+    USAGE_UNIT_REQUESTS,
+    USAGE_UNIT_ITEMS,
+    USAGE_UNIT_SAMPLES,
+    USAGE_UNIT_VECTORS,
+    USAGE_UNIT_COUNT
+};
+/* "tokens", "requests", … in enum order, NULL-terminated (look one up with util_lookup). */
+extern const char *const usage_unit_names[];
+
+/* A pool's prices. */
+struct usage_prices {
+    double per_hour;
+    double storage_per_gb_month;
+    double egress_per_gb;
+    double overhead_pct; /* 0..100 */
+};
+
+/* A host held or reporting in the window, with its pool's prices. */
+struct usage_host {
+    const char *id, *name, *pool_id, *pool_name;
+    struct usage_prices prices;
+    double held_seconds;
+};
+
+/* The reports of one host, brief and unit in the window, summed. */
+struct usage_row {
+    size_t host;                       /* index into the hosts */
+    const char *brief_id, *brief_name; /* NULL when the reports named no brief */
+    int unit;                          /* enum usage_unit, or -1 when unknown */
+    long reports;
+    double completed, failed, retried, busy_seconds;
+    double covered_seconds; /* Σ report window lengths */
+    double storage_gb_seconds, storage_seconds, bytes_moved;
+};
+
+#endif
