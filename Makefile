@@ -66,7 +66,7 @@ PLAN_SRC   := planner/sizing.c planner/brief.c planner/stack.c planner/cuda_comp
 PLAN_SRC   += planner/scope.c
 DB_SRC     += db/projects.c
 SVC_SRC    += service/grants.c
-API_SRC    += api/scope.c api/projects.c
+API_SRC    += api/scope.c api/projects.c api/auth_mint.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
@@ -101,7 +101,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_host_state.c tests/unit/test_db.c \
               tests/unit/test_xid.c tests/unit/test_monitor_sample.c tests/unit/test_utf8.c \
               tests/unit/test_netpolicy.c tests/unit/test_dheap.c \
-              tests/unit/test_host_command.c tests/unit/test_readiness.c
+              tests/unit/test_host_command.c tests/unit/test_rolemap.c tests/unit/test_readiness.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with
 # credentials), the dispatcher (its loop, its horizon, its HTTP side), the routes.

@@ -453,17 +453,6 @@ static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
     return AUTH_OK;
 }
 
-int auth_project_name_ok(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 63 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
-            return 0;
-    return 1;
-}
-
 /* typ may be absent, JWT, or (OIDC access tokens, RFC 9068) at+jwt. */
 static int typ_ok(const json_t *hdr, int oidc)
 {
@@ -663,58 +652,4 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     }
     json_decref(claims);
     return res;
-}
-
-int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-                     enum api_role role, const char *project, long ttl_s, const char *issuer,
-                     const char *audience, int64_t now, const char *const *pools, size_t npools,
-                     const char *const *hosts, size_t nhosts, char **out)
-{
-    jwt_t *jwt = NULL;
-    int rc = -1;
-    char *scope = NULL;
-    char jti[UTIL_UUID_LEN + 1];
-    util_uuid4(jti);
-    if (npools > AUTH_MAX_SCOPE_ITEMS || nhosts > AUTH_MAX_SCOPE_ITEMS)
-        return -1;
-    if (npools + nhosts > 0) {
-        json_t *o = json_pack("{s:[], s:[]}", "pools", "hosts");
-        for (size_t i = 0; i < npools; i++)
-            json_array_append_new(json_object_get(o, "pools"), json_string(pools[i]));
-        for (size_t i = 0; i < nhosts; i++)
-            json_array_append_new(json_object_get(o, "hosts"), json_string(hosts[i]));
-        if (npools == 0)
-            json_object_del(o, "pools");
-        if (nhosts == 0)
-            json_object_del(o, "hosts");
-        scope = json_dumps(o, JSON_COMPACT);
-        json_decref(o);
-        if (scope == NULL)
-            return -1;
-    }
-    if (jwt_new(&jwt) != 0)
-        goto cleanup;
-    if (jwt_add_grant(jwt, "sub", sub) || jwt_add_grant(jwt, "role", auth_role_name(role)) ||
-        jwt_add_grant(jwt, "iss", issuer) || jwt_add_grant(jwt, "aud", audience) ||
-        jwt_add_grant(jwt, "jti", jti) || jwt_add_grant_int(jwt, "iat", (long)now) ||
-        (project != NULL && jwt_add_grant(jwt, "project", project)) ||
-        jwt_add_grant_int(jwt, "nbf", (long)now) ||
-        jwt_add_grant_int(jwt, "exp", (long)(now + ttl_s)) ||
-        (scope != NULL && jwt_add_grants_json(jwt, scope)) ||
-        jwt_set_alg(jwt, alg, key, (int)keylen))
-        goto cleanup;
-    *out = jwt_encode_str(jwt);
-    rc = *out ? 0 : -1;
-cleanup:
-    jwt_free(jwt);
-    free(scope);
-    return rc;
-}
-
-int auth_mint(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
-              enum api_role role, long ttl_s, const char *issuer, const char *audience, int64_t now,
-              char **out)
-{
-    return auth_mint_scoped(alg, key, keylen, sub, role, NULL, ttl_s, issuer, audience, now, NULL,
-                            0, NULL, 0, out);
 }

@@ -16,7 +16,6 @@
 #include "api/cors.h"
 #include "api/events.h"
 #include "api/metrics.h"
-#include "api/role.h"
 #include "api/routes.h"
 #include "api/scope.h"
 #include "api/server.h"

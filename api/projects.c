@@ -13,7 +13,6 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
-#include "api/role.h"
 #include "api/scope.h"
 #include "db/projects.h"
 #include "planner/scope.h"
@@ -62,17 +61,24 @@ static const struct spec_field budget_spec[] = {
     {"on_exhausted", SPEC_ENUM, 0, 0, 0, NULL, NULL, exhausted_values, NULL, TO(on_exhausted)},
     SPEC_END,
 };
-#define SETTINGS                                                                                 \
-    {"description", SPEC_STRING, 0, 0, 500, spec_printable, "text without control characters",  \
-     NULL, NULL, TO(description)},                                                              \
-        {"quotas", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, quotas_spec, TO(quotas)},             \
-    {                                                                                            \
-        "budget", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, budget_spec, TO(budget)                \
+#define SETTINGS                                                                     \
+    {"description",                                                                  \
+     SPEC_STRING,                                                                    \
+     0,                                                                              \
+     0,                                                                              \
+     500,                                                                            \
+     spec_printable,                                                                 \
+     "text without control characters",                                              \
+     NULL,                                                                           \
+     NULL,                                                                           \
+     TO(description)},                                                               \
+        {"quotas", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, quotas_spec, TO(quotas)}, \
+    {                                                                                \
+        "budget", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, budget_spec, TO(budget)    \
     }
 static const struct spec_field create_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 63, valid_name,
-     "1-63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", NULL, NULL,
-     TO(name)},
+     "1-63 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", NULL, NULL, TO(name)},
     SETTINGS,
     SPEC_END,
 };
@@ -246,15 +252,14 @@ static const struct list_filter project_filters[] = {
     {"name_prefix", valid_prefix, "at most 63 characters"},
 };
 
-static enum db_status list_page(struct db_conn *c, const struct list_query *q,
-                                struct db_page *page)
+static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     struct db_project_filter f = {q->scope, q->values[0], q->after, q->limit + 1};
     return db_project_list(c, &f, page);
 }
 
-static const struct list_def project_list = {"project", project_filters, 1,        api_valid_seq,
-                                             NULL,      NULL,            list_page};
+static const struct list_def project_list = {"project", project_filters, 1, api_valid_seq, NULL,
+                                             NULL,      list_page};
 
 enum MHD_Result api_projects_list(struct api_req *r)
 {
@@ -420,8 +425,8 @@ struct member_arg {
 static enum db_status member_put_fn(struct db_conn *c, void *arg)
 {
     struct member_arg *a = arg;
-    enum db_status s = db_member_put(c, a->id, a->subject, a->role, a->r->principal.sub,
-                                     a->before, &a->doc);
+    enum db_status s =
+        db_member_put(c, a->id, a->subject, a->role, a->r->principal.sub, a->before, &a->doc);
     if (s <= 0)
         return s;
     char before[40], after[40];
@@ -524,17 +529,16 @@ enum MHD_Result api_me(struct api_req *r)
     for (int i = 0; i < r->ngrants; i++) {
         char name[64];
         svc_project_name(r->grants[i].project_id, name);
-        json_array_append_new(projects,
-                              json_pack("{s:s, s:s, s:s, s:o}", "id", r->grants[i].project_id,
-                                        "name", name, "role", highest(r->grants[i].role), "may",
-                                        may(r->grants[i].role)));
+        json_array_append_new(
+            projects, json_pack("{s:s, s:s, s:s, s:o}", "id", r->grants[i].project_id, "name", name,
+                                "role", highest(r->grants[i].role), "may", may(r->grants[i].role)));
     }
-    json_t *me = json_pack("{s:s, s:s, s:b, s:o, s:o}", "sub", r->principal.sub, "kind",
-                           r->principal.from_idp ? "user" : "token", "platform_admin",
-                           r->actor.platform_admin, "projects", projects, "may",
-                           r->actor.platform_admin ? json_pack("[s,s,s]", "read", "write",
-                                                               "administer")
-                                                   : json_array());
+    json_t *me =
+        json_pack("{s:s, s:s, s:b, s:o, s:o}", "sub", r->principal.sub, "kind",
+                  r->principal.from_idp ? "user" : "token", "platform_admin",
+                  r->actor.platform_admin, "projects", projects, "may",
+                  r->actor.platform_admin ? json_pack("[s,s,s]", "read", "write", "administer")
+                                          : json_array());
     return me ? api_reply_json(r, MHD_HTTP_OK, me, NULL)
               : api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
 }

@@ -53,7 +53,8 @@ const char *api_scope_read(struct api_req *r)
 
 const char *api_scope_route(struct api_req *r)
 {
-    return api_scope(r, r->route ? r->route->roles : API_READ_ROLES);
+    const struct api_route *route = r->route;
+    return api_scope(r, route ? route->roles : API_READ_ROLES);
 }
 
 void api_scope_free(struct api_req *r)
