@@ -265,9 +265,20 @@ static int write_document(struct document_arg *a, db_tx_fn fn)
     return 1;
 }
 
+/* A document read with GET carries "project": {"id": …, "name": …}; a body that sends it
+ * back names the project by that id (a string is a name or an id already). */
+static void project_member_as_ref(struct api_req *r)
+{
+    json_t *p = json_object_get(r->json, "project");
+    const char *id = json_string_value(json_object_get(p, "id"));
+    if (json_is_object(p) && id != NULL)
+        json_object_set_new(r->json, "project", json_string(id));
+}
+
 enum MHD_Result api_create_document(struct api_req *r, const struct api_document_def *d)
 {
     struct document_arg a = {.r = r, .d = d};
+    project_member_as_ref(r);
     if (api_create_project(r, api_route_roles(r), a.project_id, NULL) != 0 ||
         !write_document(&a, create_fn))
         return MHD_YES;
@@ -329,6 +340,7 @@ enum MHD_Result api_replace_document(struct api_req *r, const struct api_documen
                                  "send If-Match with the ETag of the %s you read, so that "
                                  "concurrent edits are not lost",
                                  d->what);
+    project_member_as_ref(r);
     if (json_object_get(r->json, "project") != NULL &&
         api_create_project(r, api_route_roles(r), a.project_id, NULL) != 0)
         return MHD_YES;

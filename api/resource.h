@@ -114,7 +114,9 @@ enum MHD_Result api_create_document(struct api_req *r, const struct api_document
 /* PUT of the whole document with optimistic concurrency:
  *   - 404 when the path id is not a UUID; 428 without If-Match;
  *   - a "project" member may name the document's own project only (a document never moves:
- *     400 invalid_field project); it is taken out before prepare validates the body (400);
+ *     400 invalid_field project), by its name or id or as the {"id", "name"} object a GET
+ *     gave (so that a document read, changed and sent back is accepted); it is taken out
+ *     before prepare validates the body (400);
  *   - in one transaction: the current version is read and locked, when it lies in
  *     api_scope_route (else api_scope_refuse: 403 or 404); 412 when If-Match does not name
  *     its ETag (nothing written); otherwise update and an audit event;

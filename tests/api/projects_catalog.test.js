@@ -76,7 +76,12 @@ function auditRows(action, resourceId) {
   return out
     ? out.split('\n').map((l) => {
         const [status, project, before, after] = l.split('|');
-        return { status: Number(status), project, before: before ? JSON.parse(before) : null, after: after ? JSON.parse(after) : null };
+        return {
+          status: Number(status),
+          project,
+          before: before ? JSON.parse(before) : null,
+          after: after ? JSON.parse(after) : null,
+        };
       })
     : [];
 }
@@ -278,9 +283,17 @@ describe('stacks', () => {
   test('only a platform admin shares a stack; then every project reads, lists and supersedes it', async () => {
     const stack = expectStatus(await make(A.operator), 201);
     const path = `/v1/stacks/${stack.id}`;
-    expectProblem(await client.request('PATCH', path, { token: A.admin, body: { shared: true } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('PATCH', path, { token: A.admin, body: { shared: true } }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(await client.request('PATCH', path, { token: B.admin, body: { shared: true } }), 404, 'not_found');
-    expectProblem(await client.request('PATCH', path, { token: A.operator, body: { shared: true } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('PATCH', path, { token: A.operator, body: { shared: true } }),
+      403,
+      'insufficient_role',
+    );
     assert.equal(expectStatus(await get(path, A.viewer), 200).shared, false);
     assert.deepEqual(
       auditRows('stack.denied', stack.id).map((d) => d.status),
@@ -292,7 +305,10 @@ describe('stacks', () => {
     assert.equal(shared.shared, true);
     assert.deepEqual({ ...shared, shared: false }, stack, 'nothing but shared changed');
     const [audit] = auditRows('stack.share', stack.id);
-    assert.deepEqual([audit.status, audit.project, audit.before, audit.after], [200, A.name, { shared: false }, { shared: true }]);
+    assert.deepEqual(
+      [audit.status, audit.project, audit.before, audit.after],
+      [200, A.name, { shared: false }, { shared: true }],
+    );
 
     assert.deepEqual(expectStatus(await get(path, B.viewer), 200), shared);
     assert.equal(expectStatus(await get(`${path}/lineage`, B.viewer), 200).items[0].id, stack.id);
@@ -308,7 +324,11 @@ describe('stacks', () => {
       [child.id, stack.id],
     );
     // B may not unshare it either.
-    expectProblem(await client.request('PATCH', path, { token: B.admin, body: { shared: false } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('PATCH', path, { token: B.admin, body: { shared: false } }),
+      403,
+      'insufficient_role',
+    );
 
     expectStatus(await client.request('PATCH', path, { token: platform, body: { shared: false } }), 200);
     expectProblem(await get(path, B.viewer), 404, 'not_found');
@@ -349,7 +369,10 @@ describe('credentials', () => {
 
   test('the binding is stored and shown (never the key); bad entries are refused', async () => {
     const c = expectStatus(
-      await make(A.admin, { allowed_users: ['ubuntu', 'gpu-ops'], allowed_cidrs: ['10.20.0.0/16', 'fd00::/8', '192.0.2.7'] }),
+      await make(A.admin, {
+        allowed_users: ['ubuntu', 'gpu-ops'],
+        allowed_cidrs: ['10.20.0.0/16', 'fd00::/8', '192.0.2.7'],
+      }),
       201,
     );
     assert.deepEqual(c.allowed_users, ['ubuntu', 'gpu-ops']);
@@ -374,7 +397,11 @@ describe('credentials', () => {
     const c = expectStatus(await make(A.admin), 201);
     const path = `/v1/credentials/${c.id}`;
     expectProblem(await get(path, B.admin), 404, 'not_found');
-    expectProblem(await client.request('PATCH', path, { token: B.admin, body: { allowed_users: ['root'] } }), 404, 'not_found');
+    expectProblem(
+      await client.request('PATCH', path, { token: B.admin, body: { allowed_users: ['root'] } }),
+      404,
+      'not_found',
+    );
     expectProblem(await client.request('DELETE', path, { token: B.admin }), 404, 'not_found');
     assert.deepEqual(expectStatus(await get(path, A.admin), 200), c);
     assert.deepEqual(
@@ -407,7 +434,10 @@ describe('credentials', () => {
     assert.deepEqual([one.allowed_users, one.allowed_cidrs], [['ubuntu'], ['10.30.0.0/16']]);
     assert.deepEqual({ ...one, allowed_cidrs: null }, c, 'nothing else changed');
     const two = expectStatus(
-      await client.request('PATCH', path, { token: platform, body: { allowed_users: null, allowed_cidrs: ['10.31.0.0/16'] } }),
+      await client.request('PATCH', path, {
+        token: platform,
+        body: { allowed_users: null, allowed_cidrs: ['10.31.0.0/16'] },
+      }),
       200,
     );
     assert.deepEqual([two.allowed_users, two.allowed_cidrs], [null, ['10.31.0.0/16']]);
@@ -416,8 +446,18 @@ describe('credentials', () => {
     assert.deepEqual(
       rows.map((r) => [r.status, r.project, r.before, r.after]),
       [
-        [200, A.name, { allowed_users: ['ubuntu'], allowed_cidrs: null }, { allowed_users: ['ubuntu'], allowed_cidrs: ['10.30.0.0/16'] }],
-        [200, A.name, { allowed_users: ['ubuntu'], allowed_cidrs: ['10.30.0.0/16'] }, { allowed_users: null, allowed_cidrs: ['10.31.0.0/16'] }],
+        [
+          200,
+          A.name,
+          { allowed_users: ['ubuntu'], allowed_cidrs: null },
+          { allowed_users: ['ubuntu'], allowed_cidrs: ['10.30.0.0/16'] },
+        ],
+        [
+          200,
+          A.name,
+          { allowed_users: ['ubuntu'], allowed_cidrs: ['10.30.0.0/16'] },
+          { allowed_users: null, allowed_cidrs: ['10.31.0.0/16'] },
+        ],
       ],
     );
     expectProblem(await client.request('PATCH', path, { token: A.admin, body: {} }), 400, 'missing_field');
@@ -433,7 +473,11 @@ describe('credentials', () => {
       'unknown_field',
       'private_key',
     );
-    expectProblem(await client.request('PATCH', path, { token: A.operator, body: { allowed_users: null } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('PATCH', path, { token: A.operator, body: { allowed_users: null } }),
+      403,
+      'insufficient_role',
+    );
     assert.equal(auditRows('credential.bind', c.id).length, 2);
   });
 
@@ -489,7 +533,11 @@ describe('GPU models', () => {
   test('only a platform admin shares a model; the catalog stays shared', async () => {
     const m = expectStatus(await make(A.admin), 201);
     const path = `/v1/gpu-models/${m.key}`;
-    expectProblem(await client.request('PATCH', path, { token: A.admin, body: { shared: true } }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('PATCH', path, { token: A.admin, body: { shared: true } }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(await client.request('PATCH', path, { token: B.admin, body: { shared: true } }), 404, 'not_found');
     assert.deepEqual(
       auditRows('gpu_model.denied', m.key).map((r) => [r.status, r.project]),
@@ -500,7 +548,10 @@ describe('GPU models', () => {
     assert.deepEqual(expectStatus(await get(path, B.viewer), 200), shared);
     assert.ok((await listAll('/v1/gpu-models?shared=true', B.viewer)).some((x) => x.key === m.key));
     const [audit] = auditRows('gpu_model.share', m.key);
-    assert.deepEqual([audit.status, audit.project, audit.before, audit.after], [200, A.name, { shared: false }, { shared: true }]);
+    assert.deepEqual(
+      [audit.status, audit.project, audit.before, audit.after],
+      [200, A.name, { shared: false }, { shared: true }],
+    );
 
     expectProblem(
       await client.request('PATCH', '/v1/gpu-models/h100_sxm', { token: platform, body: { shared: false } }),
@@ -553,7 +604,12 @@ describe('pools', () => {
     const m = expectStatus(await post('/v1/gpu-models', A.admin, modelBody()), 201);
     const nB = count(B);
     const theirs = expectProblem(await make(B.admin, { gpu_model: m.key }), 400, 'invalid_field', 'gpu_model');
-    const unknown = expectProblem(await make(B.admin, { gpu_model: `zz_${uniq()}` }), 400, 'invalid_field', 'gpu_model');
+    const unknown = expectProblem(
+      await make(B.admin, { gpu_model: `zz_${uniq()}` }),
+      400,
+      'invalid_field',
+      'gpu_model',
+    );
     assert.equal(theirs.detail, unknown.detail, 'no leak: the same answer');
     assert.equal(count(B), nB);
     const own = expectStatus(await make(A.admin, { gpu_model: m.key }), 201);
@@ -561,10 +617,16 @@ describe('pools', () => {
     expectStatus(await make(B.admin, { gpu_model: 'h100_sxm' }), 201); // the catalog is shared
 
     // Shared by a platform admin: B's pools may use it.
-    expectStatus(await client.request('PATCH', `/v1/gpu-models/${m.key}`, { token: platform, body: { shared: true } }), 200);
+    expectStatus(
+      await client.request('PATCH', `/v1/gpu-models/${m.key}`, { token: platform, body: { shared: true } }),
+      200,
+    );
     const bPool = expectStatus(await make(B.admin, { gpu_model: m.key }), 201);
     // Unshared: B's pool keeps it (a PUT that keeps the model too), new ones are refused.
-    expectStatus(await client.request('PATCH', `/v1/gpu-models/${m.key}`, { token: platform, body: { shared: false } }), 200);
+    expectStatus(
+      await client.request('PATCH', `/v1/gpu-models/${m.key}`, { token: platform, body: { shared: false } }),
+      200,
+    );
     assert.equal(expectStatus(await get(`/v1/pools/${bPool.id}`, B.viewer), 200).gpu_model, m.key);
     const path = `/v1/pools/${bPool.id}`;
     const kept = await client.request('PUT', path, {
@@ -596,6 +658,28 @@ describe('pools', () => {
     });
     expectProblem(res, 400, 'invalid_field', 'project');
     assert.deepEqual(expectStatus(await get(path, both), 200), pool);
+  });
+
+  test('a pool read, changed and sent back (with its project object) is accepted', async () => {
+    const pool = expectStatus(await make(both, { project: B.name }), 201);
+    const path = `/v1/pools/${pool.id}`;
+    const res = await get(path, both);
+    const body = { ...expectStatus(res, 200), price_per_hour: 7 };
+    for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by']) delete body[k];
+    const put = await client.request('PUT', path, {
+      token: both,
+      headers: { 'If-Match': res.headers.get('etag') },
+      body,
+    });
+    const doc = expectStatus(put, 200);
+    assert.deepEqual([doc.price_per_hour, doc.project], [7, { id: B.id, name: B.name }]);
+    // another project's object is still refused
+    const moved = await client.request('PUT', path, {
+      token: both,
+      headers: { 'If-Match': put.headers.get('etag') },
+      body: { ...body, project: { id: A.id, name: A.name } },
+    });
+    expectProblem(moved, 400, 'invalid_field', 'project');
   });
 
   test('pool names are unique within a project only', async () => {
