@@ -145,15 +145,16 @@ static const struct api_violation duplicate_model = {
     "a GPU model with this key or nvidia_smi_name already exists (keys are catalog "
     "identifiers, unique across projects)"};
 
-/* The audit row of a model's act, in the model's project (NULL: the catalog's). */
+/* The audit row of a model's act, in the model's project (NULL: the catalog's: audit
+ * rows cannot find a model's project from its key), with the values before and after. */
 static enum db_status audit_model(struct db_conn *c, struct api_req *r, const char *action,
                                   const char *key, const char *project_id, int status,
                                   const char *before, const char *after)
 {
     struct actor who;
     api_actor(r, &who);
-    return svc_audit_row(c, &who, action, "gpu_model", key, status, NULL,
-                         project_id && project_id[0] ? project_id : NULL, before, after);
+    return svc_audit_change(c, &who, action, "gpu_model", key,
+                            project_id && project_id[0] ? project_id : NULL, status, before, after);
 }
 
 static enum db_status create_fn(struct db_conn *c, void *arg)

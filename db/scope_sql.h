@@ -12,7 +12,7 @@
 #define DB_OF_PROJECT(col, n) "(" n "::uuid IS NULL OR " col " = " n "::uuid)"
 /* The document member "project": {"id": …, "name": …} of the row's project col, as json
  * (NULL when col is NULL: a catalog GPU model). */
-#define DB_PROJECT_JSON(col)                                                         \
+#define DB_PROJECT_JSON(col)                                                       \
     "CASE WHEN " col " IS NOT NULL THEN json_build_object('id', " col ", 'name', " \
     "(SELECT pr.name FROM projects pr WHERE pr.id = " col ")) END"
 
