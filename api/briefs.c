@@ -160,23 +160,23 @@ static json_t *brief_prepare(struct api_req *r)
 }
 
 static const struct api_document_def brief_document = {
-    "brief",      "/v1/briefs",    brief_prepare, db_brief_insert,
-    db_brief_get, db_brief_update, NULL,          NULL};
+    "brief", "/v1/briefs", brief_prepare, db_brief_insert, db_brief_get, db_brief_update,
+    NULL,    NULL,         NULL};
 
 enum MHD_Result api_briefs_create(struct api_req *r)
 {
     return api_create_document(r, &brief_document);
 }
 
-static enum db_status fetch_brief(struct db_conn *c, const char *id, char **doc)
+static enum db_status fetch_brief(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    return db_brief_get(c, id, 0, doc);
+    return db_brief_get(c, id, scope, 0, doc);
 }
 
 enum MHD_Result api_briefs_get(struct api_req *r)
 {
     const char *id = api_brief_id(r);
-    return id ? api_get_document(r, id, "brief", fetch_brief) : MHD_YES;
+    return id ? api_get_document_in(r, id, "brief", fetch_brief) : MHD_YES;
 }
 
 static int valid_kind(const char *v)
@@ -188,15 +188,17 @@ static const struct list_filter brief_filters[] = {
      "one of inference_interactive, inference_batch, training, fine_tuning, embeddings, "
      "distributed_serving"},
     {"name_prefix", api_valid_name_prefix, "1-128 characters"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_brief_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    struct db_brief_filter f = {q->values[0], q->values[1], q->after,
+                                q->limit + 1, q->scope,     q->values[2]};
     return db_brief_list(c, &f, page);
 }
 
-static const struct list_def brief_list = {"brief", brief_filters, 2,        api_valid_seq,
+static const struct list_def brief_list = {"brief", brief_filters, 3,        api_valid_seq,
                                            NULL,    NULL,          list_page};
 
 enum MHD_Result api_briefs_list(struct api_req *r)
@@ -211,12 +213,12 @@ enum MHD_Result api_briefs_replace(struct api_req *r)
     return api_replace_document(r, &brief_document);
 }
 
-static const struct api_delete_def brief_delete = {"brief", "brief.delete", db_brief_delete,
-                                                   API_ERR_BRIEF_IN_USE,
-                                                   "the brief is referenced and cannot be deleted"};
+static const struct api_delete_in_def brief_delete = {
+    "brief", "brief.delete", db_brief_delete, API_ERR_BRIEF_IN_USE,
+    "the brief is referenced and cannot be deleted"};
 
 enum MHD_Result api_briefs_delete(struct api_req *r)
 {
     const char *id = api_brief_id(r);
-    return id ? api_delete_resource(r, id, &brief_delete) : MHD_YES;
+    return id ? api_delete_resource_in(r, id, &brief_delete) : MHD_YES;
 }

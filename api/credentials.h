@@ -8,5 +8,7 @@ enum MHD_Result api_credentials_create(struct api_req *r);
 enum MHD_Result api_credentials_list(struct api_req *r);
 enum MHD_Result api_credentials_get(struct api_req *r);
 enum MHD_Result api_credentials_delete(struct api_req *r);
+/* PATCH: the binding (allowed_users, allowed_cidrs), audited with its before and after. */
+enum MHD_Result api_credentials_patch(struct api_req *r);
 
 #endif

@@ -254,7 +254,9 @@ enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    q.scope = api_scope_read(r);
+    /* The projects where the caller holds one of the route's roles: what it may read (an
+     * admin-only list, such as credentials, shows only the projects it administers). */
+    q.scope = api_scope_route(r);
     for (int i = 0; i < def->nfilters; i++) {
         if (strcmp(def->filters[i].name, "project") != 0 || q.values[i] == NULL)
             continue;

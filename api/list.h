@@ -22,9 +22,10 @@ struct list_query {
     long limit;
     char *after;                          /* decoded cursor position, or NULL (owned) */
     const char *values[LIST_MAX_FILTERS]; /* MHD-owned, index as in the filter table */
-    /* Set by api_list_serve: the caller's read scope (api/scope.h: a uuid[] literal, NULL
-     * for every project), and the ?project= filter as a project id (a list whose filter
-     * table has a "project" entry; its value is then this id). */
+    /* Set by api_list_serve: the caller's scope for the route (api_scope_route: the projects
+     * where it holds one of the route's roles, as a uuid[] literal; NULL for every
+     * project), and the ?project= filter as a project id (a list whose filter table has a
+     * "project" entry; its value is then this id). */
     const char *scope;
     char project_id[37];
 };

@@ -316,45 +316,49 @@ static json_t *pool_check(struct api_req *r)
 
 /* ---- create / read / list ---- */
 
-/* A duplicate name, or a gpu_model outside the catalog. */
-static const struct api_violation pool_duplicate = {API_ERR_ALREADY_EXISTS, "name",
-                                                    "a pool with this name already exists"};
+/* A duplicate name in the project, or a gpu_model the pool's project may not use: one
+ * outside the catalog and another project's unshared model get the same answer. */
+static const struct api_violation pool_duplicate = {
+    API_ERR_ALREADY_EXISTS, "name", "a pool with this name already exists in the project"};
 static const struct api_violation pool_unknown_model = {
     API_ERR_INVALID_FIELD, "gpu_model",
-    "gpu_model must be a key of the GPU catalog (GET /v1/gpu-models)"};
+    "gpu_model must be a GPU model the pool's project may use: a shared one or one of its "
+    "own (GET /v1/gpu-models)"};
 
 static const struct api_document_def pool_document = {
-    "pool",      "/v1/pools",    pool_check,      db_pool_insert,
-    db_pool_get, db_pool_update, &pool_duplicate, &pool_unknown_model};
+    "pool",         "/v1/pools",     pool_check,          db_pool_insert,     db_pool_get,
+    db_pool_update, &pool_duplicate, &pool_unknown_model, &pool_unknown_model};
 
 enum MHD_Result api_pools_create(struct api_req *r)
 {
     return api_create_document(r, &pool_document);
 }
 
-static enum db_status fetch_pool(struct db_conn *c, const char *id, char **doc)
+static enum db_status fetch_pool(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    return db_pool_get(c, id, 0, doc);
+    return db_pool_get(c, id, scope, 0, doc);
 }
 
 enum MHD_Result api_pools_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "pool");
-    return id ? api_get_document(r, id, "pool", fetch_pool) : MHD_YES;
+    return id ? api_get_document_in(r, id, "pool", fetch_pool) : MHD_YES;
 }
 
 static const struct list_filter pool_filters[] = {
     {"gpu_model", valid_gpu_model, "a GPU model key"},
     {"name_prefix", api_valid_name_prefix, "1-128 characters"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_pool_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    struct db_pool_filter f = {q->values[0], q->values[1], q->after,
+                               q->limit + 1, q->scope,     q->values[2]};
     return db_pool_list(c, &f, page);
 }
 
-static const struct list_def pool_list = {"pool", pool_filters, 2,        api_valid_seq,
+static const struct list_def pool_list = {"pool", pool_filters, 3,        api_valid_seq,
                                           NULL,   NULL,         list_page};
 
 enum MHD_Result api_pools_list(struct api_req *r)
@@ -369,12 +373,12 @@ enum MHD_Result api_pools_replace(struct api_req *r)
     return api_replace_document(r, &pool_document);
 }
 
-static const struct api_delete_def pool_delete = {
+static const struct api_delete_in_def pool_delete = {
     "pool", "pool.delete", db_pool_delete, API_ERR_POOL_IN_USE,
     "hosts belong to this pool; move or delete them first"};
 
 enum MHD_Result api_pools_delete(struct api_req *r)
 {
     const char *id = api_path_id(r, "pool");
-    return id ? api_delete_resource(r, id, &pool_delete) : MHD_YES;
+    return id ? api_delete_resource_in(r, id, &pool_delete) : MHD_YES;
 }

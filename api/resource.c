@@ -9,6 +9,7 @@
 #include "api/scope.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "service/audit.h"
 
 const char *api_path_id(struct api_req *r, const char *what)
 {
@@ -70,6 +71,42 @@ enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
         return api_reply_db(r, s);
     if (s == DB_NO_RESULTS)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", d->what);
+    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
+}
+
+struct delete_in_arg {
+    struct api_req *r;
+    const char *id, *scope;
+    const struct api_delete_in_def *d;
+    int in_use;
+};
+
+static enum db_status delete_in_fn(struct db_conn *c, void *arg)
+{
+    struct delete_in_arg *a = arg;
+    char project_id[37];
+    enum db_status s = a->d->del_in(c, a->id, a->scope, project_id);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        a->in_use = 1;
+    if (s <= 0)
+        return s;
+    struct actor who;
+    api_actor(a->r, &who);
+    return svc_audit_row(c, &who, a->d->action, a->d->what, a->id, MHD_HTTP_NO_CONTENT, NULL,
+                         project_id, NULL, NULL);
+}
+
+enum MHD_Result api_delete_resource_in(struct api_req *r, const char *id,
+                                       const struct api_delete_in_def *d)
+{
+    struct delete_in_arg a = {r, id, api_scope_route(r), d, 0};
+    enum db_status s = db_run_tx(delete_in_fn, &a);
+    if (a.in_use)
+        return api_reply_problem(r, d->in_use, NULL, "%s", d->in_use_detail);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (s == DB_NO_RESULTS)
+        return api_scope_refuse(r, d->what, id, d->what);
     return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
 }
 
@@ -181,12 +218,14 @@ enum MHD_Result api_reply_write_error(struct api_req *r, const struct api_violat
 struct document_arg {
     struct api_req *r;
     const struct api_document_def *d;
-    const char *id; /* replace */
+    const char *id;    /* replace */
+    const char *scope; /* replace: api_scope_route */
     json_t *spec;
     char *doc;
-    char new_id[37]; /* create */
+    char new_id[37];     /* create */
+    char project_id[37]; /* create: the project; replace: the one the body named, or "" */
     const struct api_violation *violation;
-    int precondition_failed;
+    int precondition_failed, absent, moved;
 };
 
 /* The audit event of a document write: action "<what>.<verb>". */
@@ -201,9 +240,11 @@ static enum db_status audit_document(struct db_conn *c, const struct document_ar
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct document_arg *a = arg;
-    enum db_status s = a->d->insert(c, a->spec, a->r->principal.sub, &a->doc, a->new_id);
-    a->violation = api_violation_of(c, s, a->d->unique, a->d->fk);
-    if (s < 0)
+    enum db_status s =
+        a->d->insert(c, a->spec, a->project_id, a->r->principal.sub, &a->doc, a->new_id);
+    a->violation =
+        s == DB_NO_RESULTS ? a->d->refused : api_violation_of(c, s, a->d->unique, a->d->fk);
+    if (s <= 0)
         return s;
     return audit_document(c, a, "create", a->new_id, MHD_HTTP_CREATED);
 }
@@ -224,23 +265,48 @@ static int write_document(struct document_arg *a, db_tx_fn fn)
     return 1;
 }
 
+/* A document read with GET carries "project": {"id": …, "name": …}; a body that sends it
+ * back names the project by that id (a string is a name or an id already). */
+static void project_member_as_ref(struct api_req *r)
+{
+    json_t *p = json_object_get(r->json, "project");
+    const char *id = json_string_value(json_object_get(p, "id"));
+    if (json_is_object(p) && id != NULL)
+        json_object_set_new(r->json, "project", json_string(id));
+}
+
 enum MHD_Result api_create_document(struct api_req *r, const struct api_document_def *d)
 {
     struct document_arg a = {.r = r, .d = d};
-    if (!write_document(&a, create_fn))
+    project_member_as_ref(r);
+    if (api_create_project(r, api_route_roles(r), a.project_id, NULL) != 0 ||
+        !write_document(&a, create_fn))
         return MHD_YES;
+    if (a.doc == NULL) /* refused: nothing written */
+        return api_reply_write_error(r, a.violation, DB_HARD_ERROR);
     char location[160];
     snprintf(location, sizeof location, "%s/%s", d->collection, a.new_id);
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
+}
+
+/* Whether the document's "project" is project_id. */
+static int document_in(const char *doc, const char *project_id)
+{
+    json_t *j = json_loads(doc, 0, NULL);
+    const char *id = json_string_value(json_object_get(json_object_get(j, "project"), "id"));
+    int same = id != NULL && !strcmp(id, project_id);
+    json_decref(j);
+    return same;
 }
 
 static enum db_status replace_fn(struct db_conn *c, void *arg)
 {
     struct document_arg *a = arg;
     a->violation = NULL;
-    a->precondition_failed = 0;
+    a->precondition_failed = a->absent = a->moved = 0;
     char *cur = NULL;
-    enum db_status s = a->d->get(c, a->id, 1, &cur);
+    enum db_status s = a->d->get(c, a->id, a->scope, 1, &cur);
+    a->absent = s == DB_NO_RESULTS;
     if (s <= 0) {
         free(cur);
         return s;
@@ -248,13 +314,17 @@ static enum db_status replace_fn(struct db_conn *c, void *arg)
     /* The ETag a GET of this resource returns: the hash of the same document text. */
     char etag[API_ETAG_LEN];
     api_etag_of(cur, strlen(cur), etag);
+    a->moved = a->project_id[0] != '\0' && !document_in(cur, a->project_id);
     free(cur);
+    if (a->moved)
+        return DB_NO_RESULTS; /* nothing written */
     if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
         a->precondition_failed = 1;
         return DB_NO_RESULTS; /* nothing written */
     }
     s = a->d->update(c, a->id, a->spec, &a->doc);
-    a->violation = api_violation_of(c, s, a->d->unique, a->d->fk);
+    a->violation =
+        s == DB_NO_RESULTS ? a->d->refused : api_violation_of(c, s, a->d->unique, a->d->fk);
     if (s <= 0)
         return s;
     return audit_document(c, a, "update", a->id, MHD_HTTP_OK);
@@ -270,14 +340,26 @@ enum MHD_Result api_replace_document(struct api_req *r, const struct api_documen
                                  "send If-Match with the ETag of the %s you read, so that "
                                  "concurrent edits are not lost",
                                  d->what);
+    project_member_as_ref(r);
+    if (json_object_get(r->json, "project") != NULL &&
+        api_create_project(r, api_route_roles(r), a.project_id, NULL) != 0)
+        return MHD_YES;
+    a.scope = api_scope_route(r);
     if (!write_document(&a, replace_fn))
         return MHD_YES;
+    if (a.absent)
+        return api_scope_refuse(r, d->what, a.id, d->what);
+    if (a.moved)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "project",
+                                 "a %s stays in its project: project must name the one it "
+                                 "belongs to (or be left out)",
+                                 d->what);
     if (a.precondition_failed)
         return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
                                  "the %s changed since you read it; GET it again and retry",
                                  d->what);
-    if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", d->what);
+    if (a.doc == NULL) /* refused: nothing written */
+        return api_reply_write_error(r, a.violation, DB_HARD_ERROR);
     r->etag_on_write = 1;
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }

@@ -36,6 +36,22 @@ struct api_delete_def {
 enum MHD_Result api_delete_resource(struct api_req *r, const char *id,
                                     const struct api_delete_def *d);
 
+/* The same for a project-owned row: del_in deletes it only when its project lies in scope
+ * (api_scope_route: where the caller holds one of the route's roles) and gives the
+ * project it had, which the audit row names (the row is gone). A row outside the scope is
+ * answered by api_scope_refuse (403 when the caller may see it, else 404, audited as
+ * "<what>.denied"). */
+struct api_delete_in_def {
+    const char *what;   /* "brief": the audit resource type and the 404 detail */
+    const char *action; /* "brief.delete" */
+    enum db_status (*del_in)(struct db_conn *c, const char *id, const char *scope,
+                             char project_id[37]);
+    enum api_error in_use;     /* the 409 code */
+    const char *in_use_detail; /* what to do about it */
+};
+enum MHD_Result api_delete_resource_in(struct api_req *r, const char *id,
+                                       const struct api_delete_in_def *d);
+
 /* GET of one document rendered by PostgreSQL: 200 with an ETag (304 on If-None-Match), 404
  * when absent, 503/500 for database failures. id must already be validated. */
 typedef enum db_status (*api_doc_fetch)(struct db_conn *c, const char *id, char **doc);
@@ -70,30 +86,42 @@ struct api_violation {
     const char *detail;
 };
 
-/* A resource stored as one validated JSON document (briefs, pools), declared. */
+/* A project-owned resource stored as one validated JSON document (briefs, pools),
+ * declared. */
 struct api_document_def {
     const char *what;       /* "brief": for the details; audit actions are "brief.create"… */
     const char *collection; /* "/v1/briefs": a new one's Location is collection/id */
     /* Validates r->json; returns the document to store (a new reference), or NULL after
      * replying 400. */
     json_t *(*prepare)(struct api_req *r);
-    enum db_status (*insert)(struct db_conn *c, const json_t *spec, const char *created_by,
-                             char **doc, char id[37]);
-    /* The current document (as GET renders it, so that its ETag is the one GET gave). */
-    enum db_status (*get)(struct db_conn *c, const char *id, int for_update, char **doc);
+    /* DB_NO_RESULTS: refused, nothing written (answered with `refused`). */
+    enum db_status (*insert)(struct db_conn *c, const json_t *spec, const char *project_id,
+                             const char *created_by, char **doc, char id[37]);
+    /* The current document (as GET renders it, so that its ETag is the one GET gave), when
+     * its project lies in scope. */
+    enum db_status (*get)(struct db_conn *c, const char *id, const char *scope, int for_update,
+                          char **doc);
+    /* DB_NO_RESULTS for the row get locked: refused, nothing written. */
     enum db_status (*update)(struct db_conn *c, const char *id, const json_t *spec, char **doc);
     const struct api_violation *unique, *fk; /* answers to a broken constraint, or NULL */
+    const struct api_violation *refused;     /* the answer when a write writes no row */
 };
-/* POST: prepare (400), then insert and an audit event in one transaction; 201 with the
- * document and its Location; the declared problems for a broken constraint; 503/500. */
+/* POST: the project it is created in (api_create_project: the body's "project", or the
+ * caller's only project; 404/403/400), then prepare (400), then insert and an audit event
+ * in one transaction; 201 with the document and its Location; the declared problems for a
+ * broken constraint or a refused write; 503/500. */
 enum MHD_Result api_create_document(struct api_req *r, const struct api_document_def *d);
 /* PUT of the whole document with optimistic concurrency:
  *   - 404 when the path id is not a UUID; 428 without If-Match;
- *   - prepare validates the body (400);
- *   - in one transaction: the current version is read and locked; 412 when If-Match does
- *     not name its ETag (nothing written); otherwise update and an audit event;
- *   - 200 with the new document and its ETag; 404 when absent; the declared problems for
- *     a broken constraint; 503/500 for other failures. */
+ *   - a "project" member may name the document's own project only (a document never moves:
+ *     400 invalid_field project), by its name or id or as the {"id", "name"} object a GET
+ *     gave (so that a document read, changed and sent back is accepted); it is taken out
+ *     before prepare validates the body (400);
+ *   - in one transaction: the current version is read and locked, when it lies in
+ *     api_scope_route (else api_scope_refuse: 403 or 404); 412 when If-Match does not name
+ *     its ETag (nothing written); otherwise update and an audit event;
+ *   - 200 with the new document and its ETag; the declared problems for a broken
+ *     constraint or a refused write; 503/500 for other failures. */
 enum MHD_Result api_replace_document(struct api_req *r, const struct api_document_def *d);
 
 /* Inside the transaction, right after the write whose status is s: the declared problem

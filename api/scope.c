@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "api/routes.h"
+#include "db/projects.h"
 #include "planner/scope.h"
+#include "service/audit.h"
 #include "service/grants.h"
 
 /* r->scope_text holds up to four lists, each "ROLES|{…}". */
@@ -53,8 +55,13 @@ const char *api_scope_read(struct api_req *r)
 
 const char *api_scope_route(struct api_req *r)
 {
+    return api_scope(r, api_route_roles(r));
+}
+
+unsigned api_route_roles(const struct api_req *r)
+{
     const struct api_route *route = r->route;
-    return api_scope(r, route ? route->roles : API_READ_ROLES);
+    return route ? route->roles : API_READ_ROLES;
 }
 
 void api_scope_free(struct api_req *r)
@@ -135,5 +142,71 @@ int api_filter_project(struct api_req *r, const char *value, char id[37])
                           "no project you may see has this name or id");
         return -1;
     }
+    return 0;
+}
+
+struct refuse_arg {
+    struct api_req *r;
+    const char *type, *id;
+    char project_id[37];
+    enum plan_scope_answer ans;
+};
+
+static enum db_status refuse_fn(struct db_conn *c, void *arg)
+{
+    struct refuse_arg *a = arg;
+    a->ans = PLAN_SCOPE_HIDDEN;
+    enum db_status s = db_resource_project(c, a->type, a->id, a->project_id);
+    if (s <= 0)
+        return s;
+    a->ans = plan_scope(&a->r->actor, a->project_id, api_route_roles(a->r));
+    if (a->ans == PLAN_SCOPE_OK) /* changed meanwhile: answered as absent, not audited */
+        return s;
+    char action[64];
+    snprintf(action, sizeof action, "%s.denied", a->type);
+    struct actor who;
+    api_actor(a->r, &who);
+    return svc_audit_row(c, &who, action, a->type, a->id,
+                         a->ans == PLAN_SCOPE_FORBIDDEN ? MHD_HTTP_FORBIDDEN : MHD_HTTP_NOT_FOUND,
+                         NULL, a->project_id, NULL, NULL);
+}
+
+enum MHD_Result api_scope_refuse(struct api_req *r, const char *type, const char *id,
+                                 const char *what)
+{
+    struct refuse_arg a = {.r = r, .type = type, .id = id, .ans = PLAN_SCOPE_HIDDEN};
+    /* Best effort, like the door's refusals: when PostgreSQL cannot say whose the object
+     * is, the answer is 404, which leaks nothing. */
+    if (db_run_tx(refuse_fn, &a) >= 0 && a.ans == PLAN_SCOPE_FORBIDDEN)
+        return api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL,
+                                 "your role in this %s's project may not %s %s", what, r->method,
+                                 r->path);
+    return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no %s has this id", what);
+}
+
+struct only_arg {
+    struct api_req *r;
+    const char *type, *id, *project_id;
+};
+
+static enum db_status only_fn(struct db_conn *c, void *arg)
+{
+    struct only_arg *a = arg;
+    char action[64];
+    snprintf(action, sizeof action, "%s.denied", a->type);
+    struct actor who;
+    api_actor(a->r, &who);
+    return svc_audit_row(c, &who, action, a->type, a->id, MHD_HTTP_FORBIDDEN, NULL, a->project_id,
+                         NULL, NULL);
+}
+
+int api_platform_admin_only(struct api_req *r, const char *type, const char *id,
+                            const char *project_id, const char *detail)
+{
+    if (r->actor.platform_admin)
+        return 1;
+    struct only_arg a = {r, type, id, project_id};
+    db_run_tx(only_fn, &a); /* best effort, like the door's refusals */
+    api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL, "%s", detail);
     return 0;
 }

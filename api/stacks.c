@@ -11,8 +11,10 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "db/stacks.h"
 #include "planner/stack.h"
+#include "service/audit.h"
 
 static int charset(const char *s, const char *extra)
 {
@@ -142,22 +144,27 @@ struct create_arg {
     const struct api_violation *violation;
 };
 
-static const struct api_violation unknown_supersedes = {API_ERR_INVALID_FIELD, "supersedes",
-                                                        "supersedes must name an existing stack"};
+/* The same answer for a stack that does not exist and one of another project. */
+static const struct api_violation unknown_supersedes = {
+    API_ERR_INVALID_FIELD, "supersedes",
+    "supersedes must name an existing stack of the project, or a shared one"};
 
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
     enum db_status s = db_stack_insert(c, &a->in, &a->doc, a->id);
-    a->violation = api_violation_of(c, s, NULL, &unknown_supersedes);
-    if (s < 0)
+    a->violation = s == DB_NO_RESULTS ? &unknown_supersedes
+                                      : api_violation_of(c, s, NULL, &unknown_supersedes);
+    if (s <= 0)
         return s;
     return api_audit(c, a->r, "stack.create", "stack", a->id, MHD_HTTP_CREATED);
 }
 
 enum MHD_Result api_stacks_create(struct api_req *r)
 {
-    if (api_spec_parse(r, r->json, stack_spec, NULL) != 0)
+    char project_id[37];
+    if (api_create_project(r, api_route_roles(r), project_id, NULL) != 0 ||
+        api_spec_parse(r, r->json, stack_spec, NULL) != 0)
         return MHD_YES;
     struct plan_stack_result res;
     plan_stack_check(r->json, &res);
@@ -172,36 +179,38 @@ enum MHD_Result api_stacks_create(struct api_req *r)
         return api_reply_problem(r, codes[res.err], res.field, "%s", res.detail);
     }
     struct create_arg a = {
-        r, {r->json, res.warnings, res.image_digest, r->principal.sub}, NULL, "", NULL};
+        r, {r->json, res.warnings, res.image_digest, r->principal.sub, project_id}, NULL, "", NULL};
     enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
     json_decref(res.warnings);
     if (s < 0)
         return api_reply_write_error(r, a.violation, s);
+    if (a.doc == NULL) /* supersedes names no stack the project may use: nothing written */
+        return api_reply_write_error(r, a.violation, DB_HARD_ERROR);
     char location[96];
     snprintf(location, sizeof location, "/v1/stacks/%s", a.id);
     return api_reply_text(r, MHD_HTTP_CREATED, a.doc, location);
 }
 
 struct read_arg {
-    const char *id;
+    const char *id, *scope;
     struct db_page page; /* lineage */
 };
 
 enum MHD_Result api_stacks_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "stack");
-    return id ? api_get_document(r, id, "stack", db_stack_get) : MHD_YES;
+    return id ? api_get_document_in(r, id, "stack", db_stack_get) : MHD_YES;
 }
 
 static enum db_status lineage_fn(struct db_conn *c, void *arg)
 {
     struct read_arg *a = arg;
-    return db_stack_lineage(c, a->id, &a->page);
+    return db_stack_lineage(c, a->id, a->scope, &a->page);
 }
 
 enum MHD_Result api_stacks_lineage(struct api_req *r)
 {
-    struct read_arg a = {api_path_id(r, "stack"), {NULL}};
+    struct read_arg a = {api_path_id(r, "stack"), api_scope_read(r), {NULL}};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run(lineage_fn, &a);
@@ -216,21 +225,84 @@ enum MHD_Result api_stacks_lineage(struct api_req *r)
     return ret;
 }
 
+static int valid_bool(const char *v)
+{
+    return !strcmp(v, "true") || !strcmp(v, "false");
+}
 static const struct list_filter stack_filters[] = {
     {"name_prefix", api_valid_name_prefix, "1-128 characters"},
     {"framework", valid_fw_name, "a framework name"},
+    {"project", NULL, "a project name or id"},
+    {"shared", valid_bool, "true or false"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_stack_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    struct db_stack_filter f = {q->values[0], q->values[1], q->after,    q->limit + 1,
+                                q->scope,     q->values[2], q->values[3]};
     return db_stack_list(c, &f, page);
 }
 
-static const struct list_def stack_list = {"stack", stack_filters, 2,        api_valid_seq,
+static const struct list_def stack_list = {"stack", stack_filters, 4,        api_valid_seq,
                                            NULL,    NULL,          list_page};
 
 enum MHD_Result api_stacks_list(struct api_req *r)
 {
     return api_list_serve(r, &stack_list);
+}
+
+/* ---- sharing (a platform admin's) ---- */
+
+struct share_in {
+    int shared;
+};
+static const struct spec_field share_spec[] = {
+    {"shared", SPEC_BOOL, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct share_in, shared)},
+    SPEC_END,
+};
+
+struct share_arg {
+    struct api_req *r;
+    const char *id;
+    int shared;
+    char *doc;
+};
+
+static enum db_status share_fn(struct db_conn *c, void *arg)
+{
+    struct share_arg *a = arg;
+    int before = 0;
+    enum db_status s = db_stack_share(c, a->id, a->shared, &before, &a->doc);
+    if (s <= 0)
+        return s;
+    struct actor who;
+    api_actor(a->r, &who);
+    return svc_audit_change(c, &who, "stack.share", "stack", a->id, NULL, MHD_HTTP_OK,
+                            before ? "{\"shared\":true}" : "{\"shared\":false}",
+                            a->shared ? "{\"shared\":true}" : "{\"shared\":false}");
+}
+
+enum MHD_Result api_stacks_patch(struct api_req *r)
+{
+    struct share_in in = {0};
+    struct share_arg a = {.r = r, .id = api_path_id(r, "stack")};
+    if (a.id == NULL || api_spec_parse(r, r->json, share_spec, &in) != 0)
+        return MHD_YES;
+    if (!r->actor.platform_admin) { /* 404 unless the caller may see it, then 403 */
+        char *doc = api_fetch_document_in(r, a.id, "stack", db_stack_get);
+        if (doc == NULL)
+            return MHD_YES;
+        free(doc);
+        api_platform_admin_only(r, "stack", a.id, NULL,
+                                "only a platform admin may share or unshare a stack");
+        return MHD_YES;
+    }
+    a.shared = in.shared;
+    enum db_status s = api_run_tx_doc(share_fn, &a, &a.doc);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (a.doc == NULL)
+        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no stack has this id");
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }

@@ -50,6 +50,11 @@ enum db_status db_exec_doc(struct db_conn *c, const char *stmt, int nparams,
  * id into id (else ""). Out of memory gives DB_HARD_ERROR. */
 enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
                               const char *const *params, char **doc, char id[37]);
+/* Runs a statement returning at most one row whose first column is a uuid (or NULL): on
+ * DB_ONE_RESULT copies it into id ("" for NULL), else id is "". For DELETE … RETURNING
+ * project_id and the like. */
+enum db_status db_exec_returning_id(struct db_conn *c, const char *stmt, int nparams,
+                                    const char *const *params, char id[37]);
 /* Runs a statement taking one parameter, a row limit (max), and returning an "id"
  * column: copies up to max ids into ids and their number into *n (0 on failure). */
 enum db_status db_exec_ids(struct db_conn *c, const char *stmt, int max, char (*ids)[37], int *n);

@@ -7,21 +7,30 @@
 
 #include "db/db.h"
 
-/* Inserts a validated pool (defaults filled in). DB_HARD_ERROR with a unique violation
- * when the name is taken, with a foreign-key violation when gpu_model is not in the
- * catalog. *doc gets the Pool document (caller frees), id its UUID. */
-enum db_status db_pool_insert(struct db_conn *c, const json_t *spec, const char *created_by,
-                              char **doc, char id[37]);
-/* Reads one pool document; for_update locks the row (inside a transaction). */
-enum db_status db_pool_get(struct db_conn *c, const char *id, int for_update, char **doc);
-/* Replaces the spec, bumps revision, and gate_version when spec.gate changed. */
+/* Inserts a validated pool (defaults filled in) into project_id. DB_NO_RESULTS (nothing
+ * written) when gpu_model is not a model the project may use (a shared model or one of
+ * its own; an unknown key likewise); DB_HARD_ERROR with a unique violation when the name
+ * is taken in the project. *doc gets the Pool document (caller frees), id its UUID. */
+enum db_status db_pool_insert(struct db_conn *c, const json_t *spec, const char *project_id,
+                              const char *created_by, char **doc, char id[37]);
+/* Reads one pool document when its project lies in scope (a uuid[] literal; NULL: every
+ * project); for_update locks the row (inside a transaction). */
+enum db_status db_pool_get(struct db_conn *c, const char *id, const char *scope, int for_update,
+                           char **doc);
+/* Replaces the spec, bumps revision, and gate_version when spec.gate changed.
+ * DB_NO_RESULTS (nothing written) when the spec changes gpu_model to one the pool's project
+ * may not use (or to none); keeping the model the pool has is always allowed. */
 enum db_status db_pool_update(struct db_conn *c, const char *id, const json_t *spec, char **doc);
-/* DB_HARD_ERROR with a foreign-key violation (23503) while a host references it. */
-enum db_status db_pool_delete(struct db_conn *c, const char *id);
+/* Deletes it when its project lies in scope; project_id gets the project it had.
+ * DB_NO_RESULTS: none in scope. DB_HARD_ERROR with a foreign-key violation (23503) while a
+ * host references it. */
+enum db_status db_pool_delete(struct db_conn *c, const char *id, const char *scope,
+                              char project_id[37]);
 
 struct db_pool_filter {
     const char *gpu_model, *name_prefix, *after_seq;
     long limit;
+    const char *scope, *project_id; /* the caller's read scope; the ?project= filter (or NULL) */
 };
 enum db_status db_pool_list(struct db_conn *c, const struct db_pool_filter *f,
                             struct db_page *page);

@@ -102,6 +102,7 @@ const struct db_stmt db_project_stmts[] = {
      "   JOIN pools pl ON pl.id = h.pool_id WHERE h.project_id = p.id AND pl.gpu_model = $2"
      "   AND h.state <> 'stopped' AND h.id IS DISTINCT FROM $3::uuid) AS held"
      " FROM projects p WHERE p.id = $1::uuid FOR UPDATE OF p"},
+    {"resource_project", "SELECT audit_project($1, $2)::text AS project_id"},
 };
 const size_t db_project_nstmts = sizeof db_project_stmts / sizeof db_project_stmts[0];
 
@@ -265,4 +266,12 @@ enum db_status db_project_quota_lock(struct db_conn *c, const char *project_id,
     }
     PQclear(r);
     return s;
+}
+
+enum db_status db_resource_project(struct db_conn *c, const char *type, const char *id,
+                                   char project_id[37])
+{
+    const char *p[2] = {type, id};
+    enum db_status s = db_exec_returning_id(c, "resource_project", 2, p, project_id);
+    return s == DB_ONE_RESULT && project_id[0] == '\0' ? DB_NO_RESULTS : s;
 }

@@ -72,4 +72,13 @@ enum db_status db_project_quota_lock(struct db_conn *c, const char *project_id,
                                      const char *gpu_model, const char *host_id, long *limit,
                                      long *held);
 
+/* ---- whose is it ---- */
+
+/* The project of the resource (type as audit rows name it: pool, credential, brief, stack,
+ * webhook, host, job, rollout; id its UUID), unscoped, into project_id: for the answer to
+ * a write refused by scope (403 when the caller may see it, else 404) and its audit row.
+ * DB_NO_RESULTS: no such resource. */
+enum db_status db_resource_project(struct db_conn *c, const char *type, const char *id,
+                                   char project_id[37]);
+
 #endif

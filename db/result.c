@@ -167,6 +167,18 @@ enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
     return s;
 }
 
+enum db_status db_exec_returning_id(struct db_conn *c, const char *stmt, int nparams,
+                                    const char *const *params, char id[37])
+{
+    PGresult *r;
+    id[0] = '\0';
+    enum db_status s = db_exec(c, stmt, nparams, params, &r);
+    if (s == DB_ONE_RESULT && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0))
+        snprintf(id, 37, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return s;
+}
+
 enum db_status db_exec_ids(struct db_conn *c, const char *stmt, int max, char (*ids)[37], int *n)
 {
     char lim[16];

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 #include "db/gpu_models.h"
@@ -31,7 +32,8 @@ static struct svc_catalog *load(struct db_conn *c, enum db_status *status)
         return NULL;
     }
     cat->n = read.n;
-    cat->gpus = read.gpus; /* steals the block (models and their strings) */
+    cat->gpus = read.gpus; /* steals the block (models, owners and their strings) */
+    cat->owners = read.owners;
     cat->loaded_us = util_mono_us();
     return cat;
 }
@@ -66,6 +68,31 @@ void svc_catalog_release(struct svc_catalog *cat)
     if (--cat->refs == 0)
         destroy(cat);
     pthread_mutex_unlock(&mu);
+}
+
+/* Whether project_id is one of the ids of the uuid[] literal scope ("{a,b}"). */
+static int in_scope(const char *scope, const char *project_id)
+{
+    size_t n = strlen(project_id);
+    const char *p = scope;
+    while (*p == '{' || *p == ',') {
+        p++;
+        if (strncmp(p, project_id, n) == 0 && (p[n] == ',' || p[n] == '}'))
+            return 1;
+        p += strcspn(p, ",}");
+    }
+    return 0;
+}
+
+size_t svc_catalog_usable(const struct svc_catalog *cat, const char *scope, struct gpu_model *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < cat->n; i++) {
+        const struct db_gpu_owner *o = &cat->owners[i];
+        if (scope == NULL || o->shared || (o->project_id && in_scope(scope, o->project_id)))
+            out[k++] = cat->gpus[i];
+    }
+    return k;
 }
 
 void svc_catalog_invalidate(void)

@@ -137,7 +137,7 @@ static enum db_status reads(struct db_conn *c, struct job_task *t)
     struct prov_job *pj = pj_of(t);
     free(pj->stack_doc);
     pj->stack_doc = NULL;
-    return db_stack_get(c, t->job.stack_id, &pj->stack_doc);
+    return db_stack_get(c, t->job.stack_id, NULL, &pj->stack_doc);
 }
 
 static void loaded(struct job_task *t)

@@ -88,7 +88,20 @@ describe('store and read', () => {
       assert.equal(c.key_type, keys[k].type);
       assert.equal(c.fingerprint, keys[k].fingerprint, `${k}: fingerprint differs from ssh-keygen -lf`);
       assert.equal(c.created_by, 'creds-admin');
-      assert.deepEqual(Object.keys(c).sort(), ['created_at', 'created_by', 'fingerprint', 'id', 'key_type', 'name']);
+      assert.deepEqual(Object.keys(c).sort(), [
+        'allowed_cidrs',
+        'allowed_users',
+        'created_at',
+        'created_by',
+        'fingerprint',
+        'id',
+        'key_type',
+        'name',
+        'project',
+      ]);
+      assert.equal(c.project.name, 'default');
+      assert.equal(c.allowed_users, null);
+      assert.equal(c.allowed_cidrs, null);
       made[k] = c;
     }
   });

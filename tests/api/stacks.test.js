@@ -1,7 +1,7 @@
 'use strict';
 // Pinned software stacks: creation, the digest pin, driver/CUDA checks
 // against the compatibility tables, strict patterns for everything that may
-// reach a remote command, immutability (405), supersedes and lineage, list
+// reach a remote command, immutability (405; PATCH only shares), supersedes and lineage, list
 // filters, ETags and the audit trail.
 
 const { describe, test, before, after } = require('node:test');
@@ -529,7 +529,7 @@ describe('immutability', () => {
     stack = (await create(vllmStack())).stack;
   });
 
-  for (const method of ['PUT', 'PATCH', 'DELETE']) {
+  for (const method of ['PUT', 'DELETE']) {
     test(`${method} /v1/stacks/{id} answers 405 with Allow`, async () => {
       const opts = { token: admin };
       if (method !== 'DELETE') opts.body = vllmStack();
@@ -540,6 +540,17 @@ describe('immutability', () => {
       assert.ok(!allow.includes(method), `Allow lists ${method}`);
     });
   }
+
+  test('PATCH changes only shared: any other member is refused (unknown_field)', async () => {
+    const res = await client.request('PATCH', `/v1/stacks/${stack.id}`, { token: admin, body: vllmStack() });
+    expectProblem(res, 400, 'unknown_field');
+    const mixed = await client.request('PATCH', `/v1/stacks/${stack.id}`, {
+      token: admin,
+      body: { shared: true, name: 'renamed' },
+    });
+    expectProblem(mixed, 400, 'unknown_field');
+    assert.equal(mixed.body.field, 'name');
+  });
 
   test('the stack is unchanged', async () => {
     assert.deepEqual(

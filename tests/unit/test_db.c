@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "db/db_pg.h"
 #include "db/decode.h"
+#include "service/catalog.h"
 #include "tests/unit/unit.h"
 
 #define MAX_COLS 32
@@ -340,13 +341,27 @@ static void readiness_facts(void)
     PQclear(r);
 }
 
-/* The catalog: one block with its strings; formats as a mask; unknown formats ignored. */
+/* The catalog: one block with its strings and owners; formats as a mask; unknown formats
+ * ignored; a catalog row has no project, a custom one its project. */
 static void gpu_catalog(void)
 {
-    static const char *const n[] = {"supported_formats", "smi_memory_mib", "memory_gib",
-                                    "display_name", "key"};
-    static const char *const v[] = {
-        "{fp8,bf16,weird}", "81559", "80", "NVIDIA H100", "h100", "{}", "0", "24", "L4", "l4"};
+    static const char *const n[] = {
+        "supported_formats", "smi_memory_mib", "memory_gib", "display_name", "key",
+        "project_id",        "shared"};
+    static const char *const v[] = {"{fp8,bf16,weird}",
+                                    "81559",
+                                    "80",
+                                    "NVIDIA H100",
+                                    "h100",
+                                    NULL,
+                                    "t",
+                                    "{}",
+                                    "0",
+                                    "24",
+                                    "L4",
+                                    "l4",
+                                    "9c3f0e2a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+                                    "f"};
     PGresult *r = FAKE(n, v);
     struct db_gpu_catalog cat = {0};
     CHECK(db_gpu_catalog_decode(r, &cat) == DB_MANY_RESULTS);
@@ -361,6 +376,22 @@ static void gpu_catalog(void)
     CHECK(cat.gpus[0].formats == ((1u << fp8) | (1u << bf16)));
     CHECK_STR(cat.gpus[1].key, "l4");
     CHECK(cat.gpus[1].formats == 0 && cat.gpus[1].smi_memory_mib == 0);
+    CHECK(cat.owners[0].project_id == NULL && cat.owners[0].shared == 1);
+    CHECK_STR(cat.owners[1].project_id, "9c3f0e2a-1b2c-4d5e-8f90-a1b2c3d4e5f6");
+    CHECK(cat.owners[1].shared == 0);
+    /* What a scope may use: the shared models and its projects' own. */
+    struct svc_catalog sc = {.n = cat.n, .gpus = cat.gpus, .owners = cat.owners};
+    struct gpu_model out[2];
+    CHECK(svc_catalog_usable(&sc, NULL, out) == 2);
+    CHECK(svc_catalog_usable(&sc, "{}", out) == 1);
+    CHECK_STR(out[0].key, "h100");
+    CHECK(svc_catalog_usable(&sc,
+                             "{00000000-0000-4000-8000-000000000001,"
+                             "9c3f0e2a-1b2c-4d5e-8f90-a1b2c3d4e5f6}",
+                             out) == 2);
+    CHECK_STR(out[1].key, "l4");
+    CHECK(svc_catalog_usable(&sc, "{9c3f0e2a-1b2c-4d5e-8f90-a1b2c3d4e5f7}", out) == 1);
+    CHECK(svc_catalog_usable(&sc, "{9c3f0e2a-1b2c-4d5e-8f90-a1b2c3d4e5f6}", out) == 2);
     db_gpu_catalog_free(&cat);
     CHECK(cat.gpus == NULL && cat.n == 0);
 }
