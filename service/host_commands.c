@@ -387,6 +387,7 @@ enum db_status svc_host_command(struct db_conn *c, struct svc_host_cmd *cmd)
     if (cmd->cmd == PLAN_CMD_STOP && cmd->dry_run) {
         cmd->doc = stop_plan(cmd, &f);
         db_host_facts_free(&f);
+        db_host_refs_free(&refs);
         return cmd->doc ? DB_ONE_RESULT : DB_HARD_ERROR;
     }
     s = d.ev != HE__COUNT ? apply_decided(c, cmd, &d) : DB_ONE_RESULT;
