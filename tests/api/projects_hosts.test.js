@@ -43,7 +43,14 @@ const FACTS = JSON.stringify({
   driver_version: '550.127.05',
 });
 
-let srv, client, platform, keyText;
+// Enough HTTP threads and connections that concurrent requests really run at once.
+const ENV = {
+  GPUFLEET_WORKERS: '0',
+  GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8,10.0.0.0/8',
+  GPUFLEET_THREADS: '8',
+  GPUFLEET_DB_POOL_SIZE: '8',
+};
+let srv, replica, client, replicaClient, platform, keyText;
 const P = {}; // projects by name: {id, name}
 const T = {}; // tokens
 let sharedStack, newStack, privateStack;
@@ -103,10 +110,7 @@ function serving(h, pool, stack, state = 'ready') {
     ),
   );
   sql(`SELECT host_transition('${h.id}', 'gate_accepted', NULL, 'test', NULL, 'worker:test', '${run}')`);
-  sql(
-    `UPDATE hosts SET current_stack_id = '${stack.id}', facts = '${FACTS}'::jsonb` +
-      ` WHERE id = '${h.id}'`,
-  );
+  sql(`UPDATE hosts SET current_stack_id = '${stack.id}', facts = '${FACTS}'::jsonb` + ` WHERE id = '${h.id}'`);
   if (state === 'drained') {
     sql(`SELECT host_transition('${h.id}', 'drain', NULL, 'test', NULL, 'test', NULL)`);
     sql(`SELECT host_transition('${h.id}', 'drained_when_idle', NULL, 'test', NULL, 'test', NULL)`);
@@ -134,9 +138,17 @@ async function listAll(path, token) {
 before(async () => {
   srv = await startServer({
     name: 'projects-hosts',
-    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8,10.0.0.0/8' },
+    env: ENV,
   });
   client = api(srv);
+  // a second replica on the same database: concurrent registrations race across both
+  replica = await startServer({
+    name: 'projects-hosts-2',
+    databaseUrl: srv.database.url,
+    secrets: srv.secrets,
+    env: ENV,
+  });
+  replicaClient = api(replica);
   platform = srv.token('admin');
   keyText = fleet.sshKey().text;
   await project('team-a');
@@ -156,6 +168,7 @@ before(async () => {
 });
 
 after(async () => {
+  if (replica) await replica.stop({ dropDatabase: false });
   if (srv) await srv.stop();
 });
 
@@ -603,8 +616,12 @@ describe('GPU quota', () => {
 
   const hostsOfPool = () => sql(`SELECT count(*) FROM hosts WHERE pool_id = '${pool.id}'`);
 
-  test('20 concurrent registrations against 8 GPUs (2 a host) leave exactly 4 hosts', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, () => post('/v1/hosts', T.opQ, body())));
+  test('20 concurrent registrations against 8 GPUs (2 a host), on two replicas, leave exactly 4 hosts', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? replicaClient : client).request('POST', '/v1/hosts', { token: T.opQ, body: body() }),
+      ),
+    );
     const created = answers.filter((r) => r.status === 201);
     const refused = answers.filter((r) => r.status === 409);
     assert.equal(created.length, 4);
