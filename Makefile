@@ -149,6 +149,11 @@ PLAN_SRC   += planner/rollout_create.c
 SVC_SRC    += service/rollout_create.c
 UNIT_SRC   += tests/unit/test_rollout_create.c
 UNIT_SRC   += tests/unit/test_components.c
+# Projects on the hosts' side (docs/projects.md): what a project's quota, budget and a
+# credential's binding allow a host.
+PLAN_SRC   += planner/project_limits.c
+SVC_SRC    += service/host_limits.c
+UNIT_SRC   += tests/unit/test_project_limits.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

@@ -6,6 +6,7 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "db/baselines.h"
 #include "service/baseline.h"
 
@@ -20,17 +21,18 @@ static const struct list_filter filters[] = {
     {"pool", api_valid_uuid, "a pool id (UUID)"},
     {"stack", api_valid_uuid, "a stack id (UUID)"},
     {"gpu_model", valid_gpu_model, "a GPU name as recorded (printable text)"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     const char *const *v = q->values;
-    struct db_baseline_filter f = {v[0], v[1], v[2], q->after, q->limit + 1};
+    struct db_baseline_filter f = {v[0], v[1], v[2], q->after, q->limit + 1, q->scope, v[3]};
     return db_baseline_list(c, &f, page);
 }
 
 static const struct list_def baseline_list = {
-    "baseline", filters, 3, api_valid_seq, NULL, NULL, list_page,
+    "baseline", filters, 4, api_valid_seq, NULL, NULL, list_page,
 };
 
 enum MHD_Result api_baselines_list(struct api_req *r)
@@ -43,7 +45,7 @@ static const struct list_filter compare_filters[] = {
 };
 
 struct compare_arg {
-    const char *gate_run_id, *stack_id;
+    const char *gate_run_id, *stack_id, *scope;
     struct svc_baseline_cmp cmp;
 };
 
@@ -51,7 +53,7 @@ static enum db_status compare_fn(struct db_conn *c, void *arg)
 {
     struct compare_arg *a = arg;
     svc_baseline_cmp_free(&a->cmp);
-    return svc_baseline_compare(c, a->gate_run_id, a->stack_id, &a->cmp);
+    return svc_baseline_compare(c, a->gate_run_id, a->stack_id, a->scope, &a->cmp);
 }
 
 enum MHD_Result api_gate_runs_comparison(struct api_req *r)
@@ -62,7 +64,7 @@ enum MHD_Result api_gate_runs_comparison(struct api_req *r)
     struct list_query q;
     if (api_list_parse(r, NULL, compare_filters, 1, &q) != 0)
         return MHD_YES;
-    struct compare_arg a = {.gate_run_id = id, .stack_id = q.values[0]};
+    struct compare_arg a = {.gate_run_id = id, .stack_id = q.values[0], .scope = api_scope_read(r)};
     if (a.stack_id == NULL) {
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_PARAMETER, "stack",
@@ -90,5 +92,5 @@ enum MHD_Result api_gate_runs_comparison(struct api_req *r)
 enum MHD_Result api_baselines_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "baseline");
-    return id ? api_get_document(r, id, "baseline", db_baseline_get) : MHD_YES;
+    return id ? api_get_document_in(r, id, "baseline", db_baseline_get) : MHD_YES;
 }

@@ -12,6 +12,7 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "db/gates.h"
 #include "planner/readiness.h"
 
@@ -108,15 +109,17 @@ static const struct list_filter run_filters[] = {
     {"host_id", api_valid_uuid, "a host id"},
     {"verdict", valid_verdict, "accept, isolate or investigate"},
     {"kind", valid_kind, "gate or diagnostics"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status run_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_gate_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
+    struct db_gate_filter f = {q->values[0], q->values[1], q->values[2], q->after,
+                               q->limit + 1, q->scope,     q->values[3]};
     return db_gate_run_list(c, &f, page);
 }
 
-static const struct list_def run_list = {"gate_run", run_filters, 3,       api_valid_seq,
+static const struct list_def run_list = {"gate_run", run_filters, 4,       api_valid_seq,
                                          NULL,       NULL,        run_page};
 
 enum MHD_Result api_gate_runs_list(struct api_req *r)
@@ -129,6 +132,8 @@ static const struct list_filter host_run_filters[] = {
     {"kind", valid_kind, "gate or diagnostics"},
 };
 
+/* A host's runs: those of a host the caller may see (another project's host lists none,
+ * as one that does not exist). */
 enum MHD_Result api_hosts_gate_runs(struct api_req *r)
 {
     const char *id = api_path_id(r, "host");
@@ -141,7 +146,8 @@ enum MHD_Result api_hosts_gate_runs(struct api_req *r)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    struct db_gate_filter f = {id, q.values[0], q.values[1], q.after, q.limit + 1};
+    struct db_gate_filter f = {id,          q.values[0],       q.values[1], q.after,
+                               q.limit + 1, api_scope_read(r), NULL};
     struct db_page page = {NULL};
     struct db_conn *c;
     enum db_status s;
@@ -164,7 +170,7 @@ enum MHD_Result api_hosts_gate_runs(struct api_req *r)
 enum MHD_Result api_gate_runs_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "gate run");
-    return id ? api_get_document(r, id, "gate run", db_gate_run_get) : MHD_YES;
+    return id ? api_get_document_in(r, id, "gate run", db_gate_run_get) : MHD_YES;
 }
 
 /* ---- readiness ----
@@ -172,14 +178,14 @@ enum MHD_Result api_gate_runs_get(struct api_req *r)
  * strings), answered by planner/readiness.c. */
 
 struct readiness_arg {
-    const char *id;
+    const char *id, *scope;
     struct db_readiness_facts f;
 };
 
 static enum db_status readiness_fn(struct db_conn *c, void *arg)
 {
     struct readiness_arg *a = arg;
-    return db_readiness_facts(c, a->id, &a->f);
+    return db_readiness_facts(c, a->id, a->scope, &a->f);
 }
 
 static struct plan_readiness_facts readiness_view(const struct db_readiness_facts *d)
@@ -218,7 +224,7 @@ static struct plan_readiness_facts readiness_view(const struct db_readiness_fact
 
 enum MHD_Result api_hosts_readiness(struct api_req *r)
 {
-    struct readiness_arg a = {api_path_id(r, "host"), {0}};
+    struct readiness_arg a = {api_path_id(r, "host"), api_scope_read(r), {0}};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = db_run(readiness_fn, &a);

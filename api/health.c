@@ -9,6 +9,7 @@
 #include "api/gpu_models.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "common/util.h"
 
 int api_valid_gpu_uuid(const char *s)
@@ -32,7 +33,7 @@ static int valid_bool(const char *v)
 enum MHD_Result api_hosts_health(struct api_req *r)
 {
     const char *id = api_path_id(r, "host");
-    return id ? api_get_document(r, id, "host", db_monitor_health) : MHD_YES;
+    return id ? api_get_document_in(r, id, "host", db_monitor_health) : MHD_YES;
 }
 
 /* ---- GET /v1/gpus ---- */
@@ -49,13 +50,14 @@ static const struct list_filter gpu_filters[] = {
     {"name", valid_gpu_name, "a GPU name as nvidia-smi prints it (at most 128 characters)"},
     {"has_open_events", valid_bool, "true or false"},
     {"missing", valid_bool, "true or false"},
+    {"project", NULL, "a project name or id"},
 };
 #define NGPU_FILTERS ((int)(sizeof gpu_filters / sizeof gpu_filters[0]))
 
 static enum db_status gpu_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_gpu_filter f = {q->values[0], q->values[1], q->values[2], q->values[3],
-                              q->values[4], q->values[5], q->after,     q->limit + 1};
+    struct db_gpu_filter f = {q->values[0], q->values[1], q->values[2], q->values[3], q->values[4],
+                              q->values[5], q->after,     q->limit + 1, q->scope,     q->values[6]};
     return db_monitor_gpu_list(c, &f, page);
 }
 
@@ -99,7 +101,7 @@ static enum db_status events_fn(struct db_conn *c, void *arg)
     enum db_status s = db_monitor_gpu_events(c, &a->f, &a->page);
     a->known = 1;
     if (s == DB_NO_RESULTS)
-        s = db_monitor_gpu_known(c, a->f.gpu_uuid, &a->known);
+        s = db_monitor_gpu_known(c, a->f.gpu_uuid, a->f.scope, &a->known);
     return s;
 }
 
@@ -115,7 +117,8 @@ enum MHD_Result api_gpus_events(struct api_req *r)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    struct events_arg a = {{uuid, q.values[0], q.values[1], q.after, q.limit + 1}, {NULL}, 0};
+    struct events_arg a = {
+        {uuid, q.values[0], q.values[1], q.after, q.limit + 1, api_scope_read(r)}, {NULL}, 0};
     enum db_status s = db_run(events_fn, &a);
     long limit = q.limit;
     api_list_query_free(&q);
@@ -219,7 +222,7 @@ static const struct list_filter sample_params[] = {
 };
 
 struct samples_arg {
-    const char *id;
+    const char *id, *scope;
     char from[40], to[40];
     enum db_monitor_grain grain;
     char *doc;
@@ -228,7 +231,7 @@ struct samples_arg {
 static enum db_status samples_fn(struct db_conn *c, void *arg)
 {
     struct samples_arg *a = arg;
-    return db_monitor_samples(c, a->id, a->from, a->to, a->grain, &a->doc);
+    return db_monitor_samples(c, a->id, a->from, a->to, a->grain, a->scope, &a->doc);
 }
 
 enum MHD_Result api_hosts_samples(struct api_req *r)
@@ -247,7 +250,7 @@ enum MHD_Result api_hosts_samples(struct api_req *r)
     api_list_query_free(&q);
     if (bad)
         return api_reply_problem(r, API_ERR_INVALID_PARAMETER, field, "%s", detail);
-    struct samples_arg a = {.id = id, .grain = plan.grain};
+    struct samples_arg a = {.id = id, .scope = api_scope_read(r), .grain = plan.grain};
     util_rfc3339(plan.from_us, a.from, sizeof a.from);
     util_rfc3339(plan.to_us, a.to, sizeof a.to);
     enum db_status s = db_run(samples_fn, &a);

@@ -20,6 +20,15 @@ static enum MHD_Result busy(struct api_req *r, const struct svc_host_cmd *cmd)
 
 static enum MHD_Result not_drained(struct api_req *r, const struct svc_host_cmd *cmd)
 {
+    if (cmd->cmd == PLAN_CMD_MOVE_POOL)
+        return api_reply_problem(
+            r, API_ERR_HOST_NOT_DRAINED, "pool_id",
+            cmd->move_project[0]
+                ? "a host moves into another project only when it serves nothing: registered, "
+                  "drained or stopped (this one is %s); drain it first"
+                : "a host moves into a pool that expects other GPUs only when no job acts on it "
+                  "and it is reachable (this one is %s); drain it first",
+            cmd->state);
     if (cmd->cmd == PLAN_CMD_RESUME)
         return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                                  "only a drained host can be resumed (this one is %s)", cmd->state);
@@ -47,12 +56,46 @@ static enum MHD_Result held_or_stopped(struct api_req *r, const struct svc_host_
                              "(POST /v1/hosts/{id}/release)");
 }
 
+enum MHD_Result api_reply_host_limit(struct api_req *r, enum plan_cmd_refusal why,
+                                     const struct svc_host_limit *l, const char *user,
+                                     const char *address)
+{
+    if (why == PLAN_CMD_QUOTA_EXCEEDED)
+        return api_reply_problem(r, API_ERR_QUOTA_EXCEEDED, NULL,
+                                 "the project's GPU quota for %s is %ld; its hosts hold %ld and "
+                                 "this would add %ld",
+                                 l->gpu_model, l->limit, l->held, l->adding);
+    if (why == PLAN_CMD_BUDGET_EXHAUSTED)
+        return api_reply_problem(r, API_ERR_BUDGET_EXHAUSTED, NULL,
+                                 "the project's spend this month (%s) reached its monthly budget "
+                                 "(%s), and its on_exhausted refuses new hosts and provisionings",
+                                 l->spend[0] ? l->spend : "?", l->budget[0] ? l->budget : "?");
+    switch (l->credential) {
+    case PLAN_CREDENTIAL_USER:
+        return api_reply_problem(r, API_ERR_CREDENTIAL_NOT_ALLOWED, "user",
+                                 "the credential's allowed_users do not include the login user%s%s",
+                                 user ? " " : "", user ? user : "");
+    case PLAN_CREDENTIAL_ADDRESS:
+        return api_reply_problem(r, API_ERR_CREDENTIAL_NOT_ALLOWED, "address",
+                                 "the address%s%s lies in none of the credential's allowed_cidrs",
+                                 address ? " " : "", address ? address : "");
+    default:
+        return api_reply_problem(r, API_ERR_CREDENTIAL_NOT_ALLOWED, "credential_id",
+                                 "the credential belongs to another project than the pool; a "
+                                 "host uses a credential of its pool's project");
+    }
+}
+
 enum MHD_Result api_reply_host_refusal(struct api_req *r, const struct svc_host_cmd *cmd)
 {
     switch (cmd->refused) {
     case PLAN_CMD_NOT_FOUND:
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
     case PLAN_CMD_FORBIDDEN:
+        if (cmd->cmd == PLAN_CMD_MOVE_POOL && cmd->move_project[0])
+            return api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, "pool_id",
+                                     "only a platform admin may move a host into another "
+                                     "project's pool");
         if (cmd->cmd == PLAN_CMD_STOP && cmd->force)
             return api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, "force",
                                      "only an admin may force a stop");
@@ -89,6 +132,13 @@ enum MHD_Result api_reply_host_refusal(struct api_req *r, const struct svc_host_
         return api_reply_problem(r, API_ERR_INVALID_FIELD, "stack_id", "no stack has this id");
     case PLAN_CMD_UNKNOWN_POOL:
         return api_reply_problem(r, API_ERR_INVALID_FIELD, "pool_id", "no pool has this id");
+    case PLAN_CMD_UNKNOWN_REFERENCE:
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "credential_id",
+                                 "no credential has this id");
+    case PLAN_CMD_CREDENTIAL_NOT_ALLOWED:
+    case PLAN_CMD_QUOTA_EXCEEDED:
+    case PLAN_CMD_BUDGET_EXHAUSTED:
+        return api_reply_host_limit(r, cmd->refused, &cmd->limit, NULL, NULL);
     default: return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "unexpected refusal");
     }
 }

@@ -15,4 +15,11 @@ enum MHD_Result api_host_command(struct api_req *r, struct svc_host_cmd *cmd);
 /* The problem reply of a refusal; state and busy_job come from the command's results. */
 enum MHD_Result api_reply_host_refusal(struct api_req *r, const struct svc_host_cmd *cmd);
 
+/* The problem reply of a refusal by the project's limits (credential_not_allowed,
+ * quota_exceeded, budget_exhausted), naming the rule, the usage and limit, or the spend
+ * and budget. user and address: the host's (NULL: not named). */
+enum MHD_Result api_reply_host_limit(struct api_req *r, enum plan_cmd_refusal why,
+                                     const struct svc_host_limit *l, const char *user,
+                                     const char *address);
+
 #endif

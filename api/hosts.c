@@ -13,6 +13,7 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "common/netpolicy.h"
 #include "db/hosts.h"
 #include "db/jobs.h"
@@ -104,6 +105,8 @@ static const struct spec_field host_spec[] = {
 static const struct spec_field patch_spec[] = {
     LABELS,
     {"pool_id", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a pool id", NULL, NULL, TO(pool_id)},
+    {"credential_id", SPEC_STRING, 0, 36, 36, api_valid_uuid, "a credential id", NULL, NULL,
+     TO(credential_id)},
     SPEC_END,
 };
 static const struct spec_field provision_spec[] = {
@@ -144,7 +147,14 @@ enum MHD_Result api_hosts_create(struct api_req *r)
                                  net_target_why((enum net_target_verdict)h.address));
     case PLAN_CMD_NAME_TAKEN:
         return api_reply_problem(r, API_ERR_ALREADY_EXISTS, "name",
-                                 "a host with this name already exists");
+                                 "a host with this name already exists in the pool's project");
+    case PLAN_CMD_FORBIDDEN:
+        return api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, "pool_id",
+                                 "your role in the pool's project may not register hosts");
+    case PLAN_CMD_CREDENTIAL_NOT_ALLOWED:
+    case PLAN_CMD_QUOTA_EXCEEDED:
+    case PLAN_CMD_BUDGET_EXHAUSTED:
+        return api_reply_host_limit(r, h.refused, &h.limit, in.user, in.address);
     default:
         return api_reply_problem(r, API_ERR_INVALID_FIELD, "credential_id",
                                  "credential_id and pool_id must name an existing credential "
@@ -162,7 +172,7 @@ enum MHD_Result api_hosts_create(struct api_req *r)
 enum MHD_Result api_hosts_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "host");
-    return id ? api_get_document(r, id, "host", db_host_get) : MHD_YES;
+    return id ? api_get_document_in(r, id, "host", db_host_get) : MHD_YES;
 }
 
 static int valid_state(const char *v)
@@ -203,6 +213,7 @@ static const struct list_filter host_filters[] = {
     {"label", valid_label_filter, "KEY=VALUE"},
     {"gpu_model", valid_model_key, "a GPU model key"},
     {"stale", valid_bool, "true or false (not seen for 10 minutes)"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
@@ -217,14 +228,14 @@ static enum db_status list_page(struct db_conn *c, const struct list_query *q, s
         label_json = json_dumps(o, JSON_COMPACT);
         json_decref(o);
     }
-    struct db_host_filter f = {q->values[0], q->values[1], label_json,  q->values[3],
-                               q->values[4], q->after,     q->limit + 1};
+    struct db_host_filter f = {q->values[0], q->values[1], label_json, q->values[3], q->values[4],
+                               q->after,     q->limit + 1, q->scope,   q->values[5]};
     enum db_status s = db_host_list(c, &f, page);
     free(label_json);
     return s;
 }
 
-static const struct list_def host_list = {"host", host_filters, 5,        api_valid_seq,
+static const struct list_def host_list = {"host", host_filters, 6,        api_valid_seq,
                                           NULL,   NULL,         list_page};
 
 enum MHD_Result api_hosts_list(struct api_req *r)
@@ -246,6 +257,7 @@ enum MHD_Result api_hosts_patch(struct api_req *r)
     struct svc_host_cmd cmd = {.cmd = PLAN_CMD_MOVE_POOL,
                                .host_id = id,
                                .pool_id = in.pool_id,
+                               .credential_id = in.credential_id,
                                .labels_json = labels_json};
     enum MHD_Result ret = api_host_command(r, &cmd);
     free(labels_json);
@@ -272,15 +284,15 @@ enum MHD_Result api_hosts_provision(struct api_req *r)
 
 struct job_arg {
     struct api_req *r;
-    const char *id;
+    const char *id, *scope;
     char *doc;
-    int was_final;
+    int was_final, hidden;
 };
 
 enum MHD_Result api_jobs_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "job");
-    return id ? api_get_document(r, id, "job", db_job_get) : MHD_YES;
+    return id ? api_get_document_in(r, id, "job", db_job_get) : MHD_YES;
 }
 
 static int valid_job_state(const char *v)
@@ -298,15 +310,17 @@ static const struct list_filter job_filters[] = {
     {"state", valid_job_state, "queued, running, succeeded, failed or cancelled"},
     {"kind", valid_job_kind, "provision, gate, diagnostics or stop"},
     {"host_id", api_valid_uuid, "a host id"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status job_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_job_filter f = {q->values[0], q->values[1], q->values[2], q->after, q->limit + 1};
+    struct db_job_filter f = {q->values[0], q->values[1], q->values[2], q->after,
+                              q->limit + 1, q->scope,     q->values[3]};
     return db_job_list(c, &f, page);
 }
 
-static const struct list_def job_list = {"job", job_filters, 3,       api_valid_seq,
+static const struct list_def job_list = {"job", job_filters, 4,       api_valid_seq,
                                          NULL,  NULL,        job_page};
 
 enum MHD_Result api_jobs_list(struct api_req *r)
@@ -317,7 +331,9 @@ enum MHD_Result api_jobs_list(struct api_req *r)
 static enum db_status cancel_fn(struct db_conn *c, void *arg)
 {
     struct job_arg *a = arg;
-    enum db_status s = db_job_cancel(c, a->id, &a->doc, &a->was_final);
+    enum db_status s = db_job_cancel(c, a->id, a->scope, &a->doc, &a->was_final, &a->hidden);
+    if (s >= 0 && a->hidden) /* another project's job: audited, answered as unknown */
+        return api_audit(c, a->r, "job.denied", "job", a->id, MHD_HTTP_NOT_FOUND);
     if (s <= 0 || a->was_final)
         return s;
     return api_audit(c, a->r, "job.cancel", "job", a->id, MHD_HTTP_ACCEPTED);
@@ -325,7 +341,7 @@ static enum db_status cancel_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_jobs_cancel(struct api_req *r)
 {
-    struct job_arg a = {.r = r, .id = api_path_id(r, "job")};
+    struct job_arg a = {.r = r, .id = api_path_id(r, "job"), .scope = api_scope_route(r)};
     if (a.id == NULL)
         return MHD_YES;
     enum db_status s = api_run_tx_doc(cancel_fn, &a, &a.doc);

@@ -6,6 +6,7 @@
 
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "db/recovery.h"
 
 static int valid_state(const char *v)
@@ -36,7 +37,8 @@ enum MHD_Result api_hosts_recoveries(struct api_req *r)
     enum db_status s;
     c = db_acquire(&s);
     if (c != NULL) {
-        s = db_recovery_list(c, id, q.values[0], q.after, q.limit + 1, &page, &found);
+        s = db_recovery_list(c, id, api_scope_read(r), q.values[0], q.after, q.limit + 1, &page,
+                             &found);
         db_release(c);
     }
     long limit = q.limit;

@@ -16,7 +16,9 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "db/rollouts_read.h"
+#include "planner/scope.h"
 #include "service/rollout_cost.h"
 #include "service/rollout_create.h"
 
@@ -135,13 +137,14 @@ static enum MHD_Result reply_refusal(struct api_req *r, enum plan_ro_refusal why
 
 /* ---- the document ---- */
 
-/* The document with its cost view (*out, caller frees; NULL on DB_NO_RESULTS). */
-static enum db_status full_doc(struct db_conn *c, const char *id, char **out)
+/* The document with its cost view (*out, caller frees; NULL on DB_NO_RESULTS, also for a
+ * rollout of a pool outside scope: a uuid[] literal, NULL for every project). */
+static enum db_status full_doc(struct db_conn *c, const char *id, const char *scope, char **out)
 {
     char *text = NULL;
     json_t *cost = NULL;
     *out = NULL;
-    enum db_status s = db_rollout_get(c, id, &text);
+    enum db_status s = db_rollout_get(c, id, scope, &text);
     if (s != DB_ONE_RESULT)
         return s;
     s = svc_rollout_cost(c, id, &cost);
@@ -159,14 +162,17 @@ static enum db_status full_doc(struct db_conn *c, const char *id, char **out)
     return *out != NULL ? DB_ONE_RESULT : DB_HARD_ERROR;
 }
 
+struct get_arg {
+    const char *id, *scope;
+    char *doc;
+};
+
 static enum db_status get_fn(struct db_conn *c, void *arg)
 {
-    struct {
-        const char *id;
-        char *doc;
-    } *a = arg;
+    struct get_arg *a = arg;
     free(a->doc);
-    return full_doc(c, a->id, &a->doc);
+    a->doc = NULL;
+    return full_doc(c, a->id, a->scope, &a->doc);
 }
 
 enum MHD_Result api_rollouts_get(struct api_req *r)
@@ -174,10 +180,7 @@ enum MHD_Result api_rollouts_get(struct api_req *r)
     const char *id = api_path_id(r, "rollout");
     if (id == NULL)
         return MHD_YES;
-    struct {
-        const char *id;
-        char *doc;
-    } a = {id, NULL};
+    struct get_arg a = {id, api_scope_read(r), NULL};
     enum db_status s = db_run_tx(get_fn, &a);
     if (s < 0) {
         free(a.doc);
@@ -217,7 +220,7 @@ static enum db_status outcome_applied(struct db_conn *c, enum db_status s, struc
     s = api_audit_reason(c, r, action, "rollout", id, status, reason);
     if (s < 0)
         return s;
-    s = full_doc(c, id, &o->doc);
+    s = full_doc(c, id, NULL, &o->doc);
     return s == DB_NO_RESULTS ? DB_HARD_ERROR : s; /* there in this transaction */
 }
 
@@ -256,15 +259,17 @@ static const struct list_filter filters[] = {
     {"pool", api_valid_uuid, "a pool id (UUID)"},
     {"state", valid_state,
      "running, paused, rolling_back, succeeded, rolled_back, aborted, failed or active"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    struct db_rollout_filter f = {q->values[0], q->values[1], q->after, q->limit + 1};
+    struct db_rollout_filter f = {q->values[0], q->values[1], q->after,
+                                  q->limit + 1, q->scope,     q->values[2]};
     return db_rollout_list(c, &f, page);
 }
 
-static const struct list_def rollout_list = {"rollout", filters, 2,        api_valid_seq,
+static const struct list_def rollout_list = {"rollout", filters, 3,        api_valid_seq,
                                              NULL,      NULL,    list_page};
 
 enum MHD_Result api_rollouts_list(struct api_req *r)
@@ -345,6 +350,7 @@ struct create_arg {
     char id[37];
     struct outcome out;
     const struct api_violation *violation;
+    int force_denied; /* force, by one who is not an admin of the pool's project */
 };
 
 /* Two creates at once: the pool's lock orders them and the second sees the first; the
@@ -354,12 +360,34 @@ static const struct api_violation active_violation = {
     "the pool already has an active rollout (running, paused or rolling back); let it end, "
     "or abort it, first"};
 
+/* force is an admin's: of the pool's project (a pool the caller may not see is answered
+ * by the create as one that does not exist). */
+static enum db_status force_fn(struct db_conn *c, struct create_arg *a)
+{
+    char project[37];
+    a->force_denied = 0;
+    if (!a->in.force)
+        return DB_ONE_RESULT;
+    enum db_status s = db_rollout_pool_project(c, a->in.pool_id, project);
+    if (s == DB_ONE_RESULT)
+        a->force_denied = plan_scope(&a->r->actor, project, ROLE_ADMIN) == PLAN_SCOPE_FORBIDDEN;
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct create_arg *a = arg;
     outcome_reset(&a->out);
-    enum db_status s = svc_rollout_create(c, &a->in, a->id, &a->out.refusal, &a->out.detail);
+    enum db_status s = force_fn(c, a);
+    if (s < 0 || a->force_denied)
+        return s < 0 ? s : DB_NO_RESULTS;
+    s = svc_rollout_create(c, &a->in, a->id, &a->out.refusal, &a->out.detail);
     a->violation = api_violation_of(c, s, &active_violation, NULL);
+    char project[37];
+    if (s >= 0 && a->out.refusal == PLAN_RO_POOL_UNKNOWN && a->in.scope != NULL &&
+        (s = db_rollout_pool_project(c, a->in.pool_id, project)) == DB_ONE_RESULT)
+        /* another project's pool: answered as unknown, audited */
+        return api_audit(c, a->r, "rollout.denied", "pool", a->in.pool_id, MHD_HTTP_NOT_FOUND);
     return outcome_applied(c, s, a->r, "rollout.create", a->id, MHD_HTTP_CREATED, NULL, &a->out);
 }
 
@@ -377,13 +405,15 @@ enum MHD_Result api_pools_rollouts_create(struct api_req *r)
     struct create_arg a = {.r = r};
     if (parse_create(r, pool_id, &a.in) != 0)
         return MHD_YES;
-    if (a.in.force && r->principal.role != ROLE_ADMIN) {
+    a.in.scope = api_scope_route(r);
+    enum db_status s = db_run_tx(create_fn, &a);
+    if (s >= 0 && a.force_denied) {
         enum MHD_Result ret = api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, "force",
-                                                "only an admin may force a rollout");
+                                                "only an admin of the pool's project may force a "
+                                                "rollout");
         db_run_tx(denied_fn, &a); /* denied attempts are audited too */
         return ret;
     }
-    enum db_status s = db_run_tx(create_fn, &a);
     if (s < 0 && a.violation != NULL) {
         outcome_reset(&a.out);
         return api_reply_write_error(r, a.violation, s);
@@ -446,8 +476,13 @@ static enum db_status control_fn(struct db_conn *c, void *arg)
 {
     struct control_arg *a = arg;
     outcome_reset(&a->out);
-    enum db_status s = svc_rollout_control(c, a->id, a->action, a->r->principal.sub, a->reason,
-                                           &a->out.refusal, &a->out.detail);
+    const char *scope = api_scope_route(a->r);
+    enum db_status s = svc_rollout_control(c, a->id, scope, a->action, a->r->principal.sub,
+                                           a->reason, &a->out.refusal, &a->out.detail);
+    if (s >= 0 && a->out.refusal == PLAN_RO_NOT_FOUND && scope != NULL &&
+        (s = db_rollout_exists(c, a->id)) == DB_ONE_RESULT) /* another project's: audited */
+        return api_audit_reason(c, a->r, "rollout.denied", "rollout", a->id, MHD_HTTP_NOT_FOUND,
+                                plan_ro_ctl_names[a->action]);
     return outcome_applied(c, s, a->r, a->audit_action, a->id, MHD_HTTP_OK, a->reason, &a->out);
 }
 

@@ -14,10 +14,12 @@
 
 #include "api/jsonspec.h"
 #include "api/list.h"
+#include "api/scope.h"
 #include "common/sbuf.h"
 #include "common/usage.h"
 #include "common/util.h"
 #include "db/baselines.h"
+#include "db/projects.h"
 #include "db/work_reports.h"
 
 /* One record, as parsed (strings borrowed from the request). */
@@ -309,19 +311,23 @@ struct ingest_arg {
     long baselines_recorded;
 };
 
-/* A scoped reporter's batch: the records outside its scope, if any. Nothing is inserted
- * then; the refusal is audited (committed) and the handler answers 403. */
+/* The batch against the caller's scope: the projects where it may report (its route's
+ * roles: reporter, operator, admin; a platform admin: all) and, for a reporter with pools
+ * or hosts, those. Records outside it refuse the batch: nothing is inserted; the refusal
+ * is audited (committed) and the handler answers 403. */
 static enum db_status scope_fn(struct db_conn *c, struct ingest_arg *a)
 {
     a->scope_count = 0;
-    if (a->r->principal.role != ROLE_REPORTER || a->r->principal.scope == NULL)
+    const char *reporter = a->r->principal.role == ROLE_REPORTER ? a->r->principal.scope : NULL;
+    const char *projects = api_scope_route(a->r);
+    if (reporter == NULL && projects == NULL)
         return DB_NO_RESULTS;
-    enum db_status s = db_wr_out_of_scope(c, &a->batch, a->r->principal.scope, &a->scope_first,
+    enum db_status s = db_wr_out_of_scope(c, &a->batch, reporter, projects, &a->scope_first,
                                           a->scope_host, &a->scope_count);
     if (s < 0 || a->scope_count == 0)
         return s;
     char reason[128];
-    snprintf(reason, sizeof reason, "records[%d].host_id %s is outside the reporter's scope",
+    snprintf(reason, sizeof reason, "records[%d].host_id %s is outside the caller's scope",
              a->scope_first, a->scope_host);
     return api_audit_reason(c, a->r, "work_report.denied", "work_report", NULL, MHD_HTTP_FORBIDDEN,
                             reason);
@@ -395,14 +401,14 @@ static enum MHD_Result reply_ingest(struct api_req *r, const struct ingest_arg *
         snprintf(field, sizeof field, "records[%d].host_id", a->scope_first);
         if (a->scope_count == 1)
             ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
-                                    "%s: host %s is outside this reporter's scope (its pools "
-                                    "and hosts); nothing was stored",
+                                    "%s: host %s is outside this token's scope (its projects; a "
+                                    "reporter's pools and hosts); nothing was stored",
                                     field, a->scope_host);
         else
             ret = api_reply_problem(r, API_ERR_HOST_OUT_OF_SCOPE, field,
-                                    "%s: host %s is outside this reporter's scope (its pools "
-                                    "and hosts); %d of %zu records name hosts outside it (the "
-                                    "first is shown); nothing was stored",
+                                    "%s: host %s is outside this token's scope (its projects; a "
+                                    "reporter's pools and hosts); %d of %zu records name hosts "
+                                    "outside it (the first is shown); nothing was stored",
                                     field, a->scope_host, a->scope_count, n);
         return ret;
     }
@@ -452,9 +458,23 @@ static enum MHD_Result reply_ingest(struct api_req *r, const struct ingest_arg *
     return api_reply_json(r, a->inserted > 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK, body, NULL);
 }
 
+/* A reporter token that names no pools or hosts and reports only for the project named
+ * default (a token minted before projects, or one without --project): it could report for
+ * every host of the legacy fleet. A reporter of another project is scoped by it. */
+static int unscoped_reporter(const struct api_req *r)
+{
+    if (r->principal.role != ROLE_REPORTER || r->principal.scope != NULL)
+        return 0;
+    for (int i = 0; i < r->ngrants; i++)
+        if ((r->grants[i].role & ROLE_REPORTER) &&
+            strcmp(r->grants[i].project_id, DB_DEFAULT_PROJECT_ID) != 0)
+            return 0;
+    return 1;
+}
+
 enum MHD_Result api_work_reports_create(struct api_req *r)
 {
-    if (r->principal.role == ROLE_REPORTER && r->principal.scope == NULL && !allow_unscoped) {
+    if (unscoped_reporter(r) && !allow_unscoped) {
         db_run_tx(unscoped_fn, r);
         return api_reply_problem(
             r, API_ERR_REPORTER_SCOPE_REQUIRED, NULL,
@@ -522,16 +542,17 @@ static const struct list_filter wr_filters[] = {
     {"unit", valid_unit, "one of tokens, requests, items, samples, vectors"},
     {"since", api_valid_rfc3339, "an RFC 3339 date-time"},
     {"until", api_valid_rfc3339, "an RFC 3339 date-time"},
+    {"project", NULL, "a project name or id"},
 };
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
     const char *const *v = q->values;
-    struct db_wr_filter f = {v[0], v[1], v[2], v[3], q->after, q->limit + 1};
+    struct db_wr_filter f = {v[0], v[1], v[2], v[3], q->after, q->limit + 1, q->scope, v[4]};
     return db_wr_list(c, &f, page);
 }
 
-static const struct list_def wr_list = {"work_report", wr_filters, 4,        api_valid_seq,
+static const struct list_def wr_list = {"work_report", wr_filters, 5,        api_valid_seq,
                                         NULL,          NULL,       list_page};
 
 enum MHD_Result api_work_reports_list(struct api_req *r)

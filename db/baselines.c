@@ -10,6 +10,7 @@
 
 #include "db/db_pg.h"
 #include "db/decode.h"
+#include "db/scope_sql.h"
 
 // clang-format off
 #define BL_DOC                                                                                 \
@@ -33,17 +34,20 @@
     " window_end timestamptz, unit text, input text, concurrency int, cache text)"
 
 const struct db_stmt db_baseline_stmts[] = {
-    {"baseline_of_run", "SELECT " BL_CONDS " FROM baselines b WHERE b.gate_run_id = $1::uuid"},
+    {"baseline_of_run", "SELECT " BL_CONDS " FROM baselines b WHERE b.gate_run_id = $1::uuid"
+                        " AND " DB_POOL_IN_SCOPE("b.pool_id", "$2", "NULL")},
     {"baseline_candidates",
      "SELECT " BL_CONDS " FROM baselines b WHERE b.stack_id = $1::uuid AND b.id <> $2::uuid"
-     " ORDER BY b.seq DESC LIMIT $3::int"},
-    {"baseline_get", "SELECT " BL_DOC " AS doc FROM baselines b WHERE b.id = $1::uuid"},
-    {"baseline_list", "SELECT " BL_DOC " AS doc, b.seq::text AS key FROM baselines b"
-                      " WHERE ($1::uuid IS NULL OR b.pool_id = $1::uuid)"
-                      "   AND ($2::uuid IS NULL OR b.stack_id = $2::uuid)"
-                      "   AND ($3::text IS NULL OR b.gpu_model = $3::text)"
-                      "   AND b.seq < coalesce($4::bigint, 9223372036854775807)"
-                      " ORDER BY b.seq DESC LIMIT $5::int"},
+     " AND " DB_POOL_IN_SCOPE("b.pool_id", "$4", "NULL") " ORDER BY b.seq DESC LIMIT $3::int"},
+    {"baseline_get", "SELECT " BL_DOC " AS doc FROM baselines b WHERE b.id = $1::uuid"
+                     " AND " DB_POOL_IN_SCOPE("b.pool_id", "$2", "NULL")},
+    {"baseline_list",
+     "SELECT " BL_DOC " AS doc, b.seq::text AS key FROM baselines b"
+     " WHERE ($1::uuid IS NULL OR b.pool_id = $1::uuid)"
+     "   AND ($2::uuid IS NULL OR b.stack_id = $2::uuid)"
+     "   AND ($3::text IS NULL OR b.gpu_model = $3::text)"
+     "   AND b.seq < coalesce($4::bigint, 9223372036854775807)"
+     "   AND " DB_POOL_IN_SCOPE("b.pool_id", "$6", "$7") " ORDER BY b.seq DESC LIMIT $5::int"},
     {"baseline_reports_unstacked",
      "SELECT r.idx, count(*) OVER ()::int AS n FROM " BL_REPORTS
      " JOIN hosts h ON h.id = r.host_id WHERE h.current_stack_id IS NULL ORDER BY r.idx LIMIT 1"},
@@ -129,20 +133,21 @@ static enum db_status read_baselines(struct db_conn *c, const char *name, int n,
     return s < 0 ? s : db_baselines_decode(r, out);
 }
 
-enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id,
+enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id, const char *scope,
                                   struct db_baselines *out)
 {
-    const char *p[1] = {gate_run_id};
-    return read_baselines(c, "baseline_of_run", 1, p, out);
+    const char *p[2] = {gate_run_id, scope};
+    return read_baselines(c, "baseline_of_run", 2, p, out);
 }
 
 enum db_status db_baseline_candidates(struct db_conn *c, const char *stack_id,
-                                      const char *except_id, int limit, struct db_baselines *out)
+                                      const char *except_id, const char *scope, int limit,
+                                      struct db_baselines *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[3] = {stack_id, except_id, lim};
-    return read_baselines(c, "baseline_candidates", 3, p, out);
+    const char *p[4] = {stack_id, except_id, lim, scope};
+    return read_baselines(c, "baseline_candidates", 4, p, out);
 }
 
 enum db_status db_baseline_reports_unstacked(struct db_conn *c, const char *records, int *first,
@@ -181,12 +186,13 @@ enum db_status db_baseline_list(struct db_conn *c, const struct db_baseline_filt
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[5] = {f->pool_id, f->stack_id, f->gpu_model, f->before_seq, limit};
-    return db_exec_page(c, "baseline_list", 5, p, page);
+    const char *p[7] = {f->pool_id, f->stack_id, f->gpu_model, f->before_seq,
+                        limit,      f->scope,    f->project_id};
+    return db_exec_page(c, "baseline_list", 7, p, page);
 }
 
-enum db_status db_baseline_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_baseline_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "baseline_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "baseline_get", 2, p, doc);
 }

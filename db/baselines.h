@@ -23,13 +23,16 @@ struct db_baselines {
     void *res;
 };
 /* The baseline recorded by gate run gate_run_id (none when the run was not accepted or
- * its pool's gate has no workload). */
-enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id,
+ * its pool's gate has no workload, or its pool is outside scope). scope, here and below:
+ * the projects whose pools' baselines may be read (a uuid[] literal, NULL: every
+ * project). */
+enum db_status db_baseline_of_run(struct db_conn *c, const char *gate_run_id, const char *scope,
                                   struct db_baselines *out);
-/* The baselines recorded on stack stack_id, except except_id, newest first, at most
- * limit. */
+/* The baselines recorded on stack stack_id within scope, except except_id, newest first,
+ * at most limit. */
 enum db_status db_baseline_candidates(struct db_conn *c, const char *stack_id,
-                                      const char *except_id, int limit, struct db_baselines *out);
+                                      const char *except_id, const char *scope, int limit,
+                                      struct db_baselines *out);
 void db_baselines_free(struct db_baselines *b);
 
 /* The baselines of a work report batch (api/work_reports.c), in the batch's transaction.
@@ -50,11 +53,13 @@ struct db_baseline_filter {
     const char *pool_id, *stack_id, *gpu_model; /* NULL: any */
     const char *before_seq;                     /* keyset: older than this seq, or NULL */
     long limit;                                 /* rows to fetch */
+    const char *scope, *project_id; /* the read scope, the ?project= filter (NULL: none) */
 };
 /* Baselines, newest first: (doc, key) rows. */
 enum db_status db_baseline_list(struct db_conn *c, const struct db_baseline_filter *f,
                                 struct db_page *page);
-/* One baseline document (*doc owned by the caller, free()), DB_NO_RESULTS when unknown. */
-enum db_status db_baseline_get(struct db_conn *c, const char *id, char **doc);
+/* One baseline document (*doc owned by the caller, free()), DB_NO_RESULTS when unknown or
+ * of a pool outside scope. */
+enum db_status db_baseline_get(struct db_conn *c, const char *id, const char *scope, char **doc);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "db/db_pg.h"
 #include "db/decode.h"
+#include "db/scope_sql.h"
 
 // clang-format off
 #define RUN_DOC(g)                                                                          \
@@ -64,7 +65,7 @@
     " LEFT JOIN LATERAL (SELECT r.id, r.checks FROM gate_runs r WHERE r.host_id = h.id"      \
     "   AND r.kind = 'gate' ORDER BY r.seq DESC LIMIT 1) l ON true"                          \
     CHECK_OF("l", "observability", "lo")                                                     \
-    " WHERE h.id = $1::uuid"
+    " WHERE h.id = $1::uuid AND ($2::uuid[] IS NULL OR h.project_id = ANY ($2::uuid[]))"
 // clang-format on
 
 const struct db_stmt db_gate_stmts[] = {
@@ -85,14 +86,15 @@ const struct db_stmt db_gate_stmts[] = {
      " diag_level, verdict, reason, checks, connect_ms, inventory, started_at)"
      " VALUES ($1, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::int, $7::int, $8, $9,"
      " $10::jsonb, $11::float8, $12, $13::timestamptz) RETURNING id::text"},
-    {"gate_run_get", "SELECT " RUN_DOC("g") " AS doc FROM gate_runs g WHERE g.id = $1::uuid"},
+    {"gate_run_get", "SELECT " RUN_DOC("g") " AS doc FROM gate_runs g WHERE g.id = $1::uuid"
+                                            " AND " DB_HOST_IN_SCOPE("g.host_id", "$2", "NULL")},
     {"gate_run_list",
      "SELECT " RUN_DOC(
          "g") " AS doc, g.seq::text AS key FROM gate_runs g"
               " WHERE ($1::uuid IS NULL OR g.host_id = $1) AND ($2::text IS NULL OR g.verdict = $2)"
               "   AND ($3::text IS NULL OR g.kind = $3) AND g.seq < coalesce($4::bigint,"
-              "   9223372036854775807)"
-              " ORDER BY g.seq DESC LIMIT $5::int"},
+              "   9223372036854775807) AND " DB_HOST_IN_SCOPE(
+                  "g.host_id", "$6", "$7") " ORDER BY g.seq DESC LIMIT $5::int"},
     /* The readiness evidence (db_readiness_facts): one row, one round trip. */
     {"readiness_facts", READINESS_SQL},
 };
@@ -165,10 +167,10 @@ enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_ne
     return s;
 }
 
-enum db_status db_gate_run_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_gate_run_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "gate_run_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "gate_run_get", 2, p, doc);
 }
 
 enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
@@ -176,8 +178,9 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[5] = {f->host_id, f->verdict, f->kind, f->after_seq, limit};
-    return db_exec_page(c, "gate_run_list", 5, p, page);
+    const char *p[7] = {f->host_id, f->verdict, f->kind,      f->after_seq,
+                        limit,      f->scope,   f->project_id};
+    return db_exec_page(c, "gate_run_list", 7, p, page);
 }
 
 /* The strings of the readiness facts; each column is named as its member. */
@@ -226,13 +229,13 @@ enum db_status db_readiness_facts_decode(const PGresult *r, struct db_readiness_
     return DB_ONE_RESULT;
 }
 
-enum db_status db_readiness_facts(struct db_conn *c, const char *host_id,
+enum db_status db_readiness_facts(struct db_conn *c, const char *host_id, const char *scope,
                                   struct db_readiness_facts *f)
 {
-    const char *p[1] = {host_id};
+    const char *p[2] = {host_id, scope};
     PGresult *r;
     memset(f, 0, sizeof *f);
-    enum db_status s = db_exec(c, "readiness_facts", 1, p, &r);
+    enum db_status s = db_exec(c, "readiness_facts", 2, p, &r);
     if (s == DB_ONE_RESULT)
         s = db_readiness_facts_decode(r, f);
     PQclear(r);

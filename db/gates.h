@@ -30,10 +30,13 @@ struct db_gate_run_new {
     double connect_ms;
 };
 enum db_status db_gate_run_insert(struct db_conn *c, const struct db_gate_run_new *g, char id[37]);
-enum db_status db_gate_run_get(struct db_conn *c, const char *id, char **doc);
+/* scope: the projects whose hosts' runs may be read (a uuid[] literal, NULL: every
+ * project); another project's run is DB_NO_RESULTS, as one that does not exist. */
+enum db_status db_gate_run_get(struct db_conn *c, const char *id, const char *scope, char **doc);
 struct db_gate_filter {
     const char *host_id, *verdict, *kind, *after_seq;
     long limit;
+    const char *scope, *project_id; /* the read scope, the ?project= filter (NULL: none) */
 };
 enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *f,
                                 struct db_page *page);
@@ -57,10 +60,11 @@ struct db_readiness_facts {
     char *last_gate_id, *observability_status, *observability_message; /* the newest gate */
     long accepted_gate_runs, successful_provisionings;
 };
-/* Fills *f on DB_ONE_RESULT (DB_NO_RESULTS: no such host); on any other status *f is left
- * empty. Like db_host_target, it requires an empty *f (overwritten, not freed). Out of
- * memory: DB_HARD_ERROR. */
-enum db_status db_readiness_facts(struct db_conn *c, const char *host_id,
+/* Fills *f on DB_ONE_RESULT (DB_NO_RESULTS: no such host, or one outside scope, the
+ * projects that may be read: a uuid[] literal, NULL for every project); on any other
+ * status *f is left empty. Like db_host_target, it requires an empty *f (overwritten, not
+ * freed). Out of memory: DB_HARD_ERROR. */
+enum db_status db_readiness_facts(struct db_conn *c, const char *host_id, const char *scope,
                                   struct db_readiness_facts *f);
 /* Frees the strings and leaves *f empty; may run again. */
 void db_readiness_facts_free(struct db_readiness_facts *f);

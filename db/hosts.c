@@ -17,7 +17,9 @@
 #define HOST_DOC(h)                                                                              \
     "json_build_object('id', " h ".id, 'name', " h ".name, 'address', host(" h ".address),"      \
     " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"         \
-    " 'pool_id', " h ".pool_id, 'host_key_sha256', " h ".host_key_sha256," " 'labels', " h       \
+    " 'pool_id', " h ".pool_id, 'project', json_build_object('id', " h ".project_id, 'name',"    \
+    " (SELECT pj.name FROM projects pj WHERE pj.id = " h ".project_id)),"                        \
+    " 'host_key_sha256', " h ".host_key_sha256," " 'labels', " h                                 \
     ".labels, 'state', " h ".state, 'facts', " h ".facts," " 'current_stack_id', " h             \
     ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," " 'accepted_gate_run_id', " \
     h ".accepted_gate_run_id," " 'quarantine', CASE WHEN " h                                     \
@@ -48,7 +50,9 @@ const struct db_stmt db_host_stmts[] = {
      " hist AS (INSERT INTO host_state_history (host_id, from_state, to_state, reason, actor)"
      "  SELECT id, NULL, 'registered', 'registered', $9 FROM ins)"
      " SELECT ins.id::text FROM ins"},
-    {"host_get", "SELECT " HOST_DOC("h") " AS doc FROM hosts h WHERE h.id = $1::uuid"},
+    {"host_get",
+     "SELECT " HOST_DOC("h") " AS doc FROM hosts h WHERE h.id = $1::uuid"
+                             " AND ($2::uuid[] IS NULL OR h.project_id = ANY ($2::uuid[]))"},
     {"host_list",
      "SELECT " HOST_DOC(
          "h") " AS doc, h.seq::text AS key FROM hosts h"
@@ -60,10 +64,13 @@ const struct db_stmt db_host_stmts[] = {
               "   AND ($5::bool IS NULL OR (h.last_seen IS NULL OR h.last_seen < now() - interval"
               "        '10 minutes') = $5)"
               "   AND h.seq > coalesce($6::bigint, 0)"
+              "   AND ($8::uuid[] IS NULL OR h.project_id = ANY ($8::uuid[]))"
+              "   AND ($9::uuid IS NULL OR h.project_id = $9::uuid)"
               " ORDER BY h.seq LIMIT $7::int"},
     {"host_patch",
      "UPDATE hosts h SET labels = coalesce($2::jsonb, labels), pool_id = coalesce($3::uuid,"
-     " pool_id), updated_at = now() WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
+     " pool_id), credential_id = coalesce($4::uuid, credential_id), updated_at = now()"
+     " WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
     /* The hour and quarter rollups have no foreign key (migrations/0010): their rows go
      * with the host, found by the buckets of its reports (index led by host_id). */
     {"host_delete",
@@ -93,6 +100,7 @@ const struct db_stmt db_host_stmts[] = {
      " p.spec->>'durable_path' AS durable_path, p.spec->>'scratch_path' AS scratch_path,"
      " p.spec->>'stop_command' AS stop_command, p.gpu_model,"
      " coalesce((p.spec->>'gpu_count')::int, 0) AS gpu_count, h.quarantined_at IS NOT NULL AS held,"
+     " h.project_id::text AS project_id,"
      " h.current_stack_id::text AS current_stack_id, h.desired_stack_id::text AS desired_stack_id,"
      " (SELECT g.stack_id::text FROM gate_runs g WHERE g.id = h.accepted_gate_run_id)"
      "   AS gate_stack_id,"
@@ -119,6 +127,28 @@ const struct db_stmt db_host_stmts[] = {
                          " facts = $2::jsonb, current_stack_id = $3::uuid, last_seen = now(),"
                          " updated_at = now() WHERE id = $1::uuid"},
     {"host_seen", "UPDATE hosts SET last_seen = now() WHERE id = $1::uuid"},
+    /* A registration's or a move's references: the pool's project and what it expects, the
+     * credential's project and binding (NULL arrays: any). */
+    {"host_refs",
+     "SELECT p.id IS NOT NULL AS pool_found, p.project_id::text AS pool_project, p.gpu_model,"
+     " coalesce((p.spec->>'gpu_count')::int, 0) AS gpu_count,"
+     " c.id IS NOT NULL AS credential_found, c.project_id::text AS credential_project,"
+     " array_to_string(c.allowed_users, ',') AS allowed_users,"
+     " array_to_string(c.allowed_cidrs, ',') AS allowed_cidrs"
+     " FROM (SELECT 1) o LEFT JOIN pools p ON p.id = $1::uuid"
+     " LEFT JOIN credentials c ON c.id = $2::uuid"},
+    {"host_stack_usable", "SELECT 1 FROM stacks WHERE id = $1::uuid"
+                          " AND (shared OR project_id = $2::uuid)"},
+    /* The budget a new host or a provisioning meets: the settings, and the spend of the
+     * month the budget pass last computed (UTC months, as the pass counts them). */
+    {"host_budget",
+     "SELECT p.on_exhausted, p.budget_monthly IS NOT NULL AS has_budget,"
+     " p.budget_monthly::text AS budget, s.project_id IS NOT NULL AS has_spend,"
+     " s.spend::text AS spend,"
+     " coalesce(s.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date, false)"
+     "   AS current_month, coalesce(s.exhausted, false) AS exhausted"
+     " FROM projects p LEFT JOIN project_spend s ON s.project_id = p.id"
+     " WHERE p.id = $1::uuid"},
     /* Release from quarantine: the new pin (NULL: record the key on next contact). */
     {"host_repin", "UPDATE hosts SET host_key_sha256 = $2, updated_at = now() WHERE id = $1::uuid"},
 };
@@ -141,29 +171,29 @@ enum db_status db_host_insert(struct db_conn *c, const struct db_host_new *h, ch
     PQclear(r);
     /* Read it back in a second statement: a data-modifying CTE's writes are not visible
      * to the other parts of the same statement (the history row would be missing). */
-    return s == DB_ONE_RESULT ? db_host_get(c, id, doc) : s;
+    return s == DB_ONE_RESULT ? db_host_get(c, id, NULL, doc) : s;
 }
 
-enum db_status db_host_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_host_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "host_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "host_get", 2, p, doc);
 }
 
 enum db_status db_host_list(struct db_conn *c, const struct db_host_filter *f, struct db_page *page)
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[7] = {f->state, f->pool_id,   f->label_json, f->gpu_model,
-                        f->stale, f->after_seq, limit};
-    return db_exec_page(c, "host_list", 7, p, page);
+    const char *p[9] = {f->state,     f->pool_id, f->label_json, f->gpu_model, f->stale,
+                        f->after_seq, limit,      f->scope,      f->project_id};
+    return db_exec_page(c, "host_list", 9, p, page);
 }
 
 enum db_status db_host_patch(struct db_conn *c, const char *id, const char *labels_json,
-                             const char *pool_id, char **doc)
+                             const char *pool_id, const char *credential_id, char **doc)
 {
-    const char *p[3] = {id, labels_json, pool_id};
-    return db_exec_doc(c, "host_patch", 3, p, doc);
+    const char *p[4] = {id, labels_json, pool_id, credential_id};
+    return db_exec_doc(c, "host_patch", 4, p, doc);
 }
 
 enum db_status db_host_delete(struct db_conn *c, const char *id)
@@ -258,6 +288,7 @@ enum db_status db_host_facts(struct db_conn *c, const char *id, struct db_host_f
     if (s == DB_ONE_RESULT) /* at most one active job per host (jobs_one_active_per_host) */
         s = db_host_target_decode(r, &f->t);
     if (s == DB_ONE_RESULT) {
+        db_copy(r, 0, "project_id", f->project_id, sizeof f->project_id);
         db_copy(r, 0, "current_stack_id", f->current_stack_id, sizeof f->current_stack_id);
         db_copy(r, 0, "desired_stack_id", f->desired_stack_id, sizeof f->desired_stack_id);
         db_copy(r, 0, "gate_stack_id", f->gate_stack_id, sizeof f->gate_stack_id);
@@ -272,6 +303,67 @@ void db_host_facts_free(struct db_host_facts *f)
 {
     db_host_target_free(&f->t);
     memset(f, 0, sizeof *f);
+}
+
+enum db_status db_host_refs(struct db_conn *c, const char *pool_id, const char *credential_id,
+                            struct db_host_refs *refs)
+{
+    const char *p[2] = {pool_id, credential_id};
+    PGresult *r;
+    memset(refs, 0, sizeof *refs);
+    enum db_status s = db_exec(c, "host_refs", 2, p, &r);
+    if (s != DB_ONE_RESULT) {
+        if (s >= 0)
+            PQclear(r);
+        return s < 0 ? s : DB_HARD_ERROR; /* the statement always answers one row */
+    }
+    int oom = 0;
+    refs->pool_found = db_bool(r, 0, "pool_found");
+    db_copy(r, 0, "pool_project", refs->pool_project, sizeof refs->pool_project);
+    db_copy(r, 0, "gpu_model", refs->gpu_model, sizeof refs->gpu_model);
+    refs->gpu_count = (int)db_long(r, 0, "gpu_count");
+    refs->credential_found = db_bool(r, 0, "credential_found");
+    db_copy(r, 0, "credential_project", refs->credential_project, sizeof refs->credential_project);
+    refs->allowed_users = db_dup(r, 0, "allowed_users", &oom);
+    refs->allowed_cidrs = db_dup(r, 0, "allowed_cidrs", &oom);
+    PQclear(r);
+    if (oom) {
+        db_host_refs_free(refs);
+        return DB_HARD_ERROR;
+    }
+    return DB_ONE_RESULT;
+}
+
+void db_host_refs_free(struct db_host_refs *refs)
+{
+    free(refs->allowed_users);
+    free(refs->allowed_cidrs);
+    memset(refs, 0, sizeof *refs);
+}
+
+enum db_status db_host_stack_usable(struct db_conn *c, const char *stack_id, const char *project_id)
+{
+    const char *p[2] = {stack_id, project_id};
+    return db_exec_noresult(c, "host_stack_usable", 2, p);
+}
+
+enum db_status db_host_budget(struct db_conn *c, const char *project_id, struct db_host_budget *b)
+{
+    const char *p[1] = {project_id};
+    PGresult *r;
+    memset(b, 0, sizeof *b);
+    enum db_status s = db_exec(c, "host_budget", 1, p, &r);
+    if (s == DB_ONE_RESULT) {
+        db_copy(r, 0, "on_exhausted", b->on_exhausted, sizeof b->on_exhausted);
+        b->has_budget = db_bool(r, 0, "has_budget");
+        b->has_spend = db_bool(r, 0, "has_spend");
+        b->current_month = db_bool(r, 0, "current_month");
+        b->exhausted = db_bool(r, 0, "exhausted");
+        db_copy(r, 0, "budget", b->budget, sizeof b->budget);
+        db_copy(r, 0, "spend", b->spend, sizeof b->spend);
+    }
+    PQclear(r);
+    return s;
 }
 
 enum db_status db_host_contact(struct db_conn *c, const char *id, const char *sha256,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 // clang-format off
 #define JOB_DOC(j, with_steps)                                                                   \
@@ -37,19 +38,24 @@ const struct db_stmt db_job_stmts[] = {
      "  desired_stack_id = coalesce(ins.stack_id, hosts.desired_stack_id), updated_at = now()"
      "  FROM ins WHERE hosts.id = ins.host_id)"
      " SELECT " JOB_DOC("ins", ", 'steps', '[]'::json") " AS doc, ins.id::text FROM ins"},
-    {"job_get", "SELECT " JOB_DOC("j", JOB_STEPS("j")) " AS doc FROM jobs j WHERE j.id = $1::uuid"},
+    {"job_get",
+     "SELECT " JOB_DOC("j", JOB_STEPS("j")) " AS doc FROM jobs j WHERE j.id = $1::uuid"
+                                            " AND " DB_HOST_IN_SCOPE("j.host_id", "$2", "NULL")},
+    {"job_exists", "SELECT 1 FROM jobs WHERE id = $1::uuid"},
     {"job_list",
      "SELECT " JOB_DOC(
          "j", "") " AS doc, j.seq::text AS key FROM jobs j"
                   " WHERE ($1::text IS NULL OR j.state = $1) AND ($2::text IS NULL OR j.kind = $2)"
                   "   AND ($3::uuid IS NULL OR j.host_id = $3) AND j.seq > coalesce($4::bigint, 0)"
-                  " ORDER BY j.seq LIMIT $5::int"},
+                  "   AND " DB_HOST_IN_SCOPE("j.host_id", "$6",
+                                             "$7") " ORDER BY j.seq LIMIT $5::int"},
     {"job_cancel", "UPDATE jobs j SET"
                    "  state = CASE WHEN j.state = 'queued' THEN 'cancelled' ELSE j.state END,"
                    "  cancel_requested = (j.state = 'running'),"
                    "  finished_at = CASE WHEN j.state = 'queued' THEN now() ELSE j.finished_at END"
                    " WHERE j.id = $1::uuid AND j.state IN ('queued', 'running')"
-                   " RETURNING " JOB_DOC("j", JOB_STEPS("j")) " AS doc"},
+                   "   AND " DB_HOST_IN_SCOPE("j.host_id", "$2", "NULL") " RETURNING " JOB_DOC(
+                       "j", JOB_STEPS("j")) " AS doc"},
     /* A job whose lease lapsed with no attempt left fails, and its host moves through the
      * state machine (job_expired) in the same statement, with history and event. A stop
      * that expired may or may not have stopped the host: failed (quarantined if held). */
@@ -117,28 +123,37 @@ enum db_status db_job_create(struct db_conn *c, const char *kind, const char *ho
     return db_exec_doc_id(c, "job_create", 5, p, doc, id);
 }
 
-enum db_status db_job_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_job_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "job_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "job_get", 2, p, doc);
 }
 
 enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f, struct db_page *page)
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[5] = {f->state, f->kind, f->host_id, f->after_seq, limit};
-    return db_exec_page(c, "job_list", 5, p, page);
+    const char *p[7] = {f->state, f->kind,  f->host_id,   f->after_seq,
+                        limit,    f->scope, f->project_id};
+    return db_exec_page(c, "job_list", 7, p, page);
 }
 
-enum db_status db_job_cancel(struct db_conn *c, const char *id, char **doc, int *was_final)
+enum db_status db_job_cancel(struct db_conn *c, const char *id, const char *scope, char **doc,
+                             int *was_final, int *hidden)
 {
-    const char *p[1] = {id};
-    enum db_status s = db_exec_doc(c, "job_cancel", 1, p, doc);
-    *was_final = 0;
-    if (s == DB_NO_RESULTS) { /* final already, or unknown: tell which */
-        s = db_exec_doc(c, "job_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    enum db_status s = db_exec_doc(c, "job_cancel", 2, p, doc);
+    *was_final = *hidden = 0;
+    if (s == DB_NO_RESULTS) { /* final already, unknown, or another project's: tell which */
+        s = db_exec_doc(c, "job_get", 2, p, doc);
         *was_final = s == DB_ONE_RESULT;
+    }
+    if (s == DB_NO_RESULTS && scope != NULL) {
+        long n = 0;
+        enum db_status e = db_exec_count(c, "job_exists", 1, p, &n);
+        if (e < 0)
+            return e;
+        *hidden = n > 0;
     }
     return s;
 }

@@ -15,16 +15,22 @@
 enum db_status db_job_create(struct db_conn *c, const char *kind, const char *host_id,
                              const char *stack_id, const char *params_json, const char *created_by,
                              char **doc, char id[37]);
-enum db_status db_job_get(struct db_conn *c, const char *id, char **doc);
+/* scope: the projects whose hosts' jobs may be read (a uuid[] literal, NULL: every
+ * project); another project's job is DB_NO_RESULTS, as one that does not exist. */
+enum db_status db_job_get(struct db_conn *c, const char *id, const char *scope, char **doc);
 
 struct db_job_filter {
     const char *state, *kind, *host_id, *after_seq;
     long limit;
+    const char *scope, *project_id; /* the read scope, the ?project= filter (NULL: none) */
 };
 enum db_status db_job_list(struct db_conn *c, const struct db_job_filter *f, struct db_page *page);
-/* Queued → cancelled at once; running → cancel_requested. *state gets the resulting
- * state name (static) or NULL when the job is already final. */
-enum db_status db_job_cancel(struct db_conn *c, const char *id, char **doc, int *was_final);
+/* Queued → cancelled at once; running → cancel_requested, for a job of a host in scope
+ * (the projects where the caller may write). *was_final: the job had already finished
+ * (*doc is then its document); *hidden: the job exists, in another project (answered as
+ * one that does not exist, and audited). */
+enum db_status db_job_cancel(struct db_conn *c, const char *id, const char *scope, char **doc,
+                             int *was_final, int *hidden);
 
 struct db_job_claim {
     char id[37], kind[16], host_id[37], stack_id[37];

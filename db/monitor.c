@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 #define ORIGIN "timestamptz '2000-01-01 00:00Z'"
 
@@ -72,7 +73,8 @@
     " 'series', coalesce((SELECT json_agg(json_build_object('gpu_uuid', s.gpu_uuid,"        \
     "   'index', gg.index, 'points', s.points) ORDER BY gg.index NULLS LAST, s.gpu_uuid)"    \
     "   FROM (" series ") s LEFT JOIN gpus gg ON gg.uuid = s.gpu_uuid), '[]'::json))::text"  \
-    " AS doc FROM hosts h WHERE h.id = $1::uuid"
+    " AS doc FROM hosts h WHERE h.id = $1::uuid"                                             \
+    " AND ($4::uuid[] IS NULL OR h.project_id = ANY ($4::uuid[]))"
 
 /* The raw series: every sample in [$2, $3). */
 #define RAW_SERIES                                                                           \
@@ -110,7 +112,7 @@ const struct db_stmt db_monitor_stmts[] = {
     {"monitor_store", "SELECT monitor_store($1::uuid, $2::jsonb)::text AS result"},
     {"monitor_health",
      "SELECT " HEALTH_DOC " AS doc FROM hosts h LEFT JOIN host_monitor m ON m.host_id = h.id"
-     " WHERE h.id = $1::uuid"},
+     " WHERE h.id = $1::uuid AND ($2::uuid[] IS NULL OR h.project_id = ANY ($2::uuid[]))"},
     {"monitor_gpu_list",
      "SELECT " GPU_DOC("g", "h") "::text AS doc, g.uuid AS key"
      " FROM gpus g JOIN hosts h ON h.id = g.host_id"
@@ -123,16 +125,21 @@ const struct db_stmt db_monitor_stmts[] = {
      "        WHERE e.gpu_uuid = g.uuid AND e.closed_at IS NULL) = $5::bool)"
      "   AND ($6::bool IS NULL OR (g.missing_since IS NOT NULL) = $6::bool)"
      "   AND g.uuid > coalesce($7::text, '')"
+     "   AND ($9::uuid[] IS NULL OR h.project_id = ANY ($9::uuid[]))"
+     "   AND ($10::uuid IS NULL OR h.project_id = $10::uuid)"
      " ORDER BY g.uuid LIMIT $8::int"},
     {"monitor_gpu_events",
      "SELECT " EVENT_DOC("e") "::text AS doc, e.id::text AS key FROM gpu_events e"
      " WHERE e.gpu_uuid = $1 AND ($2::text IS NULL OR e.kind = $2)"
      "   AND ($3::bool IS NULL OR (e.closed_at IS NULL) = $3::bool)"
      "   AND e.id < coalesce($4::bigint, 9223372036854775807)"
+     "   AND " DB_HOST_IN_SCOPE("e.host_id", "$6", "NULL")
      " ORDER BY e.id DESC LIMIT $5::int"},
     {"monitor_gpu_known",
-     "SELECT (EXISTS (SELECT 1 FROM gpus WHERE uuid = $1)"
-     " OR EXISTS (SELECT 1 FROM gpu_events WHERE gpu_uuid = $1)) AS known"},
+     "SELECT (EXISTS (SELECT 1 FROM gpus g WHERE g.uuid = $1"
+     "   AND " DB_HOST_IN_SCOPE("g.host_id", "$2", "NULL") ")"
+     " OR EXISTS (SELECT 1 FROM gpu_events e WHERE e.gpu_uuid = $1"
+     "   AND " DB_HOST_IN_SCOPE("e.host_id", "$2", "NULL") ")) AS known"},
     {"monitor_samples_raw", SAMPLES_DOC("raw", "NULL::text", RAW_SERIES)},
     {"monitor_samples_5m",
      SAMPLES_DOC("5m", ROLLED_UP_TO("5m"), ROLLUP_SERIES("gpu_samples_5m", "5 minutes"))},
@@ -182,10 +189,11 @@ int db_monitor_bad_document(const struct db_conn *c)
     return strcmp(db_conn_sqlstate(c), "22023") == 0;
 }
 
-enum db_status db_monitor_health(struct db_conn *c, const char *host_id, char **doc)
+enum db_status db_monitor_health(struct db_conn *c, const char *host_id, const char *scope,
+                                 char **doc)
 {
-    const char *p[1] = {host_id};
-    return db_exec_doc(c, "monitor_health", 1, p, doc);
+    const char *p[2] = {host_id, scope};
+    return db_exec_doc(c, "monitor_health", 2, p, doc);
 }
 
 enum db_status db_monitor_gpu_list(struct db_conn *c, const struct db_gpu_filter *f,
@@ -193,9 +201,9 @@ enum db_status db_monitor_gpu_list(struct db_conn *c, const struct db_gpu_filter
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[8] = {f->host_id,         f->pool_id, f->gpu_model,  f->name,
-                        f->has_open_events, f->missing, f->after_uuid, limit};
-    return db_exec_page(c, "monitor_gpu_list", 8, p, page);
+    const char *p[10] = {f->host_id, f->pool_id,    f->gpu_model, f->name,  f->has_open_events,
+                         f->missing, f->after_uuid, limit,        f->scope, f->project_id};
+    return db_exec_page(c, "monitor_gpu_list", 10, p, page);
 }
 
 enum db_status db_monitor_gpu_events(struct db_conn *c, const struct db_gpu_event_filter *f,
@@ -203,16 +211,17 @@ enum db_status db_monitor_gpu_events(struct db_conn *c, const struct db_gpu_even
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[5] = {f->gpu_uuid, f->kind, f->open, f->before_id, limit};
-    return db_exec_page(c, "monitor_gpu_events", 5, p, page);
+    const char *p[6] = {f->gpu_uuid, f->kind, f->open, f->before_id, limit, f->scope};
+    return db_exec_page(c, "monitor_gpu_events", 6, p, page);
 }
 
-enum db_status db_monitor_gpu_known(struct db_conn *c, const char *gpu_uuid, int *known)
+enum db_status db_monitor_gpu_known(struct db_conn *c, const char *gpu_uuid, const char *scope,
+                                    int *known)
 {
-    const char *p[1] = {gpu_uuid};
+    const char *p[2] = {gpu_uuid, scope};
     PGresult *r;
     *known = 0;
-    enum db_status s = db_exec(c, "monitor_gpu_known", 1, p, &r);
+    enum db_status s = db_exec(c, "monitor_gpu_known", 2, p, &r);
     if (s == DB_ONE_RESULT)
         *known = db_bool(r, 0, "known");
     PQclear(r);
@@ -220,12 +229,13 @@ enum db_status db_monitor_gpu_known(struct db_conn *c, const char *gpu_uuid, int
 }
 
 enum db_status db_monitor_samples(struct db_conn *c, const char *host_id, const char *from,
-                                  const char *to, enum db_monitor_grain grain, char **doc)
+                                  const char *to, enum db_monitor_grain grain, const char *scope,
+                                  char **doc)
 {
     static const char *const stmts[3] = {"monitor_samples_raw", "monitor_samples_5m",
                                          "monitor_samples_1h"};
-    const char *p[3] = {host_id, from, to};
-    return db_exec_doc(c, stmts[grain], 3, p, doc);
+    const char *p[4] = {host_id, from, to, scope};
+    return db_exec_doc(c, stmts[grain], 4, p, doc);
 }
 
 enum db_status db_monitor_rollup(struct db_conn *c, const char *upto, char **result_json)

@@ -22,15 +22,19 @@ enum db_status db_monitor_store(struct db_conn *c, const char *host_id, const ch
 int db_monitor_bad_document(const struct db_conn *c);
 
 /* The HostHealth document of a host (latest readings per GPU, open events, monitor
- * state); DB_NO_RESULTS for an unknown host. Caller frees *doc. */
-enum db_status db_monitor_health(struct db_conn *c, const char *host_id, char **doc);
+ * state); DB_NO_RESULTS for an unknown host, or one outside scope (the projects that may
+ * be read: a uuid[] literal, NULL for every project). Caller frees *doc. */
+enum db_status db_monitor_health(struct db_conn *c, const char *host_id, const char *scope,
+                                 char **doc);
 
 /* GPUs by UUID (keyset: the UUID), every filter optional (NULL); has_open_events and
  * missing are "true" or "false". */
 struct db_gpu_filter {
     const char *host_id, *pool_id, *gpu_model, *name, *has_open_events, *missing;
     const char *after_uuid;
-    long limit; /* rows to fetch (the page size + 1) */
+    long limit;             /* rows to fetch (the page size + 1) */
+    const char *scope;      /* the projects whose hosts' GPUs may be read, NULL: all */
+    const char *project_id; /* the ?project= filter, or NULL */
 };
 enum db_status db_monitor_gpu_list(struct db_conn *c, const struct db_gpu_filter *f,
                                    struct db_page *page);
@@ -42,21 +46,26 @@ struct db_gpu_event_filter {
     const char *open;      /* "true", "false" or NULL */
     const char *before_id; /* keyset: ids below this one */
     long limit;
+    const char *scope; /* the projects whose hosts' events may be read, NULL: all */
 };
 enum db_status db_monitor_gpu_events(struct db_conn *c, const struct db_gpu_event_filter *f,
                                      struct db_page *page);
-/* Whether a GPU is known: listed by a sample or named by an event. */
-enum db_status db_monitor_gpu_known(struct db_conn *c, const char *gpu_uuid, int *known);
+/* Whether a GPU is known: listed by a sample or named by an event of a host in scope (NULL:
+ * every project). */
+enum db_status db_monitor_gpu_known(struct db_conn *c, const char *gpu_uuid, const char *scope,
+                                    int *known);
 
 /* The grain of a samples document. */
 enum db_monitor_grain { DB_GRAIN_RAW, DB_GRAIN_5M, DB_GRAIN_1H };
 extern const char *const db_monitor_grain_names[3]; /* "raw", "5m", "1h" */
 /* The HostSamples document of a host over [from, to) (RFC 3339 times): one series per
  * GPU, its points in time order; rollup points are the buckets that start in the range
- * (the first one may start before from). DB_NO_RESULTS for an unknown host. The caller
+ * (the first one may start before from). DB_NO_RESULTS for an unknown host, or one outside
+ * scope (as db_monitor_health). The caller
  * bounds the range (api/health.c). Caller frees *doc. */
 enum db_status db_monitor_samples(struct db_conn *c, const char *host_id, const char *from,
-                                  const char *to, enum db_monitor_grain grain, char **doc);
+                                  const char *to, enum db_monitor_grain grain, const char *scope,
+                                  char **doc);
 
 /* Housekeeping (the caller schedules them, e.g. every minute; each call does bounded work
  * and says when to call again). db_monitor_rollup rolls up the complete buckets before upto

@@ -64,11 +64,15 @@ const struct db_stmt db_project_stmts[] = {
      "  budget_thresholds = coalesce($4::int[], budget_thresholds),"
      "  on_exhausted = coalesce($5, on_exhausted), revision = revision + 1, updated_at = now()"
      "  WHERE id = $1::uuid RETURNING id),"
+     /* the models left out go; the others are written (the CTE's delete is not seen by
+      * the insert: a model kept is updated in place, never inserted twice) */
      " d AS (DELETE FROM project_quotas q USING u WHERE $6::json IS NOT NULL"
-     "  AND q.project_id = u.id)"
+     "  AND q.project_id = u.id"
+     "  AND q.gpu_model NOT IN (SELECT j.key FROM json_each_text($6::json) j))"
      " INSERT INTO project_quotas (project_id, gpu_model, max_gpus)"
      "  SELECT u.id, j.key, j.value::int FROM u, json_each_text($6::json) j"
-     "  WHERE $6::json IS NOT NULL"},
+     "  WHERE $6::json IS NOT NULL"
+     " ON CONFLICT (project_id, gpu_model) DO UPDATE SET max_gpus = EXCLUDED.max_gpus"},
     {"project_delete", "DELETE FROM projects WHERE id = $1::uuid"},
     {"project_list",
      "SELECT " PROJECT_DOC("p") " AS doc, p.seq::text AS key FROM projects p"
@@ -95,13 +99,17 @@ const struct db_stmt db_project_stmts[] = {
     {"project_refs", "SELECT id::text, name FROM projects ORDER BY name"},
     {"memberships", "SELECT project_id::text, role FROM project_members WHERE subject = $1"
                     " ORDER BY project_id LIMIT $2::int"},
-    {"project_quota_lock",
-     "SELECT (SELECT q.max_gpus FROM project_quotas q WHERE q.project_id = p.id"
+    /* The lock, then the reads in a statement of their own: under READ COMMITTED a
+     * statement's snapshot is taken when it starts, so counts read by the statement that
+     * waited for the lock would miss the hosts the holder committed meanwhile. */
+    {"project_quota_lock", "SELECT 1 FROM projects p WHERE p.id = $1::uuid FOR UPDATE OF p"},
+    {"project_quota_read",
+     "SELECT (SELECT q.max_gpus FROM project_quotas q WHERE q.project_id = $1::uuid"
      "   AND q.gpu_model = $2) AS max_gpus,"
      " (SELECT coalesce(sum(coalesce((pl.spec->>'gpu_count')::int, 0)), 0) FROM hosts h"
-     "   JOIN pools pl ON pl.id = h.pool_id WHERE h.project_id = p.id AND pl.gpu_model = $2"
-     "   AND h.state <> 'stopped' AND h.id IS DISTINCT FROM $3::uuid) AS held"
-     " FROM projects p WHERE p.id = $1::uuid FOR UPDATE OF p"},
+     "   JOIN pools pl ON pl.id = h.pool_id WHERE h.project_id = $1::uuid"
+     "   AND pl.gpu_model = $2 AND h.state <> 'stopped' AND h.id IS DISTINCT FROM $3::uuid)"
+     "   AS held"},
     {"resource_project", "SELECT audit_project($1, $2)::text AS project_id"},
 };
 const size_t db_project_nstmts = sizeof db_project_stmts / sizeof db_project_stmts[0];
@@ -257,7 +265,10 @@ enum db_status db_project_quota_lock(struct db_conn *c, const char *project_id,
     PGresult *r;
     *limit = -1;
     *held = 0;
-    enum db_status s = db_exec(c, "project_quota_lock", 3, p, &r);
+    enum db_status s = db_exec_noresult(c, "project_quota_lock", 1, p);
+    if (s != DB_ONE_RESULT)
+        return s;
+    s = db_exec(c, "project_quota_read", 3, p, &r);
     if (s < 0)
         return s;
     if (s == DB_ONE_RESULT) {

@@ -86,7 +86,8 @@ const struct db_stmt db_recovery_stmts[] = {
                    " finished_at = now(), updated_at = now()"
                    " WHERE id = $1::uuid AND state = 'running'"},
     {"rec_checked", "UPDATE host_recoveries SET checked_at = now() WHERE id = $1::uuid"},
-    {"rec_host", "SELECT 1 FROM hosts WHERE id = $1::uuid"},
+    {"rec_host", "SELECT 1 FROM hosts WHERE id = $1::uuid"
+                 " AND ($2::uuid[] IS NULL OR project_id = ANY ($2::uuid[]))"},
     {"rec_list", "SELECT " RECOVERY_DOC " AS doc, r.seq::text AS key FROM host_recoveries r"
                  " WHERE r.host_id = $1::uuid AND ($2::text IS NULL OR r.state = $2)"
                  "   AND r.seq < coalesce($3::bigint, 9223372036854775807)"
@@ -174,14 +175,14 @@ enum db_status db_recovery_checked(struct db_conn *c, const char *id)
     return db_exec_noresult(c, "rec_checked", 1, p);
 }
 
-enum db_status db_recovery_list(struct db_conn *c, const char *host_id, const char *state,
-                                const char *before_seq, long limit, struct db_page *page,
-                                int *host_found)
+enum db_status db_recovery_list(struct db_conn *c, const char *host_id, const char *scope,
+                                const char *state, const char *before_seq, long limit,
+                                struct db_page *page, int *host_found)
 {
-    const char *h[1] = {host_id};
+    const char *h[2] = {host_id, scope};
     long n = 0;
     *host_found = 0;
-    enum db_status s = db_exec_count(c, "rec_host", 1, h, &n);
+    enum db_status s = db_exec_count(c, "rec_host", 2, h, &n);
     if (s < 0)
         return s;
     *host_found = n > 0;

@@ -38,10 +38,11 @@ enum db_status db_recovery_finish(struct db_conn *c, const char *id, const char 
 enum db_status db_recovery_checked(struct db_conn *c, const char *id);
 
 /* The host's recoveries, newest first (keyset before_seq, limit rows): (doc, key) rows.
- * *host_found tells whether the host exists. */
-enum db_status db_recovery_list(struct db_conn *c, const char *host_id, const char *state,
-                                const char *before_seq, long limit, struct db_page *page,
-                                int *host_found);
+ * *host_found tells whether the host exists within scope (the projects that may be read:
+ * a uuid[] literal, NULL for every project). */
+enum db_status db_recovery_list(struct db_conn *c, const char *host_id, const char *scope,
+                                const char *state, const char *before_seq, long limit,
+                                struct db_page *page, int *host_found);
 enum db_status db_recovery_get(struct db_conn *c, const char *id, char **doc);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 #define ACTIVE    "('running', 'paused', 'rolling_back')"
 #define IN_FLIGHT "('draining', 'provisioning', 'gating', 'comparing', 'resuming')"
@@ -23,9 +24,12 @@
 const struct db_stmt db_rollout_stmts[] = {
     {"ro_pool_lock", "SELECT (spec #> '{gate,workload}') IS NOT NULL"
                      " AND json_typeof(spec #> '{gate,workload}') = 'object' AS has_workload"
-                     " FROM pools WHERE id = $1::uuid FOR UPDATE"},
+                     " FROM pools WHERE id = $1::uuid"
+                     " AND ($2::uuid[] IS NULL OR project_id = ANY ($2::uuid[])) FOR UPDATE"},
+    {"ro_pool_project", "SELECT project_id::text AS project_id FROM pools WHERE id = $1::uuid"},
     {"ro_stack", "SELECT id::text, spec ->> 'driver_version' AS driver_version FROM stacks"
-                 " WHERE id = $1::uuid"},
+                 " WHERE id = $1::uuid AND (shared"
+                 "   OR project_id = (SELECT p.project_id FROM pools p WHERE p.id = $2::uuid))"},
     {"ro_active", "SELECT id::text FROM rollouts WHERE pool_id = $1::uuid AND state IN " ACTIVE},
     {"ro_pool_hosts",
      "SELECT h.id::text, h.name, h.state, h.facts ->> 'driver_version' AS driver_version,"
@@ -54,7 +58,9 @@ const struct db_stmt db_rollout_stmts[] = {
      " FROM jsonb_to_recordset($2::jsonb) AS x(host_id uuid, name text, state text, reason text)"},
     {"ro_lock", "SELECT state, EXISTS (SELECT 1 FROM rollout_hosts rh WHERE rh.rollout_id = r.id"
                 " AND rh.step NOT IN ('pending', 'skipped')) AS touched"
-                " FROM rollouts r WHERE r.id = $1::uuid FOR UPDATE"},
+                " FROM rollouts r WHERE r.id = $1::uuid"
+                " AND " DB_POOL_IN_SCOPE("r.pool_id", "$2", "NULL") " FOR UPDATE"},
+    {"ro_exists", "SELECT 1 FROM rollouts WHERE id = $1::uuid"},
     {"ro_set_state", "UPDATE rollouts SET state = $2, updated_at = now(),"
                      " finished_at = CASE WHEN $2 IN " ACTIVE " THEN NULL ELSE now() END,"
                      " error = coalesce(left($3, 4000), error), checked_at = '-infinity'"
@@ -172,12 +178,13 @@ const size_t db_rollout_nstmts = sizeof db_rollout_stmts / sizeof db_rollout_stm
 
 /* ---- create: typed reads and the insert ---- */
 
-enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, int *has_workload)
+enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, const char *scope,
+                                    int *has_workload)
 {
-    const char *p[1] = {pool_id};
+    const char *p[2] = {pool_id, scope};
     PGresult *r;
     *has_workload = 0;
-    enum db_status s = db_exec(c, "ro_pool_lock", 1, p, &r);
+    enum db_status s = db_exec(c, "ro_pool_lock", 2, p, &r);
     if (s < 0)
         return s;
     if (s == DB_ONE_RESULT)
@@ -186,14 +193,26 @@ enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, int 
     return s;
 }
 
-enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, char id_out[37],
-                                char **driver)
+enum db_status db_rollout_pool_project(struct db_conn *c, const char *pool_id, char project[37])
 {
-    const char *p[1] = {stack_id};
+    const char *p[1] = {pool_id};
+    PGresult *r;
+    project[0] = '\0';
+    enum db_status s = db_exec(c, "ro_pool_project", 1, p, &r);
+    if (s == DB_ONE_RESULT)
+        db_copy(r, 0, "project_id", project, 37);
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, const char *pool_id,
+                                char id_out[37], char **driver)
+{
+    const char *p[2] = {stack_id, pool_id};
     PGresult *r;
     id_out[0] = '\0';
     *driver = NULL;
-    enum db_status s = db_exec(c, "ro_stack", 1, p, &r);
+    enum db_status s = db_exec(c, "ro_stack", 2, p, &r);
     if (s < 0)
         return s;
     int oom = 0;
@@ -373,14 +392,20 @@ enum db_status db_rollout_insert(struct db_conn *c, const struct db_rollout_new 
 
 /* ---- control: the lock and the writes ---- */
 
-enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, char state[16],
-                                       int *touched)
+enum db_status db_rollout_exists(struct db_conn *c, const char *id)
 {
     const char *p[1] = {id};
+    return db_exec_noresult(c, "ro_exists", 1, p);
+}
+
+enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, const char *scope,
+                                       char state[16], int *touched)
+{
+    const char *p[2] = {id, scope};
     PGresult *r;
     state[0] = '\0';
     *touched = 0;
-    enum db_status s = db_exec(c, "ro_lock", 1, p, &r);
+    enum db_status s = db_exec(c, "ro_lock", 2, p, &r);
     if (s < 0)
         return s;
     if (s == DB_ONE_RESULT) {

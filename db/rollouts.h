@@ -23,19 +23,27 @@ struct db_rollout_new {
     int soak_seconds;          /* 0..86400 */
     int pause_after_canary, force;
     const char *created_by; /* the caller's subject */
+    /* the projects whose pools the caller may roll out on (a uuid[] literal, NULL: every
+     * project); another project's pool is answered as one that does not exist */
+    const char *scope;
 };
 
 /* ---- create: the reads (in the create's transaction) and the insert ---- */
 
 /* Locks the pool's row (concurrent creates of one pool queue here; the partial unique
  * index rollouts_one_active backs the rule). DB_ONE_RESULT with *has_workload (its gate
- * has a workload object), DB_NO_RESULTS when there is no such pool. */
-enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, int *has_workload);
+ * has a workload object), DB_NO_RESULTS when there is no such pool within scope (a uuid[]
+ * literal, NULL: every project). */
+enum db_status db_rollout_pool_lock(struct db_conn *c, const char *pool_id, const char *scope,
+                                    int *has_workload);
+/* The project of a pool (project: 37 bytes); DB_NO_RESULTS when there is no such pool. */
+enum db_status db_rollout_pool_project(struct db_conn *c, const char *pool_id, char project[37]);
 
-/* The stack: its id as stored (id_out) and its driver_version (*driver: caller frees; NULL
- * when it has none). DB_NO_RESULTS when there is no such stack. */
-enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, char id_out[37],
-                                char **driver);
+/* The stack, one of the pool's project or a shared one: its id as stored (id_out) and its
+ * driver_version (*driver: caller frees; NULL when it has none). DB_NO_RESULTS when there
+ * is no such stack (or one of another project). */
+enum db_status db_rollout_stack(struct db_conn *c, const char *stack_id, const char *pool_id,
+                                char id_out[37], char **driver);
 
 /* The pool's active rollout (running, paused or rolling back): DB_ONE_RESULT with its id,
  * DB_NO_RESULTS when none. */
@@ -82,9 +90,13 @@ enum db_status db_rollout_insert(struct db_conn *c, const struct db_rollout_new 
 /* ---- control: the lock and the writes ---- */
 
 /* Locks the rollout: its state and whether a host has left pending and skipped
- * (*touched). DB_NO_RESULTS when there is no such rollout. */
-enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, char state[16],
-                                       int *touched);
+ * (*touched). DB_NO_RESULTS when there is no such rollout of a pool within scope (a uuid[]
+ * literal, NULL: every project). */
+enum db_status db_rollout_control_lock(struct db_conn *c, const char *id, const char *scope,
+                                       char state[16], int *touched);
+/* Whether a rollout of this id exists, whatever its project: DB_ONE_RESULT or
+ * DB_NO_RESULTS (a refusal by scope is told apart from an unknown id, for the audit). */
+enum db_status db_rollout_exists(struct db_conn *c, const char *id);
 /* Sets the state (an active one clears finished_at, another sets it now), with error
  * (NULL: unchanged); the driver looks at the rollout on its next pass. */
 enum db_status db_rollout_set_state(struct db_conn *c, const char *id, const char *state,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 /* Steps that hold a host out of service because of the rollout (docs/rollouts.md §3). */
 #define RO_BUSY_STEP     "('draining', 'provisioning', 'gating', 'comparing', 'resuming')"
@@ -96,13 +97,15 @@
 // clang-format on
 
 const struct db_stmt db_rollout_read_stmts[] = {
-    {"ro_get", "SELECT " ROLLOUT_DOC " AS doc FROM rollouts r WHERE r.id = $1::uuid"},
-    {"ro_list", "SELECT " ROLLOUT_DOC " AS doc, r.seq::text AS key FROM rollouts r"
-                " WHERE ($1::uuid IS NULL OR r.pool_id = $1::uuid)"
-                " AND ($2::text IS NULL OR r.state = $2 OR ($2 = 'active'"
-                "   AND r.state IN ('running', 'paused', 'rolling_back')))"
-                " AND r.seq < coalesce($3::bigint, 9223372036854775807)"
-                " ORDER BY r.seq DESC LIMIT $4::int"},
+    {"ro_get", "SELECT " ROLLOUT_DOC " AS doc FROM rollouts r WHERE r.id = $1::uuid"
+               " AND " DB_POOL_IN_SCOPE("r.pool_id", "$2", "NULL")},
+    {"ro_list",
+     "SELECT " ROLLOUT_DOC " AS doc, r.seq::text AS key FROM rollouts r"
+     " WHERE ($1::uuid IS NULL OR r.pool_id = $1::uuid)"
+     " AND ($2::text IS NULL OR r.state = $2 OR ($2 = 'active'"
+     "   AND r.state IN ('running', 'paused', 'rolling_back')))"
+     " AND r.seq < coalesce($3::bigint, 9223372036854775807)"
+     " AND " DB_POOL_IN_SCOPE("r.pool_id", "$5", "$6") " ORDER BY r.seq DESC LIMIT $4::int"},
     /* before: as long as the rollout so far (at most 7 days), ending at its start; after:
      * from its end (while it runs, its start) to now. */
     {"ro_window",
@@ -130,10 +133,10 @@ const struct db_stmt db_rollout_read_stmts[] = {
 const size_t db_rollout_read_nstmts =
     sizeof db_rollout_read_stmts / sizeof db_rollout_read_stmts[0];
 
-enum db_status db_rollout_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_rollout_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "ro_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "ro_get", 2, p, doc);
 }
 
 enum db_status db_rollout_list(struct db_conn *c, const struct db_rollout_filter *f,
@@ -141,8 +144,8 @@ enum db_status db_rollout_list(struct db_conn *c, const struct db_rollout_filter
 {
     char lim[24];
     snprintf(lim, sizeof lim, "%ld", f->limit);
-    const char *p[4] = {f->pool_id, f->state, f->before_seq, lim};
-    return db_exec_page(c, "ro_list", 4, p, page);
+    const char *p[6] = {f->pool_id, f->state, f->before_seq, lim, f->scope, f->project_id};
+    return db_exec_page(c, "ro_list", 6, p, page);
 }
 
 enum db_status db_rollout_window(struct db_conn *c, const char *id, struct db_rollout_window *w)

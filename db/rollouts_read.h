@@ -9,8 +9,9 @@
 #include "db/db.h"
 
 /* The rollout document without its cost view (*doc, caller frees); DB_NO_RESULTS when no
- * rollout has this id. */
-enum db_status db_rollout_get(struct db_conn *c, const char *id, char **doc);
+ * rollout has this id, or its pool is outside scope (the projects that may be read: a
+ * uuid[] literal, NULL for every project). */
+enum db_status db_rollout_get(struct db_conn *c, const char *id, const char *scope, char **doc);
 
 /* Rollouts newest first: pool (a UUID) and state (a state, or "active" for running,
  * paused and rolling_back) filter when not NULL; keyset before_seq; up to limit rows of
@@ -18,6 +19,7 @@ enum db_status db_rollout_get(struct db_conn *c, const char *id, char **doc);
 struct db_rollout_filter {
     const char *pool_id, *state, *before_seq;
     long limit;
+    const char *scope, *project_id; /* the read scope, the ?project= filter (NULL: none) */
 };
 enum db_status db_rollout_list(struct db_conn *c, const struct db_rollout_filter *f,
                                struct db_page *page);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 #define WR_INPUT                                                                            \
     "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"    \
@@ -43,9 +44,11 @@ const struct db_stmt db_work_report_stmts[] = {
      " sp AS (SELECT json_array_elements_text(coalesce($2::json -> 'pools', '[]')) AS v),"
      " o AS (SELECT i.idx, i.host_id FROM unnest($1::uuid[]) WITH ORDINALITY AS i(host_id, idx)"
      " JOIN hosts h ON h.id = i.host_id"
-     " WHERE NOT EXISTS (SELECT 1 FROM sh WHERE sh.v = h.id::text OR sh.v = h.name)"
+     " WHERE ($3::uuid[] IS NOT NULL AND NOT h.project_id = ANY ($3::uuid[]))"
+     " OR ($2::json IS NOT NULL"
+     " AND NOT EXISTS (SELECT 1 FROM sh WHERE sh.v = h.id::text OR sh.v = h.name)"
      " AND NOT EXISTS (SELECT 1 FROM sp JOIN pools p ON p.id = h.pool_id"
-     " AND (p.id::text = sp.v OR p.name = sp.v)))"
+     " AND (p.id::text = sp.v OR p.name = sp.v))))"
      " SELECT (idx - 1)::int AS idx, host_id::text AS host_id, (SELECT count(*) FROM o)::int AS n"
      " FROM o ORDER BY idx LIMIT 1"},
     {"wr_insert",
@@ -67,7 +70,7 @@ const struct db_stmt db_work_report_stmts[] = {
                 "   AND ($3::timestamptz IS NULL OR window_start >= $3::timestamptz)"
                 "   AND ($4::timestamptz IS NULL OR window_start < $4::timestamptz)"
                 "   AND seq > coalesce($5::bigint, 0)"
-                " ORDER BY seq LIMIT $6::int"},
+                "   AND " DB_HOST_IN_SCOPE("host_id", "$7", "$8") " ORDER BY seq LIMIT $6::int"},
 };
 const size_t db_work_report_nstmts = sizeof db_work_report_stmts / sizeof db_work_report_stmts[0];
 
@@ -91,14 +94,14 @@ enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, 
 }
 
 enum db_status db_wr_out_of_scope(struct db_conn *c, const struct db_wr_batch *b, const char *scope,
-                                  int *first, char *host_id, int *count)
+                                  const char *projects, int *first, char *host_id, int *count)
 {
     PGresult *r;
     *first = -1;
     *count = 0;
     host_id[0] = '\0';
-    const char *p[2] = {b->col[0], scope};
-    enum db_status s = db_exec(c, "wr_out_of_scope", 2, p, &r);
+    const char *p[3] = {b->col[0], scope, projects};
+    enum db_status s = db_exec(c, "wr_out_of_scope", 3, p, &r);
     if (s < 0)
         return s;
     if (PQntuples(r) == 1) {
@@ -146,6 +149,7 @@ enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struc
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[6] = {f->host_id, f->unit, f->since, f->until, f->after_seq, limit};
-    return db_exec_page(c, "wr_list", 6, p, page);
+    const char *p[8] = {f->host_id,   f->unit, f->since, f->until,
+                        f->after_seq, limit,   f->scope, f->project_id};
+    return db_exec_page(c, "wr_list", 8, p, page);
 }

@@ -16,13 +16,14 @@ struct db_wr_batch {
  * order: *first (-1 when none), *first_is_host, *count. */
 enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, int *first,
                                 int *first_is_host, int *count);
-/* A reporter's scope (JSON {"pools": [names or ids], "hosts": [names or ids]}) against the
- * batch's hosts: *first is the index of the first record whose host is neither named in
- * hosts nor in a pool named in pools (-1 when none; hosts that do not exist are not
- * counted: the insert refuses them), host_id (37 bytes) its host_id, *count how many
- * records are outside. */
+/* The caller's scope against the batch's hosts: projects, the projects whose hosts it may
+ * report for (a uuid[] literal, NULL: every project), and a reporter's own scope (JSON
+ * {"pools": [names or ids], "hosts": [names or ids]}, NULL: none), which narrows them
+ * further. *first is the index of the first record whose host is outside (-1 when none;
+ * hosts that do not exist are not counted: the insert refuses them), host_id (37 bytes)
+ * its host_id, *count how many records are outside. */
 enum db_status db_wr_out_of_scope(struct db_conn *c, const struct db_wr_batch *b, const char *scope,
-                                  int *first, char *host_id, int *count);
+                                  const char *projects, int *first, char *host_id, int *count);
 /* Inserts the batch in one statement; records whose key is already stored are skipped.
  * *inserted receives how many were stored. */
 enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b, const char *reported_by,
@@ -35,6 +36,7 @@ enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, i
 struct db_wr_filter {
     const char *host_id, *unit, *since, *until, *after_seq;
     long limit;
+    const char *scope, *project_id; /* the read scope, the ?project= filter (NULL: none) */
 };
 /* A page of reports in arrival order; since/until bound window_start ([since, until)). */
 enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struct db_page *page);

@@ -34,6 +34,9 @@ const char *const plan_cmd_refusal_names[PLAN_CMD__REFUSALS] = {
     [PLAN_CMD_ADDRESS_REFUSED] = "address_refused",
     [PLAN_CMD_NAME_TAKEN] = "name_taken",
     [PLAN_CMD_UNKNOWN_REFERENCE] = "unknown_reference",
+    [PLAN_CMD_CREDENTIAL_NOT_ALLOWED] = "credential_not_allowed",
+    [PLAN_CMD_QUOTA_EXCEEDED] = "quota_exceeded",
+    [PLAN_CMD_BUDGET_EXHAUSTED] = "budget_exhausted",
 };
 
 enum plan_host_actor plan_cmd_actor(int system, int admin)
@@ -122,6 +125,23 @@ static enum plan_cmd_refusal stop_command(const struct plan_host_facts *f,
     return PLAN_CMD_OK;
 }
 
+static enum plan_cmd_refusal move_command(const struct plan_host_facts *f,
+                                          enum plan_host_actor actor, struct plan_cmd_decision *d)
+{
+    if (!f->move_other_project && !f->move_other_gpus)
+        return PLAN_CMD_OK; /* labels, or a pool like this one: no state change */
+    if (f->move_other_project && f->state != HS_REGISTERED && f->state != HS_DRAINED &&
+        f->state != HS_STOPPED)
+        return PLAN_CMD_NOT_DRAINED;
+    enum plan_host_answer ans = ask(f, HE_POOL_MOVED, -1, actor);
+    if (ans == PLAN_HOST_FORBIDDEN)
+        return PLAN_CMD_FORBIDDEN;
+    if (ans != PLAN_HOST_OK || f->active_job)
+        return f->active_job ? PLAN_CMD_BUSY : PLAN_CMD_NOT_DRAINED;
+    d->ev = HE_POOL_MOVED;
+    return PLAN_CMD_OK;
+}
+
 static enum plan_cmd_refusal state_command(enum plan_cmd cmd, const struct plan_host_facts *f,
                                            enum plan_host_actor actor, struct plan_cmd_decision *d)
 {
@@ -158,7 +178,7 @@ static enum plan_cmd_refusal state_command(enum plan_cmd cmd, const struct plan_
             return ans == PLAN_HOST_FORBIDDEN ? PLAN_CMD_FORBIDDEN : PLAN_CMD_BUSY;
         d->ev = HE_DELETED;
         return PLAN_CMD_OK;
-    case PLAN_CMD_MOVE_POOL: return PLAN_CMD_OK; /* labels and pool: no state change */
+    case PLAN_CMD_MOVE_POOL: return move_command(f, actor, d);
     default: return PLAN_CMD_CONFLICT;
     }
 }

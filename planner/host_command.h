@@ -46,6 +46,11 @@ enum plan_cmd_refusal {
     PLAN_CMD_ADDRESS_REFUSED,   /* register: the address policy refuses the address */
     PLAN_CMD_NAME_TAKEN,        /* register: another host has this name */
     PLAN_CMD_UNKNOWN_REFERENCE, /* register: no such credential or pool */
+    /* projects (docs/projects.md): the limits a registration, a provisioning or a move
+     * meets (planner/project_limits.h) */
+    PLAN_CMD_CREDENTIAL_NOT_ALLOWED, /* register, move: the credential's binding refuses */
+    PLAN_CMD_QUOTA_EXCEEDED,         /* register, move, provision a stopped host */
+    PLAN_CMD_BUDGET_EXHAUSTED,       /* register, provision: refuse_new at 100 % */
     PLAN_CMD__REFUSALS
 };
 
@@ -61,6 +66,9 @@ struct plan_host_facts {
     int active_job;        /* a job of the host is queued or running */
     int running_job;       /* a job of the host is running */
     int stop_command_ok;   /* the pool has a stop command that passes its template check */
+    /* pool move: what the target pool changes (both 0: labels, or a pool like this one) */
+    int move_other_project; /* the target pool belongs to another project */
+    int move_other_gpus;    /* the target pool expects another GPU model or count */
 };
 
 /* What to do. */
@@ -75,7 +83,13 @@ struct plan_cmd_decision {
 
 /* Decides cmd for an actor (plan_cmd_actor) on a host with facts f; force: an admin's
  * forced stop. On PLAN_CMD_OK fills *d. Refusals follow the order an operator needs to
- * read them: the hold, stopped, then the command's own. */
+ * read them: the hold, stopped, then the command's own.
+ *
+ * A pool move changes no state unless the target pool is another project's or expects
+ * other GPUs: then the accepted gate is cleared (pool_moved; a ready host goes back to
+ * provisioned) and the host must run no job (busy). Into another project only a host that
+ * serves nothing moves: registered, drained or stopped (not_drained otherwise). Who may
+ * move a host across projects (a platform admin) is the scope's question, not this. */
 enum plan_cmd_refusal plan_host_command(enum plan_cmd cmd, const struct plan_host_facts *f,
                                         enum plan_host_actor actor, int force,
                                         struct plan_cmd_decision *d);

@@ -46,6 +46,7 @@ const struct plan_host_event_def plan_host_events[HE__COUNT] = {
     [HE_MONITOR_ISOLATED] = {"monitor_isolated", SY, "host.quarantine", 0},
     [HE_RECOVERY_STARTED] = {"recovery_started", SY, "host.recovery", 0},
     [HE_RECOVERY_FAILED] = {"recovery_failed", SY, "host.quarantine", 0},
+    [HE_POOL_MOVED] = {"pool_moved", OP, NULL, 0}, /* audited as host.update */
 };
 #undef OP
 #undef AD
@@ -221,6 +222,17 @@ const struct plan_host_rule plan_host_rules[] = {
     R(RECOVERY_FAILED, DRAINED, QUARANTINED, Q),
     R(RECOVERY_FAILED, INVESTIGATING, QUARANTINED, Q),
     R(RECOVERY_FAILED, UNREACHABLE, QUARANTINED, Q),
+    /* a pool move that changes what the gate vouched for (another project, another GPU
+     * model or count): the gate must pass again; a ready host stops serving until then.
+     * Hosts a job acts on, and unreachable ones, do not move this way. */
+    R(POOL_MOVED, REGISTERED, REGISTERED, CG),
+    R(POOL_MOVED, PROVISIONED, PROVISIONED, CG),
+    R(POOL_MOVED, READY, PROVISIONED, CG),
+    R(POOL_MOVED, INVESTIGATING, INVESTIGATING, CG),
+    R(POOL_MOVED, QUARANTINED, QUARANTINED, CG),
+    R(POOL_MOVED, DRAINED, DRAINED, CG),
+    R(POOL_MOVED, FAILED, FAILED, CG),
+    R(POOL_MOVED, STOPPED, STOPPED, CG),
 };
 const size_t plan_host_nrules = sizeof plan_host_rules / sizeof plan_host_rules[0];
 #undef CG

@@ -83,6 +83,8 @@ enum plan_host_event {
     HE_MONITOR_ISOLATED,      /* monitor: an isolating health event (quarantine) */
     HE_RECOVERY_STARTED,      /* recovery: the monitor's hold lifted to drain (auto_recover) */
     HE_RECOVERY_FAILED,       /* recovery: a step failed; back to quarantine (hold set) */
+    HE_POOL_MOVED,            /* PATCH /v1/hosts/{id} pool_id: into another project's pool, or
+                               * one that expects other GPUs (clears the accepted gate) */
     HE__COUNT
 };
 

@@ -31,17 +31,19 @@ out:
 }
 
 enum db_status svc_baseline_compare(struct db_conn *c, const char *gate_run_id,
-                                    const char *prev_stack_id, struct svc_baseline_cmp *out)
+                                    const char *prev_stack_id, const char *scope,
+                                    struct svc_baseline_cmp *out)
 {
     struct db_baselines run = {0}, cand = {0};
     memset(out, 0, sizeof *out);
-    enum db_status s = db_baseline_of_run(c, gate_run_id, &run);
+    enum db_status s = db_baseline_of_run(c, gate_run_id, scope, &run);
     if (s != DB_ONE_RESULT) {
         db_baselines_free(&run);
         return s == DB_NO_RESULTS || s == DB_MANY_RESULTS ? DB_NO_RESULTS : s;
     }
     const struct baseline *wanted = &run.rows[0];
-    s = db_baseline_candidates(c, prev_stack_id, wanted->id, PLAN_BASELINE_MAX_CANDIDATES, &cand);
+    s = db_baseline_candidates(c, prev_stack_id, wanted->id, scope, PLAN_BASELINE_MAX_CANDIDATES,
+                               &cand);
     if (s >= 0)
         s = judge(wanted, &cand, out) == 0 ? DB_ONE_RESULT : DB_HARD_ERROR;
     db_baselines_free(&cand);

@@ -22,10 +22,13 @@ struct svc_baseline_cmp {
                     ratio, baselines [ids], or unmatched {condition: {wanted, seen}} */
 };
 /* Compares the baseline recorded by gate run `gate_run_id` with the baselines recorded
- * on stack `prev_stack_id` under the same conditions. DB_NO_RESULTS when the gate run
- * recorded no baseline (no workload / not accepted). *out is overwritten. */
+ * on stack `prev_stack_id` under the same conditions, both of pools within scope (the
+ * projects whose baselines may be read: a uuid[] literal, NULL for every project).
+ * DB_NO_RESULTS when the gate run recorded no baseline (no workload / not accepted) or
+ * its pool is outside scope. *out is overwritten. */
 enum db_status svc_baseline_compare(struct db_conn *c, const char *gate_run_id,
-                                    const char *prev_stack_id, struct svc_baseline_cmp *out);
+                                    const char *prev_stack_id, const char *scope,
+                                    struct svc_baseline_cmp *out);
 void svc_baseline_cmp_free(struct svc_baseline_cmp *cmp);
 
 #endif

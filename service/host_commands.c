@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "db/jobs.h"
+#include "planner/scope.h"
 #include "provisioner/shell.h"
 #include "service/audit.h"
+#include "service/host_limits.h"
 
 /* ---- the one apply path ---- */
 
@@ -44,18 +46,16 @@ enum db_status svc_host_apply(struct db_conn *c, const struct actor *who,
 enum plan_cmd_refusal svc_host_scope(const struct actor *who, const struct db_host_facts *f,
                                      enum plan_cmd cmd)
 {
-    (void)f;
-    if (who->kind == ACTOR_SYSTEM)
-        return PLAN_CMD_OK;
     unsigned need = cmd == PLAN_CMD_RELEASE || cmd == PLAN_CMD_DELETE
                         ? ACTOR_ROLE_ADMIN
                         : ACTOR_ROLE_OPERATOR | ACTOR_ROLE_ADMIN;
-    if (who->role & need)
-        return PLAN_CMD_OK;
-    /* one who may read hosts learns that this one exists; anyone else does not */
-    return who->role & (ACTOR_ROLE_VIEWER | ACTOR_ROLE_OPERATOR | ACTOR_ROLE_ADMIN)
-               ? PLAN_CMD_FORBIDDEN
-               : PLAN_CMD_NOT_FOUND;
+    switch (plan_scope(who, f->project_id, need)) {
+    case PLAN_SCOPE_OK: return PLAN_CMD_OK;
+    /* one with a role in the host's project learns that this one exists; anyone else
+     * does not */
+    case PLAN_SCOPE_FORBIDDEN: return PLAN_CMD_FORBIDDEN;
+    default: return PLAN_CMD_NOT_FOUND;
+    }
 }
 
 /* ---- loading and deciding ---- */
@@ -77,6 +77,9 @@ static struct plan_host_facts plan_facts(const struct db_host_facts *f)
 static void reset(struct svc_host_cmd *cmd)
 {
     cmd->refused = PLAN_CMD_OK;
+    cmd->by_scope = 0;
+    cmd->move_project[0] = '\0';
+    memset(&cmd->limit, 0, sizeof cmd->limit);
     free(cmd->doc);
     cmd->doc = NULL;
     cmd->job_id[0] = cmd->state[0] = cmd->busy_job[0] = cmd->busy_state[0] = '\0';
@@ -202,6 +205,30 @@ static enum db_status queue_job(struct db_conn *c, struct svc_host_cmd *cmd,
     return s;
 }
 
+/* The labels and the pool, and the audit row (a move across projects: one in each
+ * project, naming both pools). */
+static enum db_status move(struct db_conn *c, struct svc_host_cmd *cmd,
+                           const struct db_host_facts *f)
+{
+    enum db_status s = db_host_patch(c, cmd->host_id, cmd->labels_json, cmd->pool_id,
+                                     cmd->credential_id, &cmd->doc);
+    if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+        cmd->refused = PLAN_CMD_UNKNOWN_POOL; /* the pool went away meanwhile */
+    if (s <= 0)
+        return s;
+    if (cmd->move_project[0] == '\0')
+        return svc_audit(c, cmd->who, "host.update", "host", cmd->host_id, 200, NULL);
+    char reason[256];
+    snprintf(reason, sizeof reason, "moved from pool %s (project %s) to pool %s (project %s)",
+             f->t.pool_id, f->project_id, cmd->pool_id, cmd->move_project);
+    s = svc_audit(c, cmd->who, "host.update", "host", cmd->host_id, 200, reason);
+    if (s < 0)
+        return s;
+    s = svc_audit_row(c, cmd->who, "host.update", "host", cmd->host_id, 200, reason, f->project_id,
+                      NULL, NULL);
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
 /* The writes after the event: the job, the drained host, the new pin, the deletion, the
  * pool move; and the document answered. */
 static enum db_status effects(struct db_conn *c, struct svc_host_cmd *cmd,
@@ -224,21 +251,121 @@ static enum db_status effects(struct db_conn *c, struct svc_host_cmd *cmd,
         return s;
     if (cmd->cmd == PLAN_CMD_DELETE) /* audited with its event (host.delete) */
         return db_host_delete(c, cmd->host_id);
-    if (cmd->cmd == PLAN_CMD_MOVE_POOL) {
-        s = db_host_patch(c, cmd->host_id, cmd->labels_json, cmd->pool_id, &cmd->doc);
-        if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-            cmd->refused = PLAN_CMD_UNKNOWN_POOL;
-        if (s <= 0)
-            return s;
-        return svc_audit(c, cmd->who, "host.update", "host", cmd->host_id, 200, NULL);
+    if (cmd->cmd == PLAN_CMD_MOVE_POOL)
+        return move(c, cmd, f);
+    return db_host_get(c, cmd->host_id, NULL, &cmd->doc);
+}
+
+/* ---- the project's limits ---- */
+
+/* A move's target (PATCH pool_id, credential_id): the pool and the credential (a pool or
+ * a credential of a project who may not see answers as one that does not exist), a move
+ * across projects (a platform admin's only), the credential's binding to the target
+ * project, the host's user and address (checked whenever the project or the credential
+ * changes), and what the move changes (pf's move facts). refs is filled for the quota. */
+static enum db_status move_target(struct db_conn *c, struct svc_host_cmd *cmd,
+                                  const struct db_host_facts *f, struct db_host_refs *refs,
+                                  struct plan_host_facts *pf)
+{
+    const char *pool = cmd->pool_id ? cmd->pool_id : f->t.pool_id;
+    const char *cred = cmd->credential_id ? cmd->credential_id : f->t.credential_id;
+    enum db_status s = db_host_refs(c, pool, cred, refs);
+    if (s < 0)
+        return s;
+    if (!refs->pool_found) {
+        cmd->refused = PLAN_CMD_UNKNOWN_POOL;
+        return s;
     }
-    return db_host_get(c, cmd->host_id, &cmd->doc);
+    const char *model = f->t.pool_gpu_model ? f->t.pool_gpu_model : "";
+    pf->move_other_gpus =
+        strcmp(refs->gpu_model, model) != 0 || refs->gpu_count != f->t.pool_gpu_count;
+    pf->move_other_project = strcmp(refs->pool_project, f->project_id) != 0;
+    if (pf->move_other_project) {
+        snprintf(cmd->move_project, sizeof cmd->move_project, "%s", refs->pool_project);
+        enum plan_scope_answer a =
+            plan_scope(cmd->who, refs->pool_project, ACTOR_ROLE_OPERATOR | ACTOR_ROLE_ADMIN);
+        if (a == PLAN_SCOPE_HIDDEN)
+            cmd->refused = PLAN_CMD_UNKNOWN_POOL; /* as a pool that does not exist */
+        else if (a == PLAN_SCOPE_FORBIDDEN ||
+                 (!cmd->who->platform_admin && cmd->who->kind != ACTOR_SYSTEM))
+            cmd->refused = PLAN_CMD_FORBIDDEN; /* only a platform admin moves across projects */
+        cmd->by_scope = cmd->refused != PLAN_CMD_OK;
+    }
+    if (cmd->refused != PLAN_CMD_OK)
+        return s;
+    if (!refs->credential_found ||
+        (cmd->credential_id && plan_scope_roles(cmd->who, refs->credential_project) == 0)) {
+        cmd->refused = PLAN_CMD_UNKNOWN_REFERENCE; /* as a credential that does not exist */
+        cmd->by_scope = refs->credential_found;
+        return s;
+    }
+    if (pf->move_other_project || cmd->credential_id)
+        cmd->refused = svc_limit_credential(refs, f->t.user, f->t.address, &cmd->limit);
+    return s;
+}
+
+/* The limits a decided command meets: provisioning (a stack the host's project may use;
+ * the budget; a stopped host's GPUs come back: the quota), a pool move (the target project's quota
+ * for the GPUs the host would add there; a stopped host holds none). Sets cmd->refused. */
+static enum db_status limits(struct db_conn *c, struct svc_host_cmd *cmd,
+                             const struct db_host_facts *f, const struct db_host_refs *refs)
+{
+    enum db_status s = DB_ONE_RESULT;
+    int stopped = f->t.state != NULL && !strcmp(f->t.state, "stopped");
+    const char *model = f->t.pool_gpu_model ? f->t.pool_gpu_model : "";
+    if (cmd->cmd == PLAN_CMD_PROVISION) {
+        /* a stack of the host's project, or a shared one (another's: as unknown) */
+        s = cmd->stack_id ? db_host_stack_usable(c, cmd->stack_id, f->project_id) : DB_NO_RESULTS;
+        if (s <= 0) {
+            cmd->refused = s == DB_NO_RESULTS ? PLAN_CMD_UNKNOWN_STACK : PLAN_CMD_OK;
+            return s;
+        }
+        s = svc_limit_budget(c, f->project_id, &cmd->refused, &cmd->limit);
+        if (s > 0 && cmd->refused == PLAN_CMD_OK && stopped)
+            s = svc_limit_quota(c, f->project_id, model, cmd->host_id, 0, f->t.pool_gpu_count,
+                                &cmd->refused, &cmd->limit);
+        return s;
+    }
+    if (cmd->cmd != PLAN_CMD_MOVE_POOL || cmd->pool_id == NULL || !refs->pool_found || stopped ||
+        !strcmp(cmd->pool_id, f->t.pool_id))
+        return s;
+    if (strcmp(refs->pool_project, f->project_id) != 0 || strcmp(refs->gpu_model, model) != 0)
+        return svc_limit_quota(c, refs->pool_project, refs->gpu_model, cmd->host_id, 0,
+                               refs->gpu_count, &cmd->refused, &cmd->limit);
+    /* the same model in the same project: only GPUs beyond those it holds are added */
+    return svc_limit_quota(c, f->project_id, model, cmd->host_id, f->t.pool_gpu_count,
+                           refs->gpu_count - f->t.pool_gpu_count, &cmd->refused, &cmd->limit);
+}
+
+/* Scope, target, plan, limits: cmd->refused, or the decision in *d. */
+static enum db_status decide(struct db_conn *c, struct svc_host_cmd *cmd,
+                             const struct db_host_facts *f, struct db_host_refs *refs,
+                             struct plan_cmd_decision *d)
+{
+    enum db_status s = DB_ONE_RESULT;
+    cmd->refused = svc_host_scope(cmd->who, f, cmd->cmd);
+    cmd->by_scope = cmd->refused != PLAN_CMD_OK;
+    if (cmd->refused != PLAN_CMD_OK)
+        return s;
+    struct plan_host_facts pf = plan_facts(f);
+    if (cmd->cmd == PLAN_CMD_MOVE_POOL && (cmd->pool_id != NULL || cmd->credential_id != NULL)) {
+        s = move_target(c, cmd, f, refs, &pf);
+        if (s < 0 || cmd->refused != PLAN_CMD_OK)
+            return s;
+    }
+    int admin = (plan_scope_roles(cmd->who, f->project_id) & ACTOR_ROLE_ADMIN) != 0;
+    enum plan_host_actor actor = plan_cmd_actor(cmd->who->kind == ACTOR_SYSTEM, admin);
+    cmd->refused = plan_host_command(cmd->cmd, &pf, actor, cmd->force, d);
+    if (cmd->refused != PLAN_CMD_OK || (cmd->cmd == PLAN_CMD_STOP && cmd->dry_run))
+        return s;
+    return limits(c, cmd, f, refs);
 }
 
 enum db_status svc_host_command(struct db_conn *c, struct svc_host_cmd *cmd)
 {
     reset(cmd);
     struct db_host_facts f;
+    struct db_host_refs refs = {0};
     enum db_status s = db_host_facts(c, cmd->host_id, &f);
     if (s <= 0) {
         if (s == DB_NO_RESULTS)
@@ -249,26 +376,25 @@ enum db_status svc_host_command(struct db_conn *c, struct svc_host_cmd *cmd)
     snprintf(cmd->busy_job, sizeof cmd->busy_job, "%s", f.job_id);
     snprintf(cmd->busy_state, sizeof cmd->busy_state, "%s", f.job_state);
     struct plan_cmd_decision d;
-    cmd->refused = svc_host_scope(cmd->who, &f, cmd->cmd);
-    if (cmd->refused == PLAN_CMD_OK) {
-        struct plan_host_facts pf = plan_facts(&f);
-        enum plan_host_actor actor = plan_cmd_actor(cmd->who->kind == ACTOR_SYSTEM,
-                                                    (cmd->who->role & ACTOR_ROLE_ADMIN) != 0);
-        cmd->refused = plan_host_command(cmd->cmd, &pf, actor, cmd->force, &d);
-    }
-    if (cmd->refused != PLAN_CMD_OK) {
+    s = decide(c, cmd, &f, &refs, &d);
+    if (s < 0 || cmd->refused != PLAN_CMD_OK) {
+        if (cmd->by_scope) /* a scope's refusal answers as if there were no such host */
+            cmd->state[0] = cmd->busy_job[0] = cmd->busy_state[0] = '\0';
         db_host_facts_free(&f);
-        return DB_NO_RESULTS;
+        db_host_refs_free(&refs);
+        return s < 0 ? s : DB_NO_RESULTS;
     }
     if (cmd->cmd == PLAN_CMD_STOP && cmd->dry_run) {
         cmd->doc = stop_plan(cmd, &f);
         db_host_facts_free(&f);
+        db_host_refs_free(&refs);
         return cmd->doc ? DB_ONE_RESULT : DB_HARD_ERROR;
     }
     s = d.ev != HE__COUNT ? apply_decided(c, cmd, &d) : DB_ONE_RESULT;
     if (s > 0 && cmd->refused == PLAN_CMD_OK)
         s = effects(c, cmd, &f, &d);
     db_host_facts_free(&f);
+    db_host_refs_free(&refs);
     return s;
 }
 
@@ -282,7 +408,12 @@ static enum db_status command_tx(struct db_conn *c, void *arg)
 static enum db_status denied_tx(struct db_conn *c, void *arg)
 {
     const struct svc_host_cmd *cmd = arg;
-    return svc_audit(c, cmd->who, "host.denied", "host", cmd->host_id, 403, cmd->reason);
+    int status = cmd->refused == PLAN_CMD_FORBIDDEN   ? 403
+                 : cmd->refused == PLAN_CMD_NOT_FOUND ? 404
+                                                      : 400;
+    /* the caller's words, else the command refused */
+    return svc_audit(c, cmd->who, "host.denied", "host", cmd->host_id, status,
+                     cmd->reason ? cmd->reason : plan_cmd_names[cmd->cmd]);
 }
 
 enum db_status svc_host_run(struct svc_host_cmd *cmd)
@@ -292,7 +423,7 @@ enum db_status svc_host_run(struct svc_host_cmd *cmd)
         free(cmd->doc); /* rolled back, or refused: never sent */
         cmd->doc = NULL;
     }
-    if (cmd->refused == PLAN_CMD_FORBIDDEN)
+    if (s >= 0 && (cmd->refused == PLAN_CMD_FORBIDDEN || cmd->by_scope))
         db_run_tx(denied_tx, cmd); /* denied attempts are audited too */
     return s;
 }

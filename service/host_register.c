@@ -1,6 +1,6 @@
 /* host_register.c — registering a host (see host_commands.h): the address policy at the
- * door (the jobs and the monitor ask the same rule again before they connect), the row,
- * the audit. */
+ * door (the jobs and the monitor ask the same rule again before they connect), the
+ * scope of the pool and the credential, the project's limits, the row, the audit. */
 #include "service/host_commands.h"
 
 #include <pthread.h>
@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "common/netpolicy.h"
+#include "planner/scope.h"
 #include "service/audit.h"
+#include "service/host_limits.h"
 
 static pthread_mutex_t allow_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *allow_cidrs;
@@ -30,19 +32,60 @@ static enum net_target_verdict address_verdict(const char *address)
     return v;
 }
 
+/* The pool and the credential: both must exist and be of projects who may see (else the
+ * same answer as for an unknown id), the pool one where who may write, the credential
+ * bound to the pool's project, the host's user and address. Sets h->refused; *denied: a
+ * refusal by the scope (audited). */
+static void check_refs(struct svc_host_new *h, const struct db_host_refs *refs, int *denied)
+{
+    *denied = 0;
+    if (!refs->pool_found || !refs->credential_found) {
+        h->refused = PLAN_CMD_UNKNOWN_REFERENCE;
+        return;
+    }
+    enum plan_scope_answer a =
+        plan_scope(h->who, refs->pool_project, ACTOR_ROLE_OPERATOR | ACTOR_ROLE_ADMIN);
+    *denied = a != PLAN_SCOPE_OK || plan_scope_roles(h->who, refs->credential_project) == 0;
+    if (a == PLAN_SCOPE_FORBIDDEN)
+        h->refused = PLAN_CMD_FORBIDDEN;
+    else if (*denied) /* a pool or a credential of a project who may not see */
+        h->refused = PLAN_CMD_UNKNOWN_REFERENCE;
+    else
+        h->refused = svc_limit_credential(refs, h->in.user, h->in.address, &h->limit);
+}
+
 static enum db_status register_tx(struct db_conn *c, void *arg)
 {
     struct svc_host_new *h = arg;
+    struct db_host_refs refs;
+    int denied;
     free(h->doc);
     h->doc = NULL;
     h->refused = PLAN_CMD_OK;
-    enum db_status s = db_host_insert(c, &h->in, &h->doc, h->id);
-    if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
-        h->refused = PLAN_CMD_NAME_TAKEN;
-    else if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
-        h->refused = PLAN_CMD_UNKNOWN_REFERENCE;
-    if (s <= 0)
+    memset(&h->limit, 0, sizeof h->limit);
+    enum db_status s = db_host_refs(c, h->in.pool_id, h->in.credential_id, &refs);
+    if (s < 0)
         return s;
+    check_refs(h, &refs, &denied);
+    if (h->refused == PLAN_CMD_OK)
+        s = svc_limit_budget(c, refs.pool_project, &h->refused, &h->limit);
+    if (s > 0 && h->refused == PLAN_CMD_OK)
+        s = svc_limit_quota(c, refs.pool_project, refs.gpu_model, NULL, 0, refs.gpu_count,
+                            &h->refused, &h->limit);
+    if (s > 0 && h->refused == PLAN_CMD_OK) {
+        s = db_host_insert(c, &h->in, &h->doc, h->id);
+        if (s == DB_HARD_ERROR && db_conn_unique_violation(c))
+            h->refused = PLAN_CMD_NAME_TAKEN;
+        else if (s == DB_HARD_ERROR && db_conn_fk_violation(c))
+            h->refused = PLAN_CMD_UNKNOWN_REFERENCE;
+    }
+    if (s >= 0 && denied) /* committed: nothing else was written */
+        s = svc_audit_row(c, h->who, "host.denied", "host", NULL,
+                          h->refused == PLAN_CMD_FORBIDDEN ? 403 : 400, "register",
+                          refs.pool_project[0] ? refs.pool_project : NULL, NULL, NULL);
+    db_host_refs_free(&refs);
+    if (s < 0 || h->refused != PLAN_CMD_OK)
+        return s < 0 ? s : DB_NO_RESULTS;
     return svc_audit(c, h->who, "host.create", "host", h->id, 201, NULL);
 }
 

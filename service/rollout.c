@@ -166,7 +166,7 @@ static enum db_status compare(struct db_conn *c, struct move *m, const struct db
     if (h->gate_run_id == NULL || h->from_stack_id == NULL)
         return fail(c, m, f, i, "comparing: no gate run or no previous stack to compare with",
                     NULL);
-    enum db_status s = svc_baseline_compare(c, h->gate_run_id, h->from_stack_id, &cmp);
+    enum db_status s = svc_baseline_compare(c, h->gate_run_id, h->from_stack_id, NULL, &cmp);
     if (s < 0) {
         svc_baseline_cmp_free(&cmp);
         return s;

@@ -78,13 +78,14 @@ static enum db_status load(struct db_conn *c, struct create *cr)
     const struct db_rollout_new *in = cr->in;
     if (!util_is_uuid(in->pool_id))
         return DB_NO_RESULTS;
-    enum db_status s = db_rollout_pool_lock(c, in->pool_id, &cr->f.has_workload);
+    enum db_status s = db_rollout_pool_lock(c, in->pool_id, in->scope, &cr->f.has_workload);
     if (s != DB_ONE_RESULT)
         return s;
     cr->f.pool_found = 1;
     if (!util_is_uuid(in->stack_id))
         return DB_NO_RESULTS;
-    if ((s = db_rollout_stack(c, in->stack_id, cr->stack_id, &cr->driver)) != DB_ONE_RESULT)
+    if ((s = db_rollout_stack(c, in->stack_id, in->pool_id, cr->stack_id, &cr->driver)) !=
+        DB_ONE_RESULT)
         return s;
     cr->f.stack_found = 1;
     if ((s = db_rollout_active(c, in->pool_id, cr->active_id)) != DB_NO_RESULTS) {
@@ -205,8 +206,8 @@ enum db_status svc_rollout_create(struct db_conn *c, const struct db_rollout_new
 
 /* ---- pause / resume / abort ---- */
 
-enum db_status svc_rollout_control(struct db_conn *c, const char *id, enum plan_ro_ctl action,
-                                   const char *actor, const char *reason,
+enum db_status svc_rollout_control(struct db_conn *c, const char *id, const char *scope,
+                                   enum plan_ro_ctl action, const char *actor, const char *reason,
                                    enum plan_ro_refusal *refusal, json_t **detail)
 {
     *refusal = PLAN_RO_OK;
@@ -214,7 +215,7 @@ enum db_status svc_rollout_control(struct db_conn *c, const char *id, enum plan_
     char state[16] = "";
     int touched = 0;
     enum db_status s =
-        util_is_uuid(id) ? db_rollout_control_lock(c, id, state, &touched) : DB_NO_RESULTS;
+        util_is_uuid(id) ? db_rollout_control_lock(c, id, scope, state, &touched) : DB_NO_RESULTS;
     if (s < 0)
         return s;
     if (s != DB_ONE_RESULT) {

@@ -27,14 +27,18 @@
 #include "planner/rollout_create.h"
 
 /* Creates the rollout in when the planner accepts it: DB_ONE_RESULT with its id in
- * id_out. Refusals: PLAN_RO_POOL_UNKNOWN … PLAN_RO_CANARY_TOO_BIG. */
+ * id_out. Refusals: PLAN_RO_POOL_UNKNOWN (also a pool outside in->scope) …
+ * PLAN_RO_CANARY_TOO_BIG; PLAN_RO_STACK_UNKNOWN also for a stack of another project than
+ * the pool's (shared stacks serve every project). */
 enum db_status svc_rollout_create(struct db_conn *c, const struct db_rollout_new *in,
                                   char id_out[37], enum plan_ro_refusal *refusal, json_t **detail);
 
 /* Applies action to rollout id for actor (its subject; an abort records it with the
- * optional reason): DB_ONE_RESULT. Refusals: PLAN_RO_NOT_FOUND, PLAN_RO_BAD_STATE. */
-enum db_status svc_rollout_control(struct db_conn *c, const char *id, enum plan_ro_ctl action,
-                                   const char *actor, const char *reason,
+ * optional reason): DB_ONE_RESULT. scope: the projects whose pools' rollouts the caller may
+ * control (a uuid[] literal, NULL: every project). Refusals: PLAN_RO_NOT_FOUND (also for a
+ * rollout of another project), PLAN_RO_BAD_STATE. */
+enum db_status svc_rollout_control(struct db_conn *c, const char *id, const char *scope,
+                                   enum plan_ro_ctl action, const char *actor, const char *reason,
                                    enum plan_ro_refusal *refusal, json_t **detail);
 
 #endif

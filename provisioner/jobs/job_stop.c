@@ -143,7 +143,7 @@ static enum db_status reads(struct db_conn *c, struct job_task *t)
 {
     struct stop_job *sj = sj_of(t);
     char *doc = NULL;
-    enum db_status s = db_job_get(c, t->job.id, &doc);
+    enum db_status s = db_job_get(c, t->job.id, NULL, &doc);
     if (s <= 0)
         return s;
     json_t *job = json_loads(doc, 0, NULL);

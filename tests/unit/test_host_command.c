@@ -138,7 +138,7 @@ static void every_decision_is_a_transition(void)
     int accepted = 0, refused = 0;
     for (int cmd = 0; cmd < PLAN_CMD__COUNT; cmd++)
         for (int s = 0; s < HS__COUNT; s++)
-            for (int bits = 0; bits < 64; bits++)
+            for (int bits = 0; bits < 256; bits++)
                 for (size_t a = 0; a < 3; a++)
                     for (int force = 0; force <= 1; force++) {
                         struct plan_host_facts f = {s,
@@ -147,7 +147,9 @@ static void every_decision_is_a_transition(void)
                                                     (bits >> 2) & 1,
                                                     (bits >> 3) & 1,
                                                     (bits >> 4) & 1,
-                                                    (bits >> 5) & 1};
+                                                    (bits >> 5) & 1,
+                                                    (bits >> 6) & 1,
+                                                    (bits >> 7) & 1};
                         if (f.running_job && !f.active_job)
                             continue; /* a running job is an active one */
                         struct plan_cmd_decision d;
@@ -169,6 +171,57 @@ static void every_decision_is_a_transition(void)
                                              actors[a], &to, &fx) == PLAN_HOST_OK);
                     }
     CHECK(accepted > 1000 && refused > 1000);
+}
+
+/* A pool move: labels or a like pool change nothing; another project's pool or one that
+ * expects other GPUs clears the gate through pool_moved (a ready host goes back to
+ * provisioned), never while a job acts on the host; across projects only a host that
+ * serves nothing (registered, drained, stopped) moves. */
+static void pool_move(void)
+{
+    struct plan_cmd_decision d;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, ready(), OP, 0, &d) == PLAN_CMD_OK && d.ev == HE__COUNT);
+    CHECK(ask(PLAN_CMD_MOVE_POOL, in(HS_PROVISIONING), OP, 0, &d) == PLAN_CMD_OK);
+    CHECK(d.ev == HE__COUNT);
+    struct plan_host_facts gpus = ready();
+    gpus.move_other_gpus = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_OK && d.ev == HE_POOL_MOVED);
+    enum plan_host_state to;
+    unsigned fx;
+    CHECK(plan_host_next(HS_READY, 0, HE_POOL_MOVED, d.hint, OP, &to, &fx) == PLAN_HOST_OK);
+    CHECK(to == HS_PROVISIONED && (fx & PLAN_FX_CLEAR_GATE));
+    CHECK(plan_host_next(HS_DRAINED, 0, HE_POOL_MOVED, -1, SY, &to, &fx) == PLAN_HOST_OK);
+    CHECK(to == HS_DRAINED && fx == PLAN_FX_CLEAR_GATE);
+    gpus.active_job = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_BUSY);
+    gpus = in(HS_GATING);
+    gpus.move_other_gpus = 1;
+    gpus.active_job = gpus.running_job = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_BUSY);
+    gpus = in(HS_UNREACHABLE);
+    gpus.move_other_gpus = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    /* across projects: registered, drained or stopped only */
+    struct plan_host_facts other = ready();
+    other.move_other_project = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    other.state = HS_INVESTIGATING;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    static const enum plan_host_state rest[] = {HS_REGISTERED, HS_DRAINED, HS_STOPPED};
+    for (size_t i = 0; i < 3; i++) {
+        other.state = rest[i];
+        CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_OK);
+        CHECK(d.ev == HE_POOL_MOVED);
+        CHECK(plan_host_next(rest[i], 0, HE_POOL_MOVED, d.hint, AD, &to, &fx) == PLAN_HOST_OK);
+        CHECK(to == rest[i] && fx == PLAN_FX_CLEAR_GATE);
+    }
+    other.state = HS_STOPPED;
+    other.held = 1; /* a stopped host keeps its hold; the move keeps it too */
+    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_OK && d.ev == HE_POOL_MOVED);
+    other.held = 0;
+    other.state = HS_DRAINED;
+    other.active_job = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_BUSY);
 }
 
 static void gate_covers_stack(void)
@@ -262,6 +315,7 @@ UNIT_SUITE(host_command_tests) = {
     {"host commands: every accepted decision is a transition the state machine allows",
      every_decision_is_a_transition},
     {"host commands: an accepted gate covers a stack only when it ran on it", gate_covers_stack},
+    {"host commands: a pool move clears the gate when it changes project or GPUs", pool_move},
     {"monitor policy: misses, returns, isolation and key mismatches", monitor_consequences},
     {"monitor policy: a GPU's readings (remap, ECC growth, page retirement, clocks)", gpu_findings},
     UNIT_END,
