@@ -64,6 +64,9 @@ struct list_def {
 };
 /* Parses the query, fetches a page on a pooled connection and replies. */
 enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def);
+/* The same with q->scope set to scope (api/scope.h) instead of the caller's read scope:
+ * for lists behind a higher role (api_scope_route, api_scope(r, ROLE_ADMIN)). */
+enum MHD_Result api_list_serve_in(struct api_req *r, const struct list_def *def, const char *scope);
 
 /* Builds {"items":[docs…],"next_cursor":…} from a page of at most limit + 1 rows and
  * replies 200. With a cursor kind of NULL, no next_cursor member is written. */

@@ -431,9 +431,9 @@ static void baselines(void)
 /* Events read back: by name, "" pool and host kept as such; freeing empties. */
 static void event_rows(void)
 {
-    static const char *const n[] = {"doc", "host_id", "pool_id", "type", "id"};
-    static const char *const v[] = {"{\"id\":7}", "",   "p1", "host.state", "7",
-                                    "{\"id\":9}", "h1", "",   "job.state",  "9"};
+    static const char *const n[] = {"doc", "host_id", "pool_id", "type", "id", "project_id"};
+    static const char *const v[] = {"{\"id\":7}", "",   "p1", "host.state", "7", "",
+                                    "{\"id\":9}", "h1", "",   "job.state",  "9", "j1"};
     struct db_event_rows ev = {0};
     CHECK(db_event_rows_decode(FAKE(n, v), &ev) == DB_MANY_RESULTS);
     CHECK(ev.n == 2 && ev.rows[0].id == 7 && ev.rows[1].id == 9);
@@ -441,6 +441,8 @@ static void event_rows(void)
     CHECK_STR(ev.rows[0].pool_id, "p1");
     CHECK_STR(ev.rows[0].host_id, "");
     CHECK_STR(ev.rows[1].doc, "{\"id\":9}");
+    CHECK_STR(ev.rows[0].project_id, "");
+    CHECK_STR(ev.rows[1].project_id, "j1");
     db_event_rows_free(&ev);
     CHECK(ev.n == 0 && ev.rows == NULL && ev.res == NULL);
     db_event_rows_free(&ev);
