@@ -57,6 +57,7 @@
     "  FROM i GROUP BY host_id),"                                                            \
     " " USAGE_POOL_PRICES                                                                    \
     " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name, p.hour,"        \
+    "  " USAGE_HOST_PROJECT ","                                                              \
     "  p.storage, p.egress, p.overhead, coalesce(held.hour, 0) AS held_hour,"                \
     "  coalesce(held.day, 0) AS held_day, coalesce(held.prev, 0) AS held_prev"               \
     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"         \

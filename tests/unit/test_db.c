@@ -86,11 +86,12 @@ static void registry(void)
  * from the hosts are left out; SQL NULL briefs are NULL. */
 static void cost_decode(void)
 {
-    static const char *const hn[] = {"held_seconds", "overhead", "egress", "storage", "hour",
-                                     "pool_name",    "pool_id",  "name",   "id"};
+    static const char *const hn[] = {"held_seconds", "overhead",   "egress",      "storage",
+                                     "hour",         "pool_name",  "pool_id",     "name",
+                                     "id",           "project_id", "project_name"};
     static const char *const hv[] = {
-        "3600", "10", "0.05", "0.1", "4", "P", "p1", "gpu-a", "a",
-        "0",    "0",  "0",    "0",   "2", "Q", "q1", "gpu-c", "c",
+        "3600", "10", "0.05", "0.1", "4", "P", "p1", "gpu-a", "a", "j1", "J",
+        "0",    "0",  "0",    "0",   "2", "Q", "q1", "gpu-c", "c", "k1", "K",
     };
     static const char *const un[] = {"bytes",      "ss",       "sgs",       "covered", "busy",
                                      "retried",    "failed",   "completed", "reports", "unit",
@@ -112,6 +113,8 @@ static void cost_decode(void)
     CHECK_STR(in.hosts[0].name, "gpu-a");
     CHECK_STR(in.hosts[0].pool_id, "p1");
     CHECK_STR(in.hosts[0].pool_name, "P");
+    CHECK_STR(in.hosts[0].project_id, "j1");
+    CHECK_STR(in.hosts[1].project_name, "K");
     CHECK(in.hosts[0].prices.per_hour == 4 && in.hosts[0].prices.storage_per_gb_month == 0.1 &&
           in.hosts[0].prices.egress_per_gb == 0.05 && in.hosts[0].prices.overhead_pct == 10);
     CHECK(in.hosts[0].held_seconds == 3600 && in.hosts[1].held_seconds == 0);
@@ -134,11 +137,11 @@ static void cost_decode(void)
  * (shared usage decoding, DB_NO_HOST for a host not held), pool settings set or not. */
 static void rec_decode(void)
 {
-    static const char *const hn[] = {"held_prev", "held_day", "held_hour", "id",
-                                     "name",      "pool_id",  "pool_name", "hour",
-                                     "storage",   "egress",   "overhead"};
-    static const char *const hv[] = {"86400", "43200", "3600", "a", "gpu-a", "p1",
-                                     "P",     "4",     "0",    "0", "0"};
+    static const char *const hn[] = {"held_prev", "held_day",   "held_hour",   "id",      "name",
+                                     "pool_id",   "pool_name",  "hour",        "storage", "egress",
+                                     "overhead",  "project_id", "project_name"};
+    static const char *const hv[] = {"86400", "43200", "3600", "a", "gpu-a", "p1", "P",
+                                     "4",     "0",     "0",    "0", "j1",    "J"};
     static const char *const un[] = {"queue", "p95",     "max_end",   "min_start", "useful_end",
                                      "lb",    "part",    "host_id",   "brief_id",  "brief_name",
                                      "unit",  "reports", "completed", "failed",    "retried",
