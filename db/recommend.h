@@ -49,7 +49,7 @@ struct db_rec_setting {
 };
 
 struct db_rec_host {
-    const char *id, *pool_id, *state;
+    const char *id, *pool_id, *project_id, *state;
     int accepted;   /* an accepted gate run and state ready */
     int active_job; /* a queued or running job */
     double price_per_hour;
@@ -60,7 +60,7 @@ struct db_rec_host {
 };
 
 struct db_rec_brief {
-    const char *id, *spec; /* spec: the brief's JSON text */
+    const char *id, *project_id, *spec; /* spec: the brief's JSON text */
 };
 
 /* The GPU utilization samples of a host not stopped over its pool's idle window

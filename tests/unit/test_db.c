@@ -156,11 +156,11 @@ static void rec_decode(void)
     /* clang-format on */
     static const char *const rn[] = {"rise",      "share",   "down", "up",         "gpu_count",
                                      "gpu_model", "price",   "idle", "active_job", "accepted",
-                                     "state",     "pool_id", "id"};
+                                     "state",     "pool_id", "id",   "project_id"};
     static const char *const rv[] = {NULL,   "0.1", NULL, "0.75",  "8",  "h100_sxm", "4",
-                                     "1800", "f",   "t",  "ready", "p1", "a"};
-    static const char *const bn[] = {"spec", "id"};
-    static const char *const bv[] = {"{\"name\":\"b\"}", "b1"};
+                                     "1800", "f",   "t",  "ready", "p1", "a",        "j1"};
+    static const char *const bn[] = {"spec", "id", "project_id"};
+    static const char *const bv[] = {"{\"name\":\"b\"}", "b1", "k1"};
     struct db_rec_input in = {0};
     CHECK(db_rec_decode(FAKE(hn, hv), FAKE(un, uv), FAKE(rn, rv), FAKE(bn, bv), &in) ==
           DB_ONE_RESULT);
@@ -181,6 +181,8 @@ static void rec_decode(void)
     CHECK(!u->has_useful_end && !u->has_p95 && u->has_queue && u->queue_delay_ms == 5);
     const struct db_rec_host *h = &in.hosts[0];
     CHECK_STR(h->id, "a");
+    CHECK_STR(h->project_id, "j1");
+    CHECK_STR(in.held[0].project_id, "j1");
     CHECK_STR(h->state, "ready");
     CHECK_STR(h->gpu_model, "h100_sxm");
     CHECK(h->accepted == 1 && h->active_job == 0 && h->price_per_hour == 4 && h->gpu_count == 8);
@@ -189,6 +191,7 @@ static void rec_decode(void)
     CHECK(!h->scale_down_utilization.set && !h->cost_increase.set);
     CHECK(h->failed_share.set && h->failed_share.value == 0.1);
     CHECK_STR(in.briefs[0].id, "b1");
+    CHECK_STR(in.briefs[0].project_id, "k1");
     CHECK_STR(in.briefs[0].spec, "{\"name\":\"b\"}");
     db_rec_input_free(&in);
     CHECK(in.held == NULL && in.usage == NULL && in.res[3] == NULL);
