@@ -67,6 +67,11 @@ PLAN_SRC   += planner/scope.c
 DB_SRC     += db/projects.c
 SVC_SRC    += service/grants.c
 API_SRC    += api/scope.c api/projects.c api/auth_mint.c
+# Budgets: the decisions (month, burn rate, forecast, thresholds), the spend and the
+# alerts, the pass (every replica; the alerts' inserts decide who emits).
+PLAN_SRC   += planner/budget.c
+DB_SRC     += db/budget.c
+SVC_SRC    += service/budget.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
@@ -149,6 +154,8 @@ PLAN_SRC   += planner/rollout_create.c
 SVC_SRC    += service/rollout_create.c
 UNIT_SRC   += tests/unit/test_rollout_create.c
 UNIT_SRC   += tests/unit/test_components.c
+# Budgets' decisions (planner/budget.c).
+UNIT_SRC   += tests/unit/test_budget.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

@@ -561,14 +561,19 @@ enum db_status db_idle_policy_lock(struct db_conn *c, int *got)
     return s;
 }
 
-enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, int *auto_stop)
+enum db_status db_idle_policy_host(struct db_conn *c, const char *host_id, struct db_idle_host *out)
 {
     PGresult *r = NULL;
     const char *p[1] = {host_id};
-    *auto_stop = 0;
+    memset(out, 0, sizeof *out);
     enum db_status s = db_exec(c, "idle_policy_pool", 1, p, &r);
-    if (s > 0)
-        *auto_stop = db_bool(r, 0, "auto_stop");
+    if (s > 0) {
+        out->auto_stop = db_bool(r, 0, "auto_stop");
+        out->budget_stop = db_bool(r, 0, "budget_stop");
+        db_copy(r, 0, "project", out->project, sizeof out->project);
+        out->spend = db_num(r, 0, "spend");
+        out->budget = db_num(r, 0, "budget");
+    }
     PQclear(r);
     return s;
 }
