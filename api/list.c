@@ -247,11 +247,6 @@ static enum db_status serve_fn(struct db_conn *c, void *arg)
 
 enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def)
 {
-    return api_list_serve_in(r, def, api_scope_read(r));
-}
-
-enum MHD_Result api_list_serve_in(struct api_req *r, const struct list_def *def, const char *scope)
-{
     struct list_query q;
     if (api_list_parse(r, def->kind, def->filters, def->nfilters, &q) != 0)
         return MHD_YES;
@@ -259,7 +254,9 @@ enum MHD_Result api_list_serve_in(struct api_req *r, const struct list_def *def,
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    q.scope = scope;
+    /* The projects where the caller holds one of the route's roles: what it may read (an
+     * admin-only list, such as credentials, shows only the projects it administers). */
+    q.scope = api_scope_route(r);
     for (int i = 0; i < def->nfilters; i++) {
         if (strcmp(def->filters[i].name, "project") != 0 || q.values[i] == NULL)
             continue;

@@ -22,9 +22,10 @@ struct list_query {
     long limit;
     char *after;                          /* decoded cursor position, or NULL (owned) */
     const char *values[LIST_MAX_FILTERS]; /* MHD-owned, index as in the filter table */
-    /* Set by api_list_serve: the caller's read scope (api/scope.h: a uuid[] literal, NULL
-     * for every project), and the ?project= filter as a project id (a list whose filter
-     * table has a "project" entry; its value is then this id). */
+    /* Set by api_list_serve: the caller's scope for the route (api_scope_route: the projects
+     * where it holds one of the route's roles, as a uuid[] literal; NULL for every
+     * project), and the ?project= filter as a project id (a list whose filter table has a
+     * "project" entry; its value is then this id). */
     const char *scope;
     char project_id[37];
 };
@@ -64,9 +65,6 @@ struct list_def {
 };
 /* Parses the query, fetches a page on a pooled connection and replies. */
 enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def);
-/* The same with q->scope set to scope (api/scope.h) instead of the caller's read scope:
- * for lists behind a higher role (api_scope_route, api_scope(r, ROLE_ADMIN)). */
-enum MHD_Result api_list_serve_in(struct api_req *r, const struct list_def *def, const char *scope);
 
 /* Builds {"items":[docs…],"next_cursor":…} from a page of at most limit + 1 rows and
  * replies 200. With a cursor kind of NULL, no next_cursor member is written. */
