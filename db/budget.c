@@ -9,10 +9,9 @@
 #include "db/db_pg.h"
 
 const struct db_stmt db_budget_stmts[] = {
-    {"budget_projects",
-     "SELECT id::text AS id, name, budget_monthly::text AS budget,"
-     " array_to_string(budget_thresholds, ',') AS thresholds, on_exhausted"
-     " FROM projects ORDER BY id"},
+    {"budget_projects", "SELECT id::text AS id, name, budget_monthly::text AS budget,"
+                        " array_to_string(budget_thresholds, ',') AS thresholds, on_exhausted"
+                        " FROM projects ORDER BY id"},
     {"budget_spend_put",
      "INSERT INTO project_spend (project_id, month, spend, burn_per_hour, forecast, exhausted,"
      " computed_at) VALUES ($1::uuid, $2::date, $3::numeric, $4::numeric, $5::numeric,"
@@ -93,7 +92,7 @@ enum db_status db_budget_spend_put(struct db_conn *c, const struct db_budget_spe
     snprintf(spend, sizeof spend, "%.2f", s->spend);
     snprintf(burn, sizeof burn, "%.4f", s->burn_per_hour);
     snprintf(forecast, sizeof forecast, "%.2f", s->forecast);
-    const char *p[6] = {s->project_id, s->month,  spend,
+    const char *p[6] = {s->project_id, s->month, spend,
                         burn,          forecast, s->exhausted ? "true" : "false"};
     return db_exec_noresult(c, "budget_spend_put", 6, p);
 }

@@ -56,8 +56,8 @@ void plan_budget(const struct plan_budget_in *in, struct plan_budget_out *out)
         return;
     long long spend = cents(in->spend), budget = cents(in->budget);
     out->exhausted = spend >= budget;
-    int n = in->nthresholds < PLAN_BUDGET_MAX_THRESHOLDS ? in->nthresholds
-                                                         : PLAN_BUDGET_MAX_THRESHOLDS;
+    int n =
+        in->nthresholds < PLAN_BUDGET_MAX_THRESHOLDS ? in->nthresholds : PLAN_BUDGET_MAX_THRESHOLDS;
     for (int i = 0; i < n; i++) {
         int t = in->thresholds[i], seen = 0;
         for (int j = 0; j < out->ncrossed; j++)

@@ -36,7 +36,7 @@ struct plan_budget_in {
     double burn_hours; /* the burn window's length in hours */
     double hours_left; /* until the next month starts */
     int has_budget;
-    double budget;                                 /* monthly, dollars */
+    double budget;                              /* monthly, dollars */
     int thresholds[PLAN_BUDGET_MAX_THRESHOLDS]; /* percentages, as the project lists them */
     int nthresholds;
 };

@@ -68,7 +68,7 @@ static enum db_status project_pass(struct db_conn *c, struct pass *p,
     memcpy(in.thresholds, pr->thresholds, sizeof in.thresholds);
     struct plan_budget_out out;
     plan_budget(&in, &out);
-    struct db_budget_spend s = {pr->id,       month, out.spend, out.burn_per_hour,
+    struct db_budget_spend s = {pr->id,       month,        out.spend, out.burn_per_hour,
                                 out.forecast, out.exhausted};
     enum db_status st = db_budget_spend_put(c, &s);
     for (int i = 0; st >= 0 && i < out.ncrossed; i++) {
@@ -77,8 +77,8 @@ static enum db_status project_pass(struct db_conn *c, struct pass *p,
         if (st >= 0 && emitted) {
             p->emitted++;
             json_array_append_new(p->crossed, json_pack("{s:s,s:i,s:f,s:f}", "project", pr->name,
-                                                        "threshold_pct", out.crossed[i],
-                                                        "spend", out.spend, "budget", pr->budget));
+                                                        "threshold_pct", out.crossed[i], "spend",
+                                                        out.spend, "budget", pr->budget));
         }
     }
     return st;
@@ -128,12 +128,11 @@ int svc_budget_run_once(void)
         json_t *it;
         json_array_foreach(p.crossed, i, it)
         {
-            json_t *line = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O}", "msg",
-                                     "a project crossed a budget threshold", "principal",
-                                     BUDGET_PRINCIPAL, "project", json_object_get(it, "project"),
-                                     "threshold_pct", json_object_get(it, "threshold_pct"),
-                                     "spend", json_object_get(it, "spend"), "budget",
-                                     json_object_get(it, "budget"));
+            json_t *line = json_pack(
+                "{s:s,s:s,s:O,s:O,s:O,s:O}", "msg", "a project crossed a budget threshold",
+                "principal", BUDGET_PRINCIPAL, "project", json_object_get(it, "project"),
+                "threshold_pct", json_object_get(it, "threshold_pct"), "spend",
+                json_object_get(it, "spend"), "budget", json_object_get(it, "budget"));
             log_json_steal(LOG_INFO, line);
         }
     }

@@ -7,7 +7,7 @@
 #include "planner/budget.h"
 #include "tests/unit/unit.h"
 
-#define S(x) ((int64_t)(x) * 1000000) /* seconds to µs */
+#define S(x) ((int64_t)(x)*1000000) /* seconds to µs */
 
 /* Epoch seconds (calendar.timegm): 2026-02-01 1769904000, 2026-03-01 1772323200,
  * 2026-02-14T10:30 1771065000, 2025-12-01 1764547200, 2026-01-01 1767225600,
