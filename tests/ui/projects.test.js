@@ -80,7 +80,8 @@ async function waitFor(fn, pred, what) {
   for (;;) {
     v = await fn();
     if (pred(v)) return v;
-    if (Date.now() > deadline) assert.fail(`${what}: not shown within ${LIVE_MS} ms; the page shows ${JSON.stringify(v)}`);
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not shown within ${LIVE_MS} ms; the page shows ${JSON.stringify(v)}`);
     await sleep(100);
   }
 }
