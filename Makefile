@@ -67,13 +67,18 @@ PLAN_SRC   += planner/scope.c
 DB_SRC     += db/projects.c
 SVC_SRC    += service/grants.c
 API_SRC    += api/scope.c api/projects.c api/auth_mint.c
+# Budgets: the decisions (month, burn rate, forecast, thresholds), the spend and the
+# alerts, the pass (every replica; the alerts' inserts decide who emits).
+PLAN_SRC   += planner/budget.c
+DB_SRC     += db/budget.c
+SVC_SRC    += service/budget.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
 GEN_PLAN   := build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
-              ui/render.js ui/dom.js ui/health.js ui/rollouts.js
+              ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js
 # The composition root: gpufleetd's entry point, its subcommands, the components.
 CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
@@ -154,6 +159,8 @@ UNIT_SRC   += tests/unit/test_components.c
 PLAN_SRC   += planner/project_limits.c
 SVC_SRC    += service/host_limits.c
 UNIT_SRC   += tests/unit/test_project_limits.c
+# Budgets' decisions (planner/budget.c).
+UNIT_SRC   += tests/unit/test_budget.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

@@ -3,10 +3,12 @@
  * writes the document. */
 #include "api/costs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/list.h"
+#include "api/scope.h"
 #include "common/util.h"
 #include "db/costs.h"
 #include "planner/costs.h"
@@ -22,18 +24,19 @@ static int valid_group_by(const char *v)
 static const struct list_filter cost_filters[] = {
     {"from", api_valid_rfc3339, "an RFC 3339 date-time"},
     {"to", api_valid_rfc3339, "an RFC 3339 date-time"},
-    {"group_by", valid_group_by, "one of host, pool, brief"},
+    {"group_by", valid_group_by, "one of host, pool, brief, project"},
+    {"project", NULL, "a project name or id"},
 };
 
 struct cost_arg {
-    const char *from, *to;
+    const char *from, *to, *projects;
     struct db_cost_input in;
 };
 
 static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct cost_arg *a = arg;
-    return db_cost_read(c, a->from, a->to, &a->in);
+    return db_cost_read(c, a->from, a->to, a->projects, &a->in);
 }
 
 static json_t *opt_real(int has, double v)
@@ -77,8 +80,19 @@ static int by_id(const void *a, const void *b)
 enum MHD_Result api_costs(struct api_req *r)
 {
     struct list_query q;
-    if (api_list_parse(r, NULL, cost_filters, 3, &q) != 0)
+    if (api_list_parse(r, NULL, cost_filters, 4, &q) != 0)
         return MHD_YES;
+    /* The hosts of the projects the caller may read (a platform admin: every host), or of
+     * the one it asked for. */
+    const char *projects = api_scope_read(r);
+    char only[40];
+    if (q.values[3] != NULL) {
+        char id[37];
+        if (api_filter_project(r, q.values[3], id) != 0)
+            return MHD_YES;
+        snprintf(only, sizeof only, "{%s}", id);
+        projects = only;
+    }
     int64_t from_us, to_us = util_now_us();
     if (q.values[1] != NULL)
         util_parse_rfc3339(q.values[1], &to_us);
@@ -98,7 +112,7 @@ enum MHD_Result api_costs(struct api_req *r)
     char from[40], to[40];
     util_rfc3339(from_us, from, sizeof from);
     util_rfc3339(to_us, to, sizeof to);
-    struct cost_arg a = {from, to, {0}};
+    struct cost_arg a = {from, to, projects, {0}};
     enum db_status s = db_run_tx(read_fn, &a);
     if (s < 0) {
         db_cost_input_free(&a.in);

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/auth.h"
 #include "api/list.h"
 #include "api/role.h"
+#include "api/scope.h"
 #include "common/util.h"
 #include "db/events.h"
 #include "service/events_hub.h"
@@ -25,23 +27,90 @@ void api_events_configure(int ttl_s)
 /* ---- tickets ---- */
 
 struct ticket_arg {
-    const char *hash, *sub, *role;
+    const char *hash, *sub, *role, *principal;
     char expires_at[40];
     char got_sub[129], got_role[16];
+    char *got_principal; /* malloc'd */
 };
 
 static enum db_status ticket_insert_fn(struct db_conn *c, void *arg)
 {
     struct ticket_arg *a = arg;
-    return db_event_ticket_insert(c, a->hash, a->sub, a->role, ticket_ttl_s, a->expires_at,
-                                  sizeof a->expires_at);
+    return db_event_ticket_insert(c, a->hash, a->sub, a->role, a->principal, ticket_ttl_s,
+                                  a->expires_at, sizeof a->expires_at);
 }
 
 static enum db_status ticket_redeem_fn(struct db_conn *c, void *arg)
 {
     struct ticket_arg *a = arg;
+    free(a->got_principal);
+    a->got_principal = NULL;
     return db_event_ticket_redeem(c, a->hash, a->got_sub, sizeof a->got_sub, a->got_role,
-                                  sizeof a->got_role);
+                                  sizeof a->got_role, &a->got_principal);
+}
+
+/* What the ticket keeps of the principal besides sub and role: where its roles apply (the
+ * token's projects by name, or platform admin) and whether the identity provider signed
+ * it. Caller frees; NULL when out of memory. */
+static char *principal_text(const struct api_principal *p)
+{
+    json_t *claims = json_array();
+    if (claims == NULL)
+        return NULL;
+    for (int i = 0; i < p->nclaims; i++)
+        json_array_append_new(claims, json_pack("{s:s,s:s}", "project", p->claims[i].project,
+                                                "role", auth_role_name(p->claims[i].role)));
+    json_t *o = json_pack("{s:b,s:b,s:o}", "platform_admin", p->platform_admin, "from_idp",
+                          p->from_idp, "claims", claims);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* The principal a redeemed ticket stands for: sub, its role claim and what
+ * principal_text kept (a ticket minted before projects kept nothing: its role acts in the
+ * project named default, an admin's everywhere). Returns 0, or -1 when the stored claims
+ * make no sense (the ticket is refused). */
+static int principal_restore(struct api_principal *p, const char *sub, const char *role,
+                             const char *text)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->sub, sizeof p->sub, "%s", sub);
+    p->role = auth_role_parse(role);
+    json_t *o = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    int rc = -1;
+    if (!json_is_object(o))
+        goto out;
+    const json_t *claims = json_object_get(o, "claims");
+    if (claims == NULL) { /* minted before projects */
+        p->platform_admin = p->role == ROLE_ADMIN;
+        if (p->role != ROLE_ADMIN && p->role != ROLE_NONE) {
+            snprintf(p->claims[0].project, sizeof p->claims[0].project, "default");
+            p->claims[0].role = p->role;
+            p->nclaims = 1;
+        }
+        rc = p->role == ROLE_NONE ? -1 : 0;
+        goto out;
+    }
+    if (!json_is_array(claims) || json_array_size(claims) > API_MAX_PROJECT_CLAIMS)
+        goto out;
+    p->platform_admin = json_is_true(json_object_get(o, "platform_admin"));
+    p->from_idp = json_is_true(json_object_get(o, "from_idp"));
+    size_t i;
+    const json_t *c;
+    json_array_foreach(claims, i, c)
+    {
+        const char *project = json_string_value(json_object_get(c, "project"));
+        enum api_role r = auth_role_parse(json_string_value(json_object_get(c, "role")));
+        if (project == NULL || !auth_project_name_ok(project) || r == ROLE_NONE)
+            goto out;
+        snprintf(p->claims[p->nclaims].project, sizeof p->claims[0].project, "%s", project);
+        p->claims[p->nclaims++].role = r;
+    }
+    rc = 0;
+out:
+    json_decref(o);
+    return rc;
 }
 
 enum MHD_Result api_event_tickets_create(struct api_req *r)
@@ -51,12 +120,18 @@ enum MHD_Result api_event_tickets_create(struct api_req *r)
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "no randomness available");
     char *ticket = util_b64url_encode(raw, sizeof raw);
     memset(raw, 0, sizeof raw);
-    if (ticket == NULL)
+    char *principal = principal_text(&r->principal);
+    if (ticket == NULL || principal == NULL) {
+        free(ticket);
+        free(principal);
         return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
+    }
     char hash[65];
     util_sha256_hex(ticket, strlen(ticket), hash);
-    struct ticket_arg a = {hash, r->principal.sub, auth_role_name(r->principal.role), "", "", ""};
+    struct ticket_arg a = {
+        hash, r->principal.sub, auth_role_name(r->principal.role), principal, "", "", "", NULL};
     enum db_status s = db_run(ticket_insert_fn, &a);
+    free(principal);
     if (s != DB_ONE_RESULT) {
         free(ticket);
         return api_reply_db(r, s < 0 ? s : DB_HARD_ERROR);
@@ -117,26 +192,23 @@ int api_ticket_authenticate(struct api_req *r)
     }
     char hash[65];
     util_sha256_hex(ticket, strlen(ticket), hash);
-    struct ticket_arg a = {hash, NULL, NULL, "", "", ""};
+    struct ticket_arg a = {hash, NULL, NULL, NULL, "", "", "", NULL};
     enum db_status s = db_run(ticket_redeem_fn, &a);
     if (s < 0) {
+        free(a.got_principal);
         api_reply_db(r, s);
         return -1;
     }
-    enum api_role role = s == DB_ONE_RESULT ? auth_role_parse(a.got_role) : ROLE_NONE;
-    if (role == ROLE_NONE) {
+    /* The grants are resolved from these claims and the subject's memberships as for a
+     * bearer token (http.c), so the stream sees what the minting request could see. */
+    int ok = s == DB_ONE_RESULT &&
+             principal_restore(&r->principal, a.got_sub, a.got_role, a.got_principal) == 0;
+    free(a.got_principal);
+    if (!ok) {
         api_reply_problem(r, API_ERR_INVALID_TICKET, NULL,
                           "the ticket is unknown, expired or already used; get a new one "
                           "from POST /v1/event-tickets");
         return -1;
-    }
-    snprintf(r->principal.sub, sizeof r->principal.sub, "%s", a.got_sub);
-    r->principal.role = role;
-    r->principal.platform_admin = role == ROLE_ADMIN; /* FIXME(projects): the ticket's grants */
-    if (role != ROLE_ADMIN) {
-        snprintf(r->principal.claims[0].project, sizeof r->principal.claims[0].project, "default");
-        r->principal.claims[0].role = role;
-        r->principal.nclaims = 1;
     }
     r->authenticated = 1;
     return 1;
@@ -156,7 +228,7 @@ static int valid_types(const char *v)
     return n > 0 && v[strlen(v) - 1] != ',' && v[0] != ',' && strstr(v, ",,") == NULL;
 }
 
-enum { F_TYPES, F_POOL, F_HOST, F_LAST_EVENT_ID, F_TICKET };
+enum { F_TYPES, F_POOL, F_HOST, F_LAST_EVENT_ID, F_TICKET, F_PROJECT };
 static const struct list_filter stream_params[] = {
     [F_TYPES] = {"types", valid_types, "a comma-separated list of event types, each one of:"
 #define EVENT_TYPE(name) " " name
@@ -167,6 +239,7 @@ static const struct list_filter stream_params[] = {
     [F_HOST] = {"host_id", api_valid_uuid, "a host id (UUID)"},
     [F_LAST_EVENT_ID] = {"last_event_id", api_valid_seq, "a whole number of 0 or more"},
     [F_TICKET] = {"ticket", NULL, NULL}, /* redeemed before the handler runs */
+    [F_PROJECT] = {"project", NULL, "a project name or id"},
 };
 
 /* The event hub's subscriber is the response's content; MHD suspends the connection
@@ -246,6 +319,17 @@ enum MHD_Result api_events_stream(struct api_req *r)
     }
     lower_uuid(q.values[F_POOL], f.pool_id);
     lower_uuid(q.values[F_HOST], f.host_id);
+    /* What the caller may read (a platform admin: every event, the platform's own too),
+     * or the one project it asked for (one it may read). */
+    char only[40];
+    f.projects = api_scope_read(r);
+    if (q.values[F_PROJECT] != NULL) {
+        char id[37];
+        if (api_filter_project(r, q.values[F_PROJECT], id) != 0)
+            return MHD_YES;
+        snprintf(only, sizeof only, "{%s}", id);
+        f.projects = only;
+    }
 
     struct MHD_Response *resp;
     struct ev_sub *sub = NULL;

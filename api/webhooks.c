@@ -13,12 +13,14 @@
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
+#include "api/scope.h"
 #include "common/log.h"
 #include "common/sbuf.h"
 #include "common/util.h"
 #include "common/webhook.h"
 #include "db/events.h"
 #include "db/webhooks.h"
+#include "service/audit.h"
 
 static const char *allow_cidrs = "";
 
@@ -61,6 +63,54 @@ static char *types_literal(const json_t *types)
     }
     sbuf_adds(&b, "}");
     return sbuf_take(&b, NULL);
+}
+
+/* Audits a write refused by scope (docs/projects.md): webhook.denied with the status
+ * answered, in the webhook's project when it exists (NULL: the project named). */
+struct denied_arg {
+    struct api_req *r;
+    const char *id, *project;
+    int status;
+};
+
+static enum db_status denied_fn(struct db_conn *c, void *arg)
+{
+    struct denied_arg *a = arg;
+    return svc_audit_row(c, &a->r->actor, "webhook.denied", "webhook", a->id, a->status, NULL,
+                         a->project, NULL, NULL);
+}
+
+static void audit_denied(struct api_req *r, const char *id, const char *project, int status)
+{
+    struct denied_arg a = {r, id, project && project[0] ? project : NULL, status};
+    db_run_tx(denied_fn, &a); /* the refusal is answered whatever becomes of its row */
+}
+
+struct project_arg {
+    const char *id;
+    char *project;
+};
+
+static enum db_status project_fn(struct db_conn *c, void *arg)
+{
+    struct project_arg *a = arg;
+    return db_webhook_project(c, a->id, a->project);
+}
+
+static enum db_status webhook_project_of(const char *id, char project[37])
+{
+    struct project_arg a = {id, project};
+    return db_run(project_fn, &a);
+}
+
+/* An id outside the route's scope: 404 as for no webhook, audited when it exists (another
+ * project's). */
+static enum MHD_Result not_found(struct api_req *r, const char *id, int check)
+{
+    char project[37] = "";
+    if (check && webhook_project_of(id, project) == DB_ONE_RESULT)
+        audit_denied(r, id, project, MHD_HTTP_NOT_FOUND);
+    return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no webhook has this id");
 }
 
 struct create_arg {
@@ -140,6 +190,12 @@ static enum MHD_Result reply_created(struct api_req *r, const char *doc, const c
 enum MHD_Result api_webhooks_create(struct api_req *r)
 {
     struct webhook_in in = {NULL, "", "standard", NULL};
+    char project[37];
+    if (api_create_project(r, ROLE_ADMIN, project, NULL) != 0) {
+        if (r->status == MHD_HTTP_NOT_FOUND || r->status == MHD_HTTP_FORBIDDEN)
+            audit_denied(r, NULL, NULL, (int)r->status);
+        return MHD_YES;
+    }
     if (api_spec_parse(r, r->json, webhook_spec, &in) != 0)
         return MHD_YES;
     char detail[512], *url = NULL, *types = NULL;
@@ -164,8 +220,8 @@ enum MHD_Result api_webhooks_create(struct api_req *r)
         goto cleanup;
     const char *id = sealed.id;
     struct create_arg a = {r,
-                           {id, url, types, in.description, in.format, r->principal.sub, sealed.kid,
-                            sealed.nonce, sealed.ct, sealed.ctlen},
+                           {id, url, types, in.description, in.format, r->principal.sub, project,
+                            sealed.kid, sealed.nonce, sealed.ct, sealed.ctlen},
                            NULL};
     enum db_status s = api_run_tx_doc(create_fn, &a, &a.doc);
     if (s < 0) {
@@ -185,33 +241,82 @@ cleanup:
     return ret;
 }
 
+/* Webhooks are an admin's: every route reads and changes those of the projects where the
+ * caller is an admin (api_scope_route), a platform admin's every one. */
+
+struct get_arg {
+    const char *id, *scope;
+    char *doc;
+};
+
+static enum db_status get_fn(struct db_conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+    return db_webhook_get(c, a->id, a->scope, &a->doc);
+}
+
 enum MHD_Result api_webhooks_get(struct api_req *r)
 {
     const char *id = api_path_id(r, "webhook");
-    return id ? api_get_document(r, id, "webhook", db_webhook_get) : MHD_YES;
+    if (id == NULL)
+        return MHD_YES;
+    struct get_arg a = {id, api_scope_route(r), NULL};
+    enum db_status s = db_run(get_fn, &a);
+    if (s < 0) {
+        free(a.doc);
+        return api_reply_db(r, s);
+    }
+    if (a.doc == NULL)
+        return not_found(r, id, 0);
+    return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }
+
+static const struct list_filter webhook_filters[] = {
+    {"project", NULL, "a project name or id"},
+};
 
 static enum db_status list_page(struct db_conn *c, const struct list_query *q, struct db_page *page)
 {
-    return db_webhook_list(c, q->after, q->limit + 1, page);
+    return db_webhook_list(c, q->scope, q->values[0], q->after, q->limit + 1, page);
 }
 
-static const struct list_def webhook_list = {"webhook", NULL, 0,        api_valid_seq,
-                                             NULL,      NULL, list_page};
+static const struct list_def webhook_list = {"webhook", webhook_filters, 1, api_valid_seq, NULL,
+                                             NULL,      list_page};
 
 enum MHD_Result api_webhooks_list(struct api_req *r)
 {
-    return api_list_serve(r, &webhook_list);
+    return api_list_serve(r, &webhook_list); /* the route's scope: admin */
 }
 
-static const struct api_delete_def webhook_delete = {"webhook", "webhook.delete", db_webhook_delete,
-                                                     API_ERR_INTERNAL_ERROR,
-                                                     "the webhook could not be deleted"};
+struct delete_arg {
+    struct api_req *r;
+    const char *id, *scope;
+    char project[37];
+};
+
+static enum db_status delete_fn(struct db_conn *c, void *arg)
+{
+    struct delete_arg *a = arg;
+    enum db_status s = db_webhook_delete(c, a->id, a->scope, a->project);
+    if (s <= 0)
+        return s;
+    /* The row is gone: its project is named (audit_project() cannot find it). */
+    return svc_audit_row(c, &a->r->actor, "webhook.delete", "webhook", a->id, MHD_HTTP_NO_CONTENT,
+                         NULL, a->project, NULL, NULL);
+}
 
 enum MHD_Result api_webhooks_delete(struct api_req *r)
 {
     const char *id = api_path_id(r, "webhook");
-    return id ? api_delete_resource(r, id, &webhook_delete) : MHD_YES;
+    if (id == NULL)
+        return MHD_YES;
+    struct delete_arg a = {r, id, api_scope_route(r), ""};
+    enum db_status s = db_run_tx(delete_fn, &a);
+    if (s < 0)
+        return api_reply_db(r, s);
+    if (s == DB_NO_RESULTS)
+        return not_found(r, id, 1);
+    return api_reply_empty(r, MHD_HTTP_NO_CONTENT);
 }
 
 /* ---- deliveries ---- */
@@ -226,7 +331,7 @@ static const struct list_filter delivery_filters[] = {
 };
 
 struct deliveries_arg {
-    const char *id;
+    const char *id, *scope;
     const struct list_query *q;
     struct db_page page;
     int exists;
@@ -235,8 +340,8 @@ struct deliveries_arg {
 static enum db_status deliveries_fn(struct db_conn *c, void *arg)
 {
     struct deliveries_arg *a = arg;
-    return db_webhook_deliveries(c, a->id, a->q->values[0], a->q->after, a->q->limit + 1, &a->page,
-                                 &a->exists);
+    return db_webhook_deliveries(c, a->id, a->scope, a->q->values[0], a->q->after, a->q->limit + 1,
+                                 &a->page, &a->exists);
 }
 
 enum MHD_Result api_webhooks_deliveries(struct api_req *r)
@@ -251,7 +356,7 @@ enum MHD_Result api_webhooks_deliveries(struct api_req *r)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    struct deliveries_arg a = {id, &q, {NULL}, 0};
+    struct deliveries_arg a = {id, api_scope_route(r), &q, {NULL}, 0};
     enum db_status s = db_run(deliveries_fn, &a);
     long limit = q.limit;
     api_list_query_free(&q);
@@ -280,7 +385,7 @@ static const struct spec_field replay_spec[] = {
 
 struct replay_arg {
     struct api_req *r;
-    const char *id;
+    const char *id, *scope;
     int64_t from;
     char *doc;
 };
@@ -288,7 +393,7 @@ struct replay_arg {
 static enum db_status replay_fn(struct db_conn *c, void *arg)
 {
     struct replay_arg *a = arg;
-    enum db_status s = db_webhook_replay(c, a->id, a->from, &a->doc);
+    enum db_status s = db_webhook_replay(c, a->id, a->scope, a->from, &a->doc);
     if (s <= 0)
         return s;
     char reason[64];
@@ -304,11 +409,11 @@ enum MHD_Result api_webhooks_replay(struct api_req *r)
     struct replay_in in = {0};
     if (api_spec_parse(r, r->json, replay_spec, &in) != 0)
         return MHD_YES;
-    struct replay_arg a = {r, id, (int64_t)in.from_event_id, NULL};
+    struct replay_arg a = {r, id, api_scope_route(r), (int64_t)in.from_event_id, NULL};
     enum db_status s = api_run_tx_doc(replay_fn, &a, &a.doc);
     if (s < 0)
         return api_reply_db(r, s);
     if (a.doc == NULL)
-        return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no webhook has this id");
+        return not_found(r, id, 1);
     return api_reply_text(r, MHD_HTTP_OK, a.doc, NULL);
 }

@@ -6,7 +6,9 @@
  * HTTP server run in `serve`; the job workers, and one recovery driver and one rollout
  * driver beside them, in every process that runs workers (`worker` always; `serve` unless
  * GPUFLEET_WORKERS=0); the idle policy in every process unless
- * GPUFLEET_IDLE_POLICY_INTERVAL=0 (an advisory lock picks the replica that acts). */
+ * GPUFLEET_IDLE_POLICY_INTERVAL=0 (an advisory lock picks the replica that acts); the
+ * budget pass in every process unless GPUFLEET_BUDGET_INTERVAL=0 (every replica computes;
+ * the alerts' inserts decide which one emits). */
 #include <libssh2.h>
 #include <signal.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "db/migrate.h"
 #include "provisioner/host_port.h"
 #include "provisioner/jobs/worker.h"
+#include "service/budget.h"
 #include "service/catalog.h"
 #include "service/events_hub.h"
 #include "service/host_commands.h"
@@ -61,6 +64,11 @@ static int idle_policy_wanted(const void *ctx)
     return ((const struct serve *)ctx)->cfg.idle_policy_interval_s > 0;
 }
 
+static int budget_wanted(const void *ctx)
+{
+    return ((const struct serve *)ctx)->cfg.budget_interval_s > 0;
+}
+
 /* A start that answers 0 or not: "cannot start the WHAT" when not. */
 static int started(int rc, const char *what, char *err, size_t errlen)
 {
@@ -89,6 +97,7 @@ STOP_ADAPTER(workers_stop, prov_workers_stop)
 STOP_ADAPTER(recovery_stop, svc_recovery_stop)
 STOP_ADAPTER(rollout_stop, svc_rollout_stop)
 STOP_ADAPTER(idle_policy_stop_c, idle_policy_stop)
+STOP_ADAPTER(budget_stop_c, svc_budget_stop)
 
 /* ---- what the others stand on ---- */
 
@@ -186,7 +195,7 @@ static int pool_start(void *ctx, char *err, size_t errlen)
     const struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
     int size = (s->api ? cfg->db_pool_size + 2 : 0) + cfg->workers * (PROV_DB_WRITERS + 1) +
-               (cfg->idle_policy_interval_s > 0);
+               (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0);
     db_set_statement_timeout(cfg->db_statement_timeout_ms);
     db_set_keepalives(cfg->db_keepalives_idle_s, cfg->db_keepalives_interval_s,
                       cfg->db_keepalives_count, cfg->db_tcp_user_timeout_ms);
@@ -299,6 +308,13 @@ static int idle_policy_start_c(void *ctx, char *err, size_t errlen)
                    "idle policy scheduler", err, errlen);
 }
 
+/* The budget pass: every replica runs one; the alerts' inserts decide who emits. */
+static int budget_start_c(void *ctx, char *err, size_t errlen)
+{
+    return started(svc_budget_start(((struct serve *)ctx)->cfg.budget_interval_s), "budget pass",
+                   err, errlen);
+}
+
 /* Started in this order, stopped in reverse. */
 static const struct cmd_component components[] = {
     {"SSH library", NULL, ssh_start, ssh_stop},
@@ -316,6 +332,7 @@ static const struct cmd_component components[] = {
     {"recovery driver", workers_wanted, recovery_start, recovery_stop},
     {"rollout driver", workers_wanted, rollout_start, rollout_stop},
     {"idle policy", idle_policy_wanted, idle_policy_start_c, idle_policy_stop_c},
+    {"budget pass", budget_wanted, budget_start_c, budget_stop_c},
 };
 
 /* serve: the API (and GPUFLEET_WORKERS job workers); worker: job workers only. */

@@ -26,9 +26,9 @@ struct usage_prices {
     double overhead_pct; /* 0..100 */
 };
 
-/* A host held or reporting in the window, with its pool's prices. */
+/* A host held or reporting in the window, with its pool's prices and its project. */
 struct usage_host {
-    const char *id, *name, *pool_id, *pool_name;
+    const char *id, *name, *pool_id, *pool_name, *project_id, *project_name;
     struct usage_prices prices;
     double held_seconds;
 };

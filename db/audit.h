@@ -24,11 +24,15 @@ struct db_audit_filter {
     const char *since, *until; /* RFC 3339, already validated */
     const char *before_seq;    /* keyset: events older than this seq, or NULL */
     long limit;                /* rows to fetch (the caller asks for one more than a page) */
+    /* The projects whose rows may be read (a uuid[] literal; NULL: every row, the
+     * platform's own included), and the ?project= filter (a project id, or NULL). */
+    const char *scope, *project_id;
 };
 
 /* Appends events, newest first, to items. Each item carries a hidden "_key" (its seq). */
 enum db_status db_audit_list(struct db_conn *c, const struct db_audit_filter *f, json_t *items);
-/* *out receives the event (new reference) or stays NULL on DB_NO_RESULTS. */
-enum db_status db_audit_get(struct db_conn *c, const char *id, json_t **out);
+/* *out receives the event (new reference) or stays NULL on DB_NO_RESULTS (no such row, or
+ * one outside scope: a uuid[] literal, NULL for every row). */
+enum db_status db_audit_get(struct db_conn *c, const char *id, const char *scope, json_t **out);
 
 #endif

@@ -22,7 +22,7 @@
  * Reports belong to the part holding their window_start: weeks, days, quarters and hours
  * are read from the rollups (migrations/0010), the rest from the reports themselves. The
  * bounds are parameters computed in C (db_cost_reports): $1 f, $2 t, $3 fh, $4 th,
- * $5 fd, $6 td, $7 fw, $8 tw, $9 fq, $10 tq. */
+ * $5 fd, $6 td, $7 fw, $8 tw, $9 fq, $10 tq; $11 is the scope (IN_SCOPE). */
 #define B_F  "$1::timestamptz"
 #define B_T  "$2::timestamptz"
 #define B_FH "$3::timestamptz"
@@ -63,43 +63,46 @@
                                                                                            B_FH,    \
                                                                                            B_TH))
 
+/* The hosts of the scope ($3: a uuid[] literal of projects, NULL for every host). */
+#define IN_SCOPE(col, N)                                              \
+    "($" N "::uuid[] IS NULL OR " col " IN (SELECT x.id FROM hosts x" \
+    " WHERE x.project_id = ANY ($" N "::uuid[])))"
+// clang-format off
+/* cost_hosts: see db_cost_input.hosts ($1 from, $2 to, $3 the scope). */
+#define COST_HOSTS_SQL                                                                     \
+    "WITH w AS (SELECT $1::timestamptz AS f, least($2::timestamptz, now()) AS t),"        \
+    " c AS (SELECT s.host_id, s.at, s.to_state,"                                           \
+    "   lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"           \
+    "  FROM host_state_history s, w WHERE s.at < w.t AND " IN_SCOPE("s.host_id", "3") "),"  \
+    " held AS (SELECT c.host_id,"                                                          \
+    "   sum(" EPOCH("least(coalesce(c.next_at, w.t), w.t) - greatest(c.at, w.f)") ") AS held_s" \
+    "  FROM c, w WHERE w.t > w.f AND c.to_state <> 'stopped'"                              \
+    "   AND (c.next_at IS NULL OR c.next_at > w.f) GROUP BY c.host_id),"                   \
+    " " USAGE_POOL_PRICES                                                                  \
+    " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name,"              \
+    "  " USAGE_HOST_PROJECT ", p.hour, p.storage, p.egress, p.overhead,"                   \
+    "  coalesce(held.held_s, 0) AS held_seconds"                                           \
+    " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"       \
+    " WHERE $3::uuid[] IS NULL OR h.project_id = ANY ($3::uuid[])"                         \
+    " ORDER BY h.id"
+// clang-format on
+
 const struct db_stmt db_cost_stmts[] = {
-    {"cost_hosts", "WITH w AS (SELECT $1::timestamptz AS f, least($2::timestamptz, now()) AS t),"
-                   " c AS (SELECT s.host_id, s.at, s.to_state,"
-                   "        lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"
-                   "       FROM host_state_history s, w WHERE s.at < w.t),"
-                   " held AS (SELECT c.host_id, sum(" EPOCH(
-                       "least(coalesce(c.next_at, w.t), w.t) - "
-                       "greatest(c.at, w.f)") ")"
-                                              "        AS held_s"
-                                              "       FROM c, w WHERE w.t > "
-                                              "w.f AND c.to_state <> "
-                                              "'stopped'"
-                                              "        AND (c.next_at IS "
-                                              "NULL OR c.next_at > w.f) "
-                                              "GROUP BY c.host_id),"
-                                              " " USAGE_POOL_PRICES " SELECT h.id::text, h.name, "
-                                              "p.id::text AS pool_id, "
-                                              "p.name AS pool_name,"
-                                              "  p.hour, p.storage, "
-                                              "p.egress, p.overhead, "
-                                              "coalesce(held.held_s, 0) AS "
-                                              "held_seconds"
-                                              " FROM hosts h JOIN p ON p.id "
-                                              "= h.pool_id LEFT JOIN held "
-                                              "ON held.host_id = h.id"
-                                              " ORDER BY h.id"},
+    {"cost_hosts", COST_HOSTS_SQL},
     {"cost_reports",
      "WITH src AS (" WINDOW_SOURCES "),"
      " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"
      "  sum(completed) AS completed, sum(failed) AS failed, sum(retried) AS retried,"
      "  sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
      "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes"
-     "  FROM src GROUP BY host_id, brief_id, unit)"
-     " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, g.reports,"
-     "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
-     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
-     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
+     "  FROM src WHERE " IN_SCOPE(
+         "src.host_id",
+         "11") " GROUP BY host_id, brief_id, unit)"
+               " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, "
+               "g.reports,"
+               "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
+               " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
+               " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
 };
 const size_t db_cost_nstmts = sizeof db_cost_stmts / sizeof db_cost_stmts[0];
 
@@ -162,18 +165,18 @@ static int report_bounds(const char *from, const char *to, char b[8][40])
 }
 
 enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
-                            struct db_cost_input *in)
+                            const char *projects, struct db_cost_input *in)
 {
     PGresult *hosts = NULL, *reports = NULL;
     char b[8][40];
     db_cost_input_free(in);
     if (report_bounds(from, to, b) != 0)
         return DB_HARD_ERROR;
-    const char *ph[2] = {from, to};
-    const char *pr[10] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]};
-    enum db_status s = db_exec(c, "cost_hosts", 2, ph, &hosts);
+    const char *ph[3] = {from, to, projects};
+    const char *pr[11] = {from, to, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], projects};
+    enum db_status s = db_exec(c, "cost_hosts", 3, ph, &hosts);
     if (s >= 0)
-        s = db_exec(c, "cost_reports", 10, pr, &reports);
+        s = db_exec(c, "cost_reports", 11, pr, &reports);
     if (s < 0) {
         PQclear(hosts);
         return s;

@@ -9,7 +9,8 @@
 #include "db/db.h"
 
 /* What the cost report reads for a window [from, to), as the inputs of plan_costs_group:
- *   hosts  every host, ordered by id, with its pool's prices and the seconds it was held
+ *   hosts  every host (of the projects asked for), ordered by id, with its pool's prices,
+ *          its project and the seconds it was held
  *          in the window (the planner leaves out those neither held nor reporting:
  *          cheaper than asking the reports which hosts they name). Held time: every state
  *          except stopped, from the last change before from on, never past now().
@@ -26,8 +27,10 @@ struct db_cost_input {
     struct usage_row *rows;
     void *res[2];
 };
+/* projects: a uuid[] literal of the projects whose hosts are read, or NULL for every
+ * host. */
 enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
-                            struct db_cost_input *in);
+                            const char *projects, struct db_cost_input *in);
 void db_cost_input_free(struct db_cost_input *in);
 
 /* A usage row whose host is not among the hosts read with it (db/recommend.h). */

@@ -10,14 +10,16 @@
 
 /* The event's data document: the common members first, then its own (which may not
  * override them). */
-#define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id')"
+#define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id' - 'project_id')"
 // clang-format off
 #define EVENT_COLS                                                                     \
     "e.id::text, e.type, coalesce(e.pool_id::text, '') AS pool_id,"                    \
     " coalesce(e.host_id::text, '') AS host_id,"                                       \
+    " coalesce(e.project_id::text, '') AS project_id,"                                 \
     " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS("e.at") ","    \
-    " 'pool_id', e.pool_id, 'host_id', e.host_id)::text, '}') || CASE WHEN " EVENT_OWN \
-    " = '{}'::jsonb THEN '}' ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
+    " 'pool_id', e.pool_id, 'host_id', e.host_id, 'project_id', e.project_id)::text,"  \
+    " '}') || CASE WHEN " EVENT_OWN " = '{}'::jsonb THEN '}'"                          \
+    " ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
 // clang-format on
 
 const struct db_stmt db_event_stmts[] = {
@@ -31,6 +33,7 @@ const struct db_stmt db_event_stmts[] = {
      " AND ($3::text[] IS NULL OR e.type = ANY ($3::text[]))"
      " AND ($4::uuid IS NULL OR e.pool_id = $4::uuid)"
      " AND ($5::uuid IS NULL OR e.host_id = $5::uuid)"
+     " AND ($7::uuid[] IS NULL OR e.project_id = ANY ($7::uuid[]))"
      " ORDER BY e.id LIMIT $6::int"},
     {"event_prune",
      "DELETE FROM events WHERE id IN (SELECT id FROM events"
@@ -58,12 +61,13 @@ const struct db_stmt db_event_stmts[] = {
      " SELECT 'work_reports.ingested', pool_id, jsonb_build_object('records', sum(records),"
      "  'window_end_max', " DB_TS("max(window_end_max)") ") FROM taken"
                                                          " GROUP BY pool_id ORDER BY pool_id"},
-    {"event_ticket_insert", "INSERT INTO event_tickets (hash, sub, role, expires_at)"
-                            " VALUES ($1, $2, $3, now() + make_interval(secs => $4::int))"
-                            " RETURNING " DB_TS("expires_at") " AS expires_at"},
-    {"event_ticket_redeem",
-     "UPDATE event_tickets SET used_at = now()"
-     " WHERE hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING sub, role"},
+    {"event_ticket_insert",
+     "INSERT INTO event_tickets (hash, sub, role, principal, expires_at)"
+     " VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::int))"
+     " RETURNING " DB_TS("expires_at") " AS expires_at"},
+    {"event_ticket_redeem", "UPDATE event_tickets SET used_at = now()"
+                            " WHERE hash = $1 AND used_at IS NULL AND expires_at > now()"
+                            " RETURNING sub, role, principal::text AS principal"},
     {"event_tickets_prune",
      "DELETE FROM event_tickets WHERE expires_at < now() - interval '1 minute'"},
 };
@@ -111,8 +115,8 @@ void db_event_rows_free(struct db_event_rows *rows)
 
 enum db_status db_event_rows_decode(PGresult *r, struct db_event_rows *out)
 {
-    enum { C_ID, C_TYPE, C_POOL, C_HOST, C_DOC, C_N };
-    static const char *const names[C_N] = {"id", "type", "pool_id", "host_id", "doc"};
+    enum { C_ID, C_TYPE, C_POOL, C_HOST, C_PROJECT, C_DOC, C_N };
+    static const char *const names[C_N] = {"id", "type", "pool_id", "host_id", "project_id", "doc"};
     int col[C_N];
     int n = PQntuples(r);
     memset(out, 0, sizeof *out);
@@ -129,6 +133,7 @@ enum db_status db_event_rows_decode(PGresult *r, struct db_event_rows *out)
         e->type = PQgetvalue(r, i, col[C_TYPE]);
         e->pool_id = PQgetvalue(r, i, col[C_POOL]);
         e->host_id = PQgetvalue(r, i, col[C_HOST]);
+        e->project_id = PQgetvalue(r, i, col[C_PROJECT]);
         e->doc = PQgetvalue(r, i, col[C_DOC]);
     }
     out->n = n;
@@ -156,15 +161,15 @@ enum db_status db_events_after(struct db_conn *c, int64_t after, int limit,
 }
 
 enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
-                                 const char *pool_id, const char *host_id, int limit,
-                                 struct db_event_rows *out)
+                                 const char *pool_id, const char *host_id, const char *projects,
+                                 int limit, struct db_event_rows *out)
 {
     char a[24], u[24], l[16];
     snprintf(a, sizeof a, "%lld", (long long)after);
     snprintf(u, sizeof u, "%lld", (long long)upto);
     snprintf(l, sizeof l, "%d", limit);
-    const char *p[6] = {a, u, types, pool_id, host_id, l};
-    return exec_rows(c, "event_backlog", 6, p, out);
+    const char *p[7] = {a, u, types, pool_id, host_id, l, projects};
+    return exec_rows(c, "event_backlog", 7, p, out);
 }
 
 enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted)
@@ -188,13 +193,14 @@ enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *
 }
 
 enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, const char *sub,
-                                      const char *role, int ttl_s, char *expires_at, size_t len)
+                                      const char *role, const char *principal, int ttl_s,
+                                      char *expires_at, size_t len)
 {
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
-    const char *p[4] = {hash_hex, sub, role, ttl};
+    const char *p[5] = {hash_hex, sub, role, principal, ttl};
     PGresult *r;
-    enum db_status s = db_exec(c, "event_ticket_insert", 4, p, &r);
+    enum db_status s = db_exec(c, "event_ticket_insert", 5, p, &r);
     if (s == DB_ONE_RESULT)
         db_copy(r, 0, "expires_at", expires_at, len);
     PQclear(r);
@@ -202,14 +208,19 @@ enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, c
 }
 
 enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, char *sub,
-                                      size_t sublen, char *role, size_t rolelen)
+                                      size_t sublen, char *role, size_t rolelen, char **principal)
 {
     const char *p[1] = {hash_hex};
     PGresult *r;
+    *principal = NULL;
     enum db_status s = db_exec(c, "event_ticket_redeem", 1, p, &r);
     if (s == DB_ONE_RESULT) {
+        int oom = 0;
         db_copy(r, 0, "sub", sub, sublen);
         db_copy(r, 0, "role", role, rolelen);
+        *principal = db_dup(r, 0, "principal", &oom);
+        if (oom)
+            s = DB_HARD_ERROR;
     }
     PQclear(r);
     return s;

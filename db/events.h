@@ -25,11 +25,11 @@ int db_event_type_known(const char *name);
 /* The highest event id, 0 when there is none. */
 enum db_status db_events_max_id(struct db_conn *c, int64_t *max);
 
-/* One event as read back: the full data document (one line of JSON). pool_id and
- * host_id are "" when null. */
+/* One event as read back: the full data document (one line of JSON). pool_id, host_id
+ * and project_id are "" when null (an event of no project is the platform's own). */
 struct db_event_row {
     int64_t id;
-    const char *type, *pool_id, *host_id, *doc;
+    const char *type, *pool_id, *host_id, *project_id, *doc;
 };
 /* Events read, in id order. The strings borrow from the result, which the struct owns:
  * start it zeroed; each read frees what it held first; db_event_rows_free frees it and
@@ -44,11 +44,12 @@ void db_event_rows_free(struct db_event_rows *rows);
 enum db_status db_events_after(struct db_conn *c, int64_t after, int limit,
                                struct db_event_rows *out);
 /* Events with after < id <= upto matching the filters (types: a text[] literal such as
- * "{host.state,job.state}", or NULL for all; pool_id, host_id: NULL for any), in id
- * order, at most limit rows. */
+ * "{host.state,job.state}", or NULL for all; pool_id, host_id: NULL for any; projects: a
+ * uuid[] literal of the projects whose events are read, or NULL for every event, the
+ * platform's own included), in id order, at most limit rows. */
 enum db_status db_events_backlog(struct db_conn *c, int64_t after, int64_t upto, const char *types,
-                                 const char *pool_id, const char *host_id, int limit,
-                                 struct db_event_rows *out);
+                                 const char *pool_id, const char *host_id, const char *projects,
+                                 int limit, struct db_event_rows *out);
 
 /* Deletes up to batch events older than retention_s seconds; *deleted receives how many. */
 enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, long *deleted);
@@ -56,14 +57,18 @@ enum db_status db_events_prune(struct db_conn *c, long retention_s, int batch, l
  * each pool whose last event is at least throttle_s seconds old. *emitted: events written. */
 enum db_status db_events_ingest_flush(struct db_conn *c, long throttle_s, long *emitted);
 
-/* Stores a ticket's hash for sub and role (viewer, operator or admin), valid ttl_s
- * seconds. expires_at receives the RFC 3339 expiry (at least 40 bytes). */
+/* Stores a ticket's hash for sub, its role claim (viewer, operator, admin, reporter or
+ * none) and principal (a JSON object's text: the claims its grants are resolved from on
+ * redeem), valid ttl_s seconds. expires_at receives the RFC 3339 expiry (at least 40
+ * bytes). */
 enum db_status db_event_ticket_insert(struct db_conn *c, const char *hash_hex, const char *sub,
-                                      const char *role, int ttl_s, char *expires_at, size_t len);
-/* Redeems a ticket at most once, atomically: DB_ONE_RESULT with its sub and role, or
- * DB_NO_RESULTS when it is unknown, expired or already used. */
+                                      const char *role, const char *principal, int ttl_s,
+                                      char *expires_at, size_t len);
+/* Redeems a ticket at most once, atomically: DB_ONE_RESULT with its sub, role and
+ * principal (*principal: malloc'd JSON text, caller frees), or DB_NO_RESULTS when it is
+ * unknown, expired or already used. */
 enum db_status db_event_ticket_redeem(struct db_conn *c, const char *hash_hex, char *sub,
-                                      size_t sublen, char *role, size_t rolelen);
+                                      size_t sublen, char *role, size_t rolelen, char **principal);
 /* Deletes tickets that expired more than a minute ago. */
 enum db_status db_event_tickets_prune(struct db_conn *c, long *deleted);
 

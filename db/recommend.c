@@ -57,6 +57,7 @@
     "  FROM i GROUP BY host_id),"                                                            \
     " " USAGE_POOL_PRICES                                                                    \
     " SELECT h.id::text, h.name, p.id::text AS pool_id, p.name AS pool_name, p.hour,"        \
+    "  " USAGE_HOST_PROJECT ","                                                              \
     "  p.storage, p.egress, p.overhead, coalesce(held.hour, 0) AS held_hour,"                \
     "  coalesce(held.day, 0) AS held_day, coalesce(held.prev, 0) AS held_prev"               \
     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"         \
@@ -167,7 +168,7 @@ const struct db_stmt db_recommend_stmts[] = {
      "  (spec #>> '{recommendation_thresholds,investigate_failed_share}')::float8 AS share,"
      "  (spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8 AS rise"
      "  FROM pools)"
-     " SELECT h.id::text, h.pool_id::text, h.state,"
+     " SELECT h.id::text, h.pool_id::text, h.project_id::text AS project_id, h.state,"
      "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready') AS accepted,"
      "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running'))"
      "  AS active_job, p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
@@ -176,7 +177,10 @@ const struct db_stmt db_recommend_stmts[] = {
      " ORDER BY h.id"},
     {"recommend_held", HELD_SQL},
     {"recommend_usage", USAGE_SQL},
-    {"recommend_briefs", "SELECT id::text, spec::text FROM briefs ORDER BY id"},
+    {"recommend_briefs",
+     "SELECT id::text, project_id::text AS project_id, spec::text FROM briefs ORDER BY id"},
+    /* A reuse that lends a host to another project's brief is the platform's to decide:
+     * its events name no pool or host, so they are of no project (platform admins only). */
     {"recommend_sync",
      "WITH cur AS (SELECT (e->>'id')::uuid AS id, e->>'action' AS action,"
      "   (e #>> '{target,pool_id}')::uuid AS pool_id,"
@@ -184,20 +188,31 @@ const struct db_stmt db_recommend_stmts[] = {
      "  FROM jsonb_array_elements($1::jsonb) e),"
      " gone AS (DELETE FROM open_recommendations o"
      "  WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.id = o.id)"
-     "  RETURNING o.id, o.action, o.pool_id, o.host_id),"
+     "  RETURNING o.id, o.action, o.pool_id, o.host_id, o.doc),"
      " added AS (INSERT INTO open_recommendations (id, action, pool_id, host_id, doc)"
      "  SELECT id, action, pool_id, host_id, doc FROM cur ORDER BY id"
      "  ON CONFLICT (id) DO NOTHING RETURNING id, pool_id, host_id, doc),"
+     " x AS (SELECT 'recommendation.withdrawn' AS type, pool_id, host_id, doc,"
+     "   jsonb_build_object('recommendation_id', id, 'action', action) AS data FROM gone"
+     "  UNION ALL SELECT 'recommendation.opened', pool_id, host_id, doc,"
+     "   jsonb_build_object('recommendation', doc) FROM added),"
+     " y AS (SELECT x.*, EXISTS (SELECT 1 FROM briefs b JOIN hosts h ON h.id = x.host_id"
+     "   WHERE b.id = (x.doc #>> '{target,brief_id}')::uuid AND b.project_id <> h.project_id)"
+     "   AS lends FROM x),"
      " ev AS (INSERT INTO events (type, pool_id, host_id, data)"
-     "  SELECT 'recommendation.withdrawn', pool_id, host_id,"
-     "   jsonb_build_object('recommendation_id', id, 'action', action) FROM gone"
-     "  UNION ALL SELECT 'recommendation.opened', pool_id, host_id,"
-     "   jsonb_build_object('recommendation', doc) FROM added RETURNING 1)"
+     "  SELECT type, CASE WHEN lends THEN NULL ELSE pool_id END,"
+     "   CASE WHEN lends THEN NULL ELSE host_id END, data FROM y RETURNING 1)"
      " SELECT (SELECT count(*) FROM added)::text AS opened,"
      "  (SELECT count(*) FROM gone)::text AS withdrawn"},
     {"idle_policy_lock", "SELECT pg_try_advisory_xact_lock(" DB_IDLE_POLICY_LOCK_KEY ") AS locked"},
-    {"idle_policy_pool", "SELECT coalesce((p.spec->>'auto_stop')::boolean, false) AS auto_stop"
-                         " FROM hosts h JOIN pools p ON p.id = h.pool_id WHERE h.id = $1::uuid"},
+    {"idle_policy_pool",
+     "SELECT coalesce((p.spec->>'auto_stop')::boolean, false) AS auto_stop,"
+     " (pr.on_exhausted = 'stop_idle' AND coalesce(s.exhausted, false)) AS budget_stop,"
+     " pr.name AS project, coalesce(s.spend, 0) AS spend, coalesce(pr.budget_monthly, 0) AS budget"
+     " FROM hosts h JOIN pools p ON p.id = h.pool_id JOIN projects pr ON pr.id = h.project_id"
+     " LEFT JOIN project_spend s ON s.project_id = h.project_id"
+     "  AND s.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date"
+     " WHERE h.id = $1::uuid"},
 };
 const size_t db_recommend_nstmts = sizeof db_recommend_stmts / sizeof db_recommend_stmts[0];
 
@@ -291,6 +306,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
     enum {
         C_ID,
         C_POOL,
+        C_PROJECT,
         C_STATE,
         C_ACCEPTED,
         C_ACTIVE,
@@ -306,6 +322,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
     };
     static const char *const names[C_N] = {[C_ID] = "id",
                                            [C_POOL] = "pool_id",
+                                           [C_PROJECT] = "project_id",
                                            [C_STATE] = "state",
                                            [C_ACCEPTED] = "accepted",
                                            [C_ACTIVE] = "active_job",
@@ -324,6 +341,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
         int i = (int)k;
         h->id = db_val(r, i, col[C_ID]);
         h->pool_id = db_val(r, i, col[C_POOL]);
+        h->project_id = db_val(r, i, col[C_PROJECT]);
         h->state = db_val(r, i, col[C_STATE]);
         h->accepted = db_val_bool(r, i, col[C_ACCEPTED]);
         h->active_job = db_val_bool(r, i, col[C_ACTIVE]);
@@ -340,9 +358,10 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
 
 static void decode_briefs(const PGresult *r, struct db_rec_input *in)
 {
-    int id = db_col(r, "id"), spec = db_col(r, "spec");
+    int id = db_col(r, "id"), spec = db_col(r, "spec"), project = db_col(r, "project_id");
     for (size_t k = 0; k < in->nbriefs; k++) {
         in->briefs[k].id = db_val(r, (int)k, id);
+        in->briefs[k].project_id = db_val(r, (int)k, project);
         in->briefs[k].spec = db_val(r, (int)k, spec);
     }
 }
@@ -542,14 +561,19 @@ enum db_status db_idle_policy_lock(struct db_conn *c, int *got)
     return s;
 }
 
-enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, int *auto_stop)
+enum db_status db_idle_policy_host(struct db_conn *c, const char *host_id, struct db_idle_host *out)
 {
     PGresult *r = NULL;
     const char *p[1] = {host_id};
-    *auto_stop = 0;
+    memset(out, 0, sizeof *out);
     enum db_status s = db_exec(c, "idle_policy_pool", 1, p, &r);
-    if (s > 0)
-        *auto_stop = db_bool(r, 0, "auto_stop");
+    if (s > 0) {
+        out->auto_stop = db_bool(r, 0, "auto_stop");
+        out->budget_stop = db_bool(r, 0, "budget_stop");
+        db_copy(r, 0, "project", out->project, sizeof out->project);
+        out->spend = db_num(r, 0, "spend");
+        out->budget = db_num(r, 0, "budget");
+    }
     PQclear(r);
     return s;
 }

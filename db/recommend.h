@@ -49,7 +49,7 @@ struct db_rec_setting {
 };
 
 struct db_rec_host {
-    const char *id, *pool_id, *state;
+    const char *id, *pool_id, *project_id, *state;
     int accepted;   /* an accepted gate run and state ready */
     int active_job; /* a queued or running job */
     double price_per_hour;
@@ -60,7 +60,7 @@ struct db_rec_host {
 };
 
 struct db_rec_brief {
-    const char *id, *spec; /* spec: the brief's JSON text */
+    const char *id, *project_id, *spec; /* spec: the brief's JSON text */
 };
 
 /* The GPU utilization samples of a host not stopped over its pool's idle window
@@ -120,7 +120,17 @@ enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long
 #define DB_IDLE_POLICY_LOCK_KEY "29115507758361701"
 /* pg_try_advisory_xact_lock: *got 1 when this transaction holds it (released at its end). */
 enum db_status db_idle_policy_lock(struct db_conn *c, int *got);
-/* *auto_stop 1 when the host's pool has auto_stop: true. */
-enum db_status db_idle_policy_auto_stop(struct db_conn *c, const char *host_id, int *auto_stop);
+/* What the idle policy may do to a host: stop it when its pool has auto_stop: true, or
+ * when its project's budget is exhausted this month (project_spend, as the budget pass
+ * last computed it) and the project's on_exhausted is stop_idle; then the project's
+ * name, spend and budget (for the reason). */
+struct db_idle_host {
+    int auto_stop;
+    int budget_stop;
+    char project[64];
+    double spend, budget;
+};
+enum db_status db_idle_policy_host(struct db_conn *c, const char *host_id,
+                                   struct db_idle_host *out);
 
 #endif

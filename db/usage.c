@@ -10,10 +10,16 @@
 void db_usage_host_cols(const PGresult *r, int cols[DB_HOST_NCOLS])
 {
     static const char *const names[DB_HOST_NCOLS] = {
-        [DB_HOST_ID] = "id",           [DB_HOST_NAME] = "name",
-        [DB_HOST_POOL_ID] = "pool_id", [DB_HOST_POOL_NAME] = "pool_name",
-        [DB_HOST_HOUR] = "hour",       [DB_HOST_STORAGE] = "storage",
-        [DB_HOST_EGRESS] = "egress",   [DB_HOST_OVERHEAD] = "overhead",
+        [DB_HOST_ID] = "id",
+        [DB_HOST_NAME] = "name",
+        [DB_HOST_POOL_ID] = "pool_id",
+        [DB_HOST_POOL_NAME] = "pool_name",
+        [DB_HOST_PROJECT_ID] = "project_id",
+        [DB_HOST_PROJECT_NAME] = "project_name",
+        [DB_HOST_HOUR] = "hour",
+        [DB_HOST_STORAGE] = "storage",
+        [DB_HOST_EGRESS] = "egress",
+        [DB_HOST_OVERHEAD] = "overhead",
     };
     db_cols(r, names, DB_HOST_NCOLS, cols);
 }
@@ -24,6 +30,8 @@ void db_usage_host(const PGresult *r, const int cols[DB_HOST_NCOLS], int i, stru
     out->name = db_val(r, i, cols[DB_HOST_NAME]);
     out->pool_id = db_val(r, i, cols[DB_HOST_POOL_ID]);
     out->pool_name = db_val(r, i, cols[DB_HOST_POOL_NAME]);
+    out->project_id = db_val(r, i, cols[DB_HOST_PROJECT_ID]);
+    out->project_name = db_val(r, i, cols[DB_HOST_PROJECT_NAME]);
     out->prices = (struct usage_prices){
         db_val_num(r, i, cols[DB_HOST_HOUR]), db_val_num(r, i, cols[DB_HOST_STORAGE]),
         db_val_num(r, i, cols[DB_HOST_EGRESS]), db_val_num(r, i, cols[DB_HOST_OVERHEAD])};

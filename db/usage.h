@@ -11,13 +11,16 @@
 
 #include "common/usage.h"
 
-/* The columns of a hosts result: id, name, pool_id, pool_name and the pool's prices
- * hour, storage, egress and overhead (USAGE_POOL_PRICES), resolved once per result. */
+/* The columns of a hosts result: id, name, pool_id, pool_name, project_id, project_name
+ * and the pool's prices hour, storage, egress and overhead (USAGE_POOL_PRICES), resolved
+ * once per result. */
 enum {
     DB_HOST_ID,
     DB_HOST_NAME,
     DB_HOST_POOL_ID,
     DB_HOST_POOL_NAME,
+    DB_HOST_PROJECT_ID,
+    DB_HOST_PROJECT_NAME,
     DB_HOST_HOUR,
     DB_HOST_STORAGE,
     DB_HOST_EGRESS,

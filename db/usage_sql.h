@@ -28,6 +28,11 @@
 #define USAGE_AFTER(col, hi, clo, chi) \
     col " >= greatest(" chi ", least(" clo ", " hi ")) AND " col " < " hi
 
+/* A host's project, as the hosts results of the cost reads give it (h: hosts). */
+#define USAGE_HOST_PROJECT              \
+    "h.project_id::text AS project_id," \
+    " (SELECT pr.name FROM projects pr WHERE pr.id = h.project_id) AS project_name"
+
 /* A CTE p: every pool's prices, each read out of its JSON spec once per pool rather than
  * once per host row. */
 #define USAGE_POOL_PRICES                                                            \

@@ -13,7 +13,9 @@
 // clang-format off
 /* The Webhook document (never the secret). */
 #define WEBHOOK_DOC                                                                    \
-    "json_build_object('id', w.id, 'url', w.url, 'event_types', to_json(w.event_types),"  \
+    "json_build_object('id', w.id, 'project', json_build_object('id', w.project_id,"    \
+    " 'name', (SELECT name FROM projects WHERE id = w.project_id)),"                    \
+    " 'url', w.url, 'event_types', to_json(w.event_types),"                              \
     " 'description', w.description, 'format', w.format, 'enabled', w.enabled,"          \
     " 'disabled_reason', w.disabled_reason, 'disabled_at', " DB_TS("w.disabled_at") "," \
     " 'last_event_id', w.last_event_id, 'created_by', w.created_by,"                    \
@@ -28,28 +30,36 @@
     " 'last_attempt_at', " DB_TS("d.last_attempt_at") ","                                    \
     " 'next_attempt_at', " DB_TS("d.next_attempt_at") ","                                    \
     " 'delivered_at', " DB_TS("d.delivered_at") ", 'last_error', d.last_error)::text"
-/* An enabled webhook's events of its types in (last_event_id, horizon $H]. */
+/* An enabled webhook's events of its types and its project in (last_event_id, horizon $H]. */
 #define HAS_EVENTS(w, H)                                                                     \
     "EXISTS (SELECT 1 FROM events e WHERE e.id > " w ".last_event_id AND e.id <= " H         \
-    " AND e.type = ANY (" w ".event_types))"
+    " AND e.type = ANY (" w ".event_types) AND e.project_id = " w ".project_id)"
+/* The webhooks of the scope $N (a uuid[] literal, NULL: every project). */
+#define SCOPED(N) "($" N "::uuid[] IS NULL OR w.project_id = ANY ($" N "::uuid[]))"
 // clang-format on
 
 const struct db_stmt db_webhook_stmts[] = {
     {"webhook_insert",
      "INSERT INTO webhooks AS w (id, url, event_types, description, format, secret_kid,"
-     " secret_nonce, secret_ciphertext, last_event_id, created_by)"
+     " secret_nonce, secret_ciphertext, last_event_id, created_by, project_id)"
      " VALUES ($1::uuid, $2, $3::text[], $4, $5, $6, $7::bytea, $8::bytea,"
-     " (SELECT coalesce(max(id), 0) FROM events), $9)"
+     " (SELECT coalesce(max(id), 0) FROM events), $9, $10::uuid)"
      " RETURNING " WEBHOOK_DOC " AS doc"},
-    {"webhook_get", "SELECT " WEBHOOK_DOC " AS doc FROM webhooks w WHERE w.id = $1::uuid"},
-    {"webhook_delete", "DELETE FROM webhooks WHERE id = $1::uuid"},
+    {"webhook_get", "SELECT " WEBHOOK_DOC " AS doc FROM webhooks w WHERE w.id = $1::uuid"
+                    " AND " SCOPED("2")},
+    {"webhook_delete", "DELETE FROM webhooks w WHERE w.id = $1::uuid AND " SCOPED(
+                           "2") " RETURNING w.project_id::text AS project_id"},
+    {"webhook_project", "SELECT project_id::text AS project_id FROM webhooks WHERE id = $1::uuid"},
     {"webhook_list", "SELECT " WEBHOOK_DOC " AS doc, w.seq::text AS key FROM webhooks w"
-                     " WHERE w.seq > coalesce($1::bigint, 0) ORDER BY w.seq LIMIT $2::int"},
+                     " WHERE w.seq > coalesce($1::bigint, 0) AND " SCOPED(
+                         "3") " AND ($4::uuid IS NULL OR w.project_id = $4::uuid)"
+                              " ORDER BY w.seq LIMIT $2::int"},
     {"webhook_replay",
      "UPDATE webhooks w SET last_event_id = $2::bigint - 1, generation = w.generation + 1,"
      " enabled = true, disabled_at = NULL, disabled_reason = NULL, next_attempt_at = now(),"
-     " updated_at = now() WHERE w.id = $1::uuid RETURNING " WEBHOOK_DOC " AS doc"},
-    {"webhook_exists", "SELECT 1 FROM webhooks WHERE id = $1::uuid"},
+     " updated_at = now() WHERE w.id = $1::uuid AND " SCOPED("3") " RETURNING " WEBHOOK_DOC
+                                                                  " AS doc"},
+    {"webhook_exists", "SELECT 1 FROM webhooks w WHERE w.id = $1::uuid AND " SCOPED("2")},
     {"webhook_deliveries",
      "SELECT " DELIVERY_DOC " AS doc, d.seq::text AS key FROM webhook_deliveries d"
      " WHERE d.webhook_id = $1::uuid AND ($2::text IS NULL OR d.status = $2::text)"
@@ -74,7 +84,7 @@ const struct db_stmt db_webhook_stmts[] = {
                        "  lease_until = now() + make_interval(secs => $3::float8)"
                        " FROM c LEFT JOIN r ON r.id = c.id WHERE w.id = c.id"
                        " RETURNING w.id::text AS id, w.url, w.format, w.event_types::text AS "
-                       "event_types,"
+                       "event_types, '{' || w.project_id::text || '}' AS projects,"
                        "  w.last_event_id::text AS last_event_id, w.generation::text AS generation,"
                        "  w.secret_kid AS kid, encode(w.secret_nonce, 'hex') AS nonce,"
                        "  encode(w.secret_ciphertext, 'hex') AS ciphertext,"
@@ -102,7 +112,7 @@ const struct db_stmt db_webhook_stmts[] = {
      "  disabled_reason = CASE WHEN $6::text = 'failed' THEN $14::text END,"
      "  updated_at = CASE WHEN $6::text = 'failed' THEN now() ELSE updated_at END"
      "  WHERE id = $1::uuid AND lease_owner = $2::uuid AND generation = $3::bigint AND enabled"
-     "  RETURNING id),"
+     "  RETURNING id, project_id),"
      " d AS (INSERT INTO webhook_deliveries AS d (webhook_id, generation, event_id, event_type,"
      "   status, attempts, first_attempt_at, last_attempt_at, next_attempt_at, delivered_at,"
      "   response_code, latency_ms, last_error)"
@@ -116,7 +126,7 @@ const struct db_stmt db_webhook_stmts[] = {
      "   response_code = excluded.response_code, latency_ms = excluded.latency_ms,"
      "   last_error = excluded.last_error"
      "  RETURNING d.webhook_id),"
-     " e AS (INSERT INTO events (type, data) SELECT 'webhook.disabled',"
+     " e AS (INSERT INTO events (type, project_id, data) SELECT 'webhook.disabled', w.project_id,"
      "  jsonb_build_object('webhook_id', w.id, 'reason', $14::text, 'event_id', $4::bigint,"
      "   'attempts', $7::int) FROM w WHERE $6::text = 'failed' RETURNING id)"
      " SELECT (SELECT count(*) FROM d)::int AS recorded, (SELECT count(*) FROM e)::int AS emitted"},
@@ -146,8 +156,8 @@ const struct db_stmt db_webhook_stmts[] = {
      "WITH w AS (UPDATE webhooks SET enabled = false, disabled_at = now(),"
      "  disabled_reason = $4::text, lease_owner = NULL, lease_until = NULL, updated_at = now()"
      "  WHERE id = $1::uuid AND lease_owner = $2::uuid AND generation = $3::bigint AND enabled"
-     "  RETURNING id)"
-     " INSERT INTO events (type, data) SELECT 'webhook.disabled',"
+     "  RETURNING id, project_id)"
+     " INSERT INTO events (type, project_id, data) SELECT 'webhook.disabled', w.project_id,"
      "  jsonb_build_object('webhook_id', w.id, 'reason', $4::text, 'event_id', NULL,"
      "   'attempts', 0) FROM w"},
     {"webhook_event_ids",
@@ -167,52 +177,72 @@ enum db_status db_webhook_insert(struct db_conn *c, const struct db_webhook_new 
     *doc = NULL;
     char *nonce = db_bytea_hex(in->nonce, CRYPT_NONCE_LEN);
     char *ct = db_bytea_hex(in->ciphertext, in->ciphertext_len);
-    const char *p[9] = {in->id, in->url, in->event_types, in->description, in->format, in->kid,
-                        nonce,  ct,      in->created_by};
-    enum db_status s = nonce && ct ? db_exec_doc(c, "webhook_insert", 9, p, doc) : DB_HARD_ERROR;
+    const char *p[10] = {in->id, in->url, in->event_types, in->description, in->format, in->kid,
+                         nonce,  ct,      in->created_by,  in->project_id};
+    enum db_status s = nonce && ct ? db_exec_doc(c, "webhook_insert", 10, p, doc) : DB_HARD_ERROR;
     free(nonce);
     free(ct);
     return s;
 }
 
-enum db_status db_webhook_get(struct db_conn *c, const char *id, char **doc)
+enum db_status db_webhook_get(struct db_conn *c, const char *id, const char *scope, char **doc)
 {
-    const char *p[1] = {id};
-    return db_exec_doc(c, "webhook_get", 1, p, doc);
+    const char *p[2] = {id, scope};
+    return db_exec_doc(c, "webhook_get", 2, p, doc);
 }
 
-enum db_status db_webhook_delete(struct db_conn *c, const char *id)
+/* Runs stmt (id and scope) and copies its project_id column into project. */
+static enum db_status project_of(struct db_conn *c, const char *stmt, int n, const char *const *p,
+                                 char project[37])
 {
-    const char *p[1] = {id};
-    return db_exec_noresult(c, "webhook_delete", 1, p);
+    PGresult *r;
+    project[0] = '\0';
+    enum db_status s = db_exec(c, stmt, n, p, &r);
+    if (s == DB_ONE_RESULT)
+        db_copy(r, 0, "project_id", project, 37);
+    PQclear(r);
+    return s;
 }
 
-enum db_status db_webhook_list(struct db_conn *c, const char *after_seq, long limit,
-                               struct db_page *page)
+enum db_status db_webhook_delete(struct db_conn *c, const char *id, const char *scope,
+                                 char project[37])
+{
+    const char *p[2] = {id, scope};
+    return project_of(c, "webhook_delete", 2, p, project);
+}
+
+enum db_status db_webhook_project(struct db_conn *c, const char *id, char project[37])
+{
+    const char *p[1] = {id};
+    return project_of(c, "webhook_project", 1, p, project);
+}
+
+enum db_status db_webhook_list(struct db_conn *c, const char *scope, const char *project_id,
+                               const char *after_seq, long limit, struct db_page *page)
 {
     char l[24];
     snprintf(l, sizeof l, "%ld", limit);
-    const char *p[2] = {after_seq, l};
-    return db_exec_page(c, "webhook_list", 2, p, page);
+    const char *p[4] = {after_seq, l, scope, project_id};
+    return db_exec_page(c, "webhook_list", 4, p, page);
 }
 
-enum db_status db_webhook_replay(struct db_conn *c, const char *id, int64_t from_event_id,
-                                 char **doc)
+enum db_status db_webhook_replay(struct db_conn *c, const char *id, const char *scope,
+                                 int64_t from_event_id, char **doc)
 {
     char from[24];
     snprintf(from, sizeof from, "%lld", (long long)from_event_id);
-    const char *p[2] = {id, from};
-    return db_exec_doc(c, "webhook_replay", 2, p, doc);
+    const char *p[3] = {id, from, scope};
+    return db_exec_doc(c, "webhook_replay", 3, p, doc);
 }
 
-enum db_status db_webhook_deliveries(struct db_conn *c, const char *id, const char *status,
-                                     const char *before_seq, long limit, struct db_page *page,
-                                     int *exists)
+enum db_status db_webhook_deliveries(struct db_conn *c, const char *id, const char *scope,
+                                     const char *status, const char *before_seq, long limit,
+                                     struct db_page *page, int *exists)
 {
-    const char *p1[1] = {id};
+    const char *p1[2] = {id, scope};
     *exists = 0;
     db_page_clear(page);
-    enum db_status s = db_exec_noresult(c, "webhook_exists", 1, p1);
+    enum db_status s = db_exec_noresult(c, "webhook_exists", 2, p1);
     if (s <= 0)
         return s;
     *exists = 1;
@@ -311,6 +341,7 @@ enum db_status db_webhook_claim(struct db_conn *c, const char *owner, int64_t ho
         db_copy(r, i, "id", cl->id, sizeof cl->id);
         cl->url = db_dup(r, i, "url", &oom);
         cl->event_types = db_dup(r, i, "event_types", &oom);
+        db_copy(r, i, "projects", cl->projects, sizeof cl->projects);
         cl->slack = strcmp(db_str(r, i, "format"), "slack") == 0;
         cl->last_event_id = strtoll(db_str(r, i, "last_event_id"), NULL, 10);
         cl->generation = strtoll(db_str(r, i, "generation"), NULL, 10);

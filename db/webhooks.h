@@ -20,6 +20,7 @@
 struct db_webhook_new {
     const char *id; /* chosen by the caller: it is the AAD of the sealed secret */
     const char *url, *event_types /* a text[] literal */, *description, *format, *created_by;
+    const char *project_id; /* the project whose events it receives */
     const char *kid;
     const unsigned char *nonce; /* CRYPT_NONCE_LEN bytes */
     const unsigned char *ciphertext;
@@ -28,23 +29,31 @@ struct db_webhook_new {
 /* Inserts a webhook whose cursor is the newest event now: it is sent the events that come
  * after its creation. *doc gets the Webhook document (caller frees). */
 enum db_status db_webhook_insert(struct db_conn *c, const struct db_webhook_new *in, char **doc);
-enum db_status db_webhook_get(struct db_conn *c, const char *id, char **doc);
-/* Deletes the webhook and its deliveries. */
-enum db_status db_webhook_delete(struct db_conn *c, const char *id);
-/* Webhooks in creation order after the keyset value after_seq (NULL: from the start). */
-enum db_status db_webhook_list(struct db_conn *c, const char *after_seq, long limit,
-                               struct db_page *page);
+/* Every read and write of one webhook is scoped: scope is a uuid[] literal of the
+ * projects whose webhooks the caller may see or change (NULL: every project); another
+ * project's webhook is as one that does not exist (DB_NO_RESULTS). */
+enum db_status db_webhook_get(struct db_conn *c, const char *id, const char *scope, char **doc);
+/* Deletes the webhook and its deliveries; project receives its project. */
+enum db_status db_webhook_delete(struct db_conn *c, const char *id, const char *scope,
+                                 char project[37]);
+/* The project of a webhook, whatever the scope (for auditing a refusal): DB_NO_RESULTS
+ * when there is no such webhook. */
+enum db_status db_webhook_project(struct db_conn *c, const char *id, char project[37]);
+/* Webhooks in creation order after the keyset value after_seq (NULL: from the start), of
+ * scope and of project_id (NULL: any). */
+enum db_status db_webhook_list(struct db_conn *c, const char *scope, const char *project_id,
+                               const char *after_seq, long limit, struct db_page *page);
 /* Sends the events from from_event_id on again, as a new generation: the cursor becomes
  * from_event_id - 1, the webhook is enabled and due now. *doc gets the document;
  * DB_NO_RESULTS when there is no such webhook. */
-enum db_status db_webhook_replay(struct db_conn *c, const char *id, int64_t from_event_id,
-                                 char **doc);
+enum db_status db_webhook_replay(struct db_conn *c, const char *id, const char *scope,
+                                 int64_t from_event_id, char **doc);
 /* Deliveries, newest first, before the keyset value before_seq (NULL: from the newest);
  * status: delivered, retrying, failed or NULL for all. *exists says whether the webhook
  * exists (when not, the page is empty). */
-enum db_status db_webhook_deliveries(struct db_conn *c, const char *id, const char *status,
-                                     const char *before_seq, long limit, struct db_page *page,
-                                     int *exists);
+enum db_status db_webhook_deliveries(struct db_conn *c, const char *id, const char *scope,
+                                     const char *status, const char *before_seq, long limit,
+                                     struct db_page *page, int *exists);
 
 /* ---- the dispatcher ---- */
 
@@ -53,6 +62,7 @@ struct db_webhook_claim {
     char id[37];
     char *url;         /* malloc'd */
     char *event_types; /* text[] literal, malloc'd */
+    char projects[40]; /* "{<its project id>}": only that project's events are sent */
     int slack;         /* format slack */
     int64_t last_event_id, generation;
     struct crypt_secret key; /* the HMAC key; empty when decrypt_failed */
@@ -67,7 +77,7 @@ void db_webhook_claims_free(struct db_webhook_claim *claims, int n);
 
 /* Leases up to limit enabled webhooks that are due, not leased by another dispatcher, not
  * in held (a uuid[] literal of those this dispatcher holds, or NULL), and that have an
- * event of their types in (last_event_id, horizon]; FOR UPDATE SKIP LOCKED, so
+ * event of their types and their project in (last_event_id, horizon]; FOR UPDATE SKIP LOCKED, so
  * dispatchers never wait for one another. *claims (caller frees with
  * db_webhook_claims_free) and *n receive them. */
 enum db_status db_webhook_claim(struct db_conn *c, const char *owner, int64_t horizon, int lease_s,
@@ -132,8 +142,8 @@ struct db_webhook_event {
  * below it have all committed or are given up). *events is malloc'd (caller frees). */
 enum db_status db_webhook_event_ids(struct db_conn *c, int64_t after, int limit,
                                     struct db_webhook_event **events, int *n);
-/* Moves the cursor of every enabled, unleased webhook with no event of its types in
- * (last_event_id, horizon] to horizon, so that later scans start there. */
+/* Moves the cursor of every enabled, unleased webhook with no event of its types and its
+ * project in (last_event_id, horizon] to horizon, so that later scans start there. */
 enum db_status db_webhook_advance_idle(struct db_conn *c, int64_t horizon, long *moved);
 
 #endif

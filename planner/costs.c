@@ -120,7 +120,7 @@ int plan_cost_main_unit(const struct plan_cost *c)
     return unit;
 }
 
-const char *const plan_group_by_names[] = {"host", "pool", "brief", NULL};
+const char *const plan_group_by_names[] = {"host", "pool", "brief", "project", NULL};
 
 static int same_id(const char *a, const char *b)
 {
@@ -198,6 +198,8 @@ int plan_costs_group(const struct usage_host *hosts, size_t nh, const struct usa
                 acc = group_of(&gs, host->id, host->name, 0);
             else if (by == PLAN_BY_POOL)
                 acc = group_of(&gs, host->pool_id, host->pool_name, 1);
+            else if (by == PLAN_BY_PROJECT)
+                acc = group_of(&gs, host->project_id, host->project_name, 1);
             else
                 acc = group_of(&gs, NULL, NULL, 1);
             if (acc == NULL)

@@ -101,20 +101,21 @@ double plan_held_share(double held_seconds, double slice_seconds, double host_se
 
 /* ---- groups ---- */
 
-enum plan_group_by { PLAN_BY_HOST, PLAN_BY_POOL, PLAN_BY_BRIEF };
-extern const char *const plan_group_by_names[]; /* "host", "pool", "brief", NULL */
+enum plan_group_by { PLAN_BY_HOST, PLAN_BY_POOL, PLAN_BY_BRIEF, PLAN_BY_PROJECT };
+/* "host", "pool", "brief", "project", NULL */
+extern const char *const plan_group_by_names[];
 
 /* A group being priced (the hosts and rows it is summed from: common/usage.h). */
 struct plan_cost_group {
     const char *id, *name; /* borrowed from the hosts/rows; NULL id: no brief */
     struct plan_cost_acc acc;
 };
-/* Sums hosts and rows into groups; a host neither held (held_seconds 0) nor reporting in
- * the window is left out. rows must be sorted by host, and within a host by
- * brief (equal brief ids adjacent). Grouped by brief, a host's held time is split among
- * the briefs its reports name, in proportion to the seconds their reports cover; a host
- * without reports goes whole to the group without a brief (id NULL). *out is malloc'd
- * (caller frees), in first-seen order. Returns 0, or -1 when out of memory. */
+/* Sums hosts and rows into groups (by host, pool, brief or the host's project); a host
+ * neither held (held_seconds 0) nor reporting in the window is left out. rows must be sorted by
+ * host, and within a host by brief (equal brief ids adjacent). Grouped by brief, a host's held time
+ * is split among the briefs its reports name, in proportion to the seconds their reports cover; a
+ * host without reports goes whole to the group without a brief (id NULL). *out is malloc'd (caller
+ * frees), in first-seen order. Returns 0, or -1 when out of memory. */
 int plan_costs_group(const struct usage_host *hosts, size_t nh, const struct usage_row *rows,
                      size_t nr, enum plan_group_by by, struct plan_cost_group **out,
                      size_t *ngroups);

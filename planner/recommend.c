@@ -8,6 +8,7 @@
 #include "common/utf8.h"
 #include "common/util.h"
 #include "planner/costs.h"
+#include "planner/scope.h"
 
 const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
                                         "reuse", "investigate", NULL};
@@ -71,6 +72,19 @@ static int add(json_t *items, const char *action, const char *rule, const char *
     if (brief_id == NULL)
         json_object_set_new(t, "brief_id", json_null());
     return json_array_append_new(items, rec);
+}
+
+int plan_rec_visible(const struct actor *who, const char *const *projects, size_t n)
+{
+    if (who->platform_admin || who->kind == ACTOR_SYSTEM)
+        return 1;
+    if (n == 0 || projects[0] == NULL)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (projects[i] == NULL || strcmp(projects[i], projects[0]) != 0)
+            return 0;
+    unsigned read = ACTOR_ROLE_VIEWER | ACTOR_ROLE_OPERATOR | ACTOR_ROLE_ADMIN;
+    return plan_scope(who, projects[0], read) == PLAN_SCOPE_OK;
 }
 
 void plan_rec_default_thresholds(struct plan_rec_thresholds *t)

@@ -97,7 +97,8 @@ void plan_rec_default_thresholds(struct plan_rec_thresholds *t);
 
 struct plan_rec_host {
     const char *id, *pool_id;
-    const char *brief_id; /* the brief it serves, or NULL */
+    const char *project_id; /* its pool's project */
+    const char *brief_id;   /* the brief it serves, or NULL */
     const char *state;
     int accepted;   /* accepted gate and state ready */
     int active_job; /* a queued or running job */
@@ -130,6 +131,7 @@ struct plan_rec_host {
 
 struct plan_rec_brief {
     const char *id;
+    const char *project_id;
     int has_ttft, has_tail, has_queue;
     double ttft_ms, tail_ms, queue_delay_s; /* targets */
     int sized;                              /* sizing, precision and opts are set */
@@ -152,5 +154,14 @@ void plan_rec_id(const char *action, const char *rule, const char *const *host_i
                  const char *pool_id, const char *brief_id, char out[37]);
 
 extern const char *const plan_rec_actions[]; /* stop, scale_up, scale_down, reuse, investigate */
+
+/* Projects. The rules run over the whole fleet, so a reuse may lend an idle host of one
+ * project to another project's brief: that is the platform's to decide. Who may see a
+ * recommendation whose targets (its hosts, pool and brief) lie in projects[0..n) (NULL: a
+ * target whose project is unknown)? A platform admin (or a system actor): every one.
+ * Anyone else: one whose every target lies in one project, where it may read (viewer,
+ * operator or admin there). */
+struct actor;
+int plan_rec_visible(const struct actor *who, const char *const *projects, size_t n);
 
 #endif

@@ -23,7 +23,8 @@
 
 #include "common/sbuf.h"
 
-#define EV_GAP_WAIT_US 1000000LL
+#define EV_GAP_WAIT_US  1000000LL
+#define EV_MAX_PROJECTS 64 /* projects in a subscriber's set */
 
 /* The known event types; the types filter accepts exactly these. */
 extern const char *const ev_type_names[];
@@ -64,6 +65,11 @@ void ev_hub_stop(void);
 struct ev_filter {
     uint32_t types;                /* bit per ev_type_names index; 0: every type */
     char pool_id[37], host_id[37]; /* lowercase UUID, or "" for any */
+    /* The projects whose events the subscriber may see: a uuid[] literal ("{a,b}", "{}"
+     * for none), or NULL for every event, the platform's own (no project) included (a
+     * platform admin). ev_sub_open copies it. Each subscriber skips the events outside its
+     * set: the hub still renders every event once. */
+    const char *projects;
 };
 
 /* How the hub parks and wakes a subscriber's transport. Both are called with the
@@ -80,7 +86,8 @@ struct ev_sub;
 /* Registers a subscriber. after: deliver events with a greater id (a client's
  * Last-Event-ID), or -1 for events from now on. request_id and principal are copied (for
  * the log). Returns NULL when the hub does not know the current position yet (database
- * unreachable since start) or streams are ending. The subscriber comes with one
+ * unreachable since start), streams are ending, or f->projects is not a uuid[] literal
+ * of at most EV_MAX_PROJECTS ids. The subscriber comes with one
  * reference, the caller's (ev_sub_unref); ev_sub_hold adds one. */
 struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
                            const char *principal, const struct ev_sub_ops *ops, void *ctx);

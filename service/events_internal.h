@@ -23,10 +23,19 @@
 
 /* ---- the ring (events_ring.c) ---- */
 
+/* A project id as 16 bytes (compared with memcmp by every subscriber: cheap). */
+struct ev_project {
+    unsigned char b[16];
+};
+/* Parses a UUID's text into p. Returns 0, or -1 when it is not one. */
+int ev_project_parse(const char *text, struct ev_project *p);
+
 struct ev_ent {
     int64_t id;
     int type; /* index in ev_type_names, -1 when unknown */
     char pool[37], host[37];
+    int has_project; /* 0: the platform's own event (platform admins only) */
+    struct ev_project project;
     char *frame;
     size_t len;
 };

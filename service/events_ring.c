@@ -33,6 +33,34 @@ int ev_type_index(const char *name)
 
 struct ev_ring ev_ring = {.lock = PTHREAD_RWLOCK_INITIALIZER};
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int ev_project_parse(const char *text, struct ev_project *p)
+{
+    int n = 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (text[i] != '-')
+                return -1;
+            continue;
+        }
+        int hi = hexval(text[i]), lo = hi < 0 ? -1 : hexval(text[++i]);
+        if (lo < 0)
+            return -1;
+        p->b[n++] = (unsigned char)(hi << 4 | lo);
+    }
+    return text[36] == '\0' ? 0 : -1;
+}
+
 int ev_ring_alloc(size_t cap, const struct ev_wire *wire)
 {
     ev_ring.cap = cap;
@@ -111,6 +139,7 @@ int ev_ring_append(const struct db_event_row *row)
     e->type = ev_type_index(row->type);
     snprintf(e->pool, sizeof e->pool, "%s", row->pool_id);
     snprintf(e->host, sizeof e->host, "%s", row->host_id);
+    e->has_project = ev_project_parse(row->project_id, &e->project) == 0;
     e->frame = frame;
     e->len = w;
     ev_ring.count++;

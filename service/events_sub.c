@@ -31,7 +31,10 @@ struct ev_sub {
     atomic_int end;
     const struct ev_sub_ops *ops;
     void *ctx;
-    struct ev_filter f;
+    struct ev_filter f; /* f.projects points to projects_text (or is NULL) */
+    char *projects_text;
+    int nprojects; /* -1: every event (f.projects NULL) */
+    struct ev_project projects[EV_MAX_PROJECTS];
     int64_t cursor;   /* the last event id examined */
     int live;         /* reads from the ring (a cursor the ring overwrote means: cut) */
     int suspended;    /* it is parked */
@@ -71,6 +74,7 @@ void ev_sub_unref(struct ev_sub *s)
         return;
     pthread_mutex_destroy(&s->mu);
     free(s->pend);
+    free(s->projects_text);
     free(s);
 }
 
@@ -138,9 +142,24 @@ static void mark_cut(struct ev_sub *s)
     log_json_steal(LOG_WARN, line);
 }
 
+/* Whether e is of one of s's projects (every event when s has no project set). */
+static int in_projects(const struct ev_sub *s, const struct ev_ent *e)
+{
+    if (s->nprojects < 0)
+        return 1;
+    if (!e->has_project)
+        return 0;
+    for (int i = 0; i < s->nprojects; i++)
+        if (memcmp(s->projects[i].b, e->project.b, sizeof e->project.b) == 0)
+            return 1;
+    return 0;
+}
+
 static int sub_matches(const struct ev_sub *s, const struct ev_ent *e)
 {
     if (s->f.types != 0 && (e->type < 0 || !(s->f.types & (1u << e->type))))
+        return 0;
+    if (!in_projects(s, e))
         return 0;
     if (s->f.pool_id[0] != '\0' && strcmp(s->f.pool_id, e->pool) != 0)
         return 0;
@@ -248,6 +267,38 @@ static void wake_locked(struct ev_sub *s)
 
 /* ---- the registry ---- */
 
+/* Takes f->projects (a uuid[] literal, or NULL: every event) into s. Returns 0, or -1 when
+ * it is not such a literal or names more than EV_MAX_PROJECTS projects. */
+static int sub_projects(struct ev_sub *s, const char *text)
+{
+    s->nprojects = -1;
+    s->f.projects = NULL;
+    if (text == NULL)
+        return 0;
+    size_t len = strlen(text);
+    if (len < 2 || text[0] != '{' || text[len - 1] != '}')
+        return -1;
+    s->projects_text = strdup(text);
+    if (s->projects_text == NULL)
+        return -1;
+    s->f.projects = s->projects_text;
+    s->nprojects = 0;
+    for (const char *p = text + 1; *p != '}';) {
+        char id[37];
+        size_t n = strcspn(p, ",}");
+        if (n != 36 || s->nprojects == EV_MAX_PROJECTS)
+            return -1;
+        memcpy(id, p, 36);
+        id[36] = '\0';
+        if (ev_project_parse(id, &s->projects[s->nprojects++]) != 0)
+            return -1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
 struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
                            const char *principal, const struct ev_sub_ops *ops, void *ctx)
 {
@@ -261,6 +312,8 @@ struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char 
     s->ops = ops;
     s->ctx = ctx;
     s->f = *f;
+    if (sub_projects(s, f->projects) != 0)
+        goto fail;
     snprintf(s->request_id, sizeof s->request_id, "%s", request_id);
     snprintf(s->principal, sizeof s->principal, "%s", principal);
     pthread_rwlock_rdlock(&ev_ring.lock);
@@ -286,6 +339,7 @@ struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char 
 fail:
     pthread_mutex_destroy(&s->mu);
     free(s->pend);
+    free(s->projects_text);
     free(s);
     return NULL;
 }
@@ -395,15 +449,15 @@ void ev_subs_wake(int heartbeat)
 
 struct backlog_arg {
     int64_t after, upto;
-    const char *types, *pool, *host;
+    const char *types, *pool, *host, *projects;
     struct db_event_rows ev;
 };
 
 static enum db_status backlog_fn(struct db_conn *c, void *arg)
 {
     struct backlog_arg *a = arg;
-    return db_events_backlog(c, a->after, a->upto, a->types, a->pool, a->host, BACKLOG_LIMIT,
-                             &a->ev);
+    return db_events_backlog(c, a->after, a->upto, a->types, a->pool, a->host, a->projects,
+                             BACKLOG_LIMIT, &a->ev);
 }
 
 /* "{host.state,job.state}" for a type mask (every name is a known, plain word). */
@@ -433,6 +487,7 @@ static int load_backlog(int64_t after, int64_t *upto, const struct ev_filter *f,
                             f->types ? types : NULL,
                             f->pool_id[0] ? f->pool_id : NULL,
                             f->host_id[0] ? f->host_id : NULL,
+                            f->projects,
                             {0}};
     if (db_run(backlog_fn, &a) < 0)
         return -1;

@@ -39,6 +39,31 @@ static enum db_status stop_idle(struct db_conn *c, const char *host, const char 
     return DB_ONE_RESULT;
 }
 
+/* The stop's reason: both signals of the recommendation (planner/recommend.c stops
+ * nothing without them: no useful work reported, and GPU utilization sampled low), and,
+ * when the pool does not have auto_stop, the exhausted budget that stops it. */
+static void stop_reason(const json_t *rec, const struct db_idle_host *why, char *out, size_t n)
+{
+    const json_t *ev = json_object_get(rec, "evidence");
+    const json_t *gpu = json_object_get(ev, "gpu_utilization");
+    int k = 0;
+    if (!why->auto_stop)
+        k = snprintf(out, n,
+                     "project %s's monthly budget is exhausted (spend %.2f of %.2f; "
+                     "on_exhausted stop_idle); ",
+                     why->project, why->spend, why->budget);
+    if (k < 0 || (size_t)k >= n)
+        k = 0;
+    snprintf(out + k, n - (size_t)k,
+             "idle for %.0f s (pool idle_stop_after_seconds %.0f); GPU utilization at most "
+             "%.4g%% (under %.4g%%) over %.4g%% of the window",
+             json_number_value(json_object_get(ev, "idle_seconds")),
+             json_number_value(json_object_get(ev, "idle_stop_after_seconds")),
+             json_number_value(json_object_get(gpu, "max_pct")),
+             json_number_value(json_object_get(gpu, "threshold_pct")),
+             json_number_value(json_object_get(gpu, "coverage_pct")));
+}
+
 static enum db_status pass_fn(struct db_conn *c, void *arg)
 {
     struct pass *p = arg;
@@ -73,25 +98,14 @@ static enum db_status pass_fn(struct db_conn *c, void *arg)
         const char *host = json_string_value(json_array_get(ids, 0));
         if (host == NULL)
             continue;
-        int auto_stop = 0;
-        s = db_idle_policy_auto_stop(c, host, &auto_stop);
+        struct db_idle_host why;
+        s = db_idle_policy_host(c, host, &why);
         if (s < 0)
             break;
-        if (!auto_stop)
+        if (!why.auto_stop && !why.budget_stop)
             continue;
-        /* Both signals of the recommendation (planner/recommend.c stops nothing without
-         * them): no useful work reported, and GPU utilization sampled low. */
-        const json_t *ev = json_object_get(it, "evidence");
-        const json_t *gpu = json_object_get(ev, "gpu_utilization");
-        char reason[256], job[37] = "";
-        snprintf(reason, sizeof reason,
-                 "idle for %.0f s (pool idle_stop_after_seconds %.0f); GPU utilization at most "
-                 "%.4g%% (under %.4g%%) over %.4g%% of the window",
-                 json_number_value(json_object_get(ev, "idle_seconds")),
-                 json_number_value(json_object_get(ev, "idle_stop_after_seconds")),
-                 json_number_value(json_object_get(gpu, "max_pct")),
-                 json_number_value(json_object_get(gpu, "threshold_pct")),
-                 json_number_value(json_object_get(gpu, "coverage_pct")));
+        char reason[512], job[37] = "";
+        stop_reason(it, &why, reason, sizeof reason);
         s = stop_idle(c, host, reason, job);
         if (s > 0) {
             p->queued++;

@@ -292,6 +292,7 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         const struct db_rec_host *R = &in->hosts[i];
         h->id = R->id;
         h->pool_id = R->pool_id;
+        h->project_id = R->project_id;
         h->state = R->state;
         h->accepted = R->accepted;
         h->active_job = R->active_job;
@@ -333,6 +334,7 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
     for (size_t j = 0; j < nb; j++) {
         struct plan_rec_brief *b = &briefs[j];
         b->id = in->briefs[j].id;
+        b->project_id = in->briefs[j].project_id;
         docs[j] = json_loads(in->briefs[j].spec, 0, NULL);
         if (docs[j] == NULL)
             continue;
@@ -386,6 +388,47 @@ const char *svc_recommendations_host_pool(const struct svc_recommendations *k, c
     for (size_t i = 0; id != NULL && i < k->nh; i++)
         if (strcmp(k->hosts[i].id, id) == 0)
             return k->hosts[i].pool_id;
+    return NULL;
+}
+
+/* The host (sorted by id) with this id, or NULL. */
+static const struct plan_rec_host *find_host(const struct svc_recommendations *k, const char *id)
+{
+    size_t lo = 0, hi = k->nh;
+    while (id != NULL && lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(k->hosts[mid].id, id);
+        if (c == 0)
+            return &k->hosts[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const char *svc_recommendations_project(const struct svc_recommendations *k, const char *host_id,
+                                        const char *pool_id, const char *brief_id)
+{
+    if (host_id != NULL) {
+        const struct plan_rec_host *h = find_host(k, host_id);
+        return h ? h->project_id : NULL;
+    }
+    for (size_t i = 0; pool_id != NULL && i < k->nh; i++)
+        if (strcmp(k->hosts[i].pool_id, pool_id) == 0)
+            return k->hosts[i].project_id;
+    size_t lo = 0, hi = brief_id ? k->nb : 0;
+    while (lo < hi) { /* briefs are sorted by id */
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(k->briefs[mid].id, brief_id);
+        if (c == 0)
+            return k->briefs[mid].project_id;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 

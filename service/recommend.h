@@ -23,6 +23,10 @@ struct svc_recommendations *svc_recommend(int64_t at_us, json_t *all, json_t *no
 const char *svc_recommendations_at(const struct svc_recommendations *k);
 /* The pool of a host the computation saw, or NULL. */
 const char *svc_recommendations_host_pool(const struct svc_recommendations *k, const char *id);
+/* The project of a target the computation saw: of host_id when given, else of pool_id
+ * (one of its hosts'), else of brief_id; NULL when unknown. */
+const char *svc_recommendations_project(const struct svc_recommendations *k, const char *host_id,
+                                        const char *pool_id, const char *brief_id);
 void svc_recommendations_free(struct svc_recommendations *k);
 
 #endif

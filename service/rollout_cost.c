@@ -51,7 +51,7 @@ static enum db_status cost_window(struct db_conn *c, const char *pool_id, const 
     struct db_cost_input in = {0};
     enum db_status s = DB_NO_RESULTS;
     if (strcmp(from, to) < 0) { /* same fixed-width UTC format: text order is time order */
-        s = db_cost_read(c, from, to, &in);
+        s = db_cost_read(c, from, to, NULL, &in);
         if (s < 0)
             return s;
     }

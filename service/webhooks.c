@@ -102,7 +102,7 @@ static enum db_status fetch_fn(struct db_conn *c, void *arg)
 {
     struct slot *s = ((struct fetch_arg *)arg)->s;
     return db_events_backlog(c, s->w.last_event_id, wh.hz.upto, s->w.event_types, NULL, NULL,
-                             PREFETCH, &s->q);
+                             s->w.projects, PREFETCH, &s->q);
 }
 
 struct record_arg {

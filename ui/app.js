@@ -1,6 +1,8 @@
-// app.js — the fleet status page: sign-in, the host table with its filters and each
-// host's health, a host's view (its GPUs and their recent events), the rollouts in
-// progress, costs per pool, open recommendations, and live updates from the event stream.
+// app.js — the fleet status page: sign-in, the project selector, the host table with its
+// filters and each host's health, a host's view (its GPUs and their recent events), the
+// projects' budgets, the rollouts in progress, costs per pool, open recommendations, and
+// live updates from the event stream. A project chosen in the selector narrows the host
+// list, the costs and the recommendations (?project=), the budgets and the live updates.
 //
 // The token lives in sessionStorage only (this tab, until it closes or the user signs
 // out): never in local storage, a cookie or a URL.
@@ -8,6 +10,7 @@ import { describeError, makeClient } from './api.js';
 import { el, setText, shortId, token } from './dom.js';
 import { eventRow, gpuRow, healthBadge, healthReason, makeLoader } from './health.js';
 import { startLive } from './live.js';
+import { budgetItem, loadProjects, projectQuery, renderSelector } from './projects.js';
 import { costRow, hostRow, recItem, tickSeen } from './render.js';
 import { activeRollouts, rolloutItem } from './rollouts.js';
 
@@ -63,6 +66,9 @@ const st = {
   health: new Map(), // host id → HostHealth document
   liveHealth: new Map(), // host id → {to, reason} of its last host.health event
   view: null, // the id of the host whose view is open
+  project: '', // the selected project's id ('' for every project the caller may read)
+  projects: [], // Project documents, by name
+  budgetsTimer: null,
 };
 
 const ctx = {
@@ -357,7 +363,7 @@ function isoSeconds(ms) {
 async function loadCosts(gen) {
   const to = Date.now();
   const from = to - 24 * 3600 * 1000;
-  const q = `/v1/costs?group_by=pool&from=${encodeURIComponent(isoSeconds(from))}&to=${encodeURIComponent(isoSeconds(to))}`;
+  const q = `/v1/costs?group_by=pool&from=${encodeURIComponent(isoSeconds(from))}&to=${encodeURIComponent(isoSeconds(to))}${projectQuery(st.project)}`;
   try {
     const rep = await api.get(q);
     if (gen !== st.generation) return;
@@ -385,7 +391,7 @@ function costsSoon() {
 
 async function loadRecs(gen) {
   try {
-    const list = await api.get('/v1/recommendations');
+    const list = await api.get(`/v1/recommendations${projectQuery(st.project, '?')}`);
     if (gen !== st.generation) return;
     $('recs').replaceChildren(...list.items.map((r) => recItem(r, ctx)));
     setText($('rec-count'), `(${list.items.length})`);
@@ -413,6 +419,42 @@ function recsSoon() {
   }, RECS_DELAY_MS);
 }
 
+// ---- projects: the selector and the budgets ----
+
+/** The caller's projects: the selector's options and one budget item per shown project. */
+async function loadBudgets(gen) {
+  try {
+    const { me, projects } = await loadProjects(api);
+    if (gen !== st.generation) return;
+    st.projects = projects;
+    st.project = renderSelector($('project'), me, projects, st.project);
+    $('project-pick').hidden = projects.length === 0;
+    const shown = st.project ? projects.filter((p) => p.id === st.project) : projects;
+    $('budgets').replaceChildren(...shown.map(budgetItem));
+    setText($('budget-count'), `(${shown.length})`);
+    $('budgets-empty').hidden = shown.length > 0;
+  } catch (err) {
+    fail(err, gen);
+  }
+}
+
+/** A budget.threshold event: the budgets are read again (once per burst). */
+function budgetsSoon() {
+  if (st.budgetsTimer) return;
+  const gen = st.generation;
+  st.budgetsTimer = setTimeout(() => {
+    st.budgetsTimer = null;
+    loadBudgets(gen);
+  }, RECS_DELAY_MS);
+}
+
+/** Another project chosen: everything it narrows is read again. */
+function chooseProject() {
+  st.project = $('project').value;
+  st.hostQueue.pending.clear();
+  refreshAll();
+}
+
 // ---- rollouts in progress ----
 
 /** The active rollouts (running, paused, rolling back), one item per pool. */
@@ -438,8 +480,13 @@ const rolloutsLoader = makeLoader(loadRollouts, { limit: 1, delayMs: 300 });
 /** Everything, from scratch. */
 async function refreshAll() {
   const gen = st.generation;
+  await loadBudgets(gen);
+  if (gen !== st.generation) return;
   try {
-    const [pools, hosts] = await Promise.all([api.getAll('/v1/pools?limit=500'), api.getAll('/v1/hosts?limit=500')]);
+    const [pools, hosts] = await Promise.all([
+      api.getAll('/v1/pools?limit=500'),
+      api.getAll(`/v1/hosts?limit=500${projectQuery(st.project)}`),
+    ]);
     if (gen !== st.generation) return false;
     st.pools = new Map(pools.map((p) => [p.id, p]));
     renderPoolFilter();
@@ -447,13 +494,16 @@ async function refreshAll() {
     showError('');
   } catch (err) {
     fail(err, gen);
-    return;
+    if (gen !== st.generation) return; // signed out
   }
   st.costs.last = Date.now();
   await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts()]);
 }
 
 function onEvent(type, data) {
+  // Another project's event, while one is selected: not about what the page shows.
+  if (st.project && typeof data.project_id === 'string' && data.project_id !== st.project) return;
+  if (type === 'budget.threshold') return budgetsSoon();
   if (type.startsWith('recommendation.')) return recsSoon();
   if (type.startsWith('work_reports.')) return costsSoon();
   if (type === 'rollout' || type === 'rollout.host') rolloutsLoader.want('active');
@@ -525,6 +575,12 @@ function signOut(message) {
   clearTimeout(st.hostQueue.timer);
   clearTimeout(st.recsTimer);
   clearTimeout(st.costs.timer);
+  clearTimeout(st.budgetsTimer);
+  st.budgetsTimer = null;
+  st.project = '';
+  st.projects = [];
+  $('project-pick').hidden = true;
+  $('budgets').replaceChildren();
   st.hostQueue = { pending: new Set(), inflight: new Set(), timer: null };
   st.recsTimer = null;
   st.costs = { last: 0, timer: null };
@@ -569,6 +625,7 @@ function init() {
   $('filter-state').append(...HOST_STATES.map((s) => el('option', { value: s, text: s })));
   $('filter-state').addEventListener('change', applyFilters);
   $('filter-pool').addEventListener('change', applyFilters);
+  $('project').addEventListener('change', chooseProject);
   $('signin-form').addEventListener('submit', onSignIn);
   $('signout').addEventListener('click', () => signOut(''));
   $('refresh').addEventListener('click', () => refreshAll());

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'host.health',
   'rollout',
   'rollout.host',
+  'budget.threshold',
 ];
 
 const BACKOFF_MIN_MS = 1000;

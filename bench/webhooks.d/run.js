@@ -108,7 +108,7 @@ function emit(events, batch, pause) {
     let sql = '';
     for (let done = 0; done < events; done += batch) {
       const n = Math.min(batch, events - done);
-      sql += `INSERT INTO events (type, data) SELECT '${TYPE}', jsonb_build_object('changed', '["labels"]'::jsonb, 'seq', ${done} + g) FROM generate_series(1, ${n}) g;\n`;
+      sql += `INSERT INTO events (type, project_id, data) SELECT '${TYPE}', '00000000-0000-4000-8000-000000000001', jsonb_build_object('changed', '["labels"]'::jsonb, 'seq', ${done} + g) FROM generate_series(1, ${n}) g;\n`;
       if (pause > 0) sql += `SELECT pg_sleep(${pause / 1000});\n`;
     }
     p.stdin.end(sql);

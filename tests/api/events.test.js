@@ -25,6 +25,9 @@ const { openStream, SseParser } = require('./lib/sse');
 const fleet = require('./lib/fleet');
 
 const TICKET_RE = /^[A-Za-z0-9_-]{43}$/;
+// Events written here with psql name the project named default (migration 0022), where
+// the viewer token acts: an event of no project is the platform's own (platform admins only).
+const DEFAULT_PROJECT = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let srvA; // GPUFLEET_EVENTS_HEARTBEAT_SECONDS=1, ingest throttle 1 s
@@ -71,7 +74,7 @@ async function mintTicket(c, token) {
 const forHost = (s, id) => s.events.filter((e) => e.json && e.json.host_id === id);
 /** The comparable part of an event: its type and type-specific members. */
 function shape(e) {
-  const { id, at, type, pool_id, host_id, ...rest } = e.json;
+  const { id, at, type, pool_id, host_id, project_id, ...rest } = e.json;
   return { type, ...rest };
 }
 /** JSON text with object members in key order, for comparisons that ignore it. */
@@ -560,7 +563,7 @@ describe('filters and resuming', () => {
     const s = await stream(srvA, { token: viewer, query: '?types=recommendation.withdrawn' });
     const url = srvA.database.url;
     const ins = (tag) =>
-      `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"${tag}","action":"reuse"}')`;
+      `INSERT INTO events (type, project_id, data) VALUES ('recommendation.withdrawn', '${DEFAULT_PROJECT}', '{"recommendation_id":"${tag}","action":"reuse"}')`;
     const [a, b, c, d] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     // a takes its id first but commits last; c is rolled back.
     const first = psqlAsync(url, `BEGIN; ${ins(a)}; SELECT pg_sleep(0.6); COMMIT;`);
@@ -584,7 +587,7 @@ describe('filters and resuming', () => {
     await register(poolA);
     psql(
       srvA.database.url,
-      `INSERT INTO events (type, data) SELECT 'recommendation.withdrawn', jsonb_build_object('recommendation_id', gen_random_uuid(), 'action', 'investigate') FROM generate_series(1, 1005)`,
+      `INSERT INTO events (type, project_id, data) SELECT 'recommendation.withdrawn', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation_id', gen_random_uuid(), 'action', 'investigate') FROM generate_series(1, 1005)`,
     );
     const want = dbIds(`id > ${top + 1000}`);
     assert.ok(want.length >= 4);
@@ -833,13 +836,13 @@ describe('load, slow consumers, retention and shutdown', () => {
     const old = Number(
       psql(
         url,
-        `INSERT INTO events (at, type, data) VALUES (now() - interval '3 hours', 'recommendation.withdrawn', '{"recommendation_id":"${crypto.randomUUID()}","action":"stop"}') RETURNING id`,
+        `INSERT INTO events (at, type, project_id, data) VALUES (now() - interval '3 hours', 'recommendation.withdrawn', '${DEFAULT_PROJECT}', '{"recommendation_id":"${crypto.randomUUID()}","action":"stop"}') RETURNING id`,
       ).split('\n')[0],
     );
     // Enough stored events that a replay from 0 takes several database chunks.
     psql(
       url,
-      `INSERT INTO events (type, pool_id, host_id, data) SELECT 'host.deleted', gen_random_uuid(), gen_random_uuid(), jsonb_build_object('name', 'bulk-' || g) FROM generate_series(1, 600) g`,
+      `INSERT INTO events (type, pool_id, host_id, project_id, data) SELECT 'host.deleted', gen_random_uuid(), gen_random_uuid(), '${DEFAULT_PROJECT}', jsonb_build_object('name', 'bulk-' || g) FROM generate_series(1, 600) g`,
     );
     srvC = await startServer({
       name: 'events-c',
@@ -913,7 +916,7 @@ describe('load, slow consumers, retention and shutdown', () => {
     const cutBefore = await metric(srvC, 'gpufleet_event_streams_cut_total');
     // About 10 MB in 60 transactions of 8 events of 20 KB: more than the socket buffers
     // hold, paced so that the reading client keeps up with a ring of 128 events.
-    const one = `INSERT INTO events (type, data) SELECT 'recommendation.opened', jsonb_build_object('recommendation', jsonb_build_object('id', gen_random_uuid(), 'action', 'stop', 'rule', 'idle', 'target', jsonb_build_object('host_ids', jsonb_build_array('${h.id}'), 'pool_id', '${poolA.id}', 'brief_id', null), 'reason', repeat('x', 20000), 'evidence', '{}'::jsonb, 'estimated_savings_per_hour', 12.5)) FROM generate_series(1, 8);`;
+    const one = `INSERT INTO events (type, project_id, data) SELECT 'recommendation.opened', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation', jsonb_build_object('id', gen_random_uuid(), 'action', 'stop', 'rule', 'idle', 'target', jsonb_build_object('host_ids', jsonb_build_array('${h.id}'), 'pool_id', '${poolA.id}', 'brief_id', null), 'reason', repeat('x', 20000), 'evidence', '{}'::jsonb, 'estimated_savings_per_hour', 12.5)) FROM generate_series(1, 8);`;
     const sql = Array.from({ length: 60 }, () => `BEGIN; ${one} COMMIT; SELECT pg_sleep(0.04);`).join(' ');
     const firstNew = dbIds('true').pop() + 1;
     await psqlAsync(srvA.database.url, sql);
@@ -1017,8 +1020,8 @@ describe('load, slow consumers, retention and shutdown', () => {
     const before = dbIds('true').pop();
     await psqlAsync(
       srvA.database.url,
-      `INSERT INTO events (type, data) SELECT 'recommendation.withdrawn', jsonb_build_object('recommendation_id', gen_random_uuid(), 'action', 'scale_down') FROM generate_series(1, 1000);` +
-        ` INSERT INTO events (type, pool_id, data) VALUES ('work_reports.ingested', '${pool}', '{"records": 1, "window_end_max": "2026-01-01T00:00:00.000000Z"}')`,
+      `INSERT INTO events (type, project_id, data) SELECT 'recommendation.withdrawn', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation_id', gen_random_uuid(), 'action', 'scale_down') FROM generate_series(1, 1000);` +
+        ` INSERT INTO events (type, pool_id, project_id, data) VALUES ('work_reports.ingested', '${pool}', '${DEFAULT_PROJECT}', '{"records": 1, "window_end_max": "2026-01-01T00:00:00.000000Z"}')`,
     );
     const want = dbIds(`id > ${before} AND type = 'recommendation.withdrawn'`);
     assert.equal(want.length, 1000);

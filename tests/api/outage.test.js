@@ -103,7 +103,7 @@ test('the event stream stayed open through the outage and carries an event writt
   await stream.waitFor((ev, st) => st.comments.length > beats, 5000, 'a heartbeat');
   psql(
     pgUrl,
-    `INSERT INTO events (type, data) VALUES ('recommendation.withdrawn', '{"recommendation_id":"9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b","action":"stop"}')`,
+    `INSERT INTO events (type, project_id, data) VALUES ('recommendation.withdrawn', '00000000-0000-4000-8000-000000000001', '{"recommendation_id":"9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b","action":"stop"}')`,
   );
   await stream.waitFor(
     (ev) => ev.some((e) => e.json && e.json.recommendation_id === '9b0f7a8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b'),

@@ -125,11 +125,13 @@ async function until(fn, ms, what) {
   }
 }
 
-/** Inserts n events of type (one statement, one transaction); resolves to their ids. Runs
- * psql asynchronously: a blocking call would stall the receivers in this process. */
+/** Inserts n events of type (one statement, one transaction) in the project named default
+ * (where the webhooks made here live: a webhook receives its project's events only);
+ * resolves to their ids. Runs psql asynchronously: a blocking call would stall the
+ * receivers in this process. */
 function emit(n, type, server = srv) {
   const url = server.database ? server.database.url : server.env.GPUFLEET_DATABASE_URL;
-  const sql = `INSERT INTO events (type, data) SELECT '${type}', jsonb_build_object('n', g) FROM generate_series(1, ${n}) g RETURNING id`;
+  const sql = `INSERT INTO events (type, project_id, data) SELECT '${type}', '00000000-0000-4000-8000-000000000001', jsonb_build_object('n', g) FROM generate_series(1, ${n}) g RETURNING id`;
   return new Promise((resolve, reject) => {
     execFile(
       'psql',

@@ -165,13 +165,15 @@ static void edge_cases(void)
 /* Grouping. Host a ($2/h, pool p1) held 10 h reports 6 h for brief x and 2 h for brief y:
  * its held time splits 6:2 → x 7.5 h ($15.00), y 2.5 h ($5.00). Host b ($1/h, pool p1)
  * held 4 h without reports → the group without a brief ($4.00). Host c ($3/h, pool p2)
- * held 1 h reports 1 h for x ($3.00) → x $18.00 over 8.5 h. By pool: p1 $24.00, p2 $3.00. */
+ * held 1 h reports 1 h for x ($3.00) → x $18.00 over 8.5 h. By pool: p1 $24.00, p2 $3.00.
+ * By project (p1's hosts in project A, p2's in B): A $24.00 for 600 tokens and 20 requests
+ * ($0.04 a token, $1.20 a request), B $3.00 for 100 tokens ($0.03 a token). */
 static void grouping(void)
 {
     struct usage_host hosts[] = {
-        {"a", "host-a", "p1", "pool-1", {2, 0, 0, 0}, 36000},
-        {"b", "host-b", "p1", "pool-1", {1, 0, 0, 0}, 14400},
-        {"c", "host-c", "p2", "pool-2", {3, 0, 0, 0}, 3600},
+        {"a", "host-a", "p1", "pool-1", "A", "proj-a", {2, 0, 0, 0}, 36000},
+        {"b", "host-b", "p1", "pool-1", "A", "proj-a", {1, 0, 0, 0}, 14400},
+        {"c", "host-c", "p2", "pool-2", "B", "proj-b", {3, 0, 0, 0}, 3600},
     };
     struct usage_row rows[] = {
         {0, "x", "brief-x", USAGE_UNIT_TOKENS, 6, 600, 0, 0, 3600, 6 * 3600.0, 0, 0, 0},
@@ -201,6 +203,22 @@ static void grouping(void)
     CHECK(c.compute == 24.00 && c.held_hours == 14.0 && !c.no_usage_data);
     plan_cost_finish(&g[1].acc, &c);
     CHECK(c.compute == 3.00);
+    free(g);
+
+    CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_PROJECT, &g, &n) == 0);
+    CHECK(n == 2);
+    CHECK_STR(g[0].id, "A");
+    CHECK_STR(g[0].name, "proj-a");
+    plan_cost_finish(&g[0].acc, &c);
+    CHECK(c.total == 24.00 && c.held_hours == 14.0);
+    CHECK(c.completed[USAGE_UNIT_TOKENS] == 600 && c.completed[USAGE_UNIT_REQUESTS] == 20);
+    CHECK(c.has_cost_per_unit[USAGE_UNIT_TOKENS] &&
+          NEAR(c.cost_per_unit[USAGE_UNIT_TOKENS], 0.04, 1e-12));
+    CHECK(NEAR(c.cost_per_unit[USAGE_UNIT_REQUESTS], 1.20, 1e-12));
+    CHECK_STR(g[1].id, "B");
+    plan_cost_finish(&g[1].acc, &c);
+    CHECK(c.total == 3.00 && NEAR(c.cost_per_unit[USAGE_UNIT_TOKENS], 0.03, 1e-12));
+    CHECK(!c.has_unit[USAGE_UNIT_REQUESTS]);
     free(g);
 
     CHECK(plan_costs_group(hosts, 3, rows, 3, PLAN_BY_HOST, &g, &n) == 0);

@@ -87,11 +87,12 @@ static void registry(void)
  * from the hosts are left out; SQL NULL briefs are NULL. */
 static void cost_decode(void)
 {
-    static const char *const hn[] = {"held_seconds", "overhead", "egress", "storage", "hour",
-                                     "pool_name",    "pool_id",  "name",   "id"};
+    static const char *const hn[] = {"held_seconds", "overhead",   "egress",      "storage",
+                                     "hour",         "pool_name",  "pool_id",     "name",
+                                     "id",           "project_id", "project_name"};
     static const char *const hv[] = {
-        "3600", "10", "0.05", "0.1", "4", "P", "p1", "gpu-a", "a",
-        "0",    "0",  "0",    "0",   "2", "Q", "q1", "gpu-c", "c",
+        "3600", "10", "0.05", "0.1", "4", "P", "p1", "gpu-a", "a", "j1", "J",
+        "0",    "0",  "0",    "0",   "2", "Q", "q1", "gpu-c", "c", "k1", "K",
     };
     static const char *const un[] = {"bytes",      "ss",       "sgs",       "covered", "busy",
                                      "retried",    "failed",   "completed", "reports", "unit",
@@ -113,6 +114,8 @@ static void cost_decode(void)
     CHECK_STR(in.hosts[0].name, "gpu-a");
     CHECK_STR(in.hosts[0].pool_id, "p1");
     CHECK_STR(in.hosts[0].pool_name, "P");
+    CHECK_STR(in.hosts[0].project_id, "j1");
+    CHECK_STR(in.hosts[1].project_name, "K");
     CHECK(in.hosts[0].prices.per_hour == 4 && in.hosts[0].prices.storage_per_gb_month == 0.1 &&
           in.hosts[0].prices.egress_per_gb == 0.05 && in.hosts[0].prices.overhead_pct == 10);
     CHECK(in.hosts[0].held_seconds == 3600 && in.hosts[1].held_seconds == 0);
@@ -135,11 +138,11 @@ static void cost_decode(void)
  * (shared usage decoding, DB_NO_HOST for a host not held), pool settings set or not. */
 static void rec_decode(void)
 {
-    static const char *const hn[] = {"held_prev", "held_day", "held_hour", "id",
-                                     "name",      "pool_id",  "pool_name", "hour",
-                                     "storage",   "egress",   "overhead"};
-    static const char *const hv[] = {"86400", "43200", "3600", "a", "gpu-a", "p1",
-                                     "P",     "4",     "0",    "0", "0"};
+    static const char *const hn[] = {"held_prev", "held_day",   "held_hour",   "id",      "name",
+                                     "pool_id",   "pool_name",  "hour",        "storage", "egress",
+                                     "overhead",  "project_id", "project_name"};
+    static const char *const hv[] = {"86400", "43200", "3600", "a", "gpu-a", "p1", "P",
+                                     "4",     "0",     "0",    "0", "j1",    "J"};
     static const char *const un[] = {"queue", "p95",     "max_end",   "min_start", "useful_end",
                                      "lb",    "part",    "host_id",   "brief_id",  "brief_name",
                                      "unit",  "reports", "completed", "failed",    "retried",
@@ -154,11 +157,11 @@ static void rec_decode(void)
     /* clang-format on */
     static const char *const rn[] = {"rise",      "share",   "down", "up",         "gpu_count",
                                      "gpu_model", "price",   "idle", "active_job", "accepted",
-                                     "state",     "pool_id", "id"};
+                                     "state",     "pool_id", "id",   "project_id"};
     static const char *const rv[] = {NULL,   "0.1", NULL, "0.75",  "8",  "h100_sxm", "4",
-                                     "1800", "f",   "t",  "ready", "p1", "a"};
-    static const char *const bn[] = {"spec", "id"};
-    static const char *const bv[] = {"{\"name\":\"b\"}", "b1"};
+                                     "1800", "f",   "t",  "ready", "p1", "a",        "j1"};
+    static const char *const bn[] = {"spec", "id", "project_id"};
+    static const char *const bv[] = {"{\"name\":\"b\"}", "b1", "k1"};
     struct db_rec_input in = {0};
     CHECK(db_rec_decode(FAKE(hn, hv), FAKE(un, uv), FAKE(rn, rv), FAKE(bn, bv), &in) ==
           DB_ONE_RESULT);
@@ -179,6 +182,8 @@ static void rec_decode(void)
     CHECK(!u->has_useful_end && !u->has_p95 && u->has_queue && u->queue_delay_ms == 5);
     const struct db_rec_host *h = &in.hosts[0];
     CHECK_STR(h->id, "a");
+    CHECK_STR(h->project_id, "j1");
+    CHECK_STR(in.held[0].project_id, "j1");
     CHECK_STR(h->state, "ready");
     CHECK_STR(h->gpu_model, "h100_sxm");
     CHECK(h->accepted == 1 && h->active_job == 0 && h->price_per_hour == 4 && h->gpu_count == 8);
@@ -187,6 +192,7 @@ static void rec_decode(void)
     CHECK(!h->scale_down_utilization.set && !h->cost_increase.set);
     CHECK(h->failed_share.set && h->failed_share.value == 0.1);
     CHECK_STR(in.briefs[0].id, "b1");
+    CHECK_STR(in.briefs[0].project_id, "k1");
     CHECK_STR(in.briefs[0].spec, "{\"name\":\"b\"}");
     db_rec_input_free(&in);
     CHECK(in.held == NULL && in.usage == NULL && in.res[3] == NULL);
@@ -462,9 +468,9 @@ static void baselines(void)
 /* Events read back: by name, "" pool and host kept as such; freeing empties. */
 static void event_rows(void)
 {
-    static const char *const n[] = {"doc", "host_id", "pool_id", "type", "id"};
-    static const char *const v[] = {"{\"id\":7}", "",   "p1", "host.state", "7",
-                                    "{\"id\":9}", "h1", "",   "job.state",  "9"};
+    static const char *const n[] = {"doc", "host_id", "pool_id", "type", "id", "project_id"};
+    static const char *const v[] = {"{\"id\":7}", "",   "p1", "host.state", "7", "",
+                                    "{\"id\":9}", "h1", "",   "job.state",  "9", "j1"};
     struct db_event_rows ev = {0};
     CHECK(db_event_rows_decode(FAKE(n, v), &ev) == DB_MANY_RESULTS);
     CHECK(ev.n == 2 && ev.rows[0].id == 7 && ev.rows[1].id == 9);
@@ -472,6 +478,8 @@ static void event_rows(void)
     CHECK_STR(ev.rows[0].pool_id, "p1");
     CHECK_STR(ev.rows[0].host_id, "");
     CHECK_STR(ev.rows[1].doc, "{\"id\":9}");
+    CHECK_STR(ev.rows[0].project_id, "");
+    CHECK_STR(ev.rows[1].project_id, "j1");
     db_event_rows_free(&ev);
     CHECK(ev.n == 0 && ev.rows == NULL && ev.res == NULL);
     db_event_rows_free(&ev);

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "common/actor.h"
 #include "planner/recommend.h"
 #include "tests/unit/unit.h"
 
@@ -421,7 +422,36 @@ static void stable_ids(void)
     items = nousage = NULL;
 }
 
+/* Who sees what: a platform admin every recommendation, a reuse lending project A's host
+ * to project B's brief included; a member only those whose every target lies in one
+ * project it may read; a reporter (no read role) none; an unknown target hides it. */
+static void visibility(void)
+{
+    static const char *const A = "00000000-0000-4000-8000-0000000000aa";
+    static const char *const B = "00000000-0000-4000-8000-0000000000bb";
+    struct actor_grant both[2] = {{"", ACTOR_ROLE_VIEWER}, {"", ACTOR_ROLE_ADMIN}};
+    snprintf(both[0].project_id, sizeof both[0].project_id, "%s", A);
+    snprintf(both[1].project_id, sizeof both[1].project_id, "%s", B);
+    struct actor admin = {.kind = ACTOR_TOKEN, .name = "p", .platform_admin = 1};
+    struct actor member = {.kind = ACTOR_TOKEN, .name = "m", .grants = both, .ngrants = 2};
+    struct actor only_b = {.kind = ACTOR_TOKEN, .name = "b", .grants = &both[1], .ngrants = 1};
+    struct actor_grant rep = {"", ACTOR_ROLE_REPORTER};
+    snprintf(rep.project_id, sizeof rep.project_id, "%s", A);
+    struct actor reporter = {.kind = ACTOR_TOKEN, .name = "r", .grants = &rep, .ngrants = 1};
+    struct actor sys = actor_system("system:test", "/", NULL);
+    const char *in_a[] = {A, A, A}, *lend[] = {A, B}, *unknown[] = {A, NULL};
+    CHECK(plan_rec_visible(&admin, lend, 2) && plan_rec_visible(&sys, lend, 2));
+    CHECK(plan_rec_visible(&admin, in_a, 3));
+    CHECK(plan_rec_visible(&member, in_a, 3));
+    CHECK(!plan_rec_visible(&member, lend, 2)); /* even one who reads both projects */
+    CHECK(!plan_rec_visible(&only_b, in_a, 3));
+    CHECK(!plan_rec_visible(&reporter, in_a, 1));
+    CHECK(!plan_rec_visible(&member, unknown, 2));
+    CHECK(!plan_rec_visible(&member, in_a, 0));
+}
+
 UNIT_SUITE(recommend_tests) = {
+    {"recommend: who sees a recommendation (projects)", visibility},
     {"recommend: stop after the idle window, not with a running job", stop_rule},
     {"recommend: no usage data is listed apart and never stopped", no_usage_never_stopped},
     {"recommend: scale_up on utilization, latency or queue delay", scale_up_rule},
