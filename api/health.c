@@ -122,15 +122,7 @@ enum MHD_Result api_gpus_events(struct api_req *r)
     enum db_status s = db_run(events_fn, &a);
     long limit = q.limit;
     api_list_query_free(&q);
-    enum MHD_Result ret;
-    if (s < 0)
-        ret = api_reply_db(r, s);
-    else if (!a.known)
-        ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no GPU has this UUID");
-    else
-        ret = api_page_reply(r, &a.page, limit, "gpu_event");
-    db_page_clear(&a.page);
-    return ret;
+    return api_child_page_reply(r, s, a.known, &a.page, limit, "gpu_event", "no GPU has this UUID");
 }
 
 /* ---- GET /v1/hosts/{id}/samples ---- */

@@ -230,6 +230,21 @@ enum MHD_Result api_page_reply(struct api_req *r, const struct db_page *page, lo
     return api_reply_text(r, MHD_HTTP_OK, sbuf_take(&b, NULL), NULL);
 }
 
+enum MHD_Result api_child_page_reply(struct api_req *r, enum db_status s, int parent_known,
+                                     struct db_page *page, long limit, const char *cursor_kind,
+                                     const char *not_found)
+{
+    enum MHD_Result ret;
+    if (s < 0)
+        ret = api_reply_db(r, s);
+    else if (!parent_known)
+        ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "%s", not_found);
+    else
+        ret = api_page_reply(r, page, limit, cursor_kind);
+    db_page_clear(page);
+    return ret;
+}
+
 struct serve_arg {
     const struct list_def *def;
     const struct list_query *q;

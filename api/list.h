@@ -71,6 +71,13 @@ enum MHD_Result api_list_serve(struct api_req *r, const struct list_def *def);
 enum MHD_Result api_page_reply(struct api_req *r, const struct db_page *page, long limit,
                                const char *cursor_kind);
 
+/* The answer to a page of rows under a parent (a GPU's events, a webhook's deliveries)
+ * fetched with status s: the database problem, 404 with not_found when the parent is not
+ * known (or not in the caller's scope), else the page. Clears page in every case. */
+enum MHD_Result api_child_page_reply(struct api_req *r, enum db_status s, int parent_known,
+                                     struct db_page *page, long limit, const char *cursor_kind,
+                                     const char *not_found);
+
 /* Validators usable in filter tables. */
 int api_valid_rfc3339(const char *v);
 int api_valid_uuid(const char *v);

@@ -360,15 +360,8 @@ enum MHD_Result api_webhooks_deliveries(struct api_req *r)
     enum db_status s = db_run(deliveries_fn, &a);
     long limit = q.limit;
     api_list_query_free(&q);
-    enum MHD_Result ret;
-    if (s < 0)
-        ret = api_reply_db(r, s);
-    else if (!a.exists)
-        ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no webhook has this id");
-    else
-        ret = api_page_reply(r, &a.page, limit, "webhook-delivery");
-    db_page_clear(&a.page);
-    return ret;
+    return api_child_page_reply(r, s, a.exists, &a.page, limit, "webhook-delivery",
+                                "no webhook has this id");
 }
 
 /* ---- replay ---- */

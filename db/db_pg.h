@@ -53,6 +53,10 @@ enum db_status db_exec_doc_id(struct db_conn *c, const char *stmt, int nparams,
 /* Runs a statement returning at most one row whose first column is a uuid (or NULL): on
  * DB_ONE_RESULT copies it into id ("" for NULL), else id is "". For DELETE … RETURNING
  * project_id and the like. */
+/* A statement that answers one row: DB_ONE_RESULT with *r (the caller clears it), or the
+ * status with *r cleared and NULL (no row: DB_NO_RESULTS; several: DB_MANY_RESULTS). */
+enum db_status db_exec_row(struct db_conn *c, const char *stmt, int nparams,
+                           const char *const *params, PGresult **r);
 enum db_status db_exec_returning_id(struct db_conn *c, const char *stmt, int nparams,
                                     const char *const *params, char id[37]);
 /* Runs a statement taking one parameter, a row limit (max), and returning an "id"

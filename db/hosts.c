@@ -160,15 +160,8 @@ enum db_status db_host_insert(struct db_conn *c, const struct db_host_new *h, ch
     const char *p[9] = {
         h->name,    h->address,         h->port,        h->user,      h->credential_id,
         h->pool_id, h->host_key_sha256, h->labels_json, h->created_by};
-    PGresult *r;
     *doc = NULL;
-    id[0] = '\0';
-    enum db_status s = db_exec(c, "host_insert", 9, p, &r);
-    if (s < 0)
-        return s;
-    if (s == DB_ONE_RESULT)
-        db_copy(r, 0, "id", id, 37);
-    PQclear(r);
+    enum db_status s = db_exec_returning_id(c, "host_insert", 9, p, id);
     /* Read it back in a second statement: a data-modifying CTE's writes are not visible
      * to the other parts of the same statement (the history row would be missing). */
     return s == DB_ONE_RESULT ? db_host_get(c, id, NULL, doc) : s;
@@ -311,12 +304,9 @@ enum db_status db_host_refs(struct db_conn *c, const char *pool_id, const char *
     const char *p[2] = {pool_id, credential_id};
     PGresult *r;
     memset(refs, 0, sizeof *refs);
-    enum db_status s = db_exec(c, "host_refs", 2, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
+    enum db_status s = db_exec_row(c, "host_refs", 2, p, &r);
+    if (s != DB_ONE_RESULT)
         return s < 0 ? s : DB_HARD_ERROR; /* the statement always answers one row */
-    }
     int oom = 0;
     refs->pool_found = db_bool(r, 0, "pool_found");
     db_copy(r, 0, "pool_project", refs->pool_project, sizeof refs->pool_project);

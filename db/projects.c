@@ -119,15 +119,8 @@ enum db_status db_project_insert(struct db_conn *c, const struct db_project_in *
 {
     const char *p[7] = {in->name,         in->description, in->budget_monthly, in->thresholds,
                         in->on_exhausted, in->quotas,      in->created_by};
-    PGresult *r;
     *doc = NULL;
-    id[0] = '\0';
-    enum db_status s = db_exec(c, "project_insert", 7, p, &r);
-    if (s < 0)
-        return s;
-    if (s == DB_ONE_RESULT)
-        db_copy(r, 0, "id", id, 37);
-    PQclear(r);
+    enum db_status s = db_exec_returning_id(c, "project_insert", 7, p, id);
     /* read back in a second statement: the CTE's quota rows are not visible to it */
     return s == DB_ONE_RESULT ? db_project_get(c, id, NULL, doc) : s;
 }

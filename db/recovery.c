@@ -118,12 +118,9 @@ enum db_status db_recovery_facts(struct db_conn *c, const char *id, struct db_re
     const char *p[1] = {id};
     PGresult *r;
     memset(f, 0, sizeof *f);
-    enum db_status s = db_exec(c, "rec_facts", 1, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
+    enum db_status s = db_exec_row(c, "rec_facts", 1, p, &r);
+    if (s != DB_ONE_RESULT)
         return s;
-    }
     db_copy(r, 0, "id", f->id, sizeof f->id);
     db_copy(r, 0, "host_id", f->host_id, sizeof f->host_id);
     db_copy(r, 0, "step", f->step, sizeof f->step);

@@ -179,6 +179,18 @@ enum db_status db_exec_returning_id(struct db_conn *c, const char *stmt, int npa
     return s;
 }
 
+enum db_status db_exec_row(struct db_conn *c, const char *stmt, int nparams,
+                           const char *const *params, PGresult **r)
+{
+    enum db_status s = db_exec(c, stmt, nparams, params, r);
+    if (s != DB_ONE_RESULT) {
+        if (s >= 0)
+            PQclear(*r);
+        *r = NULL;
+    }
+    return s;
+}
+
 enum db_status db_exec_ids(struct db_conn *c, const char *stmt, int max, char (*ids)[37], int *n)
 {
     char lim[16];

@@ -356,12 +356,9 @@ static enum db_status insert_row(struct db_conn *c, const struct db_rollout_new 
                          nw,
                          in->created_by};
     PGresult *r;
-    enum db_status s = db_exec(c, "ro_insert", 11, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
+    enum db_status s = db_exec_row(c, "ro_insert", 11, p, &r);
+    if (s != DB_ONE_RESULT)
         return s < 0 ? s : DB_HARD_ERROR;
-    }
     db_copy(r, 0, "id", id_out, 37);
     PQclear(r);
     return DB_ONE_RESULT;
@@ -509,12 +506,9 @@ enum db_status db_rollout_facts(struct db_conn *c, const char *id, const char *a
     const char *p[1] = {id};
     PGresult *r;
     memset(f, 0, sizeof *f);
-    enum db_status s = db_exec(c, "ro_facts", 1, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
+    enum db_status s = db_exec_row(c, "ro_facts", 1, p, &r);
+    if (s != DB_ONE_RESULT)
         return s;
-    }
     db_copy(r, 0, "id", f->id, sizeof f->id);
     db_copy(r, 0, "pool_id", f->pool_id, sizeof f->pool_id);
     db_copy(r, 0, "stack_id", f->stack_id, sizeof f->stack_id);

@@ -153,12 +153,9 @@ enum db_status db_rollout_window(struct db_conn *c, const char *id, struct db_ro
     const char *p[1] = {id};
     PGresult *r;
     memset(w, 0, sizeof *w);
-    enum db_status s = db_exec(c, "ro_window", 1, p, &r);
-    if (s != DB_ONE_RESULT) {
-        if (s >= 0)
-            PQclear(r);
+    enum db_status s = db_exec_row(c, "ro_window", 1, p, &r);
+    if (s != DB_ONE_RESULT)
         return s;
-    }
     db_copy(r, 0, "pool_id", w->pool_id, sizeof w->pool_id);
     db_copy(r, 0, "before_from", w->before_from, sizeof w->before_from);
     db_copy(r, 0, "start", w->start, sizeof w->start);
