@@ -181,7 +181,7 @@ UNIT_BIN   := $(BUILD)/unit-tests
 
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all run test unit lint clean bootstrap fmt fmt-c fmt-js fmt-check fmt-check-c fmt-check-js \
+.PHONY: all gen run test unit lint clean bootstrap fmt fmt-c fmt-js fmt-check fmt-check-c fmt-check-js \
         lint-js js-tools routes layers
 all: $(BIN)
 
@@ -223,6 +223,10 @@ build/gen/openapi_blob.c: scripts/embed openapi/openapi.yaml
 build/gen/ui_blob.c: scripts/embed $(UI_FILES)
 	@mkdir -p $(dir $@)
 	scripts/embed ui $(UI_FILES) > $@.tmp && mv $@.tmp $@
+
+# The generated sources alone (scripts/test makes them before it runs the plain and the
+# sanitized builds side by side: both read them).
+gen: $(GEN_DB) $(GEN_API) $(GEN_PLAN)
 
 # NVIDIA's Xid catalog as a C table (planner/xid_policy.c); the script checks the CSV.
 build/gen/xid_catalog.c: scripts/gen-xid-catalog data/xid_catalog.csv

@@ -111,7 +111,7 @@ function dbIds(where) {
   return out ? out.split(',').map(Number) : [];
 }
 async function metric(server, name) {
-  const res = await fetch(`${server.url}/metrics`);
+  const res = await fetch(`${server.url}/metrics`, { headers: { Connection: 'close' } });
   const text = await res.text();
   const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
   assert.ok(m, `/metrics has no ${name}`);

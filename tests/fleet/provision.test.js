@@ -462,18 +462,21 @@ describe('durability: kill -9 and replicas (50 hosts, 0.3 s per tool call)', () 
       scratch_path: big.env.SIMFLEET_SCRATCH_PATH,
     });
     const st = await fleet.createStack(c, op);
-    const ids = [];
-    for (const h of big.hosts) {
-      const host = await fleet.createHost(c, op, {
-        name: h.name,
-        address: h.address,
-        port: h.port,
-        user: h.user,
-        credential_id: cr.id,
-        pool_id: pl.id,
-      });
-      ids.push((await fleet.provision(c, op, host.id, st.id)).id);
-    }
+    // the hosts first, then the 50 jobs at once: on a busy machine, creating a host and
+    // starting its job one after the other can take longer than the first jobs run
+    const created = await Promise.all(
+      big.hosts.map((h) =>
+        fleet.createHost(c, op, {
+          name: h.name,
+          address: h.address,
+          port: h.port,
+          user: h.user,
+          credential_id: cr.id,
+          pool_id: pl.id,
+        }),
+      ),
+    );
+    const ids = (await Promise.all(created.map((host) => fleet.provision(c, op, host.id, st.id)))).map((j) => j.id);
     // wait until jobs are running and have recorded steps, but not done
     const deadline = Date.now() + 20_000;
     for (;;) {

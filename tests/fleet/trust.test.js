@@ -554,7 +554,7 @@ describe('no remote command without a live lease', () => {
     // the API answers 503 until its pool has reconnected (backoff), then recovers by itself
     deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      const ready = await fetch(`${lsrv.url}/readyz`).catch(() => null);
+      const ready = await fetch(`${lsrv.url}/readyz`, { headers: { Connection: 'close' } }).catch(() => null);
       if (ready && ready.status === 200) break;
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -71,7 +71,10 @@ async function restart() {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${srv.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      const res = await fetch(`${srv.url}/healthz`, {
+        headers: { Connection: 'close' }, // no idle socket left in the pool (see api() in openapi.js)
+        signal: AbortSignal.timeout(1000),
+      });
       await res.arrayBuffer();
       if (res.status === 200) return;
     } catch {

@@ -282,6 +282,12 @@ function api(server) {
   return {
     async request(method, reqPath, options = {}) {
       const headers = { ...(options.headers || {}) };
+      // One connection per request. A test's event loop can be blocked for a minute
+      // (spawnSync of `gpufleetd token` or simfleet, the first schema compile, on a busy
+      // machine) while an idle keep-alive socket sits in fetch's pool; the server closes it
+      // after its idle timeout (GPUFLEET_CONNECTION_TIMEOUT, 60 s), and the next request,
+      // sent on it before the close is read, fails with "other side closed".
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'connection')) headers.Connection = 'close';
       if (options.token) headers.Authorization = `Bearer ${options.token}`;
       let payload;
       if (options.rawBody !== undefined) {
@@ -295,13 +301,24 @@ function api(server) {
         // fetch would add text/plain for a string; a Buffer goes without.
         payload = Buffer.from(payload);
       }
-      const res = await fetch(base + reqPath, {
-        method,
-        headers,
-        body: payload,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs || 30_000),
-      });
+      let res;
+      const t0 = Date.now();
+      try {
+        res = await fetch(base + reqPath, {
+          method,
+          headers,
+          body: payload,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(options.timeoutMs || 30_000),
+        });
+      } catch (e) {
+        // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED, ...) is what helps
+        if (e.cause) {
+          const why = `${e.cause.code || e.cause.name}: ${e.cause.message}`;
+          e.message += ` (${method} ${reqPath} after ${Date.now() - t0} ms: ${why})`;
+        }
+        throw e;
+      }
       const text = Buffer.from(await res.arrayBuffer()).toString('utf8');
       const out = { status: res.status, headers: res.headers, text, body: undefined };
       if (options.validate === false) {

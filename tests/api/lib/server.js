@@ -256,7 +256,11 @@ async function startServer(options = {}) {
       );
     }
     try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      // Connection: close: no idle socket left in the pool (see api() in openapi.js)
+      const res = await fetch(`${url}/healthz`, {
+        headers: { Connection: 'close' },
+        signal: AbortSignal.timeout(1000),
+      });
       await res.arrayBuffer();
       if (res.status === 200) {
         ready = true;
