@@ -160,8 +160,13 @@ static json_t *brief_prepare(struct api_req *r)
 }
 
 static const struct api_document_def brief_document = {
-    "brief", "/v1/briefs", brief_prepare, db_brief_insert, db_brief_get, db_brief_update,
-    NULL,    NULL,         NULL};
+    .what = "brief",
+    .collection = "/v1/briefs",
+    .prepare = brief_prepare,
+    .insert = db_brief_insert,
+    .get = db_brief_get,
+    .update = db_brief_update,
+};
 
 enum MHD_Result api_briefs_create(struct api_req *r)
 {

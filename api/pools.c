@@ -15,6 +15,7 @@
 #include "api/resource.h"
 #include "db/pools.h"
 #include "planner/recommend.h"
+#include "service/host_commands.h"
 
 /* ---- patterns ---- */
 
@@ -325,9 +326,26 @@ static const struct api_violation pool_unknown_model = {
     "gpu_model must be a GPU model the pool's project may use: a shared one or one of its "
     "own (GET /v1/gpu-models)"};
 
+/* A PUT that adds GPUs to the project (gpu_count up, or another model) meets its quota. */
+static enum db_status pool_quota(struct db_conn *c, const char *id, const json_t *spec,
+                                 enum plan_cmd_refusal *why, struct svc_host_limit *out)
+{
+    return svc_pool_quota(c, id, json_string_value(json_object_get(spec, "gpu_model")),
+                          (long)json_integer_value(json_object_get(spec, "gpu_count")), why, out);
+}
+
 static const struct api_document_def pool_document = {
-    "pool",         "/v1/pools",     pool_check,          db_pool_insert,     db_pool_get,
-    db_pool_update, &pool_duplicate, &pool_unknown_model, &pool_unknown_model};
+    .what = "pool",
+    .collection = "/v1/pools",
+    .prepare = pool_check,
+    .insert = db_pool_insert,
+    .get = db_pool_get,
+    .update = db_pool_update,
+    .unique = &pool_duplicate,
+    .fk = &pool_unknown_model,
+    .refused = &pool_unknown_model,
+    .limit = pool_quota,
+};
 
 enum MHD_Result api_pools_create(struct api_req *r)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/host_command.h"
 #include "api/list.h"
 #include "api/scope.h"
 #include "common/log.h"
@@ -226,6 +227,8 @@ struct document_arg {
     char project_id[37]; /* create: the project; replace: the one the body named, or "" */
     const struct api_violation *violation;
     int precondition_failed, absent, moved;
+    enum plan_cmd_refusal limited; /* replace: refused by the project's limits */
+    struct svc_host_limit limit;
 };
 
 /* The audit event of a document write: action "<what>.<verb>". */
@@ -304,6 +307,7 @@ static enum db_status replace_fn(struct db_conn *c, void *arg)
     struct document_arg *a = arg;
     a->violation = NULL;
     a->precondition_failed = a->absent = a->moved = 0;
+    a->limited = PLAN_CMD_OK;
     char *cur = NULL;
     enum db_status s = a->d->get(c, a->id, a->scope, 1, &cur);
     a->absent = s == DB_NO_RESULTS;
@@ -322,6 +326,9 @@ static enum db_status replace_fn(struct db_conn *c, void *arg)
         a->precondition_failed = 1;
         return DB_NO_RESULTS; /* nothing written */
     }
+    if (a->d->limit != NULL && ((s = a->d->limit(c, a->id, a->spec, &a->limited, &a->limit)) < 0 ||
+                                a->limited != PLAN_CMD_OK))
+        return s < 0 ? s : DB_NO_RESULTS; /* nothing written */
     s = a->d->update(c, a->id, a->spec, &a->doc);
     a->violation =
         s == DB_NO_RESULTS ? a->d->refused : api_violation_of(c, s, a->d->unique, a->d->fk);
@@ -358,6 +365,8 @@ enum MHD_Result api_replace_document(struct api_req *r, const struct api_documen
         return api_reply_problem(r, API_ERR_PRECONDITION_FAILED, NULL,
                                  "the %s changed since you read it; GET it again and retry",
                                  d->what);
+    if (a.limited != PLAN_CMD_OK)
+        return api_reply_host_limit(r, a.limited, &a.limit, NULL, NULL);
     if (a.doc == NULL) /* refused: nothing written */
         return api_reply_write_error(r, a.violation, DB_HARD_ERROR);
     r->etag_on_write = 1;

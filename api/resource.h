@@ -4,6 +4,7 @@
 
 #include "api/http.h"
 #include "common/crypt.h"
+#include "service/host_commands.h"
 
 /* The {id} path parameter when it is a UUID; otherwise replies 404 "no <what> has this id"
  * (an id that cannot exist is answered like an unknown one) and returns NULL. */
@@ -105,6 +106,11 @@ struct api_document_def {
     enum db_status (*update)(struct db_conn *c, const char *id, const json_t *spec, char **doc);
     const struct api_violation *unique, *fk; /* answers to a broken constraint, or NULL */
     const struct api_violation *refused;     /* the answer when a write writes no row */
+    /* PUT, or NULL: the project's limits on the new spec, asked with the row locked
+     * before it is written; a refusal (*why not PLAN_CMD_OK, out naming the limit) writes
+     * nothing and answers as a host command's (api_reply_host_limit). */
+    enum db_status (*limit)(struct db_conn *c, const char *id, const json_t *spec,
+                            enum plan_cmd_refusal *why, struct svc_host_limit *out);
 };
 /* POST: the project it is created in (api_create_project: the body's "project", or the
  * caller's only project; 404/403/400), then prepare (400), then insert and an audit event

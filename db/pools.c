@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db/db_pg.h"
 #include "db/scope_sql.h"
@@ -40,6 +41,10 @@ const struct db_stmt db_pool_stmts[] = {
      " spec = $2::json, revision = revision + 1, updated_at = now()"
      " WHERE id = $1::uuid AND ($2::json->>'gpu_model' = gpu_model OR " USABLE_MODEL(
          "$2", "pools.project_id") ") RETURNING " POOL_DOC " AS doc"},
+    {"pool_gpus",
+     "SELECT p.project_id::text, p.gpu_model, coalesce((p.spec->>'gpu_count')::int, 0) AS n,"
+     " (SELECT count(*) FROM hosts h WHERE h.pool_id = p.id AND h.state <> 'stopped') AS hosts"
+     " FROM pools p WHERE p.id = $1::uuid"},
     {"pool_delete", "DELETE FROM pools WHERE id = $1::uuid AND " DB_IN_SCOPE(
                         "project_id", "$2") " RETURNING project_id::text"},
     {"pool_list", "SELECT " POOL_DOC " AS doc, seq::text AS key FROM pools"
@@ -91,4 +96,20 @@ enum db_status db_pool_list(struct db_conn *c, const struct db_pool_filter *f, s
     snprintf(limit, sizeof limit, "%ld", f->limit);
     const char *p[6] = {f->gpu_model, f->name_prefix, f->after_seq, limit, f->scope, f->project_id};
     return db_exec_page(c, "pool_list", 6, p, page);
+}
+
+enum db_status db_pool_gpus(struct db_conn *c, const char *id, struct db_pool_gpus *out)
+{
+    const char *p[1] = {id};
+    PGresult *r;
+    memset(out, 0, sizeof *out);
+    enum db_status s = db_exec_row(c, "pool_gpus", 1, p, &r);
+    if (s != DB_ONE_RESULT)
+        return s;
+    db_copy(r, 0, "project_id", out->project_id, sizeof out->project_id);
+    db_copy(r, 0, "gpu_model", out->gpu_model, sizeof out->gpu_model);
+    out->gpu_count = db_long(r, 0, "n");
+    out->hosts = db_long(r, 0, "hosts");
+    PQclear(r);
+    return s;
 }

@@ -27,6 +27,14 @@ enum db_status db_pool_update(struct db_conn *c, const char *id, const json_t *s
 enum db_status db_pool_delete(struct db_conn *c, const char *id, const char *scope,
                               char project_id[37]);
 
+/* What a pool's hosts hold (for a quota check of a change of its model or GPU count): its
+ * project, model, gpu_count, and how many of its hosts are not stopped. */
+struct db_pool_gpus {
+    char project_id[37], gpu_model[65];
+    long gpu_count, hosts;
+};
+enum db_status db_pool_gpus(struct db_conn *c, const char *id, struct db_pool_gpus *out);
+
 struct db_pool_filter {
     const char *gpu_model, *name_prefix, *after_seq;
     long limit;

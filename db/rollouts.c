@@ -72,7 +72,8 @@ const struct db_stmt db_rollout_stmts[] = {
      " r.max_unavailable_hosts, r.soak_seconds, r.pause_after_canary, r.canary_paused, r.waves,"
      " r.current_wave, r.wave_state = 'soaking' AS soaking,"
      " coalesce(r.soak_until <= now(), false) AS soak_over,"
-     " r.min_baseline_ratio IS NOT NULL AS ratio_set, coalesce(r.min_baseline_ratio, 0) AS ratio"
+     " r.min_baseline_ratio IS NOT NULL AS ratio_set, coalesce(r.min_baseline_ratio, 0) AS ratio,"
+     " (SELECT p.project_id::text FROM pools p WHERE p.id = r.pool_id) AS project_id"
      " FROM rollouts r WHERE r.id = $1::uuid AND r.state IN " ACTIVE " FOR UPDATE SKIP LOCKED"},
     {"ro_host_facts",
      "SELECT rh.host_id::text, rh.host_name, rh.wave, rh.step, rh.rollback_step,"
@@ -511,6 +512,7 @@ enum db_status db_rollout_facts(struct db_conn *c, const char *id, const char *a
         return s;
     db_copy(r, 0, "id", f->id, sizeof f->id);
     db_copy(r, 0, "pool_id", f->pool_id, sizeof f->pool_id);
+    db_copy(r, 0, "project_id", f->project_id, sizeof f->project_id);
     db_copy(r, 0, "stack_id", f->stack_id, sizeof f->stack_id);
     db_copy(r, 0, "state", f->state, sizeof f->state);
     f->canary = (int)db_long(r, 0, "canary");

@@ -124,7 +124,7 @@ struct db_rollout_host_facts {
     char *gate_stack_id;    /* the stack its accepted gate ran on (NULL: no accepted gate) */
 };
 struct db_rollout_facts {
-    char id[37], pool_id[37], stack_id[37], state[16];
+    char id[37], pool_id[37], project_id[37], stack_id[37], state[16];
     int canary, max_unavailable, soak_seconds, pause_after_canary, canary_paused;
     int waves, current_wave, soaking, soak_over, ratio_set;
     double min_ratio;

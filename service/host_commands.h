@@ -38,6 +38,15 @@ struct svc_host_limit {
     char spend[32], budget[32];
 };
 
+/* A pool's change of GPU model or gpu_count against its project's quota, in the caller's
+ * transaction with the pool's row locked: a change that adds GPUs to the project (more per
+ * host, or the hosts' GPUs counted under another model) locks the project's row and is
+ * refused (*refused PLAN_CMD_QUOTA_EXCEEDED, out naming the model, usage, limit and the
+ * GPUs the change adds) past the quota, as a registration is. Stopped hosts hold none. */
+enum db_status svc_pool_quota(struct db_conn *c, const char *pool_id, const char *gpu_model,
+                              long gpu_count, enum plan_cmd_refusal *refused,
+                              struct svc_host_limit *out);
+
 struct svc_host_cmd {
     enum plan_cmd cmd;
     const struct actor *who;

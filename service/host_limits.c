@@ -2,7 +2,9 @@
 #include "service/host_limits.h"
 
 #include <stdio.h>
+#include <string.h>
 
+#include "db/pools.h"
 #include "db/projects.h"
 #include "planner/project_limits.h"
 
@@ -53,4 +55,35 @@ enum db_status svc_limit_budget(struct db_conn *c, const char *project_id,
         snprintf(out->budget, sizeof out->budget, "%s", b.budget);
     }
     return s;
+}
+
+enum db_status svc_pool_quota(struct db_conn *c, const char *pool_id, const char *gpu_model,
+                              long gpu_count, enum plan_cmd_refusal *refused,
+                              struct svc_host_limit *out)
+{
+    struct db_pool_gpus g;
+    *refused = PLAN_CMD_OK;
+    enum db_status s = db_pool_gpus(c, pool_id, &g);
+    if (s <= 0)
+        return s;
+    int same = !strcmp(g.gpu_model, gpu_model);
+    if (g.hosts == 0 || (same && gpu_count <= g.gpu_count))
+        return DB_ONE_RESULT; /* nothing added (hosts registered meanwhile meet the new spec) */
+    long limit, held;
+    s = db_project_quota_lock(c, g.project_id, gpu_model, NULL, &limit, &held);
+    if (s <= 0)
+        return s < 0 ? s : DB_HARD_ERROR;
+    /* the hosts again, read after the lock: a registration that held it has committed */
+    if ((s = db_pool_gpus(c, pool_id, &g)) <= 0)
+        return s < 0 ? s : DB_HARD_ERROR;
+    /* held counts the pool's hosts at their current count when the model stays */
+    long adding = g.hosts * (same ? gpu_count - g.gpu_count : gpu_count);
+    if (!plan_quota_allows(limit, held, adding)) {
+        *refused = PLAN_CMD_QUOTA_EXCEEDED;
+        snprintf(out->gpu_model, sizeof out->gpu_model, "%s", gpu_model);
+        out->held = held;
+        out->limit = limit;
+        out->adding = adding;
+    }
+    return DB_ONE_RESULT;
 }

@@ -166,7 +166,11 @@ static enum db_status compare(struct db_conn *c, struct move *m, const struct db
     if (h->gate_run_id == NULL || h->from_stack_id == NULL)
         return fail(c, m, f, i, "comparing: no gate run or no previous stack to compare with",
                     NULL);
-    enum db_status s = svc_baseline_compare(c, h->gate_run_id, h->from_stack_id, NULL, &cmp);
+    /* the rollout's project's baselines only: a shared stack's baselines in another project
+     * are that project's figures */
+    char scope[40];
+    snprintf(scope, sizeof scope, "{%s}", f->project_id);
+    enum db_status s = svc_baseline_compare(c, h->gate_run_id, h->from_stack_id, scope, &cmp);
     if (s < 0) {
         svc_baseline_cmp_free(&cmp);
         return s;

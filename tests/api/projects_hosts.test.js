@@ -684,6 +684,57 @@ describe('GPU quota', () => {
   });
 });
 
+describe('GPU quota: a pool change', () => {
+  let pool, cred, opP;
+  // PUT of the pool as read, with changes; the answer and the stored revision after it
+  const putPool = async (changes) => {
+    const res = await get(`/v1/pools/${pool.id}`, opP);
+    const body = { ...expectStatus(res, 200), ...changes };
+    for (const k of ['id', 'project', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by'])
+      delete body[k];
+    return client.request('PUT', `/v1/pools/${pool.id}`, {
+      token: opP,
+      body,
+      headers: { 'If-Match': res.headers.get('etag') },
+    });
+  };
+  const revision = () =>
+    sql(`SELECT revision || ':' || gpu_model || ':' || (spec->>'gpu_count') FROM pools WHERE id = '${pool.id}'`);
+  before(async () => {
+    await project('quota-pool', { quotas: { gpus: { h100_sxm: 4, l4: 2 } } });
+    opP = srv.token('admin', { sub: 'pam', project: 'quota-pool' });
+    pool = await poolIn('quota-pool', { gpu_model: 'h100_sxm', gpu_count: 1 });
+    cred = await credIn('quota-pool');
+    await host(opP, pool, cred);
+    await host(opP, pool, cred);
+  });
+
+  test('more GPUs per host past the quota: 409 quota_exceeded, the pool unchanged', async () => {
+    const before = revision();
+    const p = expectProblem(await putPool({ gpu_count: 4 }), 409, 'quota_exceeded');
+    assert.match(p.detail, /quota for h100_sxm is 4; its hosts hold 2 and this would add 6/);
+    assert.equal(revision(), before);
+    // within the quota: 2 hosts × 2 GPUs
+    assert.equal(expectStatus(await putPool({ gpu_count: 2 }), 200).gpu_count, 2);
+  });
+
+  test("another model counts the hosts' GPUs under it", async () => {
+    const before = revision();
+    const p = expectProblem(await putPool({ gpu_model: 'l4' }), 409, 'quota_exceeded');
+    assert.match(p.detail, /quota for l4 is 2; its hosts hold 0 and this would add 4/);
+    assert.equal(revision(), before);
+  });
+
+  test('a change that adds no GPU is never refused, even over a lowered quota', async () => {
+    expectStatus(await patch('/v1/projects/quota-pool', platform, { quotas: { gpus: { h100_sxm: 1, l4: 2 } } }), 200);
+    assert.equal(expectStatus(await putPool({ price_per_hour: 9 }), 200).price_per_hour, 9);
+    assert.equal(expectStatus(await putPool({ gpu_count: 1 }), 200).gpu_count, 1);
+    // the stopped hosts hold none: with both stopped, a bigger count adds nothing
+    psqlUnguarded(srv.database.url, `UPDATE hosts SET state = 'stopped' WHERE pool_id = '${pool.id}'`);
+    assert.equal(expectStatus(await putPool({ gpu_count: 8 }), 200).gpu_count, 8);
+  });
+});
+
 describe('budget', () => {
   let pool, cred, h, opBud;
   const spend = (exhausted, month = "date_trunc('month', now() AT TIME ZONE 'UTC')::date") =>
