@@ -563,9 +563,20 @@ describe('recommendations', () => {
       'invalid_parameter',
       'project',
     );
-    // no_usage_data follows the hosts' projects.
-    const nu = (await get('/v1/recommendations', bert)).no_usage_data.map((x) => x.host_id);
+    // Each names its hosts' project, the lending included (A's host).
+    const pa = { id: projA.id, name: projA.name };
+    const pb = { id: projB.id, name: projB.name };
+    const projects = Object.fromEntries(
+      (await get('/v1/recommendations', admin)).items.map((x) => [key(x), x.project]),
+    );
+    assert.deepEqual(projects, { [lend]: pa, [reuseA]: pa, [stopA1]: pa, [stopB1]: pb });
+    // no_usage_data follows the hosts' projects, and names them.
+    const nuB = (await get('/v1/recommendations', bert)).no_usage_data;
+    const nu = nuB.map((x) => x.host_id);
     assert.ok(!nu.includes(H.a3.id) && !nu.includes(H.ca.id));
+    assert.ok(nuB.length > 0 && nuB.every((x) => x.project.id === pb.id && x.project.name === pb.name));
+    const nuA = (await get('/v1/recommendations', annie)).no_usage_data;
+    assert.ok(nuA.length > 0 && nuA.every((x) => x.project.id === pa.id && x.project.name === pa.name));
   });
 
   test("the idle policy's events of the lending name no project: only platform admins' streams carry them", async () => {
@@ -578,6 +589,8 @@ describe('recommendations', () => {
     const ev = sAll.events.find(lending).json;
     assert.equal(ev.project_id, null);
     assert.equal(ev.pool_id, null);
+    // the recommendation itself names the lent host's project
+    assert.deepEqual(ev.recommendation.project, { id: projA.id, name: projA.name });
     for (const s of [streams[0], streams[1], streams[3]]) assert.ok(!s.events.some(lending));
     // Their own projects' opened recommendations do reach the members.
     await until(

@@ -157,9 +157,9 @@ static void rec_decode(void)
     /* clang-format on */
     static const char *const rn[] = {"rise",      "share",   "down", "up",         "gpu_count",
                                      "gpu_model", "price",   "idle", "active_job", "accepted",
-                                     "state",     "pool_id", "id",   "project_id"};
-    static const char *const rv[] = {NULL,   "0.1", NULL, "0.75",  "8",  "h100_sxm", "4",
-                                     "1800", "f",   "t",  "ready", "p1", "a",        "j1"};
+                                     "state",     "pool_id", "id",   "project_id", "project_name"};
+    static const char *const rv[] = {NULL, "0.1", NULL,    "0.75", "8", "h100_sxm", "4",     "1800",
+                                     "f",  "t",   "ready", "p1",   "a", "j1",       "team-a"};
     static const char *const bn[] = {"spec", "id", "project_id"};
     static const char *const bv[] = {"{\"name\":\"b\"}", "b1", "k1"};
     struct db_rec_input in = {0};
@@ -183,6 +183,7 @@ static void rec_decode(void)
     const struct db_rec_host *h = &in.hosts[0];
     CHECK_STR(h->id, "a");
     CHECK_STR(h->project_id, "j1");
+    CHECK_STR(h->project_name, "team-a");
     CHECK_STR(in.held[0].project_id, "j1");
     CHECK_STR(h->state, "ready");
     CHECK_STR(h->gpu_model, "h100_sxm");
