@@ -74,7 +74,7 @@ async function mintTicket(c, token) {
 const forHost = (s, id) => s.events.filter((e) => e.json && e.json.host_id === id);
 /** The comparable part of an event: its type and type-specific members. */
 function shape(e) {
-  const { id, at, type, pool_id, host_id, project_id, ...rest } = e.json;
+  const { id, at, type, pool_id, host_id, project_id, project, ...rest } = e.json;
   return { type, ...rest };
 }
 /** JSON text with object members in key order, for comparisons that ignore it. */
@@ -196,6 +196,8 @@ describe('the stream', () => {
       for (const e of got) {
         assert.equal(e.json.host_id, h.id);
         assert.equal(e.json.pool_id, poolA.id);
+        assert.equal(e.json.project_id, DEFAULT_PROJECT);
+        assert.deepEqual(e.json.project, { id: DEFAULT_PROJECT, name: 'default' });
         assert.ok(!Number.isNaN(Date.parse(e.json.at)));
       }
       steps.push(...got);

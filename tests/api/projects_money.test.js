@@ -290,6 +290,13 @@ describe('the event stream', () => {
     );
     assert.ok(sA.events.every((e) => e.json.project_id === projA.id));
     assert.ok(sBoth.events.every((e) => [projA.id, projB.id].includes(e.json.project_id)));
+    // each event names its project as {id, name} too; the platform's own: null
+    const named = { [projA.id]: projA.name, [projB.id]: projB.name };
+    for (const e of sAll.events) {
+      const want = e.json.project_id === null ? null : { id: e.json.project_id, name: named[e.json.project_id] };
+      assert.deepEqual(e.json.project, want, JSON.stringify(e.json));
+    }
+    assert.ok(sB.events.every((e) => e.json.project.id === projB.id && e.json.project.name === projB.name));
     assert.deepEqual(new Set(created(sAll)), new Set([H.a1.id, H.b1.id, H.a2.id, H.a3.id]));
     for (const s of [sA, sB, sAll, sBoth]) assert.deepEqual(s.errors, []);
   });
@@ -347,7 +354,10 @@ describe('webhooks', () => {
     await sleep(1500);
     assert.deepEqual(hosts(ra, wa.secret), [`host.created:${ha.id}`, `host.deleted:${ha.id}`]);
     assert.deepEqual(hosts(rb, wb.secret), [`host.created:${hb.id}`, `host.deleted:${hb.id}`]);
-    for (const x of ra.verified(wa.secret)) assert.equal(x.payload.data.project_id, projA.id);
+    for (const x of ra.verified(wa.secret)) {
+      assert.equal(x.payload.data.project_id, projA.id);
+      assert.deepEqual(x.payload.data.project, { id: projA.id, name: projA.name });
+    }
   });
 
   test("another project's webhook answers 404 (writes audited as webhook.denied); lists show the caller's projects", async () => {
@@ -588,6 +598,7 @@ describe('recommendations', () => {
     await until(() => sAll.events.some(lending), 20000, 'the lending on the admin stream');
     const ev = sAll.events.find(lending).json;
     assert.equal(ev.project_id, null);
+    assert.equal(ev.project, null);
     assert.equal(ev.pool_id, null);
     // the recommendation itself names the lent host's project
     assert.deepEqual(ev.recommendation.project, { id: projA.id, name: projA.name });
