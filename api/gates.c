@@ -235,7 +235,14 @@ enum MHD_Result api_hosts_readiness(struct api_req *r)
         ret = api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no host has this id");
     } else {
         struct plan_readiness_facts f = readiness_view(&a.f);
-        ret = api_reply_json(r, MHD_HTTP_OK, plan_readiness(&f), NULL);
+        json_t *doc = plan_readiness(&f); /* and the host's project, read with the facts */
+        json_t *project = doc && a.f.project ? json_loads(a.f.project, 0, NULL) : NULL;
+        if (doc != NULL && json_object_set_new(doc, "project", project) != 0) {
+            json_decref(doc); /* (set_new released project) */
+            doc = NULL;
+        }
+        ret = doc ? api_reply_json(r, MHD_HTTP_OK, doc, NULL)
+                  : api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
     }
     db_readiness_facts_free(&a.f);
     return ret;

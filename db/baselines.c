@@ -17,6 +17,7 @@
     "json_build_object('id', b.id, 'source', b.source, 'gate_run_id', b.gate_run_id,"          \
     " 'work_report_id', b.work_report_id, 'window_start', " DB_TS("b.window_start") ","        \
     " 'window_end', " DB_TS("b.window_end") ", 'host_id', b.host_id, 'pool_id', b.pool_id,"    \
+    " 'project', " DB_POOL_PROJECT_JSON("b.pool_id") ","                                       \
     " 'stack_id', b.stack_id, 'image_digest', b.image_digest, 'framework', b.framework,"       \
     " 'framework_version', b.framework_version, 'driver_version', b.driver_version,"           \
     " 'cuda_version', b.cuda_version, 'model_revision', b.model_revision,"                     \

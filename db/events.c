@@ -9,16 +9,23 @@
 #include "db/decode.h"
 
 /* The event's data document: the common members first, then its own (which may not
- * override them). */
-#define EVENT_OWN "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id' - 'project_id')"
+ * override them). The common "project" is the event's project_id as {"id", "name"} (null
+ * for the platform's own events; the name "" once the project is deleted). */
+#define EVENT_OWN \
+    "(e.data - 'id' - 'type' - 'at' - 'pool_id' - 'host_id' - 'project_id' - 'project')"
+#define EVENT_PROJECT                                                                      \
+    "CASE WHEN e.project_id IS NOT NULL THEN json_build_object('id', e.project_id,"        \
+    " 'name', coalesce((SELECT pr.name FROM projects pr WHERE pr.id = e.project_id), ''))" \
+    " END"
 // clang-format off
 #define EVENT_COLS                                                                     \
     "e.id::text, e.type, coalesce(e.pool_id::text, '') AS pool_id,"                    \
     " coalesce(e.host_id::text, '') AS host_id,"                                       \
     " coalesce(e.project_id::text, '') AS project_id,"                                 \
-    " rtrim(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS("e.at") ","    \
-    " 'pool_id', e.pool_id, 'host_id', e.host_id, 'project_id', e.project_id)::text,"  \
-    " '}') || CASE WHEN " EVENT_OWN " = '{}'::jsonb THEN '}'"                          \
+    " left(json_build_object('id', e.id, 'type', e.type, 'at', " DB_TS("e.at") ","     \
+    " 'pool_id', e.pool_id, 'host_id', e.host_id, 'project_id', e.project_id,"         \
+    " 'project', " EVENT_PROJECT ")::text, -1)"                                        \
+    " || CASE WHEN " EVENT_OWN " = '{}'::jsonb THEN '}'"                               \
     " ELSE ', ' || ltrim(" EVENT_OWN "::text, '{') END AS doc"
 // clang-format on
 

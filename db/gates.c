@@ -13,6 +13,7 @@
 // clang-format off
 #define RUN_DOC(g)                                                                          \
     "json_build_object('id', " g ".id, 'kind', " g ".kind, 'host_id', " g ".host_id,"       \
+    " 'project', " DB_HOST_PROJECT_JSON(g ".host_id") ","                                    \
     " 'job_id', " g ".job_id, 'stack_id', " g ".stack_id, 'pool_id', " g ".pool_id,"        \
     " 'gate_version', " g ".gate_version, 'diag_level', " g ".diag_level," " 'verdict', " g \
     ".verdict, 'reason', " g ".reason, 'checks', " g ".checks," " 'connect_ms', " g         \
@@ -36,6 +37,7 @@
     "   WHERE x.c->>'name' = '" name "' ORDER BY x.ord LIMIT 1) " alias " ON true"
 #define READINESS_SQL                                                                        \
     "SELECT h.id::text AS host_id, h.state, h.host_key_sha256,"                              \
+    " (" DB_PROJECT_JSON("h.project_id") ")::text AS project,"                               \
     " h.current_stack_id::text AS current_stack_id,"                                         \
     " CASE WHEN jsonb_typeof(h.facts->'filesystems') = 'string'"                             \
     "   THEN h.facts->>'filesystems' END AS filesystems,"                                    \
@@ -189,6 +191,7 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
 // clang-format on
 static const struct db_str_field readiness_strings[] = {
     F(host_id),
+    F(project),
     F(state),
     F(host_key_sha256),
     F(current_stack_id),

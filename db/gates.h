@@ -48,6 +48,7 @@ enum db_status db_gate_run_list(struct db_conn *c, const struct db_gate_filter *
  * a string. Check values stay JSON text: evidence to show, never read to decide. */
 struct db_readiness_facts {
     char *host_id, *state, *host_key_sha256, *current_stack_id;
+    char *project;     /* the host's project: the document member "project" as JSON text */
     char *filesystems; /* facts.filesystems: the df -P lines */
     char *credential_id, *key_type;
     char *pool_id, *durable_path, *scratch_path, *stop_command; /* the pool's spec */

@@ -11,6 +11,7 @@
 // clang-format off
 #define JOB_DOC(j, with_steps)                                                                   \
     "json_build_object('id', " j ".id, 'kind', " j ".kind, 'host_id', " j ".host_id,"            \
+    " 'project', " DB_HOST_PROJECT_JSON(j ".host_id") ","                                         \
     " 'stack_id', " j ".stack_id, 'state', " j ".state, 'attempt', " j ".attempt,"               \
     " 'max_attempts', " j ".max_attempts," " 'progress', json_build_object('step', " j           \
     ".progress_step, 'of', " j ".progress_total)," " 'cancel_requested', " j                     \

@@ -25,7 +25,8 @@
 /* The Gpu document of gpus row g on host h. */
 #define GPU_DOC(g, h)                                                                        \
     "json_build_object('uuid', " g ".uuid, 'host_id', " g ".host_id,"                        \
-    " 'host_name', " h ".name, 'pool_id', " h ".pool_id, 'index', " g ".index,"              \
+    " 'host_name', " h ".name, 'pool_id', " h ".pool_id,"                                    \
+    " 'project', " DB_PROJECT_JSON(h ".project_id") ", 'index', " g ".index,"                \
     " 'name', " g ".name, 'pci_bus_id', " g ".pci_bus_id,"                                   \
     " 'first_seen', " DB_TS(g ".first_seen") ", 'last_seen', " DB_TS(g ".last_seen") ","     \
     " 'missing_since', " DB_TS(g ".missing_since") ","                                       \
@@ -36,6 +37,7 @@
 /* The GpuEvent document of gpu_events row e. */
 #define EVENT_DOC(e)                                                                         \
     "json_build_object('id', " e ".id, 'host_id', " e ".host_id,"                            \
+    " 'project', " DB_HOST_PROJECT_JSON(e ".host_id") ","                                     \
     " 'gpu_uuid', " e ".gpu_uuid, 'pci_bus_id', " e ".pci_bus_id, 'kind', " e ".kind,"       \
     " 'code', " e ".code, 'category', " e ".category, 'policy', " e ".policy,"               \
     " 'raw', " e ".raw, 'message', " e ".message, 'count', " e ".count,"                     \
@@ -46,6 +48,7 @@
  * 100 (the summary counts them all). */
 #define HEALTH_DOC                                                                           \
     "json_build_object('host_id', h.id, 'host_name', h.name, 'pool_id', h.pool_id,"          \
+    " 'project', " DB_PROJECT_JSON("h.project_id") ","                                       \
     " 'host_state', h.state, 'last_sample_at', " DB_TS("m.last_sample_at") ","               \
     " 'monitor', json_build_object('state', coalesce(m.state, 'unknown'),"                   \
     "   'missed', coalesce(m.missed, 0), 'last_sample_at', " DB_TS("m.last_sample_at") ","   \
@@ -67,7 +70,8 @@
 /* The HostSamples document of host h over [$2, $3): series is the SQL of its series,
  * (gpu_uuid, points) rows. */
 #define SAMPLES_DOC(grain, rolled_up_to, series)                                             \
-    "SELECT json_build_object('host_id', h.id, 'from', " DB_TS("$2::timestamptz") ","        \
+    "SELECT json_build_object('host_id', h.id,"                                              \
+    " 'project', " DB_PROJECT_JSON("h.project_id") ", 'from', " DB_TS("$2::timestamptz") "," \
     " 'to', " DB_TS("$3::timestamptz") ", 'step', '" grain "',"                              \
     " 'rolled_up_to', " rolled_up_to ","                                                     \
     " 'series', coalesce((SELECT json_agg(json_build_object('gpu_uuid', s.gpu_uuid,"        \

@@ -168,7 +168,8 @@ const struct db_stmt db_recommend_stmts[] = {
      "  (spec #>> '{recommendation_thresholds,investigate_failed_share}')::float8 AS share,"
      "  (spec #>> '{recommendation_thresholds,investigate_cost_increase}')::float8 AS rise"
      "  FROM pools)"
-     " SELECT h.id::text, h.pool_id::text, h.project_id::text AS project_id, h.state,"
+     " SELECT h.id::text, h.pool_id::text, h.project_id::text AS project_id,"
+     "  (SELECT pr.name FROM projects pr WHERE pr.id = h.project_id) AS project_name, h.state,"
      "  (h.accepted_gate_run_id IS NOT NULL AND h.state = 'ready') AS accepted,"
      "  EXISTS (SELECT 1 FROM jobs j WHERE j.host_id = h.id AND j.state IN ('queued', 'running'))"
      "  AS active_job, p.idle, p.price, p.gpu_model, p.gpu_count, p.up, p.down, p.share, p.rise"
@@ -307,6 +308,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
         C_ID,
         C_POOL,
         C_PROJECT,
+        C_PROJECT_NAME,
         C_STATE,
         C_ACCEPTED,
         C_ACTIVE,
@@ -323,6 +325,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
     static const char *const names[C_N] = {[C_ID] = "id",
                                            [C_POOL] = "pool_id",
                                            [C_PROJECT] = "project_id",
+                                           [C_PROJECT_NAME] = "project_name",
                                            [C_STATE] = "state",
                                            [C_ACCEPTED] = "accepted",
                                            [C_ACTIVE] = "active_job",
@@ -342,6 +345,7 @@ static void decode_hosts(const PGresult *r, struct db_rec_input *in)
         h->id = db_val(r, i, col[C_ID]);
         h->pool_id = db_val(r, i, col[C_POOL]);
         h->project_id = db_val(r, i, col[C_PROJECT]);
+        h->project_name = db_val(r, i, col[C_PROJECT_NAME]);
         h->state = db_val(r, i, col[C_STATE]);
         h->accepted = db_val_bool(r, i, col[C_ACCEPTED]);
         h->active_job = db_val_bool(r, i, col[C_ACTIVE]);

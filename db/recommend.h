@@ -49,7 +49,7 @@ struct db_rec_setting {
 };
 
 struct db_rec_host {
-    const char *id, *pool_id, *project_id, *state;
+    const char *id, *pool_id, *project_id, *project_name, *state;
     int accepted;   /* an accepted gate run and state ready */
     int active_job; /* a queued or running job */
     double price_per_hour;

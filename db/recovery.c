@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_pg.h"
+#include "db/scope_sql.h"
 
 /* A step's state in the document: passed before the current step; the recovery's own
  * state (running, passed, failed, cancelled) at it; pending (or skipped once it ended)
@@ -25,6 +26,7 @@
     "   FROM gate_runs g WHERE g.job_id = r." col " ORDER BY g.seq DESC LIMIT 1))"
 #define RECOVERY_DOC                                                                             \
     "json_build_object('id', r.id, 'host_id', r.host_id, 'pool_id', r.pool_id,"                 \
+    " 'project', " DB_HOST_PROJECT_JSON("r.host_id") ","                                         \
     " 'state', r.state, 'step', r.step, 'cause', r.cause, 'diagnostics_level', r.diag_level,"   \
     " 'error', r.error, 'steps', json_build_array("                                             \
     "  json_build_object('name', 'drain', 'state', " STEP_STATE("1") ","                         \

@@ -81,6 +81,7 @@
     " FROM rollout_hosts rh WHERE rh.rollout_id = r.id)"
 #define ROLLOUT_DOC                                                                                \
     "json_build_object('id', r.id, 'pool_id', r.pool_id,"                                          \
+    " 'project', " DB_POOL_PROJECT_JSON("r.pool_id") ","                                            \
     " 'pool_name', (SELECT p.name FROM pools p WHERE p.id = r.pool_id),"                           \
     " 'stack_id', r.stack_id, 'stack_name', (SELECT st.name FROM stacks st"                        \
     "   WHERE st.id = r.stack_id), 'state', r.state, 'canary', r.canary,"                          \

@@ -16,6 +16,16 @@
     "CASE WHEN " col " IS NOT NULL THEN json_build_object('id', " col ", 'name', " \
     "(SELECT pr.name FROM projects pr WHERE pr.id = " col ")) END"
 
+/* The member "project" of a row that belongs to a project through its host (its id column
+ * host_id) or its pool (pool_id): the host's (the pool's) current project, as json, the
+ * same {"id", "name"} as DB_PROJECT_JSON; in the row's own statement (one round trip). */
+#define DB_HOST_PROJECT_JSON(host_id)                                          \
+    "(SELECT json_build_object('id', hpr.id, 'name', hpr.name) FROM hosts hph" \
+    " JOIN projects hpr ON hpr.id = hph.project_id WHERE hph.id = " host_id ")"
+#define DB_POOL_PROJECT_JSON(pool_id)                                          \
+    "(SELECT json_build_object('id', ppr.id, 'name', ppr.name) FROM pools ppl" \
+    " JOIN projects ppr ON ppr.id = ppl.project_id WHERE ppl.id = " pool_id ")"
+
 /* Rows that belong to a project through their host or pool (jobs, gate runs, readiness,
  * health, GPUs, recoveries, work reports; rollouts, baselines): scope is the parameter
  * holding the readable projects (NULL: every project), project the one holding the

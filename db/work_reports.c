@@ -21,7 +21,9 @@
 
 // clang-format off
 #define WR_DOC                                                                                  \
-    "json_build_object('id', id, 'host_id', host_id, 'brief_id', brief_id," " 'window_start', " \
+    "json_build_object('id', id, 'host_id', host_id,"                                           \
+    " 'project', " DB_HOST_PROJECT_JSON("work_reports.host_id") ","                             \
+    " 'brief_id', brief_id, 'window_start', "                                                   \
     DB_TS("window_start") ", 'window_end', " DB_TS("window_end") ","                            \
     " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', " "retried,"           \
     " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                          \

@@ -271,6 +271,53 @@ static void calc_free(struct svc_recommendations *k)
     clear(&k->a);
 }
 
+/* The host (sorted by id) with this id, or NULL. */
+static const struct plan_rec_host *find_host(const struct svc_recommendations *k, const char *id)
+{
+    size_t lo = 0, hi = k->nh;
+    while (id != NULL && lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(k->hosts[mid].id, id);
+        if (c == 0)
+            return &k->hosts[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Sets the member "project" ({"id", "name"}) of each of items (recommendations, or
+ * no_usage entries): the project of its host (a no_usage entry's host_id, else the first
+ * of target.host_ids), else of its pool (target.pool_id) — a reuse that lends a host to
+ * another project's brief names the host's. Returns 0, or -1 when out of memory. */
+static int add_projects(const struct svc_recommendations *k, json_t *items)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const json_t *t = json_object_get(it, "target");
+        const char *host = json_string_value(json_object_get(it, "host_id"));
+        if (host == NULL)
+            host = json_string_value(json_array_get(json_object_get(t, "host_ids"), 0));
+        const char *pool = json_string_value(json_object_get(t ? t : it, "pool_id"));
+        const struct plan_rec_host *h = find_host(k, host);
+        for (size_t j = 0; h == NULL && pool != NULL && j < k->nh; j++)
+            if (strcmp(k->hosts[j].pool_id, pool) == 0)
+                h = &k->hosts[j];
+        if (h == NULL)
+            continue;
+        const struct db_rec_host *R = &k->a.in.hosts[h - k->hosts];
+        json_t *p = json_pack("{s:s, s:s}", "id", R->project_id, "name",
+                              R->project_name ? R->project_name : "");
+        if (json_object_set_new(it, "project", p) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
  * or -1 when out of memory. */
 static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage)
@@ -345,7 +392,9 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         b->precision = pb.precision;
         b->sized = 1;
     }
-    return plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage);
+    if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0)
+        return -1;
+    return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
 }
 
 enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)
@@ -388,23 +437,6 @@ const char *svc_recommendations_host_pool(const struct svc_recommendations *k, c
     for (size_t i = 0; id != NULL && i < k->nh; i++)
         if (strcmp(k->hosts[i].id, id) == 0)
             return k->hosts[i].pool_id;
-    return NULL;
-}
-
-/* The host (sorted by id) with this id, or NULL. */
-static const struct plan_rec_host *find_host(const struct svc_recommendations *k, const char *id)
-{
-    size_t lo = 0, hi = k->nh;
-    while (id != NULL && lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(k->hosts[mid].id, id);
-        if (c == 0)
-            return &k->hosts[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     return NULL;
 }
 

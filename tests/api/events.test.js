@@ -74,7 +74,7 @@ async function mintTicket(c, token) {
 const forHost = (s, id) => s.events.filter((e) => e.json && e.json.host_id === id);
 /** The comparable part of an event: its type and type-specific members. */
 function shape(e) {
-  const { id, at, type, pool_id, host_id, project_id, ...rest } = e.json;
+  const { id, at, type, pool_id, host_id, project_id, project, ...rest } = e.json;
   return { type, ...rest };
 }
 /** JSON text with object members in key order, for comparisons that ignore it. */
@@ -196,6 +196,8 @@ describe('the stream', () => {
       for (const e of got) {
         assert.equal(e.json.host_id, h.id);
         assert.equal(e.json.pool_id, poolA.id);
+        assert.equal(e.json.project_id, DEFAULT_PROJECT);
+        assert.deepEqual(e.json.project, { id: DEFAULT_PROJECT, name: 'default' });
         assert.ok(!Number.isNaN(Date.parse(e.json.at)));
       }
       steps.push(...got);
@@ -916,7 +918,7 @@ describe('load, slow consumers, retention and shutdown', () => {
     const cutBefore = await metric(srvC, 'gpufleet_event_streams_cut_total');
     // About 10 MB in 60 transactions of 8 events of 20 KB: more than the socket buffers
     // hold, paced so that the reading client keeps up with a ring of 128 events.
-    const one = `INSERT INTO events (type, project_id, data) SELECT 'recommendation.opened', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation', jsonb_build_object('id', gen_random_uuid(), 'action', 'stop', 'rule', 'idle', 'target', jsonb_build_object('host_ids', jsonb_build_array('${h.id}'), 'pool_id', '${poolA.id}', 'brief_id', null), 'reason', repeat('x', 20000), 'evidence', '{}'::jsonb, 'estimated_savings_per_hour', 12.5)) FROM generate_series(1, 8);`;
+    const one = `INSERT INTO events (type, project_id, data) SELECT 'recommendation.opened', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation', jsonb_build_object('id', gen_random_uuid(), 'action', 'stop', 'rule', 'idle', 'target', jsonb_build_object('host_ids', jsonb_build_array('${h.id}'), 'pool_id', '${poolA.id}', 'brief_id', null), 'project', jsonb_build_object('id', '${DEFAULT_PROJECT}', 'name', 'default'), 'reason', repeat('x', 20000), 'evidence', '{}'::jsonb, 'estimated_savings_per_hour', 12.5)) FROM generate_series(1, 8);`;
     const sql = Array.from({ length: 60 }, () => `BEGIN; ${one} COMMIT; SELECT pg_sleep(0.04);`).join(' ');
     const firstNew = dbIds('true').pop() + 1;
     await psqlAsync(srvA.database.url, sql);

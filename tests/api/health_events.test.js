@@ -193,6 +193,7 @@ describe('host.health and gpu.event', () => {
         pool_id: pool.id,
         host_id: host.id,
         project_id: '00000000-0000-4000-8000-000000000001', // the host's project: default
+        project: { id: '00000000-0000-4000-8000-000000000001', name: 'default' },
         gpu_event_id: out.events[0].id,
         host_name: host.name,
         gpu_uuid: GPU[1].uuid,

@@ -245,6 +245,46 @@ describe('team-a and team-b', () => {
     assert.deepEqual(b.project, { id: P['team-b'].id, name: 'team-b' });
   });
 
+  test("every document of team-a's host, GPU and pool carries team-a's project", async () => {
+    const want = { id: P['team-a'].id, name: 'team-a' };
+    const one = async (path) => expectStatus(await get(path, T.viewerA), 200);
+    const items = async (path) => {
+      const page = await listAll(path, T.viewerA);
+      assert.ok(page.items.length > 0, `${path} lists nothing`);
+      return page.items;
+    };
+    const docs = {
+      'job (the provision reply)': [A.job],
+      job: [await one(`/v1/jobs/${A.job.id}`)],
+      'job list': await items(`/v1/jobs?host_id=${A.host.id}`),
+      'gate run': [await one(`/v1/gate-runs/${A.run}`)],
+      'gate run list': await items(`/v1/hosts/${A.host.id}/gate-runs`),
+      readiness: [await one(`/v1/hosts/${A.host.id}/readiness`)],
+      samples: [await one(`/v1/hosts/${A.host.id}/samples`)],
+      recoveries: await items(`/v1/hosts/${A.host.id}/recoveries`),
+      gpus: await items(`/v1/gpus?host_id=${A.host.id}`),
+      'gpu events': await items(`/v1/gpus/${A.gpu}/events`),
+      rollout: [await one(`/v1/rollouts/${A.rollout.id}`)],
+      'rollout list': (await items(`/v1/rollouts?pool=${A.pool.id}`)).filter((x) => x.id === A.rollout.id),
+      baseline: [await one(`/v1/baselines/${A.baseline}`)],
+      'baseline list': (await items(`/v1/baselines?pool=${A.pool.id}`)).filter((x) => x.id === A.baseline),
+      'work reports': (await items('/v1/work-reports')).filter((x) => x.host_id === A.host.id),
+    };
+    const health = await one(`/v1/hosts/${A.host.id}/health`);
+    docs.health = [health];
+    docs['health gpus'] = health.gpus;
+    docs['health open events'] = health.open_events;
+    for (const [what, list] of Object.entries(docs)) {
+      assert.ok(list.length > 0, `no ${what}`);
+      for (const doc of list) assert.deepEqual(doc.project, want, what);
+    }
+    // the platform admin's lists, over every project, name each row's own
+    for (const x of (await listAll('/v1/jobs', platform)).items) {
+      const p = x.host_id === B.host.id ? 'team-b' : x.host_id === A.host.id ? 'team-a' : null;
+      if (p) assert.deepEqual(x.project, { id: P[p].id, name: p });
+    }
+  });
+
   test("team-a's reads answer 404 to team-b, and 200 to team-a", async () => {
     const reads = [
       `/v1/hosts/${A.host.id}`,
@@ -529,6 +569,10 @@ describe('team-a and team-b', () => {
       assert.equal(moved.accepted_gate_run_id, null);
       expectProblem(await get(`/v1/hosts/${h.id}`, T.viewerA), 404, 'not_found');
       expectStatus(await get(`/v1/hosts/${h.id}`, T.viewerB), 200);
+      // its gate run and readiness name the host's project now
+      const teamB = { id: P['team-b'].id, name: 'team-b' };
+      assert.deepEqual(expectStatus(await get(`/v1/gate-runs/${run}`, T.viewerB), 200).project, teamB);
+      assert.deepEqual(expectStatus(await get(`/v1/hosts/${h.id}/readiness`, T.viewerB), 200).project, teamB);
       // audited in both projects
       const rows = sql(
         `SELECT project_id FROM audit_events WHERE action = 'host.update' AND resource_id = '${h.id}' ORDER BY project_id`,

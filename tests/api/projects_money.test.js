@@ -290,6 +290,13 @@ describe('the event stream', () => {
     );
     assert.ok(sA.events.every((e) => e.json.project_id === projA.id));
     assert.ok(sBoth.events.every((e) => [projA.id, projB.id].includes(e.json.project_id)));
+    // each event names its project as {id, name} too; the platform's own: null
+    const named = { [projA.id]: projA.name, [projB.id]: projB.name };
+    for (const e of sAll.events) {
+      const want = e.json.project_id === null ? null : { id: e.json.project_id, name: named[e.json.project_id] };
+      assert.deepEqual(e.json.project, want, JSON.stringify(e.json));
+    }
+    assert.ok(sB.events.every((e) => e.json.project.id === projB.id && e.json.project.name === projB.name));
     assert.deepEqual(new Set(created(sAll)), new Set([H.a1.id, H.b1.id, H.a2.id, H.a3.id]));
     for (const s of [sA, sB, sAll, sBoth]) assert.deepEqual(s.errors, []);
   });
@@ -347,7 +354,10 @@ describe('webhooks', () => {
     await sleep(1500);
     assert.deepEqual(hosts(ra, wa.secret), [`host.created:${ha.id}`, `host.deleted:${ha.id}`]);
     assert.deepEqual(hosts(rb, wb.secret), [`host.created:${hb.id}`, `host.deleted:${hb.id}`]);
-    for (const x of ra.verified(wa.secret)) assert.equal(x.payload.data.project_id, projA.id);
+    for (const x of ra.verified(wa.secret)) {
+      assert.equal(x.payload.data.project_id, projA.id);
+      assert.deepEqual(x.payload.data.project, { id: projA.id, name: projA.name });
+    }
   });
 
   test("another project's webhook answers 404 (writes audited as webhook.denied); lists show the caller's projects", async () => {
@@ -563,9 +573,20 @@ describe('recommendations', () => {
       'invalid_parameter',
       'project',
     );
-    // no_usage_data follows the hosts' projects.
-    const nu = (await get('/v1/recommendations', bert)).no_usage_data.map((x) => x.host_id);
+    // Each names its hosts' project, the lending included (A's host).
+    const pa = { id: projA.id, name: projA.name };
+    const pb = { id: projB.id, name: projB.name };
+    const projects = Object.fromEntries(
+      (await get('/v1/recommendations', admin)).items.map((x) => [key(x), x.project]),
+    );
+    assert.deepEqual(projects, { [lend]: pa, [reuseA]: pa, [stopA1]: pa, [stopB1]: pb });
+    // no_usage_data follows the hosts' projects, and names them.
+    const nuB = (await get('/v1/recommendations', bert)).no_usage_data;
+    const nu = nuB.map((x) => x.host_id);
     assert.ok(!nu.includes(H.a3.id) && !nu.includes(H.ca.id));
+    assert.ok(nuB.length > 0 && nuB.every((x) => x.project.id === pb.id && x.project.name === pb.name));
+    const nuA = (await get('/v1/recommendations', annie)).no_usage_data;
+    assert.ok(nuA.length > 0 && nuA.every((x) => x.project.id === pa.id && x.project.name === pa.name));
   });
 
   test("the idle policy's events of the lending name no project: only platform admins' streams carry them", async () => {
@@ -577,7 +598,10 @@ describe('recommendations', () => {
     await until(() => sAll.events.some(lending), 20000, 'the lending on the admin stream');
     const ev = sAll.events.find(lending).json;
     assert.equal(ev.project_id, null);
+    assert.equal(ev.project, null);
     assert.equal(ev.pool_id, null);
+    // the recommendation itself names the lent host's project
+    assert.deepEqual(ev.recommendation.project, { id: projA.id, name: projA.name });
     for (const s of [streams[0], streams[1], streams[3]]) assert.ok(!s.events.some(lending));
     // Their own projects' opened recommendations do reach the members.
     await until(

@@ -210,7 +210,13 @@ describe('recommendations', () => {
       'stop:idle:reuse:-',
     ]);
     assert.deepEqual(body.no_usage_data, [
-      { host_id: H.none.id, pool_id: P.id, state: 'registered', reason: 'no_usage_data' },
+      {
+        host_id: H.none.id,
+        pool_id: P.id,
+        project: { id: '00000000-0000-4000-8000-000000000001', name: 'default' },
+        state: 'registered',
+        reason: 'no_usage_data',
+      },
     ]);
     const by = Object.fromEntries(body.items.map((r) => [key(r), r]));
     for (const r of body.items) assert.match(r.id, UUID_RE);

@@ -157,9 +157,9 @@ static void rec_decode(void)
     /* clang-format on */
     static const char *const rn[] = {"rise",      "share",   "down", "up",         "gpu_count",
                                      "gpu_model", "price",   "idle", "active_job", "accepted",
-                                     "state",     "pool_id", "id",   "project_id"};
-    static const char *const rv[] = {NULL,   "0.1", NULL, "0.75",  "8",  "h100_sxm", "4",
-                                     "1800", "f",   "t",  "ready", "p1", "a",        "j1"};
+                                     "state",     "pool_id", "id",   "project_id", "project_name"};
+    static const char *const rv[] = {NULL, "0.1", NULL,    "0.75", "8", "h100_sxm", "4",     "1800",
+                                     "f",  "t",   "ready", "p1",   "a", "j1",       "team-a"};
     static const char *const bn[] = {"spec", "id", "project_id"};
     static const char *const bv[] = {"{\"name\":\"b\"}", "b1", "k1"};
     struct db_rec_input in = {0};
@@ -183,6 +183,7 @@ static void rec_decode(void)
     const struct db_rec_host *h = &in.hosts[0];
     CHECK_STR(h->id, "a");
     CHECK_STR(h->project_id, "j1");
+    CHECK_STR(h->project_name, "team-a");
     CHECK_STR(in.held[0].project_id, "j1");
     CHECK_STR(h->state, "ready");
     CHECK_STR(h->gpu_model, "h100_sxm");
@@ -297,17 +298,21 @@ static void readiness_facts(void)
                                     "current_stack_id",
                                     "host_key_sha256",
                                     "state",
+                                    "project",
                                     "host_id"};
+    /* clang-format off */
     static const char *const v[] = {
         "1",    "2",        NULL,    "skip", "g2",  "{\"value\":2400}", "pass", "null",
         "pass", "s1",       "g1",    "12.4", "550", "sha256:a",         "s1",   "1800",
         "t",    "poweroff", "/s",    "/d",   "p1",  "ssh-ed25519",      "c1",   "df lines",
-        "s1",   NULL,       "ready", "h1"};
+        "s1",   NULL,       "ready", "{\"id\":\"j1\",\"name\":\"a\"}",   "h1"};
+    /* clang-format on */
     PGresult *r = FAKE(n, v);
     struct db_readiness_facts f;
     CHECK(db_readiness_facts_decode(r, &f) == DB_ONE_RESULT);
     CHECK_STR(f.host_id, "h1");
     CHECK_STR(f.state, "ready");
+    CHECK_STR(f.project, "{\"id\":\"j1\",\"name\":\"a\"}");
     CHECK(f.host_key_sha256 == NULL && f.observability_message == NULL);
     CHECK_STR(f.current_stack_id, "s1");
     CHECK_STR(f.filesystems, "df lines");
@@ -336,9 +341,10 @@ static void readiness_facts(void)
     db_readiness_facts_free(&f);
     PQclear(r);
 
-    static const char *const v2[] = {
-        "0",  "0",  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,         NULL,
-        NULL, NULL, "f",  NULL, NULL, NULL, "p1", NULL, NULL, NULL, NULL, NULL, "registered", "h1"};
+    static const char *const v2[] = {"0",  "0",  NULL,         NULL, NULL, NULL, NULL, NULL,
+                                     NULL, NULL, NULL,         NULL, NULL, NULL, NULL, NULL,
+                                     "f",  NULL, NULL,         NULL, "p1", NULL, NULL, NULL,
+                                     NULL, NULL, "registered", "{}", "h1"};
     r = FAKE(n, v2);
     CHECK(db_readiness_facts_decode(r, &f) == DB_ONE_RESULT);
     CHECK(f.auto_stop == 0 && f.has_idle_stop_after == 0);
