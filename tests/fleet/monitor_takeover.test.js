@@ -247,7 +247,13 @@ describe('monitor ownership across worker processes', () => {
     const aOwner = sql(`SELECT owner FROM host_monitor WHERE host_id = '${grown}'`);
     assert.notEqual(aOwner, cOwner);
     for (const id of steady) {
-      const n = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${id}' AND at > '${since}'`);
+      // each is sampled one interval after its last sample: maybe after the grown one
+      const sampled = () => sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${id}' AND at > '${since}'`);
+      let n = sampled();
+      while (Number(n) < 8 && Date.now() <= deadline) {
+        await fleet.sleep(500);
+        n = sampled();
+      }
       assert.ok(Number(n) >= 8, `${id}: sampled after the takeover (${n} GPU rows)`);
       assert.equal((await getHost(id)).state, 'ready', `${id}: the takeover alone does not isolate`);
       assert.equal(sql(`SELECT count(*) FROM gpu_events WHERE host_id = '${id}' AND kind = 'ecc'`), '0');
