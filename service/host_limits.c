@@ -17,6 +17,19 @@ enum plan_cmd_refusal svc_limit_credential(const struct db_host_refs *refs, cons
     return out->credential == PLAN_CREDENTIAL_OK ? PLAN_CMD_OK : PLAN_CMD_CREDENTIAL_NOT_ALLOWED;
 }
 
+/* The planner's verdict on adding GPUs of gpu_model; a refusal names what it counted. */
+static void quota_verdict(const char *gpu_model, long limit, long held, long adding,
+                          enum plan_cmd_refusal *refused, struct svc_host_limit *out)
+{
+    if (plan_quota_allows(limit, held, adding))
+        return;
+    *refused = PLAN_CMD_QUOTA_EXCEEDED;
+    snprintf(out->gpu_model, sizeof out->gpu_model, "%s", gpu_model);
+    out->held = held;
+    out->limit = limit;
+    out->adding = adding;
+}
+
 enum db_status svc_limit_quota(struct db_conn *c, const char *project_id, const char *gpu_model,
                                const char *host_id, long extra, long adding,
                                enum plan_cmd_refusal *refused, struct svc_host_limit *out)
@@ -29,13 +42,7 @@ enum db_status svc_limit_quota(struct db_conn *c, const char *project_id, const 
     if (s <= 0)
         return s < 0 ? s : DB_HARD_ERROR; /* the pool's project exists (foreign key) */
     held += extra;
-    if (!plan_quota_allows(limit, held, adding)) {
-        *refused = PLAN_CMD_QUOTA_EXCEEDED;
-        snprintf(out->gpu_model, sizeof out->gpu_model, "%s", gpu_model);
-        out->held = held;
-        out->limit = limit;
-        out->adding = adding;
-    }
+    quota_verdict(gpu_model, limit, held, adding, refused, out);
     return s;
 }
 
@@ -78,12 +85,6 @@ enum db_status svc_pool_quota(struct db_conn *c, const char *pool_id, const char
         return s < 0 ? s : DB_HARD_ERROR;
     /* held counts the pool's hosts at their current count when the model stays */
     long adding = g.hosts * (same ? gpu_count - g.gpu_count : gpu_count);
-    if (!plan_quota_allows(limit, held, adding)) {
-        *refused = PLAN_CMD_QUOTA_EXCEEDED;
-        snprintf(out->gpu_model, sizeof out->gpu_model, "%s", gpu_model);
-        out->held = held;
-        out->limit = limit;
-        out->adding = adding;
-    }
+    quota_verdict(gpu_model, limit, held, adding, refused, out);
     return DB_ONE_RESULT;
 }
