@@ -7,12 +7,12 @@
  * before and after. */
 #include "api/credentials.h"
 
-#include <ctype.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/hosts.h"
 #include "api/jsonspec.h"
 #include "api/list.h"
 #include "api/resource.h"
@@ -28,19 +28,6 @@ struct credential_in {
     const json_t *allowed_users, *allowed_cidrs;
 };
 
-/* A login name as hosts name theirs (POSIX-ish: a-z, 0-9, _ and -, not starting with a
- * digit or -). */
-static int valid_user(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_'))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_' ||
-              s[i] == '-'))
-            return 0;
-    return 1;
-}
 /* One CIDR (or a bare address) as the address policy reads it (net_cidr_match, asked on a
  * probe address as the configuration's lists are). */
 static int valid_cidr(const char *s)
@@ -49,8 +36,8 @@ static int valid_cidr(const char *s)
 }
 
 static const struct spec_field user_item[] = {
-    {"", SPEC_STRING, 0, 1, 32, valid_user, "a login name like ubuntu (a-z, 0-9, _ and -)", NULL,
-     NULL, SPEC_NONE},
+    {"", SPEC_STRING, 0, 1, 32, api_valid_login_user,
+     "a login name like ubuntu (a-z, 0-9, _ and -)", NULL, NULL, SPEC_NONE},
 };
 static const struct spec_field cidr_item[] = {
     {"", SPEC_STRING, 0, 1, 49, valid_cidr, "a CIDR like 10.0.0.0/8 or fd00::/8", NULL, NULL,

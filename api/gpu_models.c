@@ -187,15 +187,6 @@ enum MHD_Result api_gpu_models_create(struct api_req *r)
 
 /* ---- sharing (a platform admin's) ---- */
 
-struct share_in {
-    int shared;
-};
-static const struct spec_field share_spec[] = {
-    {"shared", SPEC_BOOL, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
-     SPEC_TO(struct share_in, shared)},
-    SPEC_END,
-};
-
 struct share_arg {
     struct api_req *r;
     const char *key;
@@ -211,15 +202,13 @@ static enum db_status share_fn(struct db_conn *c, void *arg)
     if (s <= 0 || a->ch.doc == NULL)
         return s;
     return audit_model(c, a->r, "gpu_model.share", a->key, a->ch.project_id, MHD_HTTP_OK,
-                       a->ch.before ? "{\"shared\":true}" : "{\"shared\":false}",
-                       a->shared ? "{\"shared\":true}" : "{\"shared\":false}");
+                       api_shared_json(a->ch.before), api_shared_json(a->shared));
 }
 
 enum MHD_Result api_gpu_models_patch(struct api_req *r)
 {
-    struct share_in in = {0};
     struct share_arg a = {.r = r, .key = model_key(r)};
-    if (a.key == NULL || api_spec_parse(r, r->json, share_spec, &in) != 0)
+    if (a.key == NULL || api_parse_shared(r, &a.shared) != 0)
         return MHD_YES;
     if (!r->actor.platform_admin) { /* 404 unless the caller may see it, then 403 */
         char *doc = api_fetch_document_in(r, a.key, "gpu model", db_gpu_model_get);
@@ -233,7 +222,6 @@ enum MHD_Result api_gpu_models_patch(struct api_req *r)
         free(doc);
         return MHD_YES;
     }
-    a.shared = in.shared;
     enum db_status s = db_run_tx(share_fn, &a);
     if (s < 0) {
         free(a.ch.doc);

@@ -34,7 +34,7 @@ static int valid_address(const char *s)
     unsigned char buf[16];
     return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
-static int valid_user(const char *s)
+int api_valid_login_user(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 32 || !(islower((unsigned char)s[0]) || s[0] == '_'))
@@ -91,8 +91,8 @@ static const struct spec_field host_spec[] = {
     {"address", SPEC_STRING, SPEC_REQUIRED, 2, 45, valid_address,
      "a literal IPv4 or IPv6 address (no host names)", NULL, NULL, TO(address)},
     {"port", SPEC_INTEGER, 0, 1, 65535, NULL, NULL, NULL, NULL, TO(port)},
-    {"user", SPEC_STRING, SPEC_REQUIRED, 1, 32, valid_user, "a login name like ubuntu", NULL, NULL,
-     TO(user)},
+    {"user", SPEC_STRING, SPEC_REQUIRED, 1, 32, api_valid_login_user, "a login name like ubuntu",
+     NULL, NULL, TO(user)},
     {"credential_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a credential id", NULL,
      NULL, TO(credential_id)},
     {"pool_id", SPEC_STRING, SPEC_REQUIRED, 36, 36, api_valid_uuid, "a pool id", NULL, NULL,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/jsonspec.h"
 #include "api/routes.h"
 #include "db/projects.h"
 #include "planner/scope.h"
@@ -209,4 +210,27 @@ int api_platform_admin_only(struct api_req *r, const char *type, const char *id,
     db_run_tx(only_fn, &a); /* best effort, like the door's refusals */
     api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL, "%s", detail);
     return 0;
+}
+
+struct share_in {
+    int shared;
+};
+static const struct spec_field share_spec[] = {
+    {"shared", SPEC_BOOL, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
+     SPEC_TO(struct share_in, shared)},
+    SPEC_END,
+};
+
+int api_parse_shared(struct api_req *r, int *shared)
+{
+    struct share_in in = {0};
+    if (api_spec_parse(r, r->json, share_spec, &in) != 0)
+        return -1;
+    *shared = in.shared;
+    return 0;
+}
+
+const char *api_shared_json(int shared)
+{
+    return shared ? "{\"shared\":true}" : "{\"shared\":false}";
 }

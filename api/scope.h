@@ -51,6 +51,12 @@ enum MHD_Result api_scope_refuse(struct api_req *r, const char *type, const char
 int api_platform_admin_only(struct api_req *r, const char *type, const char *id,
                             const char *project_id, const char *detail);
 
+/* The body of a sharing change, {"shared": true|false}: 0 with *shared set, or -1 after
+ * replying 400. */
+int api_parse_shared(struct api_req *r, int *shared);
+/* The audit's before or after of a sharing change: {"shared":true} or {"shared":false}. */
+const char *api_shared_json(int shared);
+
 /* Frees what api_scope kept (http.c, when the request ends). */
 void api_scope_free(struct api_req *r);
 

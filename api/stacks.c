@@ -253,15 +253,6 @@ enum MHD_Result api_stacks_list(struct api_req *r)
 
 /* ---- sharing (a platform admin's) ---- */
 
-struct share_in {
-    int shared;
-};
-static const struct spec_field share_spec[] = {
-    {"shared", SPEC_BOOL, SPEC_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
-     SPEC_TO(struct share_in, shared)},
-    SPEC_END,
-};
-
 struct share_arg {
     struct api_req *r;
     const char *id;
@@ -279,15 +270,13 @@ static enum db_status share_fn(struct db_conn *c, void *arg)
     struct actor who;
     api_actor(a->r, &who);
     return svc_audit_change(c, &who, "stack.share", "stack", a->id, NULL, MHD_HTTP_OK,
-                            before ? "{\"shared\":true}" : "{\"shared\":false}",
-                            a->shared ? "{\"shared\":true}" : "{\"shared\":false}");
+                            api_shared_json(before), api_shared_json(a->shared));
 }
 
 enum MHD_Result api_stacks_patch(struct api_req *r)
 {
-    struct share_in in = {0};
     struct share_arg a = {.r = r, .id = api_path_id(r, "stack")};
-    if (a.id == NULL || api_spec_parse(r, r->json, share_spec, &in) != 0)
+    if (a.id == NULL || api_parse_shared(r, &a.shared) != 0)
         return MHD_YES;
     if (!r->actor.platform_admin) { /* 404 unless the caller may see it, then 403 */
         char *doc = api_fetch_document_in(r, a.id, "stack", db_stack_get);
@@ -298,7 +287,6 @@ enum MHD_Result api_stacks_patch(struct api_req *r)
                                 "only a platform admin may share or unshare a stack");
         return MHD_YES;
     }
-    a.shared = in.shared;
     enum db_status s = api_run_tx_doc(share_fn, &a, &a.doc);
     if (s < 0)
         return api_reply_db(r, s);
