@@ -35,6 +35,7 @@ let key;
 let n = 0;
 
 const name = (p = 'h') => `${p}-${process.pid}-${++n}`;
+// Without a pinned key a registration must ask for trust on first use in words.
 function hostBody(overrides = {}) {
   return {
     name: name(),
@@ -43,6 +44,7 @@ function hostBody(overrides = {}) {
     user: 'gpufleet',
     credential_id: cred.id,
     pool_id: poolA.id,
+    ...('host_key_sha256' in overrides ? {} : { trust_on_first_use: true }),
     ...overrides,
   };
 }
@@ -118,6 +120,7 @@ describe('registration', () => {
     assert.equal(created.credential_id, cred.id);
     assert.equal(created.pool_id, poolA.id);
     assert.equal(created.host_key_sha256, FP);
+    assert.equal(created.trust_on_first_use, false);
     assert.deepEqual(created.labels, body.labels);
     assert.equal(created.state, 'registered');
     assert.equal(created.facts, null);
@@ -158,6 +161,7 @@ describe('registration', () => {
     assert.equal(h.port, 22);
     assert.deepEqual(h.labels, {});
     assert.equal(h.host_key_sha256, null);
+    assert.equal(h.trust_on_first_use, true);
   });
 
   test('a duplicate name answers 409 already_exists', async () => {
@@ -257,6 +261,62 @@ describe('registration', () => {
         'port',
       );
     }
+  });
+
+  test('without host_key_sha256, trust_on_first_use: true is required (400 naming both), and recorded', async () => {
+    const bare = hostBody();
+    delete bare.trust_on_first_use;
+    for (const body of [bare, { ...bare, trust_on_first_use: false }]) {
+      const p = expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body }),
+        400,
+        'missing_field',
+        'host_key_sha256',
+      );
+      assert.match(p.detail, /host_key_sha256/);
+      assert.match(p.detail, /trust_on_first_use/);
+    }
+    for (const v of ['yes', 1, null]) {
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: { ...bare, trust_on_first_use: v } }),
+        400,
+        'invalid_field',
+        'trust_on_first_use',
+      );
+    }
+    const both = expectProblem(
+      await client.request('POST', '/v1/hosts', {
+        token: operator,
+        body: { ...bare, host_key_sha256: FP, trust_on_first_use: true },
+      }),
+      400,
+      'invalid_field',
+      'trust_on_first_use',
+    );
+    assert.match(both.detail, /not both/);
+    assert.equal(
+      psql(srv.database.url, `SELECT count(*) FROM hosts WHERE name = '${bare.name}'`),
+      '0',
+      'a refused registration stored nothing',
+    );
+    // asked in words: accepted, recorded on the host and in the audit row
+    const h = expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: { ...bare, trust_on_first_use: true } }),
+      201,
+    );
+    assert.equal(h.host_key_sha256, null);
+    assert.equal(h.trust_on_first_use, true);
+    const got = expectStatus(await client.request('GET', `/v1/hosts/${h.id}`, { token: viewer }), 200);
+    assert.equal(got.trust_on_first_use, true);
+    const [ev] = await auditOf('host.create', h.id);
+    assert.deepEqual(ev.after, { host_key_sha256: null, trust_on_first_use: true });
+    assert.match(ev.reason, /trust_on_first_use/);
+    const pinned = expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ host_key_sha256: FP }) }),
+      201,
+    );
+    const [pev] = await auditOf('host.create', pinned.id);
+    assert.deepEqual(pev.after, { host_key_sha256: FP, trust_on_first_use: false });
   });
 
   test('host_key_sha256: SHA256:<43 base64> only', async () => {

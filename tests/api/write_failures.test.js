@@ -187,7 +187,14 @@ const cases = [
     run: (name) =>
       client.request('POST', '/v1/hosts', {
         token: operator,
-        body: { name, address: '127.0.0.2', user: 'gpufleet', credential_id: cred.id, pool_id: pool.id },
+        body: {
+          name,
+          address: '127.0.0.2',
+          user: 'gpufleet',
+          credential_id: cred.id,
+          pool_id: pool.id,
+          trust_on_first_use: true,
+        },
       }),
     stored: (name) => psql(srv.database.url, `SELECT count(*) FROM hosts WHERE name = '${name}'`) === '1',
   },

@@ -85,6 +85,7 @@ async function register(c, token, h, { pin = false, poolId = pool.id, credId = c
     pool_id: poolId,
   };
   if (pin) body.host_key_sha256 = h.host_key_sha256;
+  else body.trust_on_first_use = true;
   return fleet.createHost(c, token, body);
 }
 function result(h) {
