@@ -447,6 +447,22 @@ describe('address policy', () => {
     }
   });
 
+  test('6to4, Teredo, local-use NAT64 and IPv4-translated forms are refused even with ::/0 allowed', async () => {
+    const c = api(open);
+    const tok = open.token('operator');
+    for (const address of [
+      '2002:a9fe:a9fe::', // 6to4 relay to 169.254.169.254
+      '2002:a9fe:a9fe::1',
+      '2001:0:a9fe:a9fe::1', // Teredo
+      '64:ff9b:1::a9fe:a9fe', // local-use NAT64
+      '::ffff:0:a9fe:a9fe', // IPv4-translated 169.254.169.254
+      '::ffff:0:a00:1',
+    ]) {
+      const res = await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address }) });
+      expectProblem(res, 400, 'address_not_allowed', 'address');
+    }
+  });
+
   test('addresses outside GPUFLEET_SSH_ALLOW_CIDRS are refused', async () => {
     for (const address of ['10.0.0.5', '192.168.1.10', '8.8.8.8', '2001:db8::1', '128.0.0.1']) {
       expectProblem(
