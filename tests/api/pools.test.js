@@ -220,6 +220,12 @@ describe('refusals', () => {
       [{ observability_url: 'http://host/x?y=1' }, 'gate.observability_url'],
       [{ observability_url: 'http://host/$(reboot)' }, 'gate.observability_url'],
       [{ observability_url: `http://h/${'a'.repeat(260)}` }, 'gate.observability_url'],
+      // what curl would expand as a glob (the check also runs curl -g)
+      [{ observability_url: 'http://h[1-9].example/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[1-9]/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[::1][a-z]/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[::1]x/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://host]/metrics' }, 'gate.observability_url'],
       [{ checks: [] }, 'gate.checks'],
       [{ checks: ['storage', 'storage'] }, 'gate.checks'],
       [{ checks: ['dcgm'] }, 'gate.checks'],

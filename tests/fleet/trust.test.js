@@ -220,11 +220,11 @@ describe('image verification', () => {
     const verify = j.steps.find((s) => s.name === 'image' && s.phase === 'verify');
     assert.ok(verify, JSON.stringify(j.steps.map((s) => [s.name, s.phase, s.outcome])));
     assert.equal(verify.outcome, 'failed');
-    assert.match(verify.command, /docker image inspect --format '\{\{json \.RepoDigests\}\}'/);
+    assert.match(verify.command, /docker image inspect --format '\{\{json \.RepoDigests\}\}' -- '/);
     assert.ok(verify.message.includes(digest), verify.message);
     assert.match(verify.message, /sha256:[0-9a-f]{12}/);
     const pull = j.steps.find((s) => s.name === 'image' && s.phase === 'apply');
-    assert.match(pull.command, /^docker pull '/);
+    assert.match(pull.command, /^docker pull -- '/);
     assert.doesNotMatch(pull.command, /inspect/, 'the pull and the inspect are separate commands');
   });
 
