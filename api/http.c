@@ -20,6 +20,7 @@
 #include "api/scope.h"
 #include "api/server.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/util.h"
 #include "db/idempotency.h"
 #include "service/events_hub.h"
@@ -73,16 +74,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r->method != NULL) {
         api_metrics_observe(r->metric_route, r->method_idx, r->status, dur);
         if (log_enabled(LOG_INFO)) {
-            char ts[40];
-            util_rfc3339(util_now_us(), ts, sizeof ts);
+            /* the path and method are the client's bytes: valid UTF-8, no control character,
+             * bounded (json_pack refuses invalid UTF-8, which dropped the whole line) */
+            char path[1024], method[64];
+            utf8_log_text(r->path, r->path ? strlen(r->path) : 0, path, sizeof path);
+            utf8_log_text(r->method, strlen(r->method), method, sizeof method);
             json_t *line = json_pack(
                 "{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:s?, s:s?}", "msg", "request", "request_id",
-                r->request_id, "method", r->method, "route",
+                r->request_id, "method", method, "route",
                 r->route ? r->route->path
                          : (r->metric_route >= 0 ? api_routes[r->metric_route].path : "unmatched"),
-                "path", r->path ? r->path : "", "status", (int)r->status, "duration_ms",
-                (double)dur / 1000.0, "principal", r->authenticated ? r->principal.sub : NULL,
-                "error", r->error_code);
+                "path", path, "status", (int)r->status, "duration_ms", (double)dur / 1000.0,
+                "principal", r->authenticated ? r->principal.sub : NULL, "error", r->error_code);
             if (line != NULL && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 json_object_set_new(line, "terminated", json_integer((json_int_t)toe));
             if (r->stream != NULL) {

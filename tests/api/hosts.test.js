@@ -405,6 +405,72 @@ describe('registration', () => {
   });
 });
 
+describe('access log', () => {
+  // One raw request: the path bytes go as they are (no client re-encodes them).
+  function rawGet(port, pathBytes, requestId) {
+    const net = require('node:net');
+    return new Promise((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1');
+      let got = '';
+      sock.on('error', reject);
+      sock.on('data', (d) => {
+        got += d.toString('latin1');
+      });
+      sock.on('close', () => resolve(got));
+      sock.on('connect', () => {
+        sock.write(
+          Buffer.concat([
+            Buffer.from('GET ', 'latin1'),
+            pathBytes,
+            Buffer.from(
+              ` HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${viewer}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n`,
+              'latin1',
+            ),
+          ]),
+        );
+      });
+    });
+  }
+  async function logLine(requestId) {
+    const fs = require('node:fs');
+    for (let i = 0; i < 50; i++) {
+      const line = fs
+        .readFileSync(srv.logPath, 'utf8')
+        .split('\n')
+        .find((l) => l.includes(`"request_id":"${requestId}"`) && l.includes('"msg":"request"'));
+      if (line) return JSON.parse(line);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  }
+
+  test('a request whose path is invalid UTF-8 (raw or percent-encoded) is logged with a cleaned path', async () => {
+    const cases = [
+      // raw bytes: invalid UTF-8, an escape sequence and a DEL in the path
+      [
+        Buffer.from([...Buffer.from('/v1/hosts/'), 0xff, 0xfe, 0x1b, ...Buffer.from('[2J'), 0x7f]),
+        /^\/v1\/hosts\/\uFFFD\uFFFD\\x1b\[2J\\x7f$/,
+      ],
+      // percent-encoded: MHD decodes %FF and %0A into the path it hands over
+      [Buffer.from('/v1/hosts/%FF%C0%AFx%0Ay'), /^\/v1\/hosts\/\uFFFD\uFFFD\uFFFDx\\x0ay$/],
+      // long: bounded
+      [Buffer.from(`/v1/hosts/${'%FF'.repeat(1500)}`), /^\/v1\/hosts\/(\uFFFD)+\u2026$/],
+    ];
+    let i = 0;
+    for (const [bytes, want] of cases) {
+      const rid = `accesslog-${process.pid}-${++i}`;
+      const answer = await rawGet(srv.port, bytes, rid);
+      assert.match(answer, /^HTTP\/1\.1 [45]\d\d /, answer.slice(0, 200));
+      const line = await logLine(rid);
+      assert.ok(line, `no access log line for request ${rid} (${bytes.length} path bytes)`);
+      assert.match(line.path, want, JSON.stringify(line.path));
+      assert.ok(Buffer.byteLength(line.path) <= 1023, `path of ${Buffer.byteLength(line.path)} bytes`);
+      assert.ok(!/[\x00-\x1f\x7f]/.test(line.path), JSON.stringify(line.path));
+      assert.equal(line.method, 'GET');
+    }
+  });
+});
+
 describe('address policy', () => {
   const ALWAYS = [
     '169.254.169.254',
