@@ -729,6 +729,13 @@ describe('deliveries', () => {
       `SELECT count(*) FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
     );
     assert.equal(n, '1');
+    const data = JSON.parse(
+      psql(
+        srv.database.url,
+        `SELECT data::text FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
+      ),
+    );
+    assert.equal(data.error_class, 'gone');
     await remove(w.id);
   });
 
@@ -787,7 +794,22 @@ describe('deliveries', () => {
       { webhook_id: w.id, event_id: want[0], pool_id: null },
     );
     assert.equal(note.payload.data.attempts, item.attempts);
-    assert.equal(note.payload.data.reason, hook.disabled_reason);
+    // Every viewer and every other webhook sees the error class, never the receiver's
+    // answer; the detail stays in disabled_reason (admins).
+    assert.equal(note.payload.data.error_class, 'http_5xx');
+    assert.ok(!JSON.stringify(note.payload).includes(MARKER), JSON.stringify(note.payload));
+    assert.match(
+      note.payload.data.reason,
+      new RegExp(
+        `^event ${want[0]} could not be delivered in ${RETRY_MAX_S} s \\(\\d+ attempts\\); last error: http_5xx$`,
+      ),
+    );
+    assert.ok(hook.disabled_reason.includes(MARKER), hook.disabled_reason);
+    const stored = psql(
+      srv.database.url,
+      `SELECT data::text FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
+    );
+    assert.ok(stored && !stored.includes(MARKER), stored);
 
     // Replay: the receiver is fixed; the events come again from the first, in order.
     r.behavior = null;
