@@ -275,7 +275,7 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
         if (r->state == REQ_REPLIED || ret != MHD_YES)
             return ret;
     }
-    if (method_has_body(method) && (r->route->flags & ROUTE_BODY)) {
+    if (method_has_body(method) && (r->route->flags & (ROUTE_BODY | ROUTE_BODY_OPTIONAL))) {
         const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         long len;
         if (cl != NULL && util_parse_long(cl, 0, 1L << 40, &len) == 0 && len > API_MAX_BODY) {
@@ -285,7 +285,9 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
                                          API_MAX_BODY);
             r->too_large = 1; /* read it to the end, then answer 413 */
         }
-        if (!is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
+        /* an optional body's type is checked once it is known not to be empty */
+        if ((r->route->flags & ROUTE_BODY) &&
+            !is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
             return api_reply_problem(r, API_ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
                                      "send the body as Content-Type: application/json");
     }
@@ -498,6 +500,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* Whole request received: dispatch. */
     if ((r->route->flags & ROUTE_BODY) && parse_body(r) != 0)
         return MHD_YES;
+    if ((r->route->flags & ROUTE_BODY_OPTIONAL) && r->body_len > 0) {
+        if (!is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
+            return api_reply_problem(r, API_ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
+                                     "send the body as Content-Type: application/json");
+        if (parse_body(r) != 0)
+            return MHD_YES;
+    }
     if (!idem_begin(r))
         return MHD_YES;
     enum MHD_Result ret = r->route->handler(r);
