@@ -367,6 +367,32 @@ describe('replace with If-Match', () => {
     assert.equal(evs.length, 1);
   });
 
+  test('pool.update audit rows carry the changed members, before and after', async () => {
+    const p = expectStatus(await create(fullPool()), 201);
+    const { etag } = await getWithEtag(p.id);
+    const next = fullPool({ name: p.name, stop_command: 'sudo /usr/local/bin/halt-node --now' });
+    next.gate = { ...next.gate, storage_min_mbps: 600 };
+    expectStatus(await put(p.id, next, etag), 200);
+    const [ev] = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
+    assert.deepEqual(ev.before, { stop_command: 'sudo /usr/sbin/poweroff', gate: { storage_min_mbps: 500 } });
+    assert.deepEqual(ev.after, {
+      stop_command: 'sudo /usr/local/bin/halt-node --now',
+      gate: { storage_min_mbps: 600 },
+    });
+    // an unchanged PUT records an empty change, not the whole pool
+    const again = await getWithEtag(p.id);
+    expectStatus(await put(p.id, next, again.etag), 200);
+    const evs = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
+    assert.equal(evs.length, 2);
+    assert.deepEqual([evs[0].before, evs[0].after], [{}, {}]);
+  });
+
   test('gate_version grows only when gate changes', async () => {
     const body = fullPool();
     const p = expectStatus(await create(body), 201);
