@@ -50,6 +50,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 static void req_free(struct api_req *r)
 {
+    if (r->held_resp != NULL)
+        MHD_destroy_response(r->held_resp);
     for (int i = 0; i < r->nparams; i++)
         free(r->params[i]);
     free(r->body);
@@ -379,10 +381,9 @@ static enum db_status idem_begin_fn(struct db_conn *c, void *arg)
 static enum db_status idem_finish_fn(struct db_conn *c, void *arg)
 {
     struct api_req *r = ((struct idem_arg *)arg)->r;
-    if (r->status >= 500 || r->reply_body == NULL)
-        return db_idem_abandon(c, r->principal.sub, r->idem_key);
-    return db_idem_finish(c, r->principal.sub, r->idem_key, (int)r->status, r->reply_location,
-                          r->reply_ct, r->reply_body);
+    enum db_status s = db_idem_finish(c, r->principal.sub, r->idem_key, (int)r->status,
+                                      r->reply_location, r->reply_ct, r->reply_body);
+    return s == DB_ONE_RESULT ? s : s < 0 ? s : DB_HARD_ERROR; /* the claim must be there */
 }
 
 static enum MHD_Result replay(struct api_req *r, struct db_idem_reply *rep)
@@ -425,15 +426,25 @@ static int idem_begin(struct api_req *r)
     free(buf);
     r->idem_key = strdup(key);
     struct idem_arg a = {r, IDEM_NEW, {0}};
-    enum db_status s = db_run_tx(idem_begin_fn, &a);
+    /* The claim, the handler's writes and the stored answer are one transaction (the
+     * request transaction, db/db.h): a failure or a crash anywhere leaves neither an
+     * effect without its record nor a claim without an outcome. A concurrent request with
+     * the same key waits on the claim's row, then replays the answer. */
+    enum db_status s = db_request_begin();
+    if (s >= 0)
+        s = db_run(idem_begin_fn, &a);
     int run = 0;
     if (s < 0) {
+        if (db_request_active())
+            db_request_end(0);
         free(r->idem_key);
         r->idem_key = NULL;
         api_reply_db(r, s);
     } else if (a.outcome == IDEM_NEW) {
+        r->idem_tx = 1;
         run = 1;
     } else {
+        db_request_end(0); /* nothing was written */
         char *k = r->idem_key;
         r->idem_key = NULL; /* nothing to store for these answers */
         if (a.outcome == IDEM_REPLAY)
@@ -450,13 +461,44 @@ static int idem_begin(struct api_req *r)
     return run;
 }
 
-static void idem_finish(struct api_req *r)
+/* Ends the request transaction of a POST with Idempotency-Key, then sends the held reply:
+ * a 2xx-4xx answer is stored with the handler's writes and both commit, or neither does
+ * and the client gets an error instead (the key stays free); a 5xx (or no answer) rolls
+ * everything back. Returns what queueing answered (ret when there was nothing to send). */
+static enum MHD_Result idem_finish(struct api_req *r, enum MHD_Result ret)
 {
-    if (r->idem_key == NULL)
-        return;
-    struct idem_arg a = {r, IDEM_NEW, {0}};
-    if (db_run_tx(idem_finish_fn, &a) < 0)
-        log_msg(LOG_WARN, "could not store the idempotent answer (request %s)", r->request_id);
+    if (!r->idem_tx)
+        return ret;
+    r->idem_tx = 0;
+    struct MHD_Response *resp = r->held_resp;
+    r->held_resp = NULL;
+    int keep = resp != NULL && r->status < 500 && r->reply_body != NULL;
+    enum db_status s = DB_NO_RESULTS;
+    if (keep) {
+        struct idem_arg a = {r, IDEM_NEW, {0}};
+        s = db_run(idem_finish_fn, &a);
+        s = s >= 0 ? db_request_end(1) : (db_request_end(0), s);
+    } else {
+        db_request_end(0);
+    }
+    if (resp == NULL)
+        return ret;
+    if (s >= 0) {
+        enum MHD_Result q = MHD_queue_response(r->conn, r->status, resp);
+        MHD_destroy_response(resp);
+        return q;
+    }
+    MHD_destroy_response(resp); /* its effect was rolled back: never sent */
+    log_msg(LOG_WARN, "could not commit the request with its idempotent answer (request %s)",
+            r->request_id);
+    free(r->idem_key);
+    r->idem_key = NULL;
+    free(r->reply_body);
+    r->reply_body = NULL;
+    free(r->reply_location);
+    r->reply_location = NULL;
+    r->error_code = NULL;
+    return api_reply_db(r, s);
 }
 
 /* ---- the MHD access handler ---- */
@@ -510,8 +552,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!idem_begin(r))
         return MHD_YES;
     enum MHD_Result ret = r->route->handler(r);
-    idem_finish(r);
-    return ret;
+    return idem_finish(r, ret);
 }
 
 /* ---- daemon ---- */
