@@ -451,7 +451,8 @@ static int transfer_done(void *owner, const struct whs_result *res)
             a.outcome = DB_WH_FAILED;
             snprintf(reason, sizeof reason, "the receiver answered 410 Gone to event %lld",
                      (long long)s->ev_id);
-            snprintf(event_reason, sizeof event_reason, "%s", reason);
+            snprintf(event_reason, sizeof event_reason,
+                     "the receiver answered 410 Gone to event %lld", (long long)s->ev_id);
         } else if (now >= deadline) {
             a.outcome = DB_WH_FAILED;
             char tmp[ERROR_MAX * 2];
