@@ -155,7 +155,7 @@ int auth_init(struct api_auth *a, const char *secret_file, const char *public_ke
         secret_free(buf, len);
         return rc;
     }
-    if (secret_read_file(public_key_file, &buf, &len, err, errlen) != 0)
+    if (secret_read_public_file(public_key_file, &buf, &len, err, errlen) != 0)
         return -1;
     if (check_p256_public(buf, len, err, errlen) != 0) {
         secret_free(buf, len);

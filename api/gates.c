@@ -46,16 +46,41 @@ enum MHD_Result api_hosts_diagnostics(struct api_req *r)
     return host_command(r, &cmd);
 }
 
+/* Drain and resume take no body, or {"reason": "..."} (audited); any other member, or a
+ * body that is not an object, answers 400. */
+static int valid_reason(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+    return 1;
+}
+struct reason_in {
+    const char *reason;
+};
+static const struct spec_field reason_spec[] = {
+    {"reason", SPEC_STRING, 0, 1, 500, valid_reason, "1-500 characters without control characters",
+     NULL, NULL, SPEC_TO(struct reason_in, reason)},
+    SPEC_END,
+};
+
+static enum MHD_Result drain_or_resume(struct api_req *r, enum plan_cmd c)
+{
+    struct reason_in in = {NULL};
+    if (r->json != NULL && api_spec_parse(r, r->json, reason_spec, &in) != 0)
+        return MHD_YES;
+    struct svc_host_cmd cmd = {.cmd = c, .reason = in.reason};
+    return host_command(r, &cmd);
+}
+
 enum MHD_Result api_hosts_drain(struct api_req *r)
 {
-    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_DRAIN};
-    return host_command(r, &cmd);
+    return drain_or_resume(r, PLAN_CMD_DRAIN);
 }
 
 enum MHD_Result api_hosts_resume(struct api_req *r)
 {
-    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_RESUME};
-    return host_command(r, &cmd);
+    return drain_or_resume(r, PLAN_CMD_RESUME);
 }
 
 /* ---- release from quarantine (admin) ----

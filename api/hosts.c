@@ -68,6 +68,7 @@ static int valid_label_key(const char *s)
 /* The bodies, as parsed (borrowed from the request). */
 struct host_in {
     const char *name, *address, *user, *credential_id, *pool_id, *host_key_sha256;
+    int trust_on_first_use;
     json_int_t port;
     const json_t *labels; /* stored whole */
 };
@@ -99,6 +100,7 @@ static const struct spec_field host_spec[] = {
      TO(pool_id)},
     {"host_key_sha256", SPEC_STRING, 0, 50, 50, api_valid_host_key,
      "SHA256:<43 base64 characters>, as ssh-keygen -l prints it", NULL, NULL, TO(host_key_sha256)},
+    {"trust_on_first_use", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, TO(trust_on_first_use)},
     LABELS,
     SPEC_END,
 };
@@ -130,6 +132,15 @@ enum MHD_Result api_hosts_create(struct api_req *r)
     struct host_in in = {.port = 22};
     if (api_spec_parse(r, r->json, host_spec, &in) != 0)
         return MHD_YES;
+    /* The host key is pinned now, or trusted on first use only when asked for in words. */
+    if (in.host_key_sha256 == NULL && !in.trust_on_first_use)
+        return api_reply_problem(r, API_ERR_MISSING_FIELD, "host_key_sha256",
+                                 "give host_key_sha256 (the host's key, as ssh-keygen -l prints "
+                                 "it) or \"trust_on_first_use\": true (record the key the host "
+                                 "presents on first contact and pin it from then on)");
+    if (in.host_key_sha256 != NULL && in.trust_on_first_use)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "trust_on_first_use",
+                                 "give host_key_sha256 or \"trust_on_first_use\": true, not both");
     char port[16];
     snprintf(port, sizeof port, "%lld", (long long)in.port);
     char *labels_json = labels_text(in.labels, "{}");

@@ -20,6 +20,7 @@
 #include "api/scope.h"
 #include "api/server.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/util.h"
 #include "db/idempotency.h"
 #include "service/events_hub.h"
@@ -49,6 +50,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 static void req_free(struct api_req *r)
 {
+    if (r->held_resp != NULL)
+        MHD_destroy_response(r->held_resp);
     for (int i = 0; i < r->nparams; i++)
         free(r->params[i]);
     free(r->body);
@@ -73,16 +76,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r->method != NULL) {
         api_metrics_observe(r->metric_route, r->method_idx, r->status, dur);
         if (log_enabled(LOG_INFO)) {
-            char ts[40];
-            util_rfc3339(util_now_us(), ts, sizeof ts);
+            /* the path and method are the client's bytes: valid UTF-8, no control character,
+             * bounded (json_pack refuses invalid UTF-8, which dropped the whole line) */
+            char path[1024], method[64];
+            utf8_log_text(r->path, r->path ? strlen(r->path) : 0, path, sizeof path);
+            utf8_log_text(r->method, strlen(r->method), method, sizeof method);
             json_t *line = json_pack(
                 "{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:s?, s:s?}", "msg", "request", "request_id",
-                r->request_id, "method", r->method, "route",
+                r->request_id, "method", method, "route",
                 r->route ? r->route->path
                          : (r->metric_route >= 0 ? api_routes[r->metric_route].path : "unmatched"),
-                "path", r->path ? r->path : "", "status", (int)r->status, "duration_ms",
-                (double)dur / 1000.0, "principal", r->authenticated ? r->principal.sub : NULL,
-                "error", r->error_code);
+                "path", path, "status", (int)r->status, "duration_ms", (double)dur / 1000.0,
+                "principal", r->authenticated ? r->principal.sub : NULL, "error", r->error_code);
             if (line != NULL && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 json_object_set_new(line, "terminated", json_integer((json_int_t)toe));
             if (r->stream != NULL) {
@@ -272,7 +277,7 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
         if (r->state == REQ_REPLIED || ret != MHD_YES)
             return ret;
     }
-    if (method_has_body(method) && (r->route->flags & ROUTE_BODY)) {
+    if (method_has_body(method) && (r->route->flags & (ROUTE_BODY | ROUTE_BODY_OPTIONAL))) {
         const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         long len;
         if (cl != NULL && util_parse_long(cl, 0, 1L << 40, &len) == 0 && len > API_MAX_BODY) {
@@ -282,7 +287,9 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
                                          API_MAX_BODY);
             r->too_large = 1; /* read it to the end, then answer 413 */
         }
-        if (!is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
+        /* an optional body's type is checked once it is known not to be empty */
+        if ((r->route->flags & ROUTE_BODY) &&
+            !is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
             return api_reply_problem(r, API_ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
                                      "send the body as Content-Type: application/json");
     }
@@ -374,10 +381,9 @@ static enum db_status idem_begin_fn(struct db_conn *c, void *arg)
 static enum db_status idem_finish_fn(struct db_conn *c, void *arg)
 {
     struct api_req *r = ((struct idem_arg *)arg)->r;
-    if (r->status >= 500 || r->reply_body == NULL)
-        return db_idem_abandon(c, r->principal.sub, r->idem_key);
-    return db_idem_finish(c, r->principal.sub, r->idem_key, (int)r->status, r->reply_location,
-                          r->reply_ct, r->reply_body);
+    enum db_status s = db_idem_finish(c, r->principal.sub, r->idem_key, (int)r->status,
+                                      r->reply_location, r->reply_ct, r->reply_body);
+    return s == DB_ONE_RESULT ? s : s < 0 ? s : DB_HARD_ERROR; /* the claim must be there */
 }
 
 static enum MHD_Result replay(struct api_req *r, struct db_idem_reply *rep)
@@ -420,15 +426,25 @@ static int idem_begin(struct api_req *r)
     free(buf);
     r->idem_key = strdup(key);
     struct idem_arg a = {r, IDEM_NEW, {0}};
-    enum db_status s = db_run_tx(idem_begin_fn, &a);
+    /* The claim, the handler's writes and the stored answer are one transaction (the
+     * request transaction, db/db.h): a failure or a crash anywhere leaves neither an
+     * effect without its record nor a claim without an outcome. A concurrent request with
+     * the same key waits on the claim's row, then replays the answer. */
+    enum db_status s = db_request_begin();
+    if (s >= 0)
+        s = db_run(idem_begin_fn, &a);
     int run = 0;
     if (s < 0) {
+        if (db_request_active())
+            db_request_end(0);
         free(r->idem_key);
         r->idem_key = NULL;
         api_reply_db(r, s);
     } else if (a.outcome == IDEM_NEW) {
+        r->idem_tx = 1;
         run = 1;
     } else {
+        db_request_end(0); /* nothing was written */
         char *k = r->idem_key;
         r->idem_key = NULL; /* nothing to store for these answers */
         if (a.outcome == IDEM_REPLAY)
@@ -445,13 +461,44 @@ static int idem_begin(struct api_req *r)
     return run;
 }
 
-static void idem_finish(struct api_req *r)
+/* Ends the request transaction of a POST with Idempotency-Key, then sends the held reply:
+ * a 2xx-4xx answer is stored with the handler's writes and both commit, or neither does
+ * and the client gets an error instead (the key stays free); a 5xx (or no answer) rolls
+ * everything back. Returns what queueing answered (ret when there was nothing to send). */
+static enum MHD_Result idem_finish(struct api_req *r, enum MHD_Result ret)
 {
-    if (r->idem_key == NULL)
-        return;
-    struct idem_arg a = {r, IDEM_NEW, {0}};
-    if (db_run_tx(idem_finish_fn, &a) < 0)
-        log_msg(LOG_WARN, "could not store the idempotent answer (request %s)", r->request_id);
+    if (!r->idem_tx)
+        return ret;
+    r->idem_tx = 0;
+    struct MHD_Response *resp = r->held_resp;
+    r->held_resp = NULL;
+    int keep = resp != NULL && r->status < 500 && r->reply_body != NULL;
+    enum db_status s = DB_NO_RESULTS;
+    if (keep) {
+        struct idem_arg a = {r, IDEM_NEW, {0}};
+        s = db_run(idem_finish_fn, &a);
+        s = s >= 0 ? db_request_end(1) : (db_request_end(0), s);
+    } else {
+        db_request_end(0);
+    }
+    if (resp == NULL)
+        return ret;
+    if (s >= 0) {
+        enum MHD_Result q = MHD_queue_response(r->conn, r->status, resp);
+        MHD_destroy_response(resp);
+        return q;
+    }
+    MHD_destroy_response(resp); /* its effect was rolled back: never sent */
+    log_msg(LOG_WARN, "could not commit the request with its idempotent answer (request %s)",
+            r->request_id);
+    free(r->idem_key);
+    r->idem_key = NULL;
+    free(r->reply_body);
+    r->reply_body = NULL;
+    free(r->reply_location);
+    r->reply_location = NULL;
+    r->error_code = NULL;
+    return api_reply_db(r, s);
 }
 
 /* ---- the MHD access handler ---- */
@@ -495,11 +542,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* Whole request received: dispatch. */
     if ((r->route->flags & ROUTE_BODY) && parse_body(r) != 0)
         return MHD_YES;
+    if ((r->route->flags & ROUTE_BODY_OPTIONAL) && r->body_len > 0) {
+        if (!is_json_content_type(api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE)))
+            return api_reply_problem(r, API_ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
+                                     "send the body as Content-Type: application/json");
+        if (parse_body(r) != 0)
+            return MHD_YES;
+    }
     if (!idem_begin(r))
         return MHD_YES;
     enum MHD_Result ret = r->route->handler(r);
-    idem_finish(r);
-    return ret;
+    return idem_finish(r, ret);
 }
 
 /* ---- daemon ---- */

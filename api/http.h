@@ -113,6 +113,11 @@ struct api_req {
     size_t reply_len;
     const char *reply_ct;
     char *reply_location;
+    /* While the handler of such a POST runs inside the request transaction (db/db.h), its
+     * reply is held here (api_queue) and queued once the effect and the stored answer have
+     * committed together (or replaced by an error when they could not). */
+    int idem_tx;
+    struct MHD_Response *held_resp;
     /* A streaming reply (GET /v1/events): stream_done(stream, line) runs when the request
      * ends, adds to its access-log line (NULL when not logged) and releases stream. */
     void *stream;

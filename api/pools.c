@@ -94,6 +94,16 @@ static int valid_url(const char *s)
     size_t host = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.:[]-");
     if (host == 0)
         return 0;
+    /* '[' and ']' only around an IPv6 literal ("[::1]:9400"): anything else is what curl
+     * would expand as a glob ("h[1-9]"); the check runs curl -g as well */
+    const char *open_b = memchr(s, '[', host), *close_b = memchr(s, ']', host);
+    if (open_b != NULL || close_b != NULL) {
+        size_t v6 = open_b == s ? strspn(s + 1, "0123456789abcdefABCDEF:.") : 0;
+        if (v6 == 0 || close_b != s + 1 + v6 || memchr(close_b + 1, '[', host - v6 - 2) ||
+            memchr(close_b + 1, ']', host - v6 - 2) ||
+            (close_b + 1 < s + host && close_b[1] != ':'))
+            return 0;
+    }
     s += host;
     if (*s == '\0')
         return 1;
@@ -169,8 +179,9 @@ static const struct spec_field gate_spec[] = {
     {"link_class", SPEC_STRING, 0, 1, 128, api_pool_valid_link_class,
      "\"any\" or a comma list of NV*, NV1..NV18, PIX, PXB, PHB, NODE, SYS", NULL, NULL, SPEC_NONE},
     {"observability_url", SPEC_STRING, 0, 1, 256, valid_url,
-     "an http(s) URL: letters, digits and .:[]- in the host, ._~/%- in the path", NULL, NULL,
-     SPEC_NONE},
+     "an http(s) URL: letters, digits and .:- in the host (or an IPv6 literal in []), ._~/%- "
+     "in the path",
+     NULL, NULL, SPEC_NONE},
     {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL, SPEC_NONE},
     SPEC_END,
 };

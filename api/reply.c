@@ -85,6 +85,12 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
     api_cors_add_headers(r->cors_origin, resp);
     r->status = status;
     r->state = REQ_REPLIED;
+    if (r->idem_tx) { /* sent once the request transaction has committed (api/http.c) */
+        if (r->held_resp != NULL)
+            MHD_destroy_response(r->held_resp);
+        r->held_resp = resp;
+        return MHD_YES;
+    }
     enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;

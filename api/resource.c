@@ -240,6 +240,26 @@ static enum db_status audit_document(struct db_conn *c, const struct document_ar
     return api_audit(c, a->r, action, a->d->what, id, status);
 }
 
+/* The audit row of a replace: the members that changed, before and after (a pool's
+ * stop_command, a brief's budget, …); bookkeeping members left out. */
+static enum db_status audit_update(struct db_conn *c, const struct document_arg *a,
+                                   const char *before_doc)
+{
+    static const char *const ignore[] = {"revision", "gate_version", "updated_at", "etag", NULL};
+    char *before = NULL, *after = NULL;
+    if (svc_audit_diff(before_doc, a->doc, ignore, NULL, &before, &after) != 0)
+        return DB_HARD_ERROR; /* fail closed: a change is never recorded without its diff */
+    char action[64];
+    snprintf(action, sizeof action, "%s.update", a->d->what);
+    struct actor who;
+    api_actor(a->r, &who);
+    enum db_status s =
+        svc_audit_change(c, &who, action, a->d->what, a->id, NULL, MHD_HTTP_OK, before, after);
+    free(before);
+    free(after);
+    return s;
+}
+
 static enum db_status create_fn(struct db_conn *c, void *arg)
 {
     struct document_arg *a = arg;
@@ -319,22 +339,23 @@ static enum db_status replace_fn(struct db_conn *c, void *arg)
     char etag[API_ETAG_LEN];
     api_etag_of(cur, strlen(cur), etag);
     a->moved = a->project_id[0] != '\0' && !document_in(cur, a->project_id);
-    free(cur);
-    if (a->moved)
-        return DB_NO_RESULTS; /* nothing written */
-    if (!api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
-        a->precondition_failed = 1;
+    if (a->moved || !api_etag_matches(api_header(a->r, MHD_HTTP_HEADER_IF_MATCH), etag, 0)) {
+        a->precondition_failed = !a->moved;
+        free(cur);
         return DB_NO_RESULTS; /* nothing written */
     }
     if (a->d->limit != NULL && ((s = a->d->limit(c, a->id, a->spec, &a->limited, &a->limit)) < 0 ||
-                                a->limited != PLAN_CMD_OK))
+                                a->limited != PLAN_CMD_OK)) {
+        free(cur);
         return s < 0 ? s : DB_NO_RESULTS; /* nothing written */
+    }
     s = a->d->update(c, a->id, a->spec, &a->doc);
     a->violation =
         s == DB_NO_RESULTS ? a->d->refused : api_violation_of(c, s, a->d->unique, a->d->fk);
-    if (s <= 0)
-        return s;
-    return audit_document(c, a, "update", a->id, MHD_HTTP_OK);
+    if (s > 0)
+        s = audit_update(c, a, cur);
+    free(cur);
+    return s;
 }
 
 enum MHD_Result api_replace_document(struct api_req *r, const struct api_document_def *d)

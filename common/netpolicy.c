@@ -56,6 +56,25 @@ static int v4_forbidden(const unsigned char *b)
     return 0;
 }
 
+/* 1 for the IPv6 ranges that carry an IPv4 destination which this policy cannot check (or
+ * which no SSH target or webhook receiver uses): refused whole. */
+static int v6_tunnel(const unsigned char *b)
+{
+    static const unsigned char translated[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 0x01};
+    if (b[0] == 0x20 && b[1] == 0x02)
+        return 1; /* 6to4 2002::/16 (RFC 3056, deprecated by RFC 7526): 2002:a9fe:a9fe:: relays
+                     to 169.254.169.254 */
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0)
+        return 1; /* Teredo 2001::/32: the server and the (obfuscated) client are IPv4 */
+    if (memcmp(b, nat64_local, 6) == 0)
+        return 1; /* local-use NAT64 64:ff9b:1::/48 (RFC 8215): where the IPv4 address sits
+                     depends on the translator's prefix length */
+    if (memcmp(b, translated, 10) == 0 && b[10] == 0 && b[11] == 0)
+        return 1; /* IPv4-translated ::ffff:0:a.b.c.d, ::ffff:0:0/96 (RFC 2765 SIIT) */
+    return 0;
+}
+
 int net_address_forbidden(const char *address)
 {
     static const unsigned char aws6[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0,    0,
@@ -82,7 +101,7 @@ int net_address_forbidden(const char *address)
     }
     if (memcmp(a.b, nat64, 12) == 0)
         return v4_forbidden(a.b + 12);
-    return 0;
+    return v6_tunnel(a.b);
 }
 
 int net_cidr_match(const char *address, const char *cidr_list)

@@ -9,7 +9,10 @@
  * (multicast), 240.0.0.0/4 (reserved, broadcast), 100.100.100.200 (Alibaba
  * metadata), 168.63.129.16 (Azure wire server); ::, fe80::/10, ff00::/8,
  * fd00:ec2::254 (AWS metadata); IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
- * and NAT64 (64:ff9b::/96) forms of the IPv4 rules. Loopback and private
+ * and NAT64 (64:ff9b::/96) forms of the IPv4 rules; and, whole, the ranges that
+ * tunnel or translate to an IPv4 address this policy cannot check: 6to4 2002::/16,
+ * Teredo 2001::/32, local-use NAT64 64:ff9b:1::/48 and IPv4-translated
+ * ::ffff:0:0/96 (::ffff:0:a.b.c.d, not the IPv4-mapped ::ffff:a.b.c.d). Loopback and private
  * ranges are NOT forbidden here (use the allow-list). Otherwise 0. */
 int net_address_forbidden(const char *address);
 /* 1 if address lies in one of the comma-separated CIDRs ("127.0.0.0/8,

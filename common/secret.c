@@ -22,7 +22,9 @@ void secret_free(unsigned char *buf, size_t len)
     free(buf);
 }
 
-int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err, size_t errlen)
+/* Reads path; private_file: refuse a file that its group or others may read or write. */
+static int read_file(const char *path, int private_file, unsigned char **buf, size_t *len,
+                     char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -32,6 +34,14 @@ int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *e
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s is not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    if (private_file && (st.st_mode & 077) != 0) {
+        snprintf(err, errlen,
+                 "%s has mode %04o: a secret file must not be readable or writable by its group "
+                 "or others (chmod 0600 %s, or 0400, owned by the user that runs gpufleetd)",
+                 path, (unsigned)(st.st_mode & 07777), path);
         close(fd);
         return -1;
     }
@@ -70,6 +80,17 @@ int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *e
     *buf = b;
     *len = n;
     return 0;
+}
+
+int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err, size_t errlen)
+{
+    return read_file(path, 1, buf, len, err, errlen);
+}
+
+int secret_read_public_file(const char *path, unsigned char **buf, size_t *len, char *err,
+                            size_t errlen)
+{
+    return read_file(path, 0, buf, len, err, errlen);
 }
 
 int secret_keygen(const char *path, char *err, size_t errlen)

@@ -8,8 +8,13 @@
 #define SECRET_MAX_BYTES 65536
 
 /* Reads a whole secret file, stripping one trailing "\n" (or "\r\n"). Caller frees *buf
- * with secret_free(). On error returns -1 and writes a one-line reason into err. */
+ * with secret_free(). On error returns -1 and writes a one-line reason into err. A file whose
+ * mode grants anything to its group or others (mode & 077) is refused: the reason names the
+ * file and its mode. */
 int secret_read_file(const char *path, unsigned char **buf, size_t *len, char *err, size_t errlen);
+/* The same for a file that is not secret (an ES256 public key): any mode is accepted. */
+int secret_read_public_file(const char *path, unsigned char **buf, size_t *len, char *err,
+                            size_t errlen);
 /* Zeroes and frees. */
 void secret_free(unsigned char *buf, size_t len);
 /* Writes a new random secret (48 random bytes, base64url, 64 chars + newline) with mode

@@ -1,6 +1,7 @@
 /* utf8.c — see utf8.h. */
 #include "common/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,42 @@ size_t utf8_clean(const char *src, size_t srclen, char *dst, size_t dstcap)
         memcpy(dst + o, ok ? (const char *)p + i : replacement, w);
         o += w;
         i += k;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+size_t utf8_log_text(const char *src, size_t srclen, char *dst, size_t dstcap)
+{
+    static const char ellipsis[] = "\xE2\x80\xA6"; /* U+2026 */
+    const unsigned char *p = (const unsigned char *)src;
+    size_t o = 0, i = 0;
+    if (dstcap == 0)
+        return 0;
+    /* room kept for the ellipsis that marks a cut */
+    size_t room = dstcap - 1 >= sizeof ellipsis - 1 ? dstcap - 1 - (sizeof ellipsis - 1) : 0;
+    while (i < srclen) {
+        int ok;
+        size_t k = seq_len(p + i, srclen - i, &ok);
+        char esc[8];
+        const char *w = ok ? (const char *)p + i : replacement;
+        size_t wn = ok ? k : REPLACEMENT_LEN;
+        if (ok && k == 1 && (p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\')) {
+            snprintf(esc, sizeof esc, "\\x%02x", p[i]);
+            w = esc, wn = 4;
+        } else if (ok && k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) { /* C1 U+0080..U+009F */
+            snprintf(esc, sizeof esc, "\\u%04x", p[i + 1]);
+            w = esc, wn = 6;
+        }
+        if (o + wn > room)
+            break;
+        memcpy(dst + o, w, wn);
+        o += wn;
+        i += k;
+    }
+    if (i < srclen && o + sizeof ellipsis - 1 <= dstcap - 1) {
+        memcpy(dst + o, ellipsis, sizeof ellipsis - 1);
+        o += sizeof ellipsis - 1;
     }
     dst[o] = '\0';
     return o;

@@ -21,6 +21,12 @@
  * Returns the bytes written, excluding the NUL. */
 size_t utf8_clean(const char *src, size_t srclen, char *dst, size_t dstcap);
 
+/* Text for a log line (a request path): cleaned as utf8_clean does, then each ASCII control
+ * byte, DEL and the backslash written as \xNN and each C1 control as \u00NN, so the text holds
+ * no control character once the JSON line is decoded. At most dstcap - 1 bytes; when the
+ * source was cut (at a character), it ends with "…" (U+2026). Returns the bytes written. */
+size_t utf8_log_text(const char *src, size_t srclen, char *dst, size_t dstcap);
+
 /* A malloc'd cleaned copy of the start of src[0..srclen), at most maxbytes bytes (plus
  * the NUL), cut at a character boundary. Caller frees. NULL only when out of memory. */
 char *utf8_dup(const char *src, size_t srclen, size_t maxbytes);

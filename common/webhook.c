@@ -137,8 +137,7 @@ enum wh_addr wh_address_check(const char *address, const char *allow_cidrs)
         return v4_internal(b) ? WH_ADDR_INTERNAL : WH_ADDR_OK;
     if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0 || memcmp(b, zero12, 12) == 0)
         return v4_internal(b + 12) || memcmp(b, zero12, 12) == 0 ? WH_ADDR_INTERNAL : WH_ADDR_OK;
-    if (b[0] == 0x20 && b[1] == 0x02 && v4_internal(b + 2)) /* 6to4 */
-        return WH_ADDR_INTERNAL;
+    /* 6to4 2002::/16 never gets here: net_address_forbidden refuses it whole */
     return net_cidr_match(address, internal_v6) != 0 ? WH_ADDR_INTERNAL : WH_ADDR_OK;
 }
 
@@ -147,8 +146,9 @@ const char *wh_address_reason(enum wh_addr a)
     switch (a) {
     case WH_ADDR_OK: return "allowed";
     case WH_ADDR_FORBIDDEN:
-        return "a link-local, cloud metadata, unspecified, multicast or reserved address, "
-               "which is never allowed";
+        return "a link-local, cloud metadata, unspecified, multicast or reserved address, or "
+               "one that tunnels to IPv4 (6to4, Teredo, local NAT64, IPv4-translated), which is "
+               "never allowed";
     case WH_ADDR_INTERNAL:
         return "a loopback or private address that GPUFLEET_WEBHOOK_ALLOW_CIDRS does not list";
     case WH_ADDR_INVALID: break;

@@ -265,8 +265,15 @@ static int ensure_connected(struct db_conn *c)
     return 0;
 }
 
+/* The request transaction of this thread (db_request_begin), or NULL. */
+static _Thread_local struct db_conn *request_conn;
+
 struct db_conn *db_acquire(enum db_status *status)
 {
+    if (request_conn != NULL) { /* everything this thread does joins the request's */
+        *status = request_conn->pg != NULL ? DB_ONE_RESULT : DB_UNAVAILABLE;
+        return request_conn->pg != NULL ? request_conn : NULL;
+    }
     struct db_conn *c = NULL;
     int64_t start = 0;
     atomic_fetch_add(&pool.acquires, 1);
@@ -320,8 +327,8 @@ struct db_conn *db_acquire(enum db_status *status)
 
 void db_release(struct db_conn *c)
 {
-    if (c == NULL)
-        return;
+    if (c == NULL || c == request_conn)
+        return; /* the request transaction's ends with db_request_end */
     /* A connection left inside a transaction (error path) must not be reused as is. */
     if (c->pg != NULL && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
         PGresult *r = PQexec(c->pg, "ROLLBACK");
@@ -431,8 +438,74 @@ static enum db_status simple(struct db_conn *c, const char *sql)
     return DB_NO_RESULTS;
 }
 
+/* fn inside the request transaction, under a savepoint: its writes are kept when it
+ * succeeds and undone when it fails (retried on a serialization failure or deadlock when
+ * retry), as its own transaction would be; the request's transaction commits them. */
+static enum db_status run_nested(db_tx_fn fn, void *arg, int retry)
+{
+    enum db_status s = DB_HARD_ERROR;
+    for (int attempt = 1; attempt <= DB_TX_ATTEMPTS; attempt++) {
+        struct db_conn *c = request_conn;
+        s = simple(c, "SAVEPOINT gf_nested");
+        if (s < 0)
+            return s;
+        s = fn(c, arg);
+        enum db_status e =
+            simple(c, s >= 0 ? "RELEASE SAVEPOINT gf_nested" : "ROLLBACK TO SAVEPOINT gf_nested");
+        if (e >= 0 && s < 0)
+            e = simple(c, "RELEASE SAVEPOINT gf_nested");
+        if (e < 0)
+            return e;
+        if (s != DB_SOFT_ERROR || !retry)
+            return s;
+        unsigned char j;
+        util_random(&j, 1);
+        usleep((useconds_t)(attempt * 2000 + j * 20));
+    }
+    return s;
+}
+
+enum db_status db_request_begin(void)
+{
+    assert(request_conn == NULL);
+    enum db_status s;
+    struct db_conn *c = db_acquire(&s);
+    if (c == NULL)
+        return s;
+    s = simple(c, "BEGIN");
+    if (s < 0) {
+        db_release(c);
+        return s;
+    }
+    request_conn = c;
+    return DB_NO_RESULTS;
+}
+
+enum db_status db_request_end(int commit)
+{
+    struct db_conn *c = request_conn;
+    if (c == NULL)
+        return DB_HARD_ERROR;
+    request_conn = NULL;
+    enum db_status s = DB_NO_RESULTS;
+    if (commit) {
+        /* COMMIT of a failed transaction answers ROLLBACK: never take that for success */
+        s = c->pg != NULL && PQtransactionStatus(c->pg) == PQTRANS_INTRANS ? simple(c, "COMMIT")
+                                                                           : DB_HARD_ERROR;
+    }
+    db_release(c); /* rolls back what was not committed */
+    return s;
+}
+
+int db_request_active(void)
+{
+    return request_conn != NULL;
+}
+
 enum db_status db_run_tx(db_tx_fn fn, void *arg)
 {
+    if (request_conn != NULL)
+        return run_nested(fn, arg, 1);
     enum db_status s = DB_HARD_ERROR;
     for (int attempt = 1; attempt <= DB_TX_ATTEMPTS; attempt++) {
         struct db_conn *c = db_acquire(&s);
@@ -460,6 +533,8 @@ enum db_status db_run_tx(db_tx_fn fn, void *arg)
 
 enum db_status db_run(db_tx_fn fn, void *arg)
 {
+    if (request_conn != NULL)
+        return run_nested(fn, arg, 0);
     enum db_status s;
     struct db_conn *c = db_acquire(&s);
     if (c == NULL)

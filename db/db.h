@@ -64,6 +64,17 @@ enum db_status db_run_tx(db_tx_fn fn, void *arg);
 /* Runs fn on a pooled connection without an explicit transaction (single reads). */
 enum db_status db_run(db_tx_fn fn, void *arg);
 
+/* The request transaction: one transaction around everything this thread does until
+ * db_request_end, so that a request's effect and its record (an Idempotency-Key's stored
+ * answer) commit together or not at all. While it is open, db_acquire answers its
+ * connection (db_release leaves it), and db_run_tx / db_run run fn under a savepoint
+ * (kept when fn succeeds, undone when it fails; db_run_tx retries a serialization failure
+ * or deadlock). db_request_end commits (commit = 1) or rolls back; a commit of a failed
+ * transaction is an error. One per thread, not nested. */
+enum db_status db_request_begin(void);
+enum db_status db_request_end(int commit);
+int db_request_active(void);
+
 /* Cheap liveness probe for /readyz: SELECT 1 on a pooled connection. */
 enum db_status db_ping(void);
 

@@ -19,7 +19,8 @@
     " 'port', " h ".port, 'user', " h ".ssh_user, 'credential_id', " h ".credential_id,"         \
     " 'pool_id', " h ".pool_id, 'project', json_build_object('id', " h ".project_id, 'name',"    \
     " (SELECT pj.name FROM projects pj WHERE pj.id = " h ".project_id)),"                        \
-    " 'host_key_sha256', " h ".host_key_sha256," " 'labels', " h                                 \
+    " 'host_key_sha256', " h ".host_key_sha256, 'trust_on_first_use', " h                        \
+    ".trust_on_first_use," " 'labels', " h                                                       \
     ".labels, 'state', " h ".state, 'facts', " h ".facts," " 'current_stack_id', " h             \
     ".current_stack_id, 'desired_stack_id', " h ".desired_stack_id," " 'accepted_gate_run_id', " \
     h ".accepted_gate_run_id," " 'quarantine', CASE WHEN " h                                     \
@@ -45,8 +46,8 @@
 const struct db_stmt db_host_stmts[] = {
     {"host_insert",
      "WITH ins AS (INSERT INTO hosts (name, address, port, ssh_user, credential_id, pool_id,"
-     " host_key_sha256, labels, created_by) VALUES ($1, $2::inet, $3::int, $4, $5::uuid,"
-     " $6::uuid, $7, $8::jsonb, $9) RETURNING *),"
+     " host_key_sha256, labels, created_by, trust_on_first_use) VALUES ($1, $2::inet, $3::int,"
+     " $4, $5::uuid, $6::uuid, $7::text, $8::jsonb, $9, $7::text IS NULL) RETURNING *),"
      " hist AS (INSERT INTO host_state_history (host_id, from_state, to_state, reason, actor)"
      "  SELECT id, NULL, 'registered', 'registered', $9 FROM ins)"
      " SELECT ins.id::text FROM ins"},
@@ -150,7 +151,9 @@ const struct db_stmt db_host_stmts[] = {
      " FROM projects p LEFT JOIN project_spend s ON s.project_id = p.id"
      " WHERE p.id = $1::uuid"},
     /* Release from quarantine: the new pin (NULL: record the key on next contact). */
-    {"host_repin", "UPDATE hosts SET host_key_sha256 = $2, updated_at = now() WHERE id = $1::uuid"},
+    {"host_repin",
+     "UPDATE hosts SET host_key_sha256 = $2::text, trust_on_first_use = $2::text IS NULL,"
+     " updated_at = now() WHERE id = $1::uuid"},
 };
 const size_t db_host_nstmts = sizeof db_host_stmts / sizeof db_host_stmts[0];
 

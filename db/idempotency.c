@@ -1,5 +1,6 @@
-/* idempotency.c — see idempotency.h. Keys live 24 hours; a pending claim older than
- * 5 minutes (a crashed first request) may be taken over. */
+/* idempotency.c — see idempotency.h. Keys live 24 hours. The claim, the request's writes
+ * and the stored answer commit in one transaction (api/http.c), so no other session ever
+ * sees a pending claim; one older than 5 minutes (written before that) may be taken over. */
 #include "db/idempotency.h"
 
 #include <stddef.h>
@@ -28,8 +29,6 @@ const struct db_stmt db_idem_stmts[] = {
     {"idem_finish",
      "UPDATE idempotency_keys SET state = 'done', status = $3::int, location = $4,"
      " content_type = $5, body = $6 WHERE principal = $1 AND key = $2 AND state = 'pending'"},
-    {"idem_abandon",
-     "DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2 AND state = 'pending'"},
     {"idem_purge", "DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours'"},
 };
 const size_t db_idem_nstmts = sizeof db_idem_stmts / sizeof db_idem_stmts[0];
@@ -90,12 +89,6 @@ enum db_status db_idem_finish(struct db_conn *c, const char *principal, const ch
     if (s >= 0 && (dice & 63) == 0)
         db_exec_noresult(c, "idem_purge", 0, NULL);
     return s;
-}
-
-enum db_status db_idem_abandon(struct db_conn *c, const char *principal, const char *key)
-{
-    const char *p[2] = {principal, key};
-    return db_exec_noresult(c, "idem_abandon", 2, p);
 }
 
 void db_idem_reply_free(struct db_idem_reply *reply)

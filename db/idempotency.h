@@ -18,16 +18,16 @@ struct db_idem_reply {
     char *body;
 };
 
-/* Claims (principal, key) for this request (hash of method, path and body). On
+/* Claims (principal, key) for this request (hash of method, path and body), inside the
+ * request's transaction: a concurrent claim of the same key waits for it to end. On
  * IDEM_REPLAY, *reply is filled (caller frees with db_idem_reply_free). */
 enum db_status db_idem_begin(struct db_conn *c, const char *principal, const char *key,
                              const char *method, const char *path, const char *hash,
                              enum db_idem_outcome *outcome, struct db_idem_reply *reply);
-/* Stores the answer of the first request. */
+/* Stores the answer of the first request, in the transaction of its writes (DB_ONE_RESULT
+ * when the claim was there). */
 enum db_status db_idem_finish(struct db_conn *c, const char *principal, const char *key, int status,
                               const char *location, const char *content_type, const char *body);
-/* Forgets a claim whose request failed on the server (so a retry may run again). */
-enum db_status db_idem_abandon(struct db_conn *c, const char *principal, const char *key);
 void db_idem_reply_free(struct db_idem_reply *reply);
 
 #endif

@@ -126,9 +126,12 @@ const struct db_stmt db_webhook_stmts[] = {
      "   response_code = excluded.response_code, latency_ms = excluded.latency_ms,"
      "   last_error = excluded.last_error"
      "  RETURNING d.webhook_id),"
+     /* the event (seen by viewers and other webhooks) carries the error class only, never
+      * the receiver's answer; disabled_reason (admins) keeps the detail */
      " e AS (INSERT INTO events (type, project_id, data) SELECT 'webhook.disabled', w.project_id,"
-     "  jsonb_build_object('webhook_id', w.id, 'reason', $14::text, 'event_id', $4::bigint,"
-     "   'attempts', $7::int) FROM w WHERE $6::text = 'failed' RETURNING id)"
+     "  jsonb_build_object('webhook_id', w.id, 'reason', $16::text, 'error_class', $17::text,"
+     "   'event_id', $4::bigint, 'attempts', $7::int) FROM w WHERE $6::text = 'failed'"
+     "  RETURNING id)"
      " SELECT (SELECT count(*) FROM d)::int AS recorded, (SELECT count(*) FROM e)::int AS emitted"},
     /* Many delivered attempts at once: each webhook's cursor moves to its highest event. */
     {"webhook_delivered",
@@ -158,8 +161,8 @@ const struct db_stmt db_webhook_stmts[] = {
      "  WHERE id = $1::uuid AND lease_owner = $2::uuid AND generation = $3::bigint AND enabled"
      "  RETURNING id, project_id)"
      " INSERT INTO events (type, project_id, data) SELECT 'webhook.disabled', w.project_id,"
-     "  jsonb_build_object('webhook_id', w.id, 'reason', $4::text, 'event_id', NULL,"
-     "   'attempts', 0) FROM w"},
+     "  jsonb_build_object('webhook_id', w.id, 'reason', 'its secret cannot be opened',"
+     "   'error_class', 'secret', 'event_id', NULL, 'attempts', 0) FROM w"},
     {"webhook_event_ids",
      "SELECT e.id::text AS id, e.type FROM events e WHERE e.id > $1::bigint ORDER BY e.id"
      " LIMIT $2::int"},
@@ -388,7 +391,7 @@ enum db_status db_webhook_record(struct db_conn *c, const struct db_webhook_atte
     snprintf(lat, sizeof lat, "%ld", a->latency_ms);
     snprintf(retry, sizeof retry, "%.3f", (double)a->retry_in_ms / 1e3);
     snprintf(lease, sizeof lease, "%d", a->lease_s);
-    const char *p[15] = {a->id,
+    const char *p[17] = {a->id,
                          a->owner,
                          gen,
                          ev,
@@ -402,10 +405,12 @@ enum db_status db_webhook_record(struct db_conn *c, const struct db_webhook_atte
                          retry,
                          lease,
                          a->outcome == DB_WH_FAILED ? a->reason : NULL,
-                         a->outcome == DB_WH_RETRYING && a->keep_lease ? "true" : "false"};
+                         a->outcome == DB_WH_RETRYING && a->keep_lease ? "true" : "false",
+                         a->outcome == DB_WH_FAILED ? a->event_reason : NULL,
+                         a->outcome == DB_WH_FAILED ? a->error_class : NULL};
     PGresult *r;
     *recorded = 0;
-    enum db_status s = db_exec(c, "webhook_record", 15, p, &r);
+    enum db_status s = db_exec(c, "webhook_record", 17, p, &r);
     if (s == DB_ONE_RESULT)
         *recorded = (int)db_long(r, 0, "recorded");
     PQclear(r);

@@ -102,8 +102,11 @@ struct db_webhook_attempt {
     const char *error;   /* NULL when delivered; at most 1024 bytes of valid UTF-8 */
     int64_t retry_in_ms; /* RETRYING: the next attempt is due this much later */
     const char *reason;  /* FAILED: why the webhook is disabled (<= 1024 bytes, UTF-8) */
-    int lease_s;         /* DELIVERED (or keep_lease): the lease is extended by this much */
-    int keep_lease;      /* RETRYING: the dispatcher keeps the webhook for a short wait */
+    /* FAILED: what the webhook.disabled event says, seen by every viewer and webhook of the
+     * project: a reason without the receiver's answer, and the error class (a word) */
+    const char *event_reason, *error_class;
+    int lease_s;    /* DELIVERED (or keep_lease): the lease is extended by this much */
+    int keep_lease; /* RETRYING: the dispatcher keeps the webhook for a short wait */
 };
 /* Records an attempt in one statement: the delivery row and the webhook (DELIVERED: the
  * cursor moves to the event and the lease is extended; RETRYING: due again after the
@@ -129,7 +132,7 @@ struct db_webhook_done {
 enum db_status db_webhook_delivered(struct db_conn *c, const char *owner, int lease_s,
                                     const struct db_webhook_done *d, int n, int *fenced);
 /* Disables a leased webhook without an attempt (its secret cannot be decrypted), with a
- * webhook.disabled event. */
+ * webhook.disabled event (error_class secret; the reason stays in disabled_reason). */
 enum db_status db_webhook_disable(struct db_conn *c, const char *id, const char *owner,
                                   int64_t generation, const char *reason);
 

@@ -76,9 +76,25 @@ static int valid_tag(const char *s, size_t n)
     return 1;
 }
 
+/* 1 if the reference or any of its components (after '/', ':', '@' or a host's '.') starts
+ * with '-': such a word could be read as an option by the tool it is handed to. */
+static int dash_component(const char *image)
+{
+    for (const char *p = image; *p; p++)
+        if (*p == '-' && (p == image || strchr("/:@.", p[-1]) != NULL))
+            return 1;
+    return 0;
+}
+
 enum plan_stack_err plan_image_check(const char *image, char *name, size_t namelen, char *digest,
                                      size_t digestlen, char *detail, size_t detaillen)
 {
+    if (dash_component(image)) {
+        snprintf(detail, detaillen,
+                 "no component of the image reference (registry host, path, tag) may start "
+                 "with '-'");
+        return PLAN_STACK_INVALID_FIELD;
+    }
     const char *at = strchr(image, '@');
     if (at == NULL) {
         snprintf(detail, detaillen,

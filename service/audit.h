@@ -27,4 +27,13 @@ enum db_status svc_audit_row(struct db_conn *c, const struct actor *who, const c
                              const char *reason, const char *project_id, const char *before,
                              const char *after);
 
+/* The members that differ between two JSON object documents (a resource before and after
+ * a change), as two JSON object texts for svc_audit_change (caller frees both): nested
+ * objects member by member, anything else whole. ignore: top-level members left out
+ * (revision, updated_at, …); secret: members whose values never appear, only "(set)" →
+ * "(changed)". Both NULL-terminated lists or NULL. Returns 0, or -1 (unparsable, out of
+ * memory: fail closed, nothing to record). */
+int svc_audit_diff(const char *before_doc, const char *after_doc, const char *const *ignore,
+                   const char *const *secret, char **before, char **after);
+
 #endif

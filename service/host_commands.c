@@ -91,9 +91,13 @@ static void history_reason(const struct svc_host_cmd *cmd, char *out, size_t n)
 {
     const char *who = cmd->who->name;
     switch (cmd->cmd) {
-    case PLAN_CMD_DRAIN: snprintf(out, n, "drain requested by %s", who); break;
+    case PLAN_CMD_DRAIN:
+        snprintf(out, n, "drain requested by %s%s%s", who, cmd->reason ? ": " : "",
+                 cmd->reason ? cmd->reason : "");
+        break;
     case PLAN_CMD_RESUME:
-        snprintf(out, n, "resumed by %s with an accepted gate for its stack", who);
+        snprintf(out, n, "resumed by %s with an accepted gate for its stack%s%s", who,
+                 cmd->reason ? ": " : "", cmd->reason ? cmd->reason : "");
         break;
     case PLAN_CMD_RELEASE:
         snprintf(out, n, "released from quarantine by %s (%s): %s", who,
@@ -125,7 +129,8 @@ static enum db_status apply_decided(struct db_conn *c, struct svc_host_cmd *cmd,
 {
     char reason[700];
     history_reason(cmd, reason, sizeof reason);
-    int own_words = cmd->cmd == PLAN_CMD_RELEASE || cmd->cmd == PLAN_CMD_STOP;
+    int own_words = cmd->cmd == PLAN_CMD_RELEASE || cmd->cmd == PLAN_CMD_STOP ||
+                    ((cmd->cmd == PLAN_CMD_DRAIN || cmd->cmd == PLAN_CMD_RESUME) && cmd->reason);
     struct host_change ch = {cmd->host_id,
                              d->ev,
                              d->hint,

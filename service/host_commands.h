@@ -54,7 +54,7 @@ struct svc_host_cmd {
     /* arguments (borrowed) */
     const char *stack_id;      /* provision */
     int diag_level;            /* diagnostics: 1-3 */
-    const char *reason;        /* stop, release: the caller's words */
+    const char *reason;        /* stop, release, drain, resume (optional): the caller's words */
     const char *host_key;      /* release: the new pin, or NULL (record on next contact) */
     int dry_run, force;        /* stop */
     const char *pool_id;       /* pool move (NULL keeps the pool) */

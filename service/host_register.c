@@ -86,7 +86,17 @@ static enum db_status register_tx(struct db_conn *c, void *arg)
     db_host_refs_free(&refs);
     if (s < 0 || h->refused != PLAN_CMD_OK)
         return s < 0 ? s : DB_NO_RESULTS;
-    return svc_audit(c, h->who, "host.create", "host", h->id, 201, NULL);
+    /* the key's provenance: pinned at registration, or trusted on first use (asked for
+     * explicitly; the first contact's host.key_recorded row names the key learned) */
+    if (h->in.host_key_sha256 == NULL)
+        return svc_audit_row(c, h->who, "host.create", "host", h->id, 201,
+                             "trust_on_first_use: the host key will be recorded on first contact",
+                             NULL, NULL,
+                             "{\"host_key_sha256\": null, \"trust_on_first_use\": true}");
+    char after[128];
+    snprintf(after, sizeof after, "{\"host_key_sha256\": \"%s\", \"trust_on_first_use\": false}",
+             h->in.host_key_sha256); /* SHA256:<43 base64>, validated: nothing to escape */
+    return svc_audit_row(c, h->who, "host.create", "host", h->id, 201, NULL, NULL, NULL, after);
 }
 
 enum db_status svc_host_register(struct svc_host_new *h)

@@ -224,6 +224,38 @@ static void attempt_error(const struct whs_transfer *t, CURLcode rc, long code, 
     utf8_clean(text, strlen(text), out, outlen < WHS_ERROR_MAX + 1 ? outlen : WHS_ERROR_MAX + 1);
 }
 
+/* The class of a failed attempt as one word (never the receiver's answer). */
+static const char *error_kind(const struct whs_transfer *t, CURLcode rc, long code)
+{
+    if (t->refused[0])
+        return "address_refused";
+    switch (rc) {
+    case CURLE_OK:
+        return code == 410                 ? "gone"
+               : code >= 400 && code < 500 ? "http_4xx"
+               : code >= 500 && code < 600 ? "http_5xx"
+                                           : "http_status";
+    case CURLE_OPERATION_TIMEDOUT: return "timeout";
+    case CURLE_COULDNT_RESOLVE_HOST: return "dns";
+    case CURLE_COULDNT_CONNECT: return "connect";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_USE_SSL_FAILED: return "tls";
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_WRITE_ERROR: return "transfer";
+    default: return "other";
+    }
+}
+
 /* How the transfer t ended with rc. */
 static void attempt_result(const struct whs_transfer *t, CURLcode rc, struct whs_result *res)
 {
@@ -235,9 +267,11 @@ static void attempt_result(const struct whs_transfer *t, CURLcode rc, struct whs
     res->gone = rc == CURLE_OK && code == 410;
     res->response_code = code >= 100 && code <= 999 ? (int)code : 0;
     res->error_class = NULL;
+    res->error_kind = NULL;
     res->error[0] = '\0';
     if (res->ok)
         return;
+    res->error_kind = error_kind(t, rc, code);
     res->error_class = t->refused[0]    ? "address refused by the policy"
                        : rc != CURLE_OK ? curl_easy_strerror(rc)
                                         : "HTTP status";

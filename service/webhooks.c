@@ -432,7 +432,7 @@ static int transfer_done(void *owner, const struct whs_result *res)
     flush(); /* what it delivered before this attempt comes first */
     if (slot_find(s) < 0)
         return 0; /* fenced out meanwhile */
-    char reason[ERROR_MAX + 1] = "";
+    char reason[ERROR_MAX + 1] = "", event_reason[160] = "";
     struct db_webhook_attempt a = {.id = s->w.id,
                                    .owner = wh.owner,
                                    .generation = s->w.generation,
@@ -451,6 +451,8 @@ static int transfer_done(void *owner, const struct whs_result *res)
             a.outcome = DB_WH_FAILED;
             snprintf(reason, sizeof reason, "the receiver answered 410 Gone to event %lld",
                      (long long)s->ev_id);
+            snprintf(event_reason, sizeof event_reason,
+                     "the receiver answered 410 Gone to event %lld", (long long)s->ev_id);
         } else if (now >= deadline) {
             a.outcome = DB_WH_FAILED;
             char tmp[ERROR_MAX * 2];
@@ -458,6 +460,11 @@ static int transfer_done(void *owner, const struct whs_result *res)
                      "event %lld could not be delivered in %d s (%d attempts); last error: %s",
                      (long long)s->ev_id, wh.cfg.retry_max_s, s->attempts, res->error);
             utf8_clean(tmp, strlen(tmp), reason, sizeof reason);
+            /* for every viewer and webhook: the class, never the receiver's answer */
+            snprintf(event_reason, sizeof event_reason,
+                     "event %lld could not be delivered in %d s (%d attempts); last error: %s",
+                     (long long)s->ev_id, wh.cfg.retry_max_s, s->attempts,
+                     res->error_kind ? res->error_kind : "other");
         } else {
             a.outcome = DB_WH_RETRYING;
             int64_t d = wh_backoff_ms(s->attempts, wh.cfg.retry_base_ms, RETRY_CAP_MS);
@@ -467,6 +474,8 @@ static int transfer_done(void *owner, const struct whs_result *res)
             a.keep_lease = d <= KEEP_RETRY_MS; /* a short wait: keep the webhook */
         }
         a.reason = reason;
+        a.event_reason = event_reason;
+        a.error_class = res->error_kind ? res->error_kind : "other";
     }
     struct record_arg ra = {&a, 0};
     enum db_status st = db_run(record_fn, &ra);

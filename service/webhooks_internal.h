@@ -56,6 +56,9 @@ struct whs_result {
     /* A failed attempt: its class for the log (static text, never the receiver's answer),
      * and its last_error (valid UTF-8, with at most 512 bytes of the answer). */
     const char *error_class;
+    /* The same as one word for events (gone, http_4xx, http_5xx, http_status, timeout, tls,
+     * dns, connect, transfer, address_refused, other): what viewers and other webhooks see */
+    const char *error_kind;
     char error[WHS_ERROR_MAX + 1];
 };
 

@@ -100,12 +100,13 @@ void prov_timeout_message(char *buf, size_t n, const char *cmd, int seconds)
     utf8_clean(msg, strlen(msg), buf, n);
 }
 
-/* "docker run --rm --gpus all IMAGE arg…" with every argument quoted. */
+/* "docker run --rm --gpus all -- IMAGE arg…" with every argument quoted; -- ends docker's
+ * options, so neither the image nor anything after it is taken for one. */
 static char *docker_run(const char *image, const json_t *args)
 {
     struct sbuf b;
     sbuf_init(&b, 256);
-    sbuf_adds(&b, "docker run --rm --gpus all ");
+    sbuf_adds(&b, "docker run --rm --gpus all -- ");
     prov_sh_quote(&b, image);
     size_t i;
     const json_t *a;
@@ -154,7 +155,7 @@ char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i)
     case PROV_CHECK_STORAGE: return storage_cmd(i == 0 ? g->durable_path : g->scratch_path);
     case PROV_CHECK_OBSERVABILITY: {
         const char *args[1] = {g->observability_url};
-        return prov_sh_template("curl -fsS -m 5 -o /dev/null -w '%%{http_code}' %s", 1, args);
+        return prov_sh_template("curl -g -fsS -m 5 -o /dev/null -w '%%{http_code}' -- %s", 1, args);
     }
     case PROV_CHECK_DIAGNOSTICS: {
         char level[4];

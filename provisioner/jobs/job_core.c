@@ -171,7 +171,7 @@ void job_record(struct job_task *t, const struct db_job_step *st,
 
 /* The audit row of the worker's own act on the host (the pin recorded on first contact). */
 static enum db_status audit_system(struct db_conn *c, const struct job_task *t, const char *action,
-                                   int status)
+                                   int status, const char *after)
 {
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%s", t->job.id);
@@ -183,7 +183,8 @@ static enum db_status audit_system(struct db_conn *c, const struct job_task *t, 
                                 .method = "WORKER",
                                 .path = path,
                                 .request_id = t->job.id,
-                                .status = status};
+                                .status = status,
+                                .after = after};
     return db_audit_insert(c, &ev);
 }
 
@@ -565,8 +566,14 @@ static enum db_status contact_fn(struct db_conn *c, void *arg)
     enum db_status s = db_host_contact(c, t->job.host_id, t->contact.host_key_sha256, t->job.id,
                                        t->job.attempt, &pinned);
     t->contact.live = s == DB_ONE_RESULT;
-    if (s == DB_ONE_RESULT && pinned)
-        s = audit_system(c, t, "host.key_recorded", 200);
+    if (s == DB_ONE_RESULT && pinned) {
+        /* the row names the key learned (SHA256:<43 base64>, from the SSH engine: nothing
+         * to escape) */
+        char after[128];
+        snprintf(after, sizeof after, "{\"host_key_sha256\": \"%s\", \"trust_on_first_use\": true}",
+                 t->contact.host_key_sha256);
+        s = audit_system(c, t, "host.key_recorded", 200, after);
+    }
     return s;
 }
 

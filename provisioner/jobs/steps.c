@@ -240,21 +240,21 @@ static enum prov_verdict runtime_eval(struct prov_provision *p, const struct pro
 }
 
 /* ---- image ----
- * check:  docker image inspect --format '{{json .RepoDigests}}' REF — the pinned digest among
+ * check:  docker image inspect --format '{{json .RepoDigests}}' -- REF — the pinned digest among
  *         the local image's RepoDigests → OK; absent, unreadable or other digests → APPLY
- * apply:  docker pull REF — exit 0 → OK (its own output proves nothing about the digest)
+ * apply:  docker pull -- REF — exit 0 → OK (its own output proves nothing about the digest)
  * verify: the same inspect — the pinned digest among RepoDigests → OK, else FAIL */
 
 static char *image_inspect_cmd(const struct prov_provision *p)
 {
     const char *args[1] = {p->image_ref};
-    return prov_sh_template("docker image inspect --format '{{json .RepoDigests}}' %s", 1, args);
+    return prov_sh_template("docker image inspect --format '{{json .RepoDigests}}' -- %s", 1, args);
 }
 
 static char *image_pull_cmd(const struct prov_provision *p)
 {
     const char *args[1] = {p->image_ref};
-    return prov_sh_template("docker pull %s", 1, args);
+    return prov_sh_template("docker pull -- %s", 1, args);
 }
 
 /* Length of the repository part of ref[0..n), after the prefixes docker may add or drop

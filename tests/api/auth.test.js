@@ -351,6 +351,48 @@ describe('ES256', () => {
   });
 });
 
+describe('secret file modes', () => {
+  test('a JWT secret or master key file readable by its group or others stops serve and token at start', () => {
+    const { runBin } = require('./lib/server');
+    const secrets = makeSecrets('gft-mode');
+    try {
+      for (const [name, file] of [
+        ['GPUFLEET_JWT_SECRET_FILE', secrets.jwtSecretFile],
+        ['GPUFLEET_MASTER_KEY_FILE', secrets.masterKeyFile],
+      ]) {
+        for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+          fs.chmodSync(file, mode);
+          const env = {
+            ...hs.env,
+            GPUFLEET_JWT_SECRET_FILE: secrets.jwtSecretFile,
+            GPUFLEET_MASTER_KEY_FILE: secrets.masterKeyFile,
+          };
+          const r = runBin(['serve'], env, { timeout: 20_000 });
+          const m = mode.toString(8).padStart(4, '0');
+          assert.notEqual(r.status, 0, `${name} with mode ${m} was accepted`);
+          assert.ok(r.stderr.includes(file) && r.stderr.includes(`mode ${m}`), `${name} ${m}: ${r.stderr}`);
+          fs.chmodSync(file, 0o600);
+        }
+      }
+      fs.chmodSync(secrets.jwtSecretFile, 0o644);
+      const t = runBin(['token', '--sub', 'x', '--role', 'viewer'], {
+        ...hs.env,
+        GPUFLEET_JWT_SECRET_FILE: secrets.jwtSecretFile,
+      });
+      assert.notEqual(t.status, 0, 'gpufleetd token read a 0644 secret');
+      assert.match(t.stderr, /mode 0644/);
+      fs.chmodSync(secrets.jwtSecretFile, 0o400);
+      const ok = runBin(['token', '--sub', 'x', '--role', 'viewer'], {
+        ...hs.env,
+        GPUFLEET_JWT_SECRET_FILE: secrets.jwtSecretFile,
+      });
+      assert.equal(ok.status, 0, `a 0400 secret was refused: ${ok.stderr}`);
+    } finally {
+      fs.rmSync(secrets.dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('secrets stay out of the logs', () => {
   test('no token, signature or secret appears in the server logs', async () => {
     await hs.stop();

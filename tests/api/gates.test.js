@@ -224,6 +224,46 @@ describe('drain, diagnostics and resume', () => {
     assert.equal(ev[0].role, 'operator');
   });
 
+  test('drain and resume take no body or {"reason"} only: any other member or body is 400, nothing changes', async () => {
+    const h4 = await register();
+    const bad = [
+      [{ reason: 'x', force: true }, 'unknown_field', 'force'],
+      [{ why: 'x' }, 'unknown_field', 'why'],
+      [{ reason: '' }, 'invalid_field', 'reason'],
+      [{ reason: 'x'.repeat(501) }, 'invalid_field', 'reason'],
+      [{ reason: 'a\nb' }, 'invalid_field', 'reason'],
+      [{ reason: 7 }, 'invalid_field', 'reason'],
+    ];
+    for (const verb of ['drain', 'resume']) {
+      for (const [body, code, field] of bad) {
+        expectProblem(await post(`/v1/hosts/${h4.id}/${verb}`, { body }), 400, code, field);
+      }
+      for (const raw of ['[]', '"drain"', '42', 'null', '{"reason":']) {
+        const res = await client.request('POST', `/v1/hosts/${h4.id}/${verb}`, {
+          token: operator,
+          rawBody: raw,
+          contentType: 'application/json',
+        });
+        assert.equal(res.status, 400, `${verb} ${raw}: ${res.status} ${res.text}`);
+      }
+      const text = await client.request('POST', `/v1/hosts/${h4.id}/${verb}`, {
+        token: operator,
+        rawBody: '{"reason":"x"}',
+        contentType: 'text/plain',
+      });
+      assert.equal(text.status, 415, `${verb} text/plain: ${text.status} ${text.text}`);
+    }
+    assert.equal((await getHost(h4.id)).state, 'registered', 'a refused drain changed nothing');
+    assert.equal((await auditOf('host.drain', h4.id)).length, 0);
+    // the reason is audited and in the history
+    const d = expectStatus(await post(`/v1/hosts/${h4.id}/drain`, { body: { reason: 'rack 12 maintenance' } }), 200);
+    assert.equal(d.state, 'drained');
+    assert.match(d.state_history[1].reason, /^drain requested by .*: rack 12 maintenance$/);
+    const ev = await auditOf('host.drain', h4.id);
+    assert.equal(ev.length, 1);
+    assert.equal(ev[0].reason, 'rack 12 maintenance');
+  });
+
   test('a drained host runs no gate: 409 host_drained', async () => {
     // give it a desired stack first (so not_provisioned does not answer)
     const h2 = await register();
@@ -428,11 +468,16 @@ describe('readiness', () => {
     );
     assert.deepEqual(none.items, []);
 
-    const res = expectStatus(await post(`/v1/hosts/${h.id}/resume`), 200);
+    const res = expectStatus(
+      await post(`/v1/hosts/${h.id}/resume`, { body: { reason: 'diagnostics passed (INC-7)' } }),
+      200,
+    );
     assert.equal(res.state, 'ready');
     assert.equal(res.state_history[0].from, 'drained');
-    assert.match(res.state_history[0].reason, /accepted gate/);
-    assert.equal((await auditOf('host.resume', h.id)).length, 1);
+    assert.match(res.state_history[0].reason, /accepted gate.*: diagnostics passed \(INC-7\)$/);
+    const resumed = await auditOf('host.resume', h.id);
+    assert.equal(resumed.length, 1);
+    assert.equal(resumed[0].reason, 'diagnostics passed (INC-7)');
     // resume of a ready host is allowed too; diagnostics are refused on it
     assert.equal(expectStatus(await post(`/v1/hosts/${h.id}/resume`), 200).state, 'ready');
     expectProblem(await post(`/v1/hosts/${h.id}/diagnostics`, { body: { level: 1 } }), 409, 'host_not_drained');

@@ -35,6 +35,7 @@ let key;
 let n = 0;
 
 const name = (p = 'h') => `${p}-${process.pid}-${++n}`;
+// Without a pinned key a registration must ask for trust on first use in words.
 function hostBody(overrides = {}) {
   return {
     name: name(),
@@ -43,6 +44,7 @@ function hostBody(overrides = {}) {
     user: 'gpufleet',
     credential_id: cred.id,
     pool_id: poolA.id,
+    ...('host_key_sha256' in overrides ? {} : { trust_on_first_use: true }),
     ...overrides,
   };
 }
@@ -118,6 +120,7 @@ describe('registration', () => {
     assert.equal(created.credential_id, cred.id);
     assert.equal(created.pool_id, poolA.id);
     assert.equal(created.host_key_sha256, FP);
+    assert.equal(created.trust_on_first_use, false);
     assert.deepEqual(created.labels, body.labels);
     assert.equal(created.state, 'registered');
     assert.equal(created.facts, null);
@@ -158,6 +161,7 @@ describe('registration', () => {
     assert.equal(h.port, 22);
     assert.deepEqual(h.labels, {});
     assert.equal(h.host_key_sha256, null);
+    assert.equal(h.trust_on_first_use, true);
   });
 
   test('a duplicate name answers 409 already_exists', async () => {
@@ -259,6 +263,62 @@ describe('registration', () => {
     }
   });
 
+  test('without host_key_sha256, trust_on_first_use: true is required (400 naming both), and recorded', async () => {
+    const bare = hostBody();
+    delete bare.trust_on_first_use;
+    for (const body of [bare, { ...bare, trust_on_first_use: false }]) {
+      const p = expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body }),
+        400,
+        'missing_field',
+        'host_key_sha256',
+      );
+      assert.match(p.detail, /host_key_sha256/);
+      assert.match(p.detail, /trust_on_first_use/);
+    }
+    for (const v of ['yes', 1, null]) {
+      expectProblem(
+        await client.request('POST', '/v1/hosts', { token: operator, body: { ...bare, trust_on_first_use: v } }),
+        400,
+        'invalid_field',
+        'trust_on_first_use',
+      );
+    }
+    const both = expectProblem(
+      await client.request('POST', '/v1/hosts', {
+        token: operator,
+        body: { ...bare, host_key_sha256: FP, trust_on_first_use: true },
+      }),
+      400,
+      'invalid_field',
+      'trust_on_first_use',
+    );
+    assert.match(both.detail, /not both/);
+    assert.equal(
+      psql(srv.database.url, `SELECT count(*) FROM hosts WHERE name = '${bare.name}'`),
+      '0',
+      'a refused registration stored nothing',
+    );
+    // asked in words: accepted, recorded on the host and in the audit row
+    const h = expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: { ...bare, trust_on_first_use: true } }),
+      201,
+    );
+    assert.equal(h.host_key_sha256, null);
+    assert.equal(h.trust_on_first_use, true);
+    const got = expectStatus(await client.request('GET', `/v1/hosts/${h.id}`, { token: viewer }), 200);
+    assert.equal(got.trust_on_first_use, true);
+    const [ev] = await auditOf('host.create', h.id);
+    assert.deepEqual(ev.after, { host_key_sha256: null, trust_on_first_use: true });
+    assert.match(ev.reason, /trust_on_first_use/);
+    const pinned = expectStatus(
+      await client.request('POST', '/v1/hosts', { token: operator, body: hostBody({ host_key_sha256: FP }) }),
+      201,
+    );
+    const [pev] = await auditOf('host.create', pinned.id);
+    assert.deepEqual(pev.after, { host_key_sha256: FP, trust_on_first_use: false });
+  });
+
   test('host_key_sha256: SHA256:<43 base64> only', async () => {
     for (const bad of [
       'SHA256:short',
@@ -345,6 +405,75 @@ describe('registration', () => {
   });
 });
 
+describe('access log', () => {
+  // One raw request: the path bytes go as they are (no client re-encodes them).
+  function rawGet(port, pathBytes, requestId) {
+    const net = require('node:net');
+    return new Promise((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1');
+      let got = '';
+      sock.on('error', reject);
+      sock.on('data', (d) => {
+        got += d.toString('latin1');
+      });
+      sock.on('close', () => resolve(got));
+      sock.on('connect', () => {
+        sock.write(
+          Buffer.concat([
+            Buffer.from('GET ', 'latin1'),
+            pathBytes,
+            Buffer.from(
+              ` HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${viewer}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n`,
+              'latin1',
+            ),
+          ]),
+        );
+      });
+    });
+  }
+  async function logLine(requestId) {
+    const fs = require('node:fs');
+    for (let i = 0; i < 50; i++) {
+      const line = fs
+        .readFileSync(srv.logPath, 'utf8')
+        .split('\n')
+        .find((l) => l.includes(`"request_id":"${requestId}"`) && l.includes('"msg":"request"'));
+      if (line) return JSON.parse(line);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  }
+
+  test('a request whose path is invalid UTF-8 (raw or percent-encoded) is logged with a cleaned path', async () => {
+    const cases = [
+      // raw bytes: invalid UTF-8, an escape sequence and a DEL in the path
+      [
+        Buffer.from([...Buffer.from('/v1/hosts/'), 0xff, 0xfe, 0x1b, ...Buffer.from('[2J'), 0x7f]),
+        /^\/v1\/hosts\/\uFFFD\uFFFD\\x1b\[2J\\x7f$/,
+      ],
+      // percent-encoded: MHD decodes %FF and %0A into the path it hands over
+      [Buffer.from('/v1/hosts/%FF%C0%AFx%0Ay'), /^\/v1\/hosts\/\uFFFD\uFFFD\uFFFDx\\x0ay$/],
+      // long: bounded
+      [Buffer.from(`/v1/hosts/${'%FF'.repeat(1500)}`), /^\/v1\/hosts\/(\uFFFD)+\u2026$/],
+    ];
+    let i = 0;
+    for (const [bytes, want] of cases) {
+      const rid = `accesslog-${process.pid}-${++i}`;
+      const answer = await rawGet(srv.port, bytes, rid);
+      assert.match(answer, /^HTTP\/1\.1 [45]\d\d /, answer.slice(0, 200));
+      const line = await logLine(rid);
+      assert.ok(line, `no access log line for request ${rid} (${bytes.length} path bytes)`);
+      assert.match(line.path, want, JSON.stringify(line.path));
+      assert.ok(Buffer.byteLength(line.path) <= 1023, `path of ${Buffer.byteLength(line.path)} bytes`);
+      assert.ok(
+        ![...line.path].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f),
+        JSON.stringify(line.path),
+      );
+      assert.equal(line.method, 'GET');
+    }
+  });
+});
+
 describe('address policy', () => {
   const ALWAYS = [
     '169.254.169.254',
@@ -382,6 +511,22 @@ describe('address policy', () => {
     const c = api(open);
     const tok = open.token('operator');
     for (const address of ['::ffff:169.254.169.254', '::ffff:a9fe:a9fe']) {
+      const res = await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address }) });
+      expectProblem(res, 400, 'address_not_allowed', 'address');
+    }
+  });
+
+  test('6to4, Teredo, local-use NAT64 and IPv4-translated forms are refused even with ::/0 allowed', async () => {
+    const c = api(open);
+    const tok = open.token('operator');
+    for (const address of [
+      '2002:a9fe:a9fe::', // 6to4 relay to 169.254.169.254
+      '2002:a9fe:a9fe::1',
+      '2001:0:a9fe:a9fe::1', // Teredo
+      '64:ff9b:1::a9fe:a9fe', // local-use NAT64
+      '::ffff:0:a9fe:a9fe', // IPv4-translated 169.254.169.254
+      '::ffff:0:a00:1',
+    ]) {
       const res = await c.request('POST', '/v1/hosts', { token: tok, body: hostBody({ address }) });
       expectProblem(res, 400, 'address_not_allowed', 'address');
     }

@@ -220,6 +220,12 @@ describe('refusals', () => {
       [{ observability_url: 'http://host/x?y=1' }, 'gate.observability_url'],
       [{ observability_url: 'http://host/$(reboot)' }, 'gate.observability_url'],
       [{ observability_url: `http://h/${'a'.repeat(260)}` }, 'gate.observability_url'],
+      // what curl would expand as a glob (the check also runs curl -g)
+      [{ observability_url: 'http://h[1-9].example/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[1-9]/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[::1][a-z]/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://[::1]x/metrics' }, 'gate.observability_url'],
+      [{ observability_url: 'http://host]/metrics' }, 'gate.observability_url'],
       [{ checks: [] }, 'gate.checks'],
       [{ checks: ['storage', 'storage'] }, 'gate.checks'],
       [{ checks: ['dcgm'] }, 'gate.checks'],
@@ -359,6 +365,32 @@ describe('replace with If-Match', () => {
       200,
     ).items;
     assert.equal(evs.length, 1);
+  });
+
+  test('pool.update audit rows carry the changed members, before and after', async () => {
+    const p = expectStatus(await create(fullPool()), 201);
+    const { etag } = await getWithEtag(p.id);
+    const next = fullPool({ name: p.name, stop_command: 'sudo /usr/local/bin/halt-node --now' });
+    next.gate = { ...next.gate, storage_min_mbps: 600 };
+    expectStatus(await put(p.id, next, etag), 200);
+    const [ev] = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
+    assert.deepEqual(ev.before, { stop_command: 'sudo /usr/sbin/poweroff', gate: { storage_min_mbps: 500 } });
+    assert.deepEqual(ev.after, {
+      stop_command: 'sudo /usr/local/bin/halt-node --now',
+      gate: { storage_min_mbps: 600 },
+    });
+    // an unchanged PUT records an empty change, not the whole pool
+    const again = await getWithEtag(p.id);
+    expectStatus(await put(p.id, next, again.etag), 200);
+    const evs = expectStatus(
+      await client.request('GET', `/v1/audit-events?action=pool.update&resource_id=${p.id}`, { token: admin }),
+      200,
+    ).items;
+    assert.equal(evs.length, 2);
+    assert.deepEqual([evs[0].before, evs[0].after], [{}, {}]);
   });
 
   test('gate_version grows only when gate changes', async () => {

@@ -90,6 +90,7 @@ function hostBody(pool, cred, overrides = {}) {
     user: 'gpufleet',
     credential_id: cred.id,
     pool_id: pool.id,
+    trust_on_first_use: true,
     ...overrides,
   };
 }

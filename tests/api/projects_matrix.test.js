@@ -160,6 +160,7 @@ const ROUTES = {
       user: 'gpufleet',
       credential_id: w.cred.id,
       pool_id: w.pool.id,
+      trust_on_first_use: true,
     }),
   },
   'GET /v1/hosts/{id}': { kind: 'read', path: (w) => `/v1/hosts/${w.host.id}` },

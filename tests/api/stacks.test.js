@@ -348,6 +348,24 @@ describe('the image must be pinned by digest', () => {
   });
 });
 
+describe('no component of the image reference starts with -', () => {
+  // docker would read such a word as an option; the host part was the one that let it through
+  test('a registry host, path component or tag starting with - answers 400 invalid_field', async () => {
+    const d = hex64();
+    for (const image of [
+      `-e.io/x@sha256:${d}`,
+      `--help.io:5000/x@sha256:${d}`,
+      `-registry:5000/team/x@sha256:${d}`,
+      `reg.io/-x/y@sha256:${d}`,
+      `reg.io/x:-tag@sha256:${d}`,
+    ]) {
+      const res = await client.request('POST', '/v1/stacks', { token: operator, body: vllmStack({ image }) });
+      const p = expectProblem(res, 400, 'invalid_field', 'image');
+      assert.match(p.detail, /start with '-'/, image);
+    }
+  });
+});
+
 describe('injection payloads are refused at the door', () => {
   const payloads = [
     '; rm -rf /',

@@ -253,6 +253,32 @@ describe('creating and reading webhooks', () => {
     assert.equal(w2.id, w.id);
     assert.equal(w2.secret, undefined);
     assert.equal(psql(srv.database.url, "SELECT count(*) FROM idempotency_keys i WHERE i::text LIKE '%whsec%'"), '0');
+    // A tool that ignores unevaluatedProperties (as a validating proxy did) must still
+    // find one answer for each: the 201 schema is one schema, not a oneOf whose branches
+    // only unevaluatedProperties told apart (both matched the first answer there).
+    const { loadSpec } = require('./lib/openapi');
+    const { spec } = loadSpec();
+    const strip = (o) =>
+      Array.isArray(o)
+        ? o.map(strip)
+        : o && typeof o === 'object'
+          ? Object.fromEntries(
+              Object.entries(o)
+                .filter(([k]) => k !== 'unevaluatedProperties')
+                .map(([k, v]) => [k, strip(v)]),
+            )
+          : o;
+    const answer = spec.paths['/v1/webhooks'].post.responses['201'].content['application/json'].schema;
+    assert.equal(answer.oneOf, undefined, 'POST /v1/webhooks 201 is a oneOf');
+    assert.equal(answer.anyOf, undefined, 'POST /v1/webhooks 201 is an anyOf');
+    const Ajv2020 = require('ajv/dist/2020').default;
+    const addFormats = require('ajv-formats').default;
+    const lax = new Ajv2020({ strict: false });
+    addFormats(lax);
+    lax.addSchema({ $id: 'lax', components: { schemas: strip(spec.components.schemas) } });
+    const check = lax.compile({ $ref: 'lax#/components/schemas/WebhookCreated' });
+    assert.ok(check(w), JSON.stringify(check.errors));
+    assert.ok(check(w2), JSON.stringify(check.errors));
     await remove(w.id);
   });
 
@@ -729,6 +755,13 @@ describe('deliveries', () => {
       `SELECT count(*) FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
     );
     assert.equal(n, '1');
+    const data = JSON.parse(
+      psql(
+        srv.database.url,
+        `SELECT data::text FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
+      ),
+    );
+    assert.equal(data.error_class, 'gone');
     await remove(w.id);
   });
 
@@ -787,7 +820,22 @@ describe('deliveries', () => {
       { webhook_id: w.id, event_id: want[0], pool_id: null },
     );
     assert.equal(note.payload.data.attempts, item.attempts);
-    assert.equal(note.payload.data.reason, hook.disabled_reason);
+    // Every viewer and every other webhook sees the error class, never the receiver's
+    // answer; the detail stays in disabled_reason (admins).
+    assert.equal(note.payload.data.error_class, 'http_5xx');
+    assert.ok(!JSON.stringify(note.payload).includes(MARKER), JSON.stringify(note.payload));
+    assert.match(
+      note.payload.data.reason,
+      new RegExp(
+        `^event ${want[0]} could not be delivered in ${RETRY_MAX_S} s \\(\\d+ attempts\\); last error: http_5xx$`,
+      ),
+    );
+    assert.ok(hook.disabled_reason.includes(MARKER), hook.disabled_reason);
+    const stored = psql(
+      srv.database.url,
+      `SELECT data::text FROM events WHERE type = 'webhook.disabled' AND data->>'webhook_id' = '${w.id}'`,
+    );
+    assert.ok(stored && !stored.includes(MARKER), stored);
 
     // Replay: the receiver is fixed; the events come again from the first, in order.
     r.behavior = null;

@@ -187,7 +187,14 @@ const cases = [
     run: (name) =>
       client.request('POST', '/v1/hosts', {
         token: operator,
-        body: { name, address: '127.0.0.2', user: 'gpufleet', credential_id: cred.id, pool_id: pool.id },
+        body: {
+          name,
+          address: '127.0.0.2',
+          user: 'gpufleet',
+          credential_id: cred.id,
+          pool_id: pool.id,
+          trust_on_first_use: true,
+        },
       }),
     stored: (name) => psql(srv.database.url, `SELECT count(*) FROM hosts WHERE name = '${name}'`) === '1',
   },
@@ -245,6 +252,74 @@ describe('a write whose transaction fails after its document was rendered', () =
       }
     });
   }
+});
+
+// Idempotency-Key: the claim, the handler's write and the stored answer are one
+// transaction. Whatever fails (the write, its COMMIT, storing the answer), nothing is
+// left behind: no resource without its key's record, no claimed key without an outcome;
+// the same key then runs the request once, and replays its answer after that.
+describe('Idempotency-Key: the claim, the write and the stored answer commit together', () => {
+  before(() => {
+    psql(
+      srv.database.url,
+      `CREATE FUNCTION gft_fail_idem() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         IF NEW.state = 'done' AND EXISTS (SELECT 1 FROM gft_fail WHERE action = 'idem.finish') THEN
+           RAISE EXCEPTION 'forced by write_failures.test.js' USING ERRCODE = 'unique_violation';
+         END IF;
+         RETURN NEW;
+       END $$;
+       CREATE TRIGGER gft_fail_idem BEFORE INSERT OR UPDATE ON idempotency_keys
+         FOR EACH ROW EXECUTE FUNCTION gft_fail_idem()`,
+    );
+  });
+  const keyRows = (key) => psql(srv.database.url, `SELECT count(*) FROM idempotency_keys WHERE key = '${key}'`);
+  const pools = (name) => psql(srv.database.url, `SELECT count(*) FROM pools WHERE name = '${name}'`);
+  const create = (name, key) =>
+    client.request('POST', '/v1/pools', {
+      token: admin,
+      body: fleet.poolBody({ name }),
+      headers: { 'Idempotency-Key': key },
+    });
+
+  for (const [what, action, mode] of [
+    ['storing the answer fails', 'idem.finish', 'now'],
+    ['the write fails (its audit insert)', 'pool.create', 'unique'],
+    ['the COMMIT fails', 'pool.create', 'commit'],
+  ]) {
+    test(`${what}: 500, no pool, no key; the same key then creates one pool and replays it`, async () => {
+      const name = `wf-idem-${fleet.uniq()}`;
+      const key = `wf-idem-${fleet.uniq()}`;
+      failAction(action, mode);
+      let res;
+      try {
+        res = await create(name, key);
+      } finally {
+        failAction('', 'none');
+      }
+      expectProblem(res, 500, 'internal_error');
+      assert.equal(pools(name), '0', 'the write was rolled back with its key');
+      assert.equal(keyRows(key), '0', 'no claim is left without an outcome');
+      const first = expectStatus(await create(name, key), 201);
+      const again = await create(name, key);
+      expectStatus(again, 201);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.id, first.id);
+      assert.equal(pools(name), '1');
+      assert.equal(psql(srv.database.url, `SELECT state FROM idempotency_keys WHERE key = '${key}'`), 'done');
+    });
+  }
+
+  test('two concurrent requests with one key: one pool, the second answer is the replay of the first', async () => {
+    const name = `wf-idem-${fleet.uniq()}`;
+    const key = `wf-idem-${fleet.uniq()}`;
+    const [a, b] = await Promise.all([create(name, key), create(name, key)]);
+    expectStatus(a, 201);
+    expectStatus(b, 201);
+    assert.equal(a.body.id, b.body.id);
+    assert.equal([a, b].filter((x) => x.headers.get('idempotent-replayed') === 'true').length, 1);
+    assert.equal(pools(name), '1');
+  });
 });
 
 describe('the sanitized server', () => {

@@ -85,6 +85,7 @@ async function register(c, token, h, { pin = false, poolId = pool.id, credId = c
     pool_id: poolId,
   };
   if (pin) body.host_key_sha256 = h.host_key_sha256;
+  else body.trust_on_first_use = true;
   return fleet.createHost(c, token, body);
 }
 function result(h) {
@@ -195,7 +196,7 @@ describe('happy path on every healthy profile', () => {
       // the image was pulled by digest, as one argument
       const pulls = sim.argv(h.name).filter((a) => a[0] === 'docker' && a[1] === 'pull');
       const digest = stack.image.split('@')[1];
-      assert.deepEqual(pulls, [['docker', 'pull', `nvidia/cuda@${digest}`]]);
+      assert.deepEqual(pulls, [['docker', 'pull', '--', `nvidia/cuda@${digest}`]]);
     });
   }
 
@@ -431,7 +432,7 @@ describe('injection payloads', () => {
     for (const argv of sim.argv(h.name)) {
       for (const a of argv) assert.equal(typeof a, 'string');
       if (argv[0] === 'docker' && argv[1] === 'pull')
-        assert.deepEqual(argv, ['docker', 'pull', `nvidia/cuda@${injStack.image.split('@')[1]}`]);
+        assert.deepEqual(argv, ['docker', 'pull', '--', `nvidia/cuda@${injStack.image.split('@')[1]}`]);
     }
     for (const name of sim.hosts.map((x) => x.name)) {
       for (const argv of sim.argv(name)) {

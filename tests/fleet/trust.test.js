@@ -133,7 +133,8 @@ before(async () => {
       user: h.user,
       credential_id: cred.id,
       pool_id: pool.id,
-      ...(h.profile === 'h100x8' ? { host_key_sha256: h.host_key_sha256 } : {}),
+      // the h100x8 hosts are pinned now; the others ask for trust on first use in words
+      ...(h.profile === 'h100x8' ? { host_key_sha256: h.host_key_sha256 } : { trust_on_first_use: true }),
     });
     hosts.push({ sim: h, api: host });
     if (h.profile === 'down' || h.profile === 'slow_workload') continue; // (slow_workload: the lease test's)
@@ -219,11 +220,11 @@ describe('image verification', () => {
     const verify = j.steps.find((s) => s.name === 'image' && s.phase === 'verify');
     assert.ok(verify, JSON.stringify(j.steps.map((s) => [s.name, s.phase, s.outcome])));
     assert.equal(verify.outcome, 'failed');
-    assert.match(verify.command, /docker image inspect --format '\{\{json \.RepoDigests\}\}'/);
+    assert.match(verify.command, /docker image inspect --format '\{\{json \.RepoDigests\}\}' -- '/);
     assert.ok(verify.message.includes(digest), verify.message);
     assert.match(verify.message, /sha256:[0-9a-f]{12}/);
     const pull = j.steps.find((s) => s.name === 'image' && s.phase === 'apply');
-    assert.match(pull.command, /^docker pull '/);
+    assert.match(pull.command, /^docker pull -- '/);
     assert.doesNotMatch(pull.command, /inspect/, 'the pull and the inspect are separate commands');
   });
 
@@ -339,6 +340,7 @@ describe('quarantine holds', () => {
     assert.equal(released.state, 'provisioned');
     assert.equal(released.quarantine, null);
     assert.equal(released.host_key_sha256, null);
+    assert.equal(released.trust_on_first_use, true, 'a re-pin on next contact is trust on first use');
     assert.equal(released.accepted_gate_run_id, null);
     assert.equal(released.state_history[0].to, 'provisioned');
     expectProblem(
@@ -365,6 +367,45 @@ describe('quarantine holds', () => {
     assert.equal(host.state, 'ready');
     assert.match(host.host_key_sha256, /^SHA256:/);
     assert.notEqual(host.host_key_sha256, h.sim.host_key_sha256, 'the new key was recorded');
+    // the first-use pin is audited, naming the key learned
+    const q = `/v1/audit-events?action=host.key_recorded&resource_id=${h.api.id}`;
+    const evs = expectStatus(await client.request('GET', q, { token: admin }), 200).items;
+    assert.equal(evs.length, 1, JSON.stringify(evs));
+    assert.deepEqual(evs[0].after, { host_key_sha256: host.host_key_sha256, trust_on_first_use: true });
+  });
+});
+
+describe('trust on first use', () => {
+  test('a registration without a key must ask for trust on first use; the first contact pins and audits the key', async () => {
+    const h = byProfile('multi_digest', 0);
+    const bare = {
+      name: `tofu-${fleet.uniq()}`,
+      address: h.sim.address,
+      port: h.sim.port,
+      user: h.sim.user,
+      credential_id: h.api.credential_id,
+      pool_id: h.api.pool_id,
+    };
+    const p = expectProblem(
+      await client.request('POST', '/v1/hosts', { token: operator, body: bare }),
+      400,
+      'missing_field',
+    );
+    assert.match(p.detail, /host_key_sha256.*trust_on_first_use/s);
+    // registered with trust on first use earlier: the key its first contact learned is pinned and named
+    const host = await getHost(h.api.id);
+    assert.equal(host.trust_on_first_use, true);
+    assert.equal(host.host_key_sha256, h.sim.host_key_sha256);
+    const q = `/v1/audit-events?action=host.key_recorded&resource_id=${h.api.id}`;
+    const evs = expectStatus(await client.request('GET', q, { token: admin }), 200).items;
+    assert.equal(evs.length, 1, JSON.stringify(evs));
+    assert.equal(evs[0].role, 'system');
+    assert.deepEqual(evs[0].after, { host_key_sha256: h.sim.host_key_sha256, trust_on_first_use: true });
+    // a pinned host records nothing on contact
+    const pinned = byProfile('h100x8', 0);
+    assert.equal((await getHost(pinned.api.id)).trust_on_first_use, false);
+    const none = `/v1/audit-events?action=host.key_recorded&resource_id=${pinned.api.id}`;
+    assert.equal(expectStatus(await client.request('GET', none, { token: admin }), 200).items.length, 0);
   });
 });
 

@@ -199,7 +199,18 @@ static void workload_and_storage(void)
     struct prov_check_out o;
     char *c = prov_check_cmd(&g, PROV_CHECK_WORKLOAD, 0);
     CHECK(c != NULL && strstr(c, "'bench.py; rm -rf /'") != NULL);
+    /* -- ends docker's options before the image: neither it nor the workload is a flag */
+    CHECK(c != NULL && strncmp(c, "docker run --rm --gpus all -- 'vllm/vllm-openai@", 48) == 0);
     free(c);
+    c = prov_check_cmd(&g, PROV_CHECK_CONTAINER_GPU, 0);
+    CHECK(c != NULL && strncmp(c, "docker run --rm --gpus all -- 'vllm/vllm-openai@", 48) == 0);
+    free(c);
+    /* curl: -g (no globbing of [] {}), -- before the URL */
+    g.observability_url = "http://[::1]:9400/m{a,b}";
+    c = prov_check_cmd(&g, PROV_CHECK_OBSERVABILITY, 0);
+    CHECK_STR(c, "curl -g -fsS -m 5 -o /dev/null -w '%{http_code}' -- 'http://[::1]:9400/m{a,b}'");
+    free(c);
+    g.observability_url = NULL;
     struct prov_cmd_result good = {1, 0, "tokens_per_second=2400\n", ""};
     prov_check_eval(&g, PROV_CHECK_WORKLOAD, &good, 1, &o);
     CHECK(o.status == PLAN_CHECK_PASS);

@@ -20,6 +20,17 @@ static void forbidden_and_allow_lists(void)
     CHECK(net_address_forbidden("ff02::1") == 1);                      /* v6 multicast */
     CHECK(net_address_forbidden("::ffff:169.254.169.254") == 1);       /* v4-mapped metadata */
     CHECK(net_address_forbidden("64:ff9b::a9fe:a9fe") == 1);           /* NAT64 metadata */
+    CHECK(net_address_forbidden("2002:a9fe:a9fe::") == 1);             /* 6to4 of metadata */
+    CHECK(net_address_forbidden("2002:a01:203::1") == 1);              /* 6to4, any v4 */
+    CHECK(net_address_forbidden("2001:0:a9fe:a9fe::1") == 1);          /* Teredo */
+    CHECK(net_address_forbidden("64:ff9b:1::a9fe:a9fe") == 1);         /* local NAT64 */
+    CHECK(net_address_forbidden("64:ff9b:1:ffff::1") == 1);            /* local NAT64 /48 */
+    CHECK(net_address_forbidden("::ffff:0:a9fe:a9fe") == 1);           /* v4-translated */
+    CHECK(net_address_forbidden("::ffff:0:a00:1") == 1);               /* v4-translated */
+    CHECK(net_address_forbidden("2003::1") == 0);                      /* next to 6to4 */
+    CHECK(net_address_forbidden("2001:1::1") == 0);                    /* next to Teredo */
+    CHECK(net_address_forbidden("64:ff9b:2::1") == 0);                 /* next to local NAT64 */
+    CHECK(net_address_forbidden("64:ff9b::a00:1") == 0);               /* NAT64 of 10.0.0.1 */
     CHECK(net_address_forbidden("example.com") == 1);                  /* host name */
     CHECK(net_address_forbidden("") == 1);                             /* empty */
     CHECK(net_address_forbidden("127.0.0.5") == 0);                    /* loopback allowed here */

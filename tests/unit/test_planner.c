@@ -245,6 +245,17 @@ static void images(void)
     snprintf(img, sizeof img, "Vllm/Openai@sha256:%s", hex);
     CHECK(plan_image_check(img, name, sizeof name, digest, sizeof digest, detail, sizeof detail) ==
           PLAN_STACK_INVALID_FIELD);
+    /* no component may start with '-' (a docker argument read as an option) */
+    static const char *const dashes[] = {"-vllm@sha256:%s",         "--help.io/x@sha256:%s",
+                                         "-e.io:5000/x@sha256:%s",  "reg.-io/x@sha256:%s",
+                                         "reg.io/-x/y@sha256:%s",   "reg.io:-1/x@sha256:%s",
+                                         "reg.io/x:-tag@sha256:%s", "x@-sha256:%s"};
+    for (size_t i = 0; i < sizeof dashes / sizeof dashes[0]; i++) {
+        snprintf(img, sizeof img, dashes[i], hex);
+        CHECK(plan_image_check(img, name, sizeof name, digest, sizeof digest, detail,
+                               sizeof detail) == PLAN_STACK_INVALID_FIELD);
+        CHECK(strstr(detail, "'-'") != NULL);
+    }
     snprintf(img, sizeof img, "vllm:$(reboot)@sha256:%s", hex);
     CHECK(plan_image_check(img, name, sizeof name, digest, sizeof digest, detail, sizeof detail) ==
           PLAN_STACK_INVALID_FIELD);

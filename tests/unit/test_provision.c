@@ -101,7 +101,7 @@ static void init_and_image(void)
     CHECK_STR(p.image_ref, "vllm/vllm-openai@sha256:"
                            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
     char *cmd = step("image")->check_cmd(&p);
-    CHECK_STR(cmd, "docker image inspect --format '{{json .RepoDigests}}' "
+    CHECK_STR(cmd, "docker image inspect --format '{{json .RepoDigests}}' -- "
                    "'vllm/vllm-openai@sha256:"
                    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'");
     free(cmd);
@@ -206,7 +206,7 @@ static void image_digest(void)
     CHECK(d->check_class == PROV_CMD_QUERY && d->apply_class == PROV_CMD_PULL &&
           d->verify_class == PROV_CMD_QUERY && d->verify_cmd != NULL && d->verify_eval != NULL);
     char *pull = d->apply_cmd(&p), *verify = d->verify_cmd(&p), *check = d->check_cmd(&p);
-    CHECK_STR(pull, "docker pull 'vllm/vllm-openai@" PIN "'");
+    CHECK_STR(pull, "docker pull -- 'vllm/vllm-openai@" PIN "'");
     CHECK(verify != NULL && check != NULL && strcmp(verify, check) == 0);
     free(pull);
     free(verify);

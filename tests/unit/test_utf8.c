@@ -91,7 +91,29 @@ static void utf8_rules(void)
     json_decref(j);
 }
 
+/* A request path for the access log: valid UTF-8, no control character, bounded. */
+static void log_text(void)
+{
+    char out[32];
+    utf8_log_text("/v1/h\xff\xfe/x", 9, out, sizeof out);
+    CHECK_STR(out, "/v1/h" FFFD FFFD "/x");
+    utf8_log_text("/a\nb\r\x1b[31m\x7f\\", 12, out, sizeof out);
+    CHECK_STR(out, "/a\\x0ab\\x0d\\x1b[31m\\x7f\\x5c");
+    utf8_log_text("/\xc2\x85\xc3\xa9", 5, out, sizeof out); /* NEL (C1) escaped, é kept */
+    CHECK_STR(out, "/\\u0085\xc3\xa9");
+    char longp[200];
+    memset(longp, 'a', sizeof longp);
+    size_t w = utf8_log_text(longp, sizeof longp, out, sizeof out);
+    CHECK(w <= sizeof out - 1 && utf8_valid(out, w));
+    CHECK(w >= 3 && strcmp(out + w - 3, "\xe2\x80\xa6") == 0); /* cut: ends with … */
+    memset(longp, 0xff, sizeof longp);
+    w = utf8_log_text(longp, sizeof longp, out, sizeof out);
+    CHECK(w <= sizeof out - 1 && utf8_valid(out, w));
+    CHECK(utf8_log_text(NULL, 0, out, sizeof out) == 0 && out[0] == '\0');
+}
+
 UNIT_SUITE(utf8_tests) = {
     {"utf8: every invalid class, cuts at every offset, dup, tail, first line", utf8_rules},
+    {"utf8: log text escapes controls, cleans and bounds a request path", log_text},
     UNIT_END,
 };

@@ -151,11 +151,30 @@ static void secret_files(void)
     FILE *f = fopen(p2, "w");
     fputs("0123456789012345678901234567890\n", f); /* 31 bytes + newline */
     fclose(f);
+    CHECK(chmod(p2, 0600) == 0);
     CHECK(secret_read_file(p2, &buf, &len, err, sizeof err) != 0);
     CHECK(strstr(err, "at least 32") != NULL);
     f = fopen(p2, "w");
     fputs("01234567890123456789012345678901\r\n", f);
     fclose(f);
+    CHECK(secret_read_file(p2, &buf, &len, err, sizeof err) == 0 && len == 32);
+    secret_free(buf, len);
+
+    /* Any bit for the group or others refuses the file, naming it and its mode; a public
+     * key file may be world-readable. */
+    static const mode_t open_modes[] = {0640, 0604, 0644, 0620, 0602, 0610, 0601, 0660};
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        CHECK(chmod(p2, open_modes[i]) == 0);
+        CHECK(secret_read_file(p2, &buf, &len, err, sizeof err) != 0);
+        char want[16];
+        snprintf(want, sizeof want, "mode %04o", (unsigned)open_modes[i]);
+        CHECK(strstr(err, want) != NULL);
+        CHECK(strstr(err, p2) != NULL);
+    }
+    CHECK(chmod(p2, 0644) == 0);
+    CHECK(secret_read_public_file(p2, &buf, &len, err, sizeof err) == 0 && len == 32);
+    secret_free(buf, len);
+    CHECK(chmod(p2, 0400) == 0);
     CHECK(secret_read_file(p2, &buf, &len, err, sizeof err) == 0 && len == 32);
     secret_free(buf, len);
     CHECK(secret_read_file("/nonexistent/x", &buf, &len, err, sizeof err) != 0);
