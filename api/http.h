@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/actor.h"
+#include "common/tbucket.h"
 #include "db/db.h"
 
 #define API_MAX_BODY (1024 * 1024) /* 1 MiB */
@@ -117,6 +118,14 @@ struct api_req {
      * ends, adds to its access-log line (NULL when not logged) and releases stream. */
     void *stream;
     void (*stream_done)(void *stream, json_t *line);
+    /* Rate limits (api/ratelimit.h): the class whose verdict the RateLimit headers show
+     * (-1: none), that verdict, and the header values api_queue adds: RateLimit-Policy
+     * (static; NULL: none), RateLimit, and Retry-After when refused (0: none). */
+    int rl_class;
+    struct tb_verdict rl_verdict;
+    const char *rl_policy;
+    char rl_state[96];
+    int64_t rl_retry_after;
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);

@@ -83,6 +83,15 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
         MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
     api_cors_add_headers(r->cors_origin, resp);
+    if (r->rl_policy != NULL) { /* draft-ietf-httpapi-ratelimit-headers (api/ratelimit.c) */
+        MHD_add_response_header(resp, "RateLimit-Policy", r->rl_policy);
+        MHD_add_response_header(resp, "RateLimit", r->rl_state);
+        if (r->rl_retry_after > 0 && status == 429) {
+            char retry[24];
+            snprintf(retry, sizeof retry, "%lld", (long long)r->rl_retry_after);
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+        }
+    }
     r->status = status;
     r->state = REQ_REPLIED;
     enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);

@@ -12,6 +12,7 @@ enum api_route_flags {
     ROUTE_MUTATES = 4, /* changes state: audited, honours Idempotency-Key on POST */
     ROUTE_TICKET = 8,  /* also accepts ?ticket= from POST /v1/event-tickets (api/events.h) */
     ROUTE_UI = 16,     /* the status page: its answers carry the page's policy (API_UI_CSP) */
+    ROUTE_PROBE = 32,  /* health and metrics: rate-limited per address in a bucket of their own */
 };
 
 struct api_route {

@@ -33,7 +33,7 @@ static void defaults(void)
     CHECK_STR(cfg.jwt_audience, "gpufleet");
     CHECK(cfg.log_level == LOG_INFO && cfg.ncors == 0);
     /* 1000 event streams from one address fit, with room for other traffic. */
-    CHECK(cfg.max_connections == 4096 && cfg.max_connections_per_ip == 2048);
+    CHECK(cfg.max_connections == 4096 && cfg.max_connections_per_ip == 256);
     CHECK(cfg.event_ticket_ttl_s == 60 && cfg.events_heartbeat_s == 15);
     CHECK(cfg.events_ring == 4096 && cfg.events_retention_s == 604800);
     CHECK(cfg.events_ingest_throttle_s == 5);
