@@ -1,5 +1,5 @@
 /* config_limits.c — the settings of the rate limits and of /metrics (its token and its
- * cache), read with the rest of the configuration (config.c); docs/security.md lists
+ * cache), read with the rest of the configuration (config.c); docs/operations.md lists
  * them with their defaults. */
 #include <errno.h>
 #include <fcntl.h>

@@ -199,7 +199,7 @@ static enum MHD_Result authenticate(struct api_req *r)
     enum auth_result res = auth_verify(auth_cfg, api_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
                                        (int64_t)time(NULL), &r->principal, &why);
     /* Each 401 is charged to the address's authentication-failure bucket; once it is empty
-     * the answer is 429 instead (docs/security.md#rate-limits). */
+     * the answer is 429 instead (docs/operations.md#rate-limits). */
     if ((res == AUTH_MISSING || res == AUTH_EXPIRED || res == AUTH_INVALID) &&
         api_rl_auth_failure(r) != 0)
         return MHD_YES; /* 429 queued */

@@ -1,4 +1,4 @@
-/* ratelimit.h — request rate limits (docs/security.md#rate-limits): token buckets per
+/* ratelimit.h — request rate limits (docs/operations.md#rate-limits): token buckets per
  * client address, per principal and for authentication failures per address, held in two
  * fixed-size tables (addresses; principals) of striped, mutex-guarded sets. Memory is
  * bounded by the table sizes: a new key takes an idle slot of its set, else the least

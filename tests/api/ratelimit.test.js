@@ -1,5 +1,5 @@
 'use strict';
-// Rate limits (issue 25, item 4; docs/security.md#rate-limits): token buckets per principal,
+// Rate limits (issue 25, item 4; docs/operations.md#rate-limits): token buckets per principal,
 // per client address (health and metrics in a bucket of their own), and for authentication
 // failures per address; 429 problem+json with Retry-After and the draft RateLimit and
 // RateLimit-Policy headers; the connection cap per address; settings refused at start.
