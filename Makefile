@@ -165,7 +165,8 @@ UNIT_SRC   += tests/unit/test_project_limits.c
 UNIT_SRC   += tests/unit/test_budget.c
 # Rate limits and the /metrics token and cache (issue 25).
 UNIT_SRC   += tests/unit/test_tbucket.c
-API_SRC    += api/ratelimit.c api/config_limits.c api/metrics_serve.c
+API_SRC    += api/ratelimit.c api/rl_table.c api/config_limits.c api/metrics_serve.c
+UNIT_SRC   += tests/unit/test_rl_table.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.
