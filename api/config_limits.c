@@ -36,7 +36,7 @@ static const struct limit_setting settings[] = {
     LIMIT_SETTING("GPUFLEET_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE", 60, 0, 1000000,
                   rl_auth_failures_per_min),
     LIMIT_SETTING("GPUFLEET_RATE_LIMIT_AUTH_FAILURE_BURST", 20, 1, 1000000, rl_auth_failure_burst),
-    LIMIT_SETTING("GPUFLEET_RATE_LIMIT_TABLE_SIZE", 65536, 1024, 16777216, rl_table_size),
+    LIMIT_SETTING("GPUFLEET_RATE_LIMIT_TABLE_SIZE", 65536, 1024, 4194304, rl_table_size),
     LIMIT_SETTING("GPUFLEET_METRICS_CACHE_SECONDS", 5, 0, 300, metrics_cache_s),
 };
 

@@ -88,8 +88,7 @@ void rl_table_free(struct rl_table *t)
 }
 
 /* The slot of tag in set (found, or claimed for it). Called with the stripe held. */
-static struct rl_slot *slot_for(struct rl_table *t, struct rl_slot *set, uint64_t tag,
-                                int64_t now)
+static struct rl_slot *slot_for(struct rl_table *t, struct rl_slot *set, uint64_t tag, int64_t now)
 {
     struct rl_slot *empty = NULL, *idle = NULL, *oldest = NULL;
     for (int i = 0; i < RL_WAYS; i++) {

@@ -30,8 +30,8 @@ struct rl_slot {
 };
 
 struct rl_table {
-    struct rl_slot *slots; /* nsets * RL_WAYS */
-    size_t nsets;          /* a power of two */
+    struct rl_slot *slots;          /* nsets * RL_WAYS */
+    size_t nsets;                   /* a power of two */
     const struct tb_policy *policy; /* by class, borrowed */
     uint64_t k0, k1;                /* SipHash key */
     atomic_uint_fast64_t evictions;

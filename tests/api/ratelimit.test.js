@@ -114,6 +114,16 @@ describe('per principal', () => {
     expectStatus(await client.request('GET', '/v1/gpu-models/h100_sxm', { token: alice }), 200);
   });
 
+  test('a reporter has its own, larger bucket: not limited by the principal burst', async () => {
+    const rep = srv.token('reporter', { sub: 'collector' });
+    for (let i = 0; i < 12; i++) {
+      const res = await client.request('GET', '/v1/me', { token: rep });
+      expectStatus(res, 200);
+      // Defaults: 500 per second, burst 5000 (a window of 10 s).
+      assert.equal(res.headers.get('ratelimit-policy'), '"reporter";q=5000;w=10');
+    }
+  });
+
   test('the limit is per principal, not per token: a second token of the same subject shares it', async () => {
     const t1 = srv.token('viewer', { sub: 'carol' });
     const t2 = srv.token('operator', { sub: 'carol' });

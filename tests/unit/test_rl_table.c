@@ -121,8 +121,7 @@ UNIT_SUITE(rl_table_tests) = {
     {"rl_table: one bucket per class and key", test_per_class_and_key},
     {"rl_table: a flood of new keys keeps memory fixed and an active key's bucket",
      test_flood_bounded},
-    {"rl_table: refilled buckets are reused before a live one is evicted",
-     test_idle_reused_first},
+    {"rl_table: refilled buckets are reused before a live one is evicted", test_idle_reused_first},
     {"rl_table: threads share a bucket without losing or adding a token", test_threads},
     UNIT_END,
 };
