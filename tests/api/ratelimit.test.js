@@ -85,7 +85,13 @@ describe('per principal', () => {
   before(async () => {
     srv = await startServer({
       name: 'ratelimit-principal',
-      env: { GPUFLEET_RATE_LIMIT_PRINCIPAL_RPS: '1', GPUFLEET_RATE_LIMIT_PRINCIPAL_BURST: '5' },
+      env: {
+        GPUFLEET_RATE_LIMIT_PRINCIPAL_RPS: '1',
+        GPUFLEET_RATE_LIMIT_PRINCIPAL_BURST: '5',
+        // the reporters' defaults (lib/server.js raises them for the rest of the suite)
+        GPUFLEET_RATE_LIMIT_REPORTER_RPS: undefined,
+        GPUFLEET_RATE_LIMIT_REPORTER_BURST: undefined,
+      },
     });
     client = api(srv);
   });
