@@ -141,7 +141,6 @@ describe('per principal', () => {
 
 describe('per address, probes, authentication failures', () => {
   let srv;
-  let client;
   before(async () => {
     srv = await startServer({
       name: 'ratelimit-address',
@@ -152,7 +151,6 @@ describe('per address, probes, authentication failures', () => {
         GPUFLEET_RATE_LIMIT_AUTH_FAILURE_BURST: '3',
       },
     });
-    client = api(srv);
   });
   after(() => srv && srv.stop());
 
