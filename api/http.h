@@ -119,13 +119,12 @@ struct api_req {
     void *stream;
     void (*stream_done)(void *stream, json_t *line);
     /* Rate limits (api/ratelimit.h): the class whose verdict the RateLimit headers show
-     * (-1: none), that verdict, and the header values api_queue adds: RateLimit-Policy
-     * (static; NULL: none), RateLimit, and Retry-After when refused (0: none). */
+     * (-1: none), that verdict, the RateLimit-Policy value and the policy's name (static;
+     * NULL: no headers). api_queue writes RateLimit, and Retry-After on a 429. */
     int rl_class;
     struct tb_verdict rl_verdict;
     const char *rl_policy;
-    char rl_state[96];
-    int64_t rl_retry_after;
+    const char *rl_name;
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);

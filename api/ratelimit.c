@@ -108,11 +108,9 @@ static void remember(struct api_req *r, enum api_rl_class c, const struct tb_ver
     }
     r->rl_class = (int)c;
     r->rl_verdict = *v;
-    /* The header values api_queue adds (reply.c). */
+    /* What api_queue (reply.c) writes into the headers, once per answer. */
     r->rl_policy = rl.policy_header[c];
-    snprintf(r->rl_state, sizeof r->rl_state, "\"%s\";r=%lld;t=%lld", class_names[c],
-             (long long)v->remaining, (long long)(v->allowed ? v->reset_s : v->retry_s));
-    r->rl_retry_after = v->allowed ? 0 : (v->retry_s > 0 ? v->retry_s : 1);
+    r->rl_name = class_names[c];
 }
 
 static enum MHD_Result refuse(struct api_req *r, enum api_rl_class c, const struct tb_verdict *v)

@@ -28,8 +28,8 @@ void api_rl_shutdown(void);
 
 /* Charges the request's bucket of class c (the address classes key on the client's
  * address, the principal classes on r->principal.sub). Returns 0 when allowed (and
- * remembers the verdict for the RateLimit headers: r->rl_policy, r->rl_state), or -1
- * after queueing 429 (with Retry-After: r->rl_retry_after). */
+ * remembers the verdict for the RateLimit headers: r->rl_policy, r->rl_name,
+ * r->rl_verdict), or -1 after queueing 429 (api_queue adds Retry-After). */
 int api_rl_check(struct api_req *r, enum api_rl_class c);
 /* Charges the address's authentication-failure bucket for a 401 about to be sent.
  * Returns 0 (send the 401), or -1 after queueing 429 instead. */
