@@ -42,6 +42,8 @@ endif
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
               common/dheap.c common/actor.c common/gpu.c common/usage.c common/baseline.c
+# Rate limits (issue 25): the token-bucket arithmetic (common/), the table, the wiring.
+COMMON_SRC += common/tbucket.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
@@ -161,6 +163,10 @@ SVC_SRC    += service/host_limits.c
 UNIT_SRC   += tests/unit/test_project_limits.c
 # Budgets' decisions (planner/budget.c).
 UNIT_SRC   += tests/unit/test_budget.c
+# Rate limits and the /metrics token and cache (issue 25).
+UNIT_SRC   += tests/unit/test_tbucket.c
+API_SRC    += api/ratelimit.c api/rl_table.c api/config_limits.c api/metrics_serve.c
+UNIT_SRC   += tests/unit/test_rl_table.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

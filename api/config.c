@@ -271,7 +271,7 @@ struct int_setting {
 /* After GPUFLEET_THREADS and GPUFLEET_DB_POOL_SIZE (their defaults are the machine's). */
 static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_MAX_CONNECTIONS", 4096, 16, 65536, max_connections),
-    INT_SETTING("GPUFLEET_MAX_CONNECTIONS_PER_IP", 2048, 1, 65536, max_connections_per_ip),
+    INT_SETTING("GPUFLEET_MAX_CONNECTIONS_PER_IP", 256, 1, 65536, max_connections_per_ip),
     INT_SETTING("GPUFLEET_CONNECTION_TIMEOUT", 60, 1, 3600, connection_timeout_s),
     INT_SETTING("GPUFLEET_WORKERS", 1, 0, 64, workers),
     INT_SETTING("GPUFLEET_MONITOR", 1, 0, 1, monitor),
@@ -403,7 +403,8 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
         parse_int_settings(cfg, webhook_settings,
                            sizeof webhook_settings / sizeof webhook_settings[0], get, err,
                            errlen) != 0 ||
-        parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0)
+        parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0 ||
+        config_load_limits(cfg, (need & CONFIG_NEED_LISTEN) != 0, get, err, errlen) != 0)
         return -1;
     return check_needs(cfg, need, get, err, errlen);
 }
@@ -425,6 +426,7 @@ void config_free(struct api_config *cfg)
     free(cfg->master_key_file);
     free(cfg->ssh_allow_cidrs);
     free(cfg->webhook_allow_cidrs);
+    config_free_limits(cfg);
     for (int i = 0; i < cfg->ncors; i++)
         free(cfg->cors_origins[i]);
     memset(cfg, 0, sizeof *cfg);
@@ -520,5 +522,6 @@ void config_log(const struct api_config *cfg)
                                   "retry_base_ms", cfg->webhook_retry_base_ms, "retry_max_s",
                                   cfg->webhook_retry_max_s, "concurrency",
                                   cfg->webhook_concurrency));
+    json_object_set_new(o, "rate_limits", config_limits_json(cfg));
     log_json_steal(LOG_INFO, o);
 }

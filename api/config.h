@@ -63,6 +63,19 @@ struct api_config {
     /* Webhooks (service/webhooks.h) */
     char *webhook_allow_cidrs; /* loopback/private receivers allowed; empty = public only */
     int webhook_timeout_ms, webhook_retry_base_ms, webhook_retry_max_s, webhook_concurrency;
+    /* Rate limits (api/ratelimit.h; config_limits.c): requests per second and bursts per
+     * principal, per reporter principal, per client address; 401s per minute per address. */
+    int rate_limit; /* GPUFLEET_RATE_LIMIT: 0 turns every limit off */
+    int rl_principal_rps, rl_principal_burst;
+    int rl_reporter_rps, rl_reporter_burst;
+    int rl_address_rps, rl_address_burst;
+    int rl_auth_failures_per_min, rl_auth_failure_burst;
+    int rl_table_size; /* buckets per table (addresses; principals) */
+    /* /metrics: the bearer token's file and SHA-256 (hex; "" when no token is asked), and
+     * how long a rendered body is served again. */
+    char *metrics_token_file;
+    char metrics_token_sha256[65];
+    int metrics_cache_s;
 };
 
 /* What a command needs; missing required settings are refused. */
@@ -80,6 +93,11 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*getenv_fn)(
 void config_free(struct api_config *cfg);
 /* Logs the effective configuration (never a secret; the database password is masked). */
 void config_log(const struct api_config *cfg);
+/* config_limits.c: the rate limits and /metrics; serve: read the token file too. */
+int config_load_limits(struct api_config *cfg, int serve, const char *(*getenv_fn)(const char *),
+                       char *err, size_t errlen);
+void config_free_limits(struct api_config *cfg);
+json_t *config_limits_json(const struct api_config *cfg);
 /* Writes url with any password replaced by "***". */
 void config_redact_url(const char *url, char *out, size_t outlen);
 

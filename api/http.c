@@ -16,6 +16,7 @@
 #include "api/cors.h"
 #include "api/events.h"
 #include "api/metrics.h"
+#include "api/ratelimit.h"
 #include "api/routes.h"
 #include "api/scope.h"
 #include "api/server.h"
@@ -41,6 +42,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     r->start_us = util_mono_us();
     r->uri_len = strlen(uri);
     r->metric_route = -1;
+    r->rl_class = -1;
     /* MHD hands the handler an unescaped, NUL-terminated path: "/ui/index.html%00.js"
      * would arrive as "/ui/index.html". Such a path names nothing; remember to refuse it. */
     const char *q = strchr(uri, '?');
@@ -190,14 +192,22 @@ static enum MHD_Result authenticate(struct api_req *r)
 {
     if (r->route->flags & ROUTE_TICKET) {
         int t = api_ticket_authenticate(r);
-        if (t < 0)
-            return MHD_YES; /* replied */
+        if (t < 0) {
+            if (r->status == MHD_HTTP_UNAUTHORIZED)
+                api_rl_charge_auth_failure(r); /* the 401 is already queued */
+            return MHD_YES;                    /* replied */
+        }
         if (t > 0)
             goto role;
     }
     const char *why;
     enum auth_result res = auth_verify(auth_cfg, api_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
                                        (int64_t)time(NULL), &r->principal, &why);
+    /* Each 401 is charged to the address's authentication-failure bucket; once it is empty
+     * the answer is 429 instead (docs/operations.md#rate-limits). */
+    if ((res == AUTH_MISSING || res == AUTH_EXPIRED || res == AUTH_INVALID) &&
+        api_rl_auth_failure(r) != 0)
+        return MHD_YES; /* 429 queued */
     switch (res) {
     case AUTH_OK: break;
     case AUTH_MISSING: return api_reply_problem(r, API_ERR_MISSING_TOKEN, NULL, "%s", why);
@@ -209,6 +219,8 @@ static enum MHD_Result authenticate(struct api_req *r)
 role:
     if (resolve_actor(r) != 0)
         return MHD_YES; /* replied */
+    if (api_rl_check(r, r->roles == ROLE_REPORTER ? RL_REPORTER : RL_PRINCIPAL) != 0)
+        return MHD_YES; /* 429 queued */
     if ((r->route->roles & r->roles) == 0) {
         enum MHD_Result ret =
             api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, NULL, "the %s role may not %s %s",
@@ -264,6 +276,11 @@ static enum MHD_Result begin_request(struct api_req *r, const char *url, const c
                                  "no route matches this path (it holds an encoded NUL byte)");
     enum api_match m = api_route_match(method, url, &r->route, r->params, &r->nparams, r->allow,
                                        sizeof r->allow, &r->metric_route);
+    /* Every request is charged to its client address; the probes (health, metrics) to a
+     * bucket of their own, so that API traffic from a shared address cannot starve them. */
+    if (api_rl_check(r, m == MATCH_OK && (r->route->flags & ROUTE_PROBE) ? RL_PROBE : RL_ADDRESS) !=
+        0)
+        return MHD_YES; /* 429 queued */
     if (m == MATCH_NO_PATH)
         return api_reply_problem(r, API_ERR_NOT_FOUND, NULL, "no route matches this path");
     if (!strcmp(method, "OPTIONS"))
@@ -575,6 +592,9 @@ int api_server_start(const struct api_config *cfg, const struct api_auth *auth, 
 {
     auth_cfg = auth;
     api_cors_configure(cfg->cors_origins, cfg->ncors);
+    if (api_rl_configure(cfg, err, errlen) != 0)
+        return -1;
+    api_metrics_configure(cfg->metrics_token_sha256, cfg->metrics_cache_s);
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
@@ -614,4 +634,6 @@ void api_server_stop(void)
     if (daemon_handle != NULL)
         MHD_stop_daemon(daemon_handle);
     daemon_handle = NULL;
+    api_rl_shutdown();
+    api_metrics_shutdown();
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/actor.h"
+#include "common/tbucket.h"
 #include "db/db.h"
 
 #define API_MAX_BODY (1024 * 1024) /* 1 MiB */
@@ -122,6 +123,13 @@ struct api_req {
      * ends, adds to its access-log line (NULL when not logged) and releases stream. */
     void *stream;
     void (*stream_done)(void *stream, json_t *line);
+    /* Rate limits (api/ratelimit.h): the class whose verdict the RateLimit headers show
+     * (-1: none), that verdict, the RateLimit-Policy value and the policy's name (static;
+     * NULL: no headers). api_queue writes RateLimit, and Retry-After on a 429. */
+    int rl_class;
+    struct tb_verdict rl_verdict;
+    const char *rl_policy;
+    const char *rl_name;
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/ratelimit.h"
 #include "api/routes.h"
 #include "common/log.h"
 #include "common/sbuf.h"
@@ -35,6 +36,7 @@ static atomic_uint_fast64_t requests[NROUTES][NMETHODS][NSTATUS];
 static atomic_uint_fast64_t hist[NROUTES][NMETHODS][NBUCKETS + 1];
 static atomic_uint_fast64_t hist_sum_us[NROUTES][NMETHODS];
 static int64_t started_at;
+static atomic_uint_fast64_t renders;
 
 int api_metrics_method_index(const char *method)
 {
@@ -457,6 +459,13 @@ int api_metrics_render(char **out, size_t *len)
     ev_hub_metrics(&b);
     svc_webhooks_metrics(&b);
     process_metrics(&b);
+    api_rl_metrics(&b);
+    sbuf_printf(&b,
+                "# HELP gpufleet_metrics_renders_total Renders of this text (a scrape within "
+                "GPUFLEET_METRICS_CACHE_SECONDS of the last render is served that render).\n"
+                "# TYPE gpufleet_metrics_renders_total counter\n"
+                "gpufleet_metrics_renders_total %llu\n",
+                (unsigned long long)atomic_fetch_add(&renders, 1) + 1);
     gpu_health_render(&b, &gpu);
     *out = sbuf_take(&b, len);
     return *out ? 0 : -1;

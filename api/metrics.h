@@ -12,7 +12,12 @@
 int api_metrics_method_index(const char *method);
 /* route: a route table index (the label), or -1 for unmatched paths. */
 void api_metrics_observe(int route, int method_idx, unsigned status, int64_t duration_us);
-/* Renders the exposition text. Caller frees *out. */
+/* metrics_serve.c: the token (its SHA-256 in hex; "" for none) and the cache period;
+ * shutdown drops the cached body. */
+void api_metrics_configure(const char *token_sha256, int cache_s);
+void api_metrics_shutdown(void);
+/* Renders the exposition text (and counts it: gpufleet_metrics_renders_total). Caller
+ * frees *out. */
 int api_metrics_render(char **out, size_t *len);
 
 struct sbuf;

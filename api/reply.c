@@ -70,6 +70,24 @@ static void remember_reply(struct api_req *r, const char *ct, const char *body, 
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+/* RateLimit-Policy and RateLimit for the verdict api/ratelimit.c remembered on r; on a
+ * 429, Retry-After (the seconds until one request is allowed, at least 1). */
+static void add_rate_limit_headers(const struct api_req *r, unsigned status,
+                                   struct MHD_Response *resp)
+{
+    const struct tb_verdict *v = &r->rl_verdict;
+    long long t = (long long)(v->allowed ? v->reset_s : v->retry_s);
+    char state[96];
+    snprintf(state, sizeof state, "\"%s\";r=%lld;t=%lld", r->rl_name, (long long)v->remaining, t);
+    MHD_add_response_header(resp, "RateLimit-Policy", r->rl_policy);
+    MHD_add_response_header(resp, "RateLimit", state);
+    if (status == 429 && !v->allowed) {
+        char retry[24];
+        snprintf(retry, sizeof retry, "%lld", t > 0 ? t : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+    }
+}
+
 enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Response *resp)
 {
     if (resp == NULL)
@@ -83,6 +101,8 @@ enum MHD_Result api_queue(struct api_req *r, unsigned status, struct MHD_Respons
         MHD_get_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL) == NULL)
         MHD_add_response_header(resp, "Cache-Control", "private, no-cache");
     api_cors_add_headers(r->cors_origin, resp);
+    if (r->rl_policy != NULL) /* draft-ietf-httpapi-ratelimit-headers (api/ratelimit.c) */
+        add_rate_limit_headers(r, status, resp);
     r->status = status;
     r->state = REQ_REPLIED;
     if (r->idem_tx) { /* sent once the request transaction has committed (api/http.c) */

@@ -38,9 +38,9 @@
     }
 
 const struct api_route api_routes[] = {
-    ROUTE("GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, "api/service.c"),
-    ROUTE("GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC, "api/service.c"),
-    ROUTE("GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC, "api/service.c"),
+    ROUTE("GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC | ROUTE_PROBE, "api/service.c"),
+    ROUTE("GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC | ROUTE_PROBE, "api/service.c"),
+    ROUTE("GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC | ROUTE_PROBE, "api/metrics_serve.c"),
     ROUTE("GET", "/openapi.yaml", api_openapi, 0, ROUTE_PUBLIC, "api/service.c"),
     ROUTE("GET", "/ui", api_ui_redirect, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),
     ROUTE("GET", "/ui/", api_ui_index, 0, ROUTE_PUBLIC | ROUTE_UI, "api/ui.c"),

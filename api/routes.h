@@ -13,6 +13,7 @@ enum api_route_flags {
     ROUTE_TICKET = 8,  /* also accepts ?ticket= from POST /v1/event-tickets (api/events.h) */
     ROUTE_UI = 16,     /* the status page: its answers carry the page's policy (API_UI_CSP) */
     ROUTE_BODY_OPTIONAL = 32, /* takes an optional JSON object body (none: r->json NULL) */
+    ROUTE_PROBE = 64, /* health and metrics: rate-limited per address in a bucket of their own */
 };
 
 struct api_route {

@@ -1,10 +1,9 @@
-/* service.c — /healthz, /readyz, /metrics, /openapi.yaml. */
+/* service.c — /healthz, /readyz, /openapi.yaml (/metrics: metrics_serve.c). */
 #include "api/service.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/metrics.h"
 #include "db/migrate.h"
 #include "service/jwks.h"
 
@@ -52,18 +51,6 @@ enum MHD_Result api_readyz(struct api_req *r)
     if (jwks != NULL)
         json_object_set_new(body, "jwks", jwks);
     return api_reply_json(r, MHD_HTTP_OK, body, NULL);
-}
-
-enum MHD_Result api_metrics(struct api_req *r)
-{
-    char *text;
-    size_t len;
-    if (api_metrics_render(&text, &len) != 0)
-        return api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "cannot render metrics");
-    enum MHD_Result ret =
-        api_reply_raw(r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
-    free(text);
-    return ret;
 }
 
 enum MHD_Result api_openapi(struct api_req *r)

@@ -11,6 +11,7 @@ extern const size_t api_openapi_yaml_len;
 
 enum MHD_Result api_healthz(struct api_req *r);
 enum MHD_Result api_readyz(struct api_req *r);
+/* metrics_serve.c */
 enum MHD_Result api_metrics(struct api_req *r);
 enum MHD_Result api_openapi(struct api_req *r);
 

@@ -23,7 +23,8 @@ int main(int argc, char **argv)
         recovery_tests,     recommend_idle_tests, metrics_tests,    baseline_tests,
         rollout_tests,      rollouts_api_tests,   periodic_tests,   dheap_tests,
         host_command_tests, rolemap_tests,        readiness_tests,  rollout_create_tests,
-        components_tests,   project_limits_tests, budget_tests};
+        components_tests,   project_limits_tests, budget_tests,     tbucket_tests,
+        rl_table_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {

@@ -32,8 +32,16 @@ static void defaults(void)
     CHECK_STR(cfg.jwt_issuer, "gpufleet");
     CHECK_STR(cfg.jwt_audience, "gpufleet");
     CHECK(cfg.log_level == LOG_INFO && cfg.ncors == 0);
-    /* 1000 event streams from one address fit, with room for other traffic. */
-    CHECK(cfg.max_connections == 4096 && cfg.max_connections_per_ip == 2048);
+    /* One address may not hold all connections (issue 25); behind a proxy, raise it. */
+    CHECK(cfg.max_connections == 4096 && cfg.max_connections_per_ip == 256);
+    /* Rate limits on by default (docs/operations.md#rate-limits), /metrics open, cached. */
+    CHECK(cfg.rate_limit == 1 && cfg.rl_principal_rps == 50 && cfg.rl_principal_burst == 200);
+    CHECK(cfg.rl_reporter_rps == 500 && cfg.rl_reporter_burst == 5000);
+    CHECK(cfg.rl_address_rps == 1000 && cfg.rl_address_burst == 2000);
+    CHECK(cfg.rl_auth_failures_per_min == 60 && cfg.rl_auth_failure_burst == 20);
+    CHECK(cfg.rl_table_size == 65536);
+    CHECK(cfg.metrics_token_file == NULL && cfg.metrics_token_sha256[0] == '\0');
+    CHECK(cfg.metrics_cache_s == 5);
     CHECK(cfg.event_ticket_ttl_s == 60 && cfg.events_heartbeat_s == 15);
     CHECK(cfg.events_ring == 4096 && cfg.events_retention_s == 604800);
     CHECK(cfg.events_ingest_throttle_s == 5);

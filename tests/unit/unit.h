@@ -38,6 +38,8 @@ extern const struct unit_test jwk_tests[];
 extern const struct unit_test health_tests[];
 extern const struct unit_test monitor_sample_tests[];
 extern const struct unit_test periodic_tests[];
+extern const struct unit_test tbucket_tests[];
+extern const struct unit_test rl_table_tests[];
 extern const struct unit_test dheap_tests[];
 extern const struct unit_test utf8_tests[];
 extern const struct unit_test netpolicy_tests[];

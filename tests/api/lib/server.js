@@ -218,6 +218,20 @@ async function startServer(options = {}) {
     // The health monitor samples every watched host in the background; suites that are
     // not about it turn it off (options.env may turn it on).
     GPUFLEET_MONITOR: '0',
+    // Rate limits stay on (their code runs under every test) with limits this suite, which
+    // sends many requests quickly from 127.0.0.1 and many bad tokens on purpose, never
+    // reaches; ratelimit.test.js sets its own. Likewise the connection cap per address,
+    // and /metrics rendered on every scrape (tests change state, then scrape).
+    GPUFLEET_RATE_LIMIT_PRINCIPAL_RPS: '1000000',
+    GPUFLEET_RATE_LIMIT_PRINCIPAL_BURST: '1000000',
+    GPUFLEET_RATE_LIMIT_REPORTER_RPS: '1000000',
+    GPUFLEET_RATE_LIMIT_REPORTER_BURST: '1000000',
+    GPUFLEET_RATE_LIMIT_ADDRESS_RPS: '1000000',
+    GPUFLEET_RATE_LIMIT_ADDRESS_BURST: '1000000',
+    GPUFLEET_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000',
+    GPUFLEET_RATE_LIMIT_AUTH_FAILURE_BURST: '1000000',
+    GPUFLEET_MAX_CONNECTIONS_PER_IP: '2048',
+    GPUFLEET_METRICS_CACHE_SECONDS: '0',
   });
   for (const [k, v] of Object.entries(options.env || {})) {
     if (v === undefined) delete env[k];
