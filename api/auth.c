@@ -467,6 +467,10 @@ static int typ_ok(const json_t *hdr, int oidc)
     return oidc && (strcasecmp(typ, "at+jwt") == 0 || strcasecmp(typ, "application/at+jwt") == 0);
 }
 
+/* A reason that names something of the token (the unknown kid): per thread, valid until
+ * the thread's next auth_verify. */
+static _Thread_local char why_buf[JWK_MAX_KID + 192];
+
 /* The key for a token: the configured one (*key, *keylen, *alg), or the JWK set's key named
  * by kid (*jk) — whose algorithm must be the header's. On AUTH_OK in OIDC mode *set holds
  * a reference the caller releases. */
@@ -504,10 +508,17 @@ static enum auth_result pick_key(const struct api_auth *a, json_t *hdr, const un
     switch (jwks_lookup(a->jwks, kid, set, &k)) {
     case JWKS_FOUND: break;
     case JWKS_NO_KEYS:
-        *why = "no signing keys are loaded from the identity provider yet";
+        *why = "no signing keys are loaded from the identity provider yet (a fetch has been "
+               "asked for; retry shortly)";
         return AUTH_INVALID;
     case JWKS_UNKNOWN_KID:
-        *why = "the token's kid is not a key of the identity provider's JWK set";
+        /* Named (printable ASCII, bounded above), so a client can tell a rotation from a
+         * typo; the refresh it asked for runs in the background. */
+        snprintf(why_buf, sizeof why_buf,
+                 "the token's kid \"%s\" is not a key of the identity provider's JWK set "
+                 "held now (a refresh has been asked for: after a key rotation, retry shortly)",
+                 kid);
+        *why = why_buf;
         return AUTH_INVALID;
     }
     if (strcmp(halg, jwt_alg_str(k->alg)) != 0) {

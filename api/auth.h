@@ -67,7 +67,8 @@ void auth_principal_clear(struct api_principal *p);
 
 /* Verifies "Bearer <jwt>" at time now (seconds). On AUTH_OK fills *p (overwritten: clear a
  * previous principal first); p->scope is then owned by the caller (auth_principal_clear).
- * *why gets a short static reason for logs and problem details (never the token). */
+ * *why gets a short reason for logs and problem details (never the token): static, or
+ * per thread until its next call. */
 enum auth_result auth_verify(const struct api_auth *a, const char *authorization, int64_t now,
                              struct api_principal *p, const char **why);
 
