@@ -161,6 +161,11 @@ SVC_SRC    += service/host_limits.c
 UNIT_SRC   += tests/unit/test_project_limits.c
 # Budgets' decisions (planner/budget.c).
 UNIT_SRC   += tests/unit/test_budget.c
+# Tokens (docs/security.md): the minted tokens' jti and the revocation list (the table, the
+# in-memory list every request checks, the route).
+DB_SRC     += db/tokens.c
+SVC_SRC    += service/tokens.c
+API_SRC    += api/tokens.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

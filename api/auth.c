@@ -450,6 +450,12 @@ static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
     snprintf(p->sub, sizeof p->sub, "%s", sub);
     p->scope = text;
     p->from_idp = a->jwks != NULL;
+    const char *jti = json_string_value(json_object_get(claims, "jti"));
+    snprintf(p->jti, sizeof p->jti, "%s",
+             jti != NULL && util_printable_ascii(jti, sizeof p->jti - 1) ? jti : "");
+    json_t *iat = json_object_get(claims, "iat");
+    p->iat = json_is_integer(iat) ? (int64_t)json_integer_value(iat) : INT64_MIN;
+    p->exp = (int64_t)json_integer_value(json_object_get(claims, "exp"));
     return AUTH_OK;
 }
 

@@ -84,6 +84,11 @@ int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, con
                      enum api_role role, const char *project, long ttl_s, const char *issuer,
                      const char *audience, int64_t now, const char *const *pools, size_t npools,
                      const char *const *hosts, size_t nhosts, char **out);
+/* The same with the jti given (a UUID the caller records: gpufleetd token). */
+int auth_mint_jti(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
+                  enum api_role role, const char *project, long ttl_s, const char *issuer,
+                  const char *audience, int64_t now, const char *const *pools, size_t npools,
+                  const char *const *hosts, size_t nhosts, const char *jti, char **out);
 /* A project name as tokens carry it: 1-63 of [a-z0-9._-], starting with a letter or digit. */
 int auth_project_name_ok(const char *s);
 /* Validates one scope member (a pool or host name or id): 1-128 characters, no control

@@ -31,7 +31,10 @@ let srv;
 let client;
 
 before(async () => {
-  idp = await startIdp({ clients: [{ id: 'admin-bot', groups: ['platform-admins'], alg: 'RS256' }], audience: AUDIENCE });
+  idp = await startIdp({
+    clients: [{ id: 'admin-bot', groups: ['platform-admins'], alg: 'RS256' }],
+    audience: AUDIENCE,
+  });
   srv = await startServer({
     name: 'oidc-storm',
     env: {
