@@ -350,6 +350,30 @@ static enum auth_result check_time_iss_aud(const struct api_auth *a, json_t *cla
     return AUTH_OK;
 }
 
+/* gpufleetd's own tokens: a lifetime (exp - iat, or - nbf, or - now) over the role's cap
+ * — a token minted before the cap, or by hand with the secret — is refused. */
+static enum auth_result check_lifetime(const struct api_auth *a, json_t *claims,
+                                       const struct api_principal *p, int64_t now, const char **why)
+{
+    int reporter = p->role == ROLE_REPORTER;
+    for (int i = 0; i < p->nclaims; i++)
+        reporter |= p->claims[i].role == ROLE_REPORTER;
+    long cap = reporter ? a->reporter_max_ttl_s : a->max_ttl_s;
+    if (a->jwks != NULL || cap <= 0)
+        return AUTH_OK;
+    json_t *from = json_object_get(claims, "iat");
+    if (from == NULL)
+        from = json_object_get(claims, "nbf");
+    int64_t start = json_is_integer(from) ? (int64_t)json_integer_value(from) : now;
+    if (p->exp - start <= cap)
+        return AUTH_OK;
+    *why = reporter ? "the token lives longer than GPUFLEET_TOKEN_REPORTER_MAX_TTL_SECONDS "
+                      "allows; mint a new one"
+                    : "the token lives longer than GPUFLEET_TOKEN_MAX_TTL_SECONDS allows; mint "
+                      "a new one";
+    return AUTH_INVALID;
+}
+
 /* A gpufleetd token's project claim: a project name, or absent. */
 static int project_claim(json_t *claims, const char **name)
 {
@@ -656,6 +680,8 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     res = check_time_iss_aud(a, claims, now, why);
     if (res == AUTH_OK)
         res = check_identity(a, claims, p, why);
+    if (res == AUTH_OK && (res = check_lifetime(a, claims, p, now, why)) != AUTH_OK)
+        auth_principal_clear(p);
     if (res == AUTH_OK) {
         memset(&ce, 0, sizeof ce);
         memcpy(ce.digest, digest, sizeof digest);

@@ -40,6 +40,9 @@ struct api_auth {
     struct auth_rolemap *rolemap; /* owned */
     char *role_claim;             /* e.g. "groups"; a dotted path when no such claim */
     char *principal_claim;        /* e.g. "sub" */
+    /* gpufleetd's own tokens (not OIDC): the longest lifetime (exp - iat) accepted, by
+     * role (GPUFLEET_TOKEN_MAX_TTL_SECONDS, _REPORTER_); 0: not checked. */
+    long max_ttl_s, reporter_max_ttl_s;
 };
 
 enum auth_result {

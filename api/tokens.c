@@ -29,10 +29,14 @@ struct revoke_in {
 };
 #define TO(m) SPEC_TO(struct revoke_in, m)
 static const struct spec_field revoke_spec[] = {
-    {"jti", SPEC_STRING, 0, 1, 128, valid_word, "the token's jti: 1-128 printable ASCII "
-     "characters without spaces", NULL, NULL, TO(jti)},
-    {"sub", SPEC_STRING, 0, 1, 128, valid_word, "a subject: 1-128 printable ASCII characters "
-     "without spaces", NULL, NULL, TO(sub)},
+    {"jti", SPEC_STRING, 0, 1, 128, valid_word,
+     "the token's jti: 1-128 printable ASCII "
+     "characters without spaces",
+     NULL, NULL, TO(jti)},
+    {"sub", SPEC_STRING, 0, 1, 128, valid_word,
+     "a subject: 1-128 printable ASCII characters "
+     "without spaces",
+     NULL, NULL, TO(sub)},
     {"reason", SPEC_STRING, 0, 1, 500, spec_printable, "text without control characters", NULL,
      NULL, TO(reason)},
     SPEC_END,

@@ -158,10 +158,15 @@ static int auth_start(void *ctx, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
-    if (cfg->jwt_jwks_url == NULL && cfg->jwt_jwks_file == NULL)
-        return auth_init(&s->auth, cfg->jwt_secret_file, cfg->jwt_public_key_file, cfg->jwt_issuer,
-                         cfg->jwt_audience, err, errlen);
-    return oidc_start(s, err, errlen);
+    if (cfg->jwt_jwks_url != NULL || cfg->jwt_jwks_file != NULL)
+        return oidc_start(s, err, errlen);
+    if (auth_init(&s->auth, cfg->jwt_secret_file, cfg->jwt_public_key_file, cfg->jwt_issuer,
+                  cfg->jwt_audience, err, errlen) != 0)
+        return -1;
+    /* gpufleetd's own tokens: a lifetime over the cap (minted before it) is refused. */
+    s->auth.max_ttl_s = cfg->token_max_ttl_s;
+    s->auth.reporter_max_ttl_s = cfg->token_reporter_max_ttl_s;
+    return 0;
 }
 
 static void auth_stop(void *ctx)

@@ -7,17 +7,23 @@
 
 #include "db/db_pg.h"
 
-#define REVOCATION_DOC                                                                       \
-    "json_build_object('jti', v.jti, 'sub', v.sub, 'issued_before', "                        \
-    "CASE WHEN v.issued_before IS NULL THEN NULL ELSE " DB_TS("v.issued_before") " END, "    \
-    "'expires_at', " DB_TS("v.expires_at") ", 'revoked_at', " DB_TS("v.revoked_at") ", "     \
-    "'revoked_by', v.revoked_by, 'reason', v.reason, 'tokens_known', "                       \
-    "(SELECT count(*) FROM tokens t WHERE t.expires_at > now() AND (t.jti = v.jti OR "       \
-    "(t.sub = v.sub AND t.issued_at <= v.issued_before))))::text AS doc"
+#define REVOCATION_DOC                                                                            \
+    "json_build_object('jti', v.jti, 'sub', v.sub, 'issued_before', "                             \
+    "CASE WHEN v.issued_before IS NULL THEN NULL ELSE " DB_TS(                                    \
+        "v.issued_before") " END, "                                                               \
+                           "'expires_at', " DB_TS("v.expires_at") ", 'revoked_at', " DB_TS(       \
+                               "v.revoked_at") ", "                                               \
+                                               "'revoked_by', v.revoked_by, 'reason', v.reason, " \
+                                               "'tokens_known', "                                 \
+                                               "(SELECT count(*) FROM tokens t WHERE "            \
+                                               "t.expires_at > now() AND (t.jti = v.jti OR "      \
+                                               "(t.sub = v.sub AND t.issued_at <= "               \
+                                               "v.issued_before))))::text AS doc"
 
 const struct db_stmt db_token_stmts[] = {
-    {"token_record", "INSERT INTO tokens (jti, sub, role, project, issued_at, expires_at)"
-                     " VALUES ($1, $2, $3, $4, to_timestamp($5::bigint), to_timestamp($6::bigint))"},
+    {"token_record",
+     "INSERT INTO tokens (jti, sub, role, project, issued_at, expires_at)"
+     " VALUES ($1, $2, $3, $4, to_timestamp($5::bigint), to_timestamp($6::bigint))"},
     /* The second of now() counts as issued before: a token's iat has whole seconds. */
     {"token_revoke_jti",
      "WITH v AS (INSERT INTO token_revocations AS r (jti, expires_at, revoked_by, reason)"

@@ -27,8 +27,8 @@ static struct {
     struct sub_entry *subs;
     size_t nsubs;
     int64_t version;
-    atomic_int loaded;  /* the list has been loaded once */
-    atomic_int started; /* svc_tokens_start ran: checks need the list */
+    atomic_int loaded;       /* the list has been loaded once */
+    atomic_int started;      /* svc_tokens_start ran: checks need the list */
     pthread_mutex_t load_mu; /* one load at a time */
     int64_t last_try_us;     /* an inline load's rate limit (load_mu) */
     /* the thread */
@@ -148,9 +148,9 @@ int svc_tokens_reload(int force)
     }
     rc = install(&l);
     if (rc == 0)
-        log_json_steal(LOG_DEBUG, json_pack("{s:s, s:I, s:I}", "msg", "token revocations loaded",
-                                            "entries", (json_int_t)l.n, "version",
-                                            (json_int_t)l.version));
+        log_json_steal(LOG_DEBUG,
+                       json_pack("{s:s, s:I, s:I}", "msg", "token revocations loaded", "entries",
+                                 (json_int_t)l.n, "version", (json_int_t)l.version));
     db_token_revocations_free(&l);
 out:
     pthread_mutex_unlock(&tl.load_mu);
@@ -216,9 +216,9 @@ static void prune(void)
     if (db_run(prune_fn, &deleted) < 0)
         log_msg(LOG_WARN, "tokens: pruning expired tokens and revocations failed; retried later");
     else if (deleted > 0)
-        log_json_steal(LOG_INFO, json_pack("{s:s, s:I}", "msg",
-                                           "expired tokens and revocations pruned", "rows",
-                                           (json_int_t)deleted));
+        log_json_steal(LOG_INFO,
+                       json_pack("{s:s, s:I}", "msg", "expired tokens and revocations pruned",
+                                 "rows", (json_int_t)deleted));
 }
 
 static void *tokens_main(void *arg)
@@ -229,8 +229,9 @@ static void *tokens_main(void *arg)
     while (!tl.stop) {
         pthread_mutex_unlock(&tl.mu);
         if (svc_tokens_reload(0) != 0)
-            log_msg(LOG_WARN, "tokens: the revocation list cannot be read; the one held stays "
-                              "in use, retried in %d s",
+            log_msg(LOG_WARN,
+                    "tokens: the revocation list cannot be read; the one held stays "
+                    "in use, retried in %d s",
                     tl.refresh_s);
         int64_t now = util_mono_us();
         if (now >= next_prune) {

@@ -60,15 +60,20 @@ after(async () => {
   if (idp) await idp.stop();
 });
 
-// One request with plain fetch (no contract check: this is about time), ms and status.
+// One request with plain fetch (no contract check: this is about time): ms and status;
+// a request that does not answer within 5 s counts as Infinity (status 0).
 async function timed(pathname, token) {
   const t0 = process.hrtime.bigint();
-  const res = await fetch(`${srv.url}${pathname}`, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    signal: AbortSignal.timeout(30_000),
-  });
-  const body = await res.text();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, status: res.status, body };
+  try {
+    const res = await fetch(`${srv.url}${pathname}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = await res.text();
+    return { ms: Number(process.hrtime.bigint() - t0) / 1e6, status: res.status, body };
+  } catch {
+    return { ms: Infinity, status: 0, body: '(no answer within 5 s)' };
+  }
 }
 
 function forgedToken(key) {
@@ -113,8 +118,7 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
     const sampler = (async () => {
       while (storming) {
         const r = await timed('/healthz');
-        assert.equal(r.status, 200);
-        health.push(r.ms);
+        health.push(r.status === 200 ? r.ms : Infinity);
         await sleep(10);
       }
     })();
@@ -125,8 +129,8 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < tokens.length) {
           const r = await timed('/v1/pools', tokens[next++]);
-          assert.equal(r.status, 401, r.body);
-          forged.push(r.ms);
+          forged.push(r.status === 401 ? r.ms : Infinity);
+          if (forged[forged.length - 1] >= 1000) next = tokens.length; // failed already: stop
         }
       }),
     );
@@ -137,10 +141,10 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
     const elapsedS = (Date.now() - t0) / 1000;
 
     const max = (a) => a.reduce((m, x) => Math.max(m, x), 0);
-    assert.equal(forged.length, FORGED);
     assert.ok(health.length >= 20, `${health.length} /healthz samples`);
     assert.ok(max(forged) < 1000, `every forged token answered 401 within 1 s (slowest ${max(forged).toFixed(0)} ms)`);
     assert.ok(max(health) < 1000, `every /healthz within 1 s during the storm (slowest ${max(health).toFixed(0)} ms)`);
+    assert.equal(forged.length, FORGED);
     // Single flight, at most one fetch per second started, each taking 5 s.
     const fetches = idp.front.hits - hits0;
     const bound = Math.ceil(elapsedS / (PROVIDER_DELAY_MS / 1000)) + 2;

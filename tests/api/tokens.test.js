@@ -10,7 +10,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { startServer, runBin, psql, sleep, decodeJwt } = require('./lib/server');
+const { startServer, runBin, psql, sleep, decodeJwt, signJwt, nowSec } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { openStream } = require('./lib/sse');
@@ -55,6 +55,34 @@ describe('gpufleetd token: the lifetime cap and the recorded jti', () => {
     });
     assert.equal(raised.status, 0, raised.stderr);
     srv.tokens.add(raised.stdout.trim());
+  });
+
+  test('a token that lives longer than its cap (minted before it, or by hand) is refused by the server', async () => {
+    const base = decodeJwt(srv.token('viewer', { sub: 'legacy' })).claims;
+    const sign = (claims) => {
+      const t = signJwt({ claims: { ...base, ...claims }, key: srv.jwtSecret() });
+      srv.tokens.add(t);
+      return t;
+    };
+    const now = nowSec();
+    const tenYears = sign({ iat: now, nbf: now, exp: now + 3650 * 86400 });
+    const p = expectProblem(await client.request('GET', '/v1/pools', { token: tenYears }), 401, 'invalid_token');
+    assert.match(p.detail, /GPUFLEET_TOKEN_MAX_TTL_SECONDS/);
+    // Without iat the lifetime counts from nbf, or from now.
+    expectProblem(
+      await client.request('GET', '/v1/pools', { token: sign({ iat: undefined, nbf: now, exp: now + 2 * 86400 }) }),
+      401,
+      'invalid_token',
+    );
+    expectStatus(await client.request('GET', '/v1/pools', { token: sign({ iat: now, exp: now + 86400 }) }), 200);
+    // A reporter's cap is 90 days: a 30-day reporter token is valid (a reporter may not list pools: 403, not 401).
+    const rep = sign({ role: 'reporter', iat: now, exp: now + 30 * 86400 });
+    expectProblem(await client.request('GET', '/v1/pools', { token: rep }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('GET', '/v1/pools', { token: sign({ role: 'reporter', iat: now, exp: now + 91 * 86400 }) }),
+      401,
+      'invalid_token',
+    );
   });
 
   test('the jti is recorded with the subject, role, project and lifetime; no database, no token', () => {
@@ -122,10 +150,7 @@ describe('POST /v1/tokens/revoke', () => {
     for (const role of ['operator', 'viewer']) {
       expectProblem(await revoke({ jti: jtiOf(victim) }, srv.token(role)), 403, 'insufficient_role');
     }
-    expectStatus(
-      await client.request('POST', '/v1/projects', { token: admin, body: { name: 'team-t' } }),
-      201,
-    );
+    expectStatus(await client.request('POST', '/v1/projects', { token: admin, body: { name: 'team-t' } }), 201);
     const projectAdmin = srv.token('admin', { sub: 'team-admin', project: 'team-t' });
     const p = expectProblem(await revoke({ jti: jtiOf(victim) }, projectAdmin), 403, 'insufficient_role');
     assert.match(p.detail, /platform admin/);
@@ -147,7 +172,11 @@ describe('POST /v1/tokens/revoke', () => {
     p = expectProblem(await revoke({ jti: 'abc', reason: 'x'.repeat(501) }), 400, 'invalid_field');
     assert.equal(p.field, 'reason');
     expectProblem(
-      await client.request('POST', '/v1/tokens/revoke', { token: admin, rawBody: '{"jti":', contentType: 'application/json' }),
+      await client.request('POST', '/v1/tokens/revoke', {
+        token: admin,
+        rawBody: '{"jti":',
+        contentType: 'application/json',
+      }),
       400,
       'invalid_json',
     );
@@ -219,7 +248,10 @@ describe('across replicas, and pruning', () => {
     try {
       // B pruned at start.
       assert.equal(psql(url, "SELECT count(*) FROM tokens WHERE sub = 'old'"), '0');
-      assert.equal(psql(url, "SELECT string_agg(jti, ',' ORDER BY jti) FROM token_revocations WHERE jti LIKE '%-jti'"), 'live-jti');
+      assert.equal(
+        psql(url, "SELECT string_agg(jti, ',' ORDER BY jti) FROM token_revocations WHERE jti LIKE '%-jti'"),
+        'live-jti',
+      );
       const cb = api(b);
       const t = srv.token('viewer', { sub: 'erin' });
       expectStatus(await cb.request('GET', '/v1/pools', { token: t }), 200); // cached on B
