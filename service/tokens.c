@@ -103,8 +103,10 @@ static int install(struct db_token_revocations *l)
             e->sub = NULL;
         }
     }
-    qsort(jtis, nj, sizeof *jtis, cmp_str);
-    qsort(subs, ns, sizeof *subs, cmp_sub);
+    if (nj > 1)
+        qsort(jtis, nj, sizeof *jtis, cmp_str);
+    if (ns > 1)
+        qsort(subs, ns, sizeof *subs, cmp_sub);
     pthread_rwlock_wrlock(&tl.lock);
     char **oj = tl.jtis;
     struct sub_entry *os = tl.subs;
