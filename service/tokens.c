@@ -195,16 +195,6 @@ int svc_token_revoked(const char *jti, const char *sub, int64_t iat)
     return revoked;
 }
 
-long svc_tokens_held(void)
-{
-    if (!atomic_load(&tl.loaded))
-        return -1;
-    pthread_rwlock_rdlock(&tl.lock);
-    long n = (long)(tl.njtis + tl.nsubs);
-    pthread_rwlock_unlock(&tl.lock);
-    return n;
-}
-
 /* ---- the thread ---- */
 
 static enum db_status prune_fn(struct db_conn *c, void *arg)

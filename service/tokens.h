@@ -35,8 +35,4 @@ int svc_tokens_reload(int force);
  * has not been loaded yet (refuse). */
 int svc_token_revoked(const char *jti, const char *sub, int64_t iat);
 
-/* The token revocations held (gpufleet_token_revocations) for /metrics-like figures and
- * tests; -1 before the first load. */
-long svc_tokens_held(void);
-
 #endif
