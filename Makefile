@@ -167,6 +167,11 @@ UNIT_SRC   += tests/unit/test_budget.c
 UNIT_SRC   += tests/unit/test_tbucket.c
 API_SRC    += api/ratelimit.c api/rl_table.c api/config_limits.c api/metrics_serve.c
 UNIT_SRC   += tests/unit/test_rl_table.c
+# Tokens (docs/security.md): the minted tokens' jti and the revocation list (the table, the
+# in-memory list every request checks, the route).
+DB_SRC     += db/tokens.c
+SVC_SRC    += service/tokens.c
+API_SRC    += api/tokens.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.

@@ -350,6 +350,30 @@ static enum auth_result check_time_iss_aud(const struct api_auth *a, json_t *cla
     return AUTH_OK;
 }
 
+/* gpufleetd's own tokens: a lifetime (exp - iat, or - nbf, or - now) over the role's cap
+ * — a token minted before the cap, or by hand with the secret — is refused. */
+static enum auth_result check_lifetime(const struct api_auth *a, json_t *claims,
+                                       const struct api_principal *p, int64_t now, const char **why)
+{
+    int reporter = p->role == ROLE_REPORTER;
+    for (int i = 0; i < p->nclaims; i++)
+        reporter |= p->claims[i].role == ROLE_REPORTER;
+    long cap = reporter ? a->reporter_max_ttl_s : a->max_ttl_s;
+    if (a->jwks != NULL || cap <= 0)
+        return AUTH_OK;
+    json_t *from = json_object_get(claims, "iat");
+    if (from == NULL)
+        from = json_object_get(claims, "nbf");
+    int64_t start = json_is_integer(from) ? (int64_t)json_integer_value(from) : now;
+    if (p->exp - start <= cap)
+        return AUTH_OK;
+    *why = reporter ? "the token lives longer than GPUFLEET_TOKEN_REPORTER_MAX_TTL_SECONDS "
+                      "allows; mint a new one"
+                    : "the token lives longer than GPUFLEET_TOKEN_MAX_TTL_SECONDS allows; mint "
+                      "a new one";
+    return AUTH_INVALID;
+}
+
 /* A gpufleetd token's project claim: a project name, or absent. */
 static int project_claim(json_t *claims, const char **name)
 {
@@ -450,6 +474,12 @@ static enum auth_result check_identity(const struct api_auth *a, json_t *claims,
     snprintf(p->sub, sizeof p->sub, "%s", sub);
     p->scope = text;
     p->from_idp = a->jwks != NULL;
+    const char *jti = json_string_value(json_object_get(claims, "jti"));
+    snprintf(p->jti, sizeof p->jti, "%s",
+             jti != NULL && util_printable_ascii(jti, sizeof p->jti - 1) ? jti : "");
+    json_t *iat = json_object_get(claims, "iat");
+    p->iat = json_is_integer(iat) ? (int64_t)json_integer_value(iat) : INT64_MIN;
+    p->exp = (int64_t)json_integer_value(json_object_get(claims, "exp"));
     return AUTH_OK;
 }
 
@@ -466,6 +496,10 @@ static int typ_ok(const json_t *hdr, int oidc)
         return 1;
     return oidc && (strcasecmp(typ, "at+jwt") == 0 || strcasecmp(typ, "application/at+jwt") == 0);
 }
+
+/* A reason that names something of the token (the unknown kid): per thread, valid until
+ * the thread's next auth_verify. */
+static _Thread_local char why_buf[JWK_MAX_KID + 192];
 
 /* The key for a token: the configured one (*key, *keylen, *alg), or the JWK set's key named
  * by kid (*jk) — whose algorithm must be the header's. On AUTH_OK in OIDC mode *set holds
@@ -504,10 +538,17 @@ static enum auth_result pick_key(const struct api_auth *a, json_t *hdr, const un
     switch (jwks_lookup(a->jwks, kid, set, &k)) {
     case JWKS_FOUND: break;
     case JWKS_NO_KEYS:
-        *why = "no signing keys are loaded from the identity provider yet";
+        *why = "no signing keys are loaded from the identity provider yet (a fetch has been "
+               "asked for; retry shortly)";
         return AUTH_INVALID;
     case JWKS_UNKNOWN_KID:
-        *why = "the token's kid is not a key of the identity provider's JWK set";
+        /* Named (printable ASCII, bounded above), so a client can tell a rotation from a
+         * typo; the refresh it asked for runs in the background. */
+        snprintf(why_buf, sizeof why_buf,
+                 "the token's kid \"%s\" is not a key of the identity provider's JWK set "
+                 "held now (a refresh has been asked for: after a key rotation, retry shortly)",
+                 kid);
+        *why = why_buf;
         return AUTH_INVALID;
     }
     if (strcmp(halg, jwt_alg_str(k->alg)) != 0) {
@@ -639,6 +680,8 @@ enum auth_result auth_verify(const struct api_auth *a, const char *authorization
     res = check_time_iss_aud(a, claims, now, why);
     if (res == AUTH_OK)
         res = check_identity(a, claims, p, why);
+    if (res == AUTH_OK && (res = check_lifetime(a, claims, p, now, why)) != AUTH_OK)
+        auth_principal_clear(p);
     if (res == AUTH_OK) {
         memset(&ce, 0, sizeof ce);
         memcpy(ce.digest, digest, sizeof digest);

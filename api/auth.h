@@ -40,6 +40,9 @@ struct api_auth {
     struct auth_rolemap *rolemap; /* owned */
     char *role_claim;             /* e.g. "groups"; a dotted path when no such claim */
     char *principal_claim;        /* e.g. "sub" */
+    /* gpufleetd's own tokens (not OIDC): the longest lifetime (exp - iat) accepted, by
+     * role (GPUFLEET_TOKEN_MAX_TTL_SECONDS, _REPORTER_); 0: not checked. */
+    long max_ttl_s, reporter_max_ttl_s;
 };
 
 enum auth_result {
@@ -67,7 +70,8 @@ void auth_principal_clear(struct api_principal *p);
 
 /* Verifies "Bearer <jwt>" at time now (seconds). On AUTH_OK fills *p (overwritten: clear a
  * previous principal first); p->scope is then owned by the caller (auth_principal_clear).
- * *why gets a short static reason for logs and problem details (never the token). */
+ * *why gets a short reason for logs and problem details (never the token): static, or
+ * per thread until its next call. */
 enum auth_result auth_verify(const struct api_auth *a, const char *authorization, int64_t now,
                              struct api_principal *p, const char **why);
 
@@ -83,6 +87,11 @@ int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, con
                      enum api_role role, const char *project, long ttl_s, const char *issuer,
                      const char *audience, int64_t now, const char *const *pools, size_t npools,
                      const char *const *hosts, size_t nhosts, char **out);
+/* The same with the jti given (a UUID the caller records: gpufleetd token). */
+int auth_mint_jti(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
+                  enum api_role role, const char *project, long ttl_s, const char *issuer,
+                  const char *audience, int64_t now, const char *const *pools, size_t npools,
+                  const char *const *hosts, size_t nhosts, const char *jti, char **out);
 /* A project name as tokens carry it: 1-63 of [a-z0-9._-], starting with a letter or digit. */
 int auth_project_name_ok(const char *s);
 /* Validates one scope member (a pool or host name or id): 1-128 characters, no control

@@ -26,11 +26,20 @@ int auth_mint_scoped(jwt_alg_t alg, const unsigned char *key, size_t keylen, con
                      const char *audience, int64_t now, const char *const *pools, size_t npools,
                      const char *const *hosts, size_t nhosts, char **out)
 {
+    char jti[UTIL_UUID_LEN + 1];
+    util_uuid4(jti);
+    return auth_mint_jti(alg, key, keylen, sub, role, project, ttl_s, issuer, audience, now, pools,
+                         npools, hosts, nhosts, jti, out);
+}
+
+int auth_mint_jti(jwt_alg_t alg, const unsigned char *key, size_t keylen, const char *sub,
+                  enum api_role role, const char *project, long ttl_s, const char *issuer,
+                  const char *audience, int64_t now, const char *const *pools, size_t npools,
+                  const char *const *hosts, size_t nhosts, const char *jti, char **out)
+{
     jwt_t *jwt = NULL;
     int rc = -1;
     char *scope = NULL;
-    char jti[UTIL_UUID_LEN + 1];
-    util_uuid4(jti);
     if (npools > AUTH_MAX_SCOPE_ITEMS || nhosts > AUTH_MAX_SCOPE_ITEMS)
         return -1;
     if (npools + nhosts > 0) {

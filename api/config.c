@@ -301,6 +301,10 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_EVENTS_RING", 4096, 16, 1048576, events_ring),
     INT_SETTING("GPUFLEET_EVENTS_RETENTION", 604800, 60, 315360000, events_retention_s),
     INT_SETTING("GPUFLEET_EVENTS_INGEST_THROTTLE_SECONDS", 5, 0, 3600, events_ingest_throttle_s),
+    INT_SETTING("GPUFLEET_TOKEN_MAX_TTL_SECONDS", 86400, 60, 31536000, token_max_ttl_s),
+    INT_SETTING("GPUFLEET_TOKEN_REPORTER_MAX_TTL_SECONDS", 7776000, 60, 31536000,
+                token_reporter_max_ttl_s),
+    INT_SETTING("GPUFLEET_TOKEN_REVOCATION_REFRESH_SECONDS", 5, 1, 300, token_revocation_refresh_s),
 };
 
 /* After the webhook address policy. */
@@ -516,6 +520,10 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "events_ring", json_integer(cfg->events_ring));
     json_object_set_new(o, "events_retention_s", json_integer(cfg->events_retention_s));
     json_object_set_new(o, "events_ingest_throttle_s", json_integer(cfg->events_ingest_throttle_s));
+    json_object_set_new(o, "token_max_ttl_s", json_integer(cfg->token_max_ttl_s));
+    json_object_set_new(o, "token_reporter_max_ttl_s", json_integer(cfg->token_reporter_max_ttl_s));
+    json_object_set_new(o, "token_revocation_refresh_s",
+                        json_integer(cfg->token_revocation_refresh_s));
     json_object_set_new(o, "webhooks",
                         json_pack("{s:s, s:i, s:i, s:i, s:i}", "allow_cidrs",
                                   cfg->webhook_allow_cidrs, "timeout_ms", cfg->webhook_timeout_ms,

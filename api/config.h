@@ -60,6 +60,10 @@ struct api_config {
     int events_ring;              /* events held in memory for live streams */
     int events_retention_s;       /* events older than this are deleted */
     int events_ingest_throttle_s; /* work_reports.ingested: at most one per pool per this */
+    /* Tokens (service/tokens.h, docs/security.md) */
+    int token_max_ttl_s;            /* gpufleetd token: the longest lifetime (viewer..admin) */
+    int token_reporter_max_ttl_s;   /* the same for reporter tokens */
+    int token_revocation_refresh_s; /* each process polls the revocation list this often */
     /* Webhooks (service/webhooks.h) */
     char *webhook_allow_cidrs; /* loopback/private receivers allowed; empty = public only */
     int webhook_timeout_ms, webhook_retry_base_ms, webhook_retry_max_s, webhook_concurrency;

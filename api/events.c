@@ -50,8 +50,9 @@ static enum db_status ticket_redeem_fn(struct db_conn *c, void *arg)
 }
 
 /* What the ticket keeps of the principal besides sub and role: where its roles apply (the
- * token's projects by name, or platform admin) and whether the identity provider signed
- * it. Caller frees; NULL when out of memory. */
+ * token's projects by name, or platform admin), whether the identity provider signed it,
+ * and the token's exp, jti and iat (the stream ends with the token, and a revoked token's
+ * ticket is refused). Caller frees; NULL when out of memory. */
 static char *principal_text(const struct api_principal *p)
 {
     json_t *claims = json_array();
@@ -60,8 +61,10 @@ static char *principal_text(const struct api_principal *p)
     for (int i = 0; i < p->nclaims; i++)
         json_array_append_new(claims, json_pack("{s:s,s:s}", "project", p->claims[i].project,
                                                 "role", auth_role_name(p->claims[i].role)));
-    json_t *o = json_pack("{s:b,s:b,s:o}", "platform_admin", p->platform_admin, "from_idp",
-                          p->from_idp, "claims", claims);
+    json_t *o = json_pack("{s:b,s:b,s:o,s:I,s:s}", "platform_admin", p->platform_admin, "from_idp",
+                          p->from_idp, "claims", claims, "exp", (json_int_t)p->exp, "jti", p->jti);
+    if (o != NULL && p->iat != INT64_MIN)
+        json_object_set_new(o, "iat", json_integer((json_int_t)p->iat));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -81,6 +84,15 @@ static int principal_restore(struct api_principal *p, const char *sub, const cha
     int rc = -1;
     if (!json_is_object(o))
         goto out;
+    /* The token's lifetime and jti (a ticket minted before 0025 has none: refused, it
+     * lived 60 s). */
+    const json_t *exp = json_object_get(o, "exp"), *iat = json_object_get(o, "iat");
+    const char *jti = json_string_value(json_object_get(o, "jti"));
+    if (!json_is_integer(exp) || jti == NULL || (iat != NULL && !json_is_integer(iat)))
+        goto out;
+    p->exp = (int64_t)json_integer_value(exp);
+    p->iat = iat ? (int64_t)json_integer_value(iat) : INT64_MIN;
+    snprintf(p->jti, sizeof p->jti, "%s", jti);
     const json_t *claims = json_object_get(o, "claims");
     if (claims == NULL) { /* minted before projects */
         p->platform_admin = p->role == ROLE_ADMIN;
@@ -336,7 +348,10 @@ enum MHD_Result api_events_stream(struct api_req *r)
     if (strcmp(r->method, "HEAD") == 0) {
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
-        sub = ev_sub_open(&f, after, r->request_id, r->principal.sub, &stream_ops, r->conn);
+        struct ev_cred cred = {r->principal.exp, r->principal.iat, "", ""};
+        snprintf(cred.jti, sizeof cred.jti, "%s", r->principal.jti);
+        snprintf(cred.sub, sizeof cred.sub, "%s", r->principal.sub);
+        sub = ev_sub_open(&f, after, r->request_id, &cred, &stream_ops, r->conn);
         if (sub == NULL)
             return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
                                      "the event stream is not available right now; retry "

@@ -26,6 +26,7 @@
 #include "db/idempotency.h"
 #include "service/events_hub.h"
 #include "service/grants.h"
+#include "service/tokens.h"
 
 static struct MHD_Daemon *daemon_handle;
 static const struct api_auth *auth_cfg;
@@ -217,6 +218,16 @@ static enum MHD_Result authenticate(struct api_req *r)
     }
     r->authenticated = 1;
 role:
+    /* The revocation list, held in memory (service/tokens.h): no query per request. */
+    switch (svc_token_revoked(r->principal.jti, r->principal.sub, r->principal.iat)) {
+    case 0: break;
+    case 1:
+        return api_reply_problem(r, API_ERR_TOKEN_REVOKED, NULL,
+                                 "the token has been revoked (POST /v1/tokens/revoke)");
+    default:
+        return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
+                                 "the token revocation list cannot be read yet; retry shortly");
+    }
     if (resolve_actor(r) != 0)
         return MHD_YES; /* replied */
     if (api_rl_check(r, r->roles == ROLE_REPORTER ? RL_REPORTER : RL_PRINCIPAL) != 0)

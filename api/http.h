@@ -59,6 +59,11 @@ struct api_principal {
      * auth_principal_clear), or NULL when the token is unscoped. */
     char *scope;
     int from_idp; /* the identity provider signed the token (an OIDC user), not gpufleetd */
+    /* For the revocation list and the end of event streams: the token's jti ("" when it
+     * has none, or one that is not 1-128 printable ASCII characters), iat (INT64_MIN when
+     * absent) and exp (Unix seconds). */
+    char jti[129];
+    int64_t iat, exp;
     /* Projects: a role without a project is a platform admin's (admin) or acts on the
      * project named default (viewer, operator, reporter); a token may name projects
      * instead (the claim "project", or role map entries with @project=NAME). */

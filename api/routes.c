@@ -25,6 +25,7 @@
 #include "api/sizing.h"
 #include "api/stacks.h"
 #include "api/stop.h"
+#include "api/tokens.h"
 #include "api/ui.h"
 #include "api/webhooks.h"
 #include "api/work_reports.h"
@@ -155,6 +156,8 @@ const struct api_route api_routes[] = {
     ROUTE("GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0, "api/recommend.c"),
     ROUTE("GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET, "api/events.c"),
     ROUTE("POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0, "api/events.c"),
+    ROUTE("POST", "/v1/tokens/revoke", api_tokens_revoke, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
+          "api/tokens.c"),
     ROUTE("GET", "/v1/webhooks", api_webhooks_list, ROLES_ADMIN, 0, "api/webhooks.c"),
     ROUTE("POST", "/v1/webhooks", api_webhooks_create, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,
           "api/webhooks.c"),

@@ -25,4 +25,6 @@ const struct ev_wire api_sse_wire = {
     .open = "retry: 3000\n\n",
     .heartbeat = ": heartbeat\n\n",
     .cut = "event: error\ndata: {\"code\":\"slow_consumer\"}\n\n",
+    .expired = "event: error\ndata: {\"code\":\"token_expired\"}\n\n",
+    .revoked = "event: error\ndata: {\"code\":\"token_revoked\"}\n\n",
 };

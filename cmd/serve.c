@@ -19,6 +19,7 @@
 #include "api/events.h"
 #include "api/server.h"
 #include "api/sse.h"
+#include "api/tokens.h"
 #include "api/webhooks.h"
 #include "api/work_reports.h"
 #include "cmd/cmd.h"
@@ -37,6 +38,7 @@
 #include "service/jwks.h"
 #include "service/recovery.h"
 #include "service/rollout.h"
+#include "service/tokens.h"
 #include "service/webhooks.h"
 
 #define RECOVERY_MS 2000 /* how often the recovery driver looks at running recoveries */
@@ -91,6 +93,7 @@ STOP_ADAPTER(master_key_stop, crypt_shutdown)
 STOP_ADAPTER(pool_stop, db_pool_shutdown)
 STOP_ADAPTER(catalog_stop, svc_catalog_shutdown)
 STOP_ADAPTER(hub_stop, ev_hub_stop)
+STOP_ADAPTER(tokens_stop, svc_tokens_stop)
 STOP_ADAPTER(http_stop, api_server_stop)
 STOP_ADAPTER(webhooks_stop, svc_webhooks_stop)
 STOP_ADAPTER(workers_stop, prov_workers_stop)
@@ -155,10 +158,15 @@ static int auth_start(void *ctx, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
-    if (cfg->jwt_jwks_url == NULL && cfg->jwt_jwks_file == NULL)
-        return auth_init(&s->auth, cfg->jwt_secret_file, cfg->jwt_public_key_file, cfg->jwt_issuer,
-                         cfg->jwt_audience, err, errlen);
-    return oidc_start(s, err, errlen);
+    if (cfg->jwt_jwks_url != NULL || cfg->jwt_jwks_file != NULL)
+        return oidc_start(s, err, errlen);
+    if (auth_init(&s->auth, cfg->jwt_secret_file, cfg->jwt_public_key_file, cfg->jwt_issuer,
+                  cfg->jwt_audience, err, errlen) != 0)
+        return -1;
+    /* gpufleetd's own tokens: a lifetime over the cap (minted before it) is refused. */
+    s->auth.max_ttl_s = cfg->token_max_ttl_s;
+    s->auth.reporter_max_ttl_s = cfg->token_reporter_max_ttl_s;
+    return 0;
 }
 
 static void auth_stop(void *ctx)
@@ -194,7 +202,7 @@ static int pool_start(void *ctx, char *err, size_t errlen)
 {
     const struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
-    int size = (s->api ? cfg->db_pool_size + 2 : 0) + cfg->workers * (PROV_DB_WRITERS + 1) +
+    int size = (s->api ? cfg->db_pool_size + 3 : 0) + cfg->workers * (PROV_DB_WRITERS + 1) +
                (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0);
     db_set_statement_timeout(cfg->db_statement_timeout_ms);
     db_set_keepalives(cfg->db_keepalives_idle_s, cfg->db_keepalives_interval_s,
@@ -228,6 +236,14 @@ static int hub_start(void *ctx, char *err, size_t errlen)
     return started(ev_hub_start(&hc), "event hub", err, errlen);
 }
 
+/* The revocation list every request's token is checked against (service/tokens.h; one
+ * more pooled connection, now and then). */
+static int tokens_start(void *ctx, char *err, size_t errlen)
+{
+    return started(svc_tokens_start(((struct serve *)ctx)->cfg.token_revocation_refresh_s),
+                   "token revocation list", err, errlen);
+}
+
 /* Event streams hold a socket each: allow as many descriptors as the hard limit does. */
 static void raise_nofile(void)
 {
@@ -248,6 +264,9 @@ static int http_start(void *ctx, char *err, size_t errlen)
     api_webhooks_configure(cfg->webhook_allow_cidrs);
     api_work_reports_configure(cfg->allow_unscoped_reporters);
     api_events_configure(cfg->event_ticket_ttl_s);
+    api_tokens_configure(cfg->token_reporter_max_ttl_s > cfg->token_max_ttl_s
+                             ? cfg->token_reporter_max_ttl_s
+                             : cfg->token_max_ttl_s);
     return api_server_start(cfg, &s->auth, err, errlen);
 }
 
@@ -325,6 +344,7 @@ static const struct cmd_component components[] = {
     {"host commands", NULL, host_commands_start, NULL},
     /* loaded on demand through the pool; its last reference goes before the pool does */
     {"GPU catalog cache", NULL, NULL, catalog_stop},
+    {"token revocation list", api_wanted, tokens_start, tokens_stop},
     {"event hub", api_wanted, hub_start, hub_stop},
     {"HTTP server", api_wanted, http_start, http_stop},
     {"webhook dispatcher", api_wanted, webhooks_start, webhooks_stop},

@@ -162,7 +162,7 @@ static void *hub_main(void *arg)
     (void)arg;
     struct db_listener *l = db_listen(hub.url, "gpufleet_events");
     int64_t hb_every = (int64_t)hub.cfg.heartbeat_s * 1000000;
-    int64_t next_hb = util_mono_us() + hb_every, next_prune = 0;
+    int64_t next_hb = util_mono_us() + hb_every, next_prune = 0, next_cred = 0;
     int more = 0;
     while (!atomic_load(&hub.stopping)) {
         if (!ev_ring_ready()) {
@@ -204,6 +204,10 @@ static void *hub_main(void *arg)
             ev_subs_wake(0);
         ev_subs_serve_backlogs();
         now = util_mono_us();
+        if (now >= next_cred) {
+            ev_subs_check_creds();
+            next_cred = now + 1000000;
+        }
         if (now >= next_hb) {
             ev_subs_wake(1);
             next_hb = now + hb_every;

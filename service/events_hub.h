@@ -42,6 +42,8 @@ struct ev_wire {
     const char *open;      /* the first bytes of every stream */
     const char *heartbeat; /* sent every heartbeat_s to every stream */
     const char *cut;       /* the last frame of a stream cut off as a slow consumer */
+    const char *expired;   /* the last frame of a stream whose token expired */
+    const char *revoked;   /* the last frame of a stream whose token was revoked */
 };
 
 struct ev_hub_config {
@@ -82,15 +84,25 @@ struct ev_sub_ops {
 
 #define EV_SUB_END ((ssize_t)-1)
 
+/* The credential a stream was opened with: the stream ends (its last frame the wire's
+ * expired or revoked) once exp has passed or the token is revoked (service/tokens.h). The
+ * hub checks every stream about once a second. */
+struct ev_cred {
+    int64_t exp;   /* Unix seconds */
+    int64_t iat;   /* INT64_MIN when the token has none */
+    char jti[129]; /* "" when none */
+    char sub[129];
+};
+
 struct ev_sub;
 /* Registers a subscriber. after: deliver events with a greater id (a client's
- * Last-Event-ID), or -1 for events from now on. request_id and principal are copied (for
- * the log). Returns NULL when the hub does not know the current position yet (database
- * unreachable since start), streams are ending, or f->projects is not a uuid[] literal
- * of at most EV_MAX_PROJECTS ids. The subscriber comes with one
- * reference, the caller's (ev_sub_unref); ev_sub_hold adds one. */
+ * Last-Event-ID), or -1 for events from now on. request_id and cred are copied (the
+ * subject names the stream in the log). Returns NULL when the hub does not know the current
+ * position yet (database unreachable since start), streams are ending, or f->projects is not a
+ * uuid[] literal of at most EV_MAX_PROJECTS ids. The subscriber comes with one reference, the
+ * caller's (ev_sub_unref); ev_sub_hold adds one. */
 struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
-                           const char *principal, const struct ev_sub_ops *ops, void *ctx);
+                           const struct ev_cred *cred, const struct ev_sub_ops *ops, void *ctx);
 /* Copies up to max bytes of frames into buf and returns how many. 0: nothing to send
  * now; ops->park was called and ops->wake will be. EV_SUB_END: the stream is over
  * (ended by ev_hub_end_streams, or cut off after its error frame). */
@@ -103,7 +115,7 @@ void ev_sub_close(struct ev_sub *s);
 void ev_sub_hold(struct ev_sub *s);
 void ev_sub_unref(struct ev_sub *s);
 /* For the access log: events delivered, and why the stream ended ("client",
- * "slow_consumer", "shutdown"). */
+ * "slow_consumer", "shutdown", "token_expired", "token_revoked"). */
 uint64_t ev_sub_sent(const struct ev_sub *s);
 const char *ev_sub_end_reason(const struct ev_sub *s);
 

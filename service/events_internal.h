@@ -77,6 +77,8 @@ void ev_ring_render(struct sbuf *b, const struct db_event_row *row);
 void ev_subs_open(void (*kick)(void));
 /* Wakes the subscribers that have something to do: new events, a cut, a heartbeat. */
 void ev_subs_wake(int heartbeat);
+/* Ends the streams whose token has expired or been revoked (about once a second). */
+void ev_subs_check_creds(void);
 /* Loads one chunk of backlog for every subscriber that waits for one. Returns -1 when the
  * database failed (the subscribers keep waiting). */
 int ev_subs_serve_backlogs(void);

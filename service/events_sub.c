@@ -11,17 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "db/db.h"
 #include "db/events.h"
 #include "service/events_internal.h"
+#include "service/tokens.h"
 
 #define BACKLOG_LIMIT 256 /* backlog events loaded per subscriber per turn */
 
-enum ev_end { END_CLIENT = 0, END_SLOW, END_SHUTDOWN };
-static const char *const end_names[] = {"client", "slow_consumer", "shutdown"};
+enum ev_end { END_CLIENT = 0, END_SLOW, END_SHUTDOWN, END_EXPIRED, END_REVOKED };
+static const char *const end_names[] = {"client", "slow_consumer", "shutdown", "token_expired",
+                                        "token_revoked"};
 
 struct ev_sub {
     pthread_mutex_t mu;
@@ -41,12 +44,13 @@ struct ev_sub {
     int need_backlog; /* waits for the hub to load events after cursor from the database */
     int hb;           /* a heartbeat is due */
     int cut;          /* slow consumer: send the error frame, then end */
+    int cred_end;     /* END_EXPIRED or END_REVOKED: send that frame, then end */
     int ending;       /* the last frame is queued: end once pend is drained */
     char *pend;       /* bytes to send before anything else */
     size_t pend_len, pend_off, pend_cap;
     size_t idx; /* position in the registry */
     char request_id[129];
-    char principal[129];
+    struct ev_cred cred;
 };
 
 static struct {
@@ -137,7 +141,7 @@ static void mark_cut(struct ev_sub *s)
     atomic_fetch_add(&subs.cut, 1);
     json_t *line =
         json_pack("{s:s, s:s, s:s, s:I, s:I}", "msg", "event stream cut off: slow consumer",
-                  "request_id", s->request_id, "principal", s->principal, "cursor",
+                  "request_id", s->request_id, "principal", s->cred.sub, "cursor",
                   (json_int_t)s->cursor, "ring_floor", (json_int_t)ev_ring.floor);
     log_json_steal(LOG_WARN, line);
 }
@@ -225,7 +229,7 @@ ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
         s->hb = 0;
         n = pend_frame(s, ev_ring.wire->heartbeat, buf, n, max);
     }
-    if (!s->cut && !s->need_backlog && n < max) {
+    if (!s->cut && !s->cred_end && !s->need_backlog && n < max) {
         int want = 0;
         n = copy_ring(s, buf, max, n, &want);
         if (want) {
@@ -234,6 +238,13 @@ ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
             if (subs.kick != NULL)
                 subs.kick();
         }
+    }
+    if (s->cred_end && !s->ending) {
+        /* No id either: a client that reconnects needs a valid token, then resumes. */
+        n = pend_frame(s,
+                       s->cred_end == END_EXPIRED ? ev_ring.wire->expired : ev_ring.wire->revoked,
+                       buf, n, max);
+        s->ending = 1;
     }
     if (s->cut && !s->ending) {
         /* No id: a client that reconnects with its Last-Event-ID resumes from the log. */
@@ -300,7 +311,7 @@ static int sub_projects(struct ev_sub *s, const char *text)
 }
 
 struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
-                           const char *principal, const struct ev_sub_ops *ops, void *ctx)
+                           const struct ev_cred *cred, const struct ev_sub_ops *ops, void *ctx)
 {
     if (!ev_ring_ready() || atomic_load(&subs.ending))
         return NULL;
@@ -315,7 +326,7 @@ struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char 
     if (sub_projects(s, f->projects) != 0)
         goto fail;
     snprintf(s->request_id, sizeof s->request_id, "%s", request_id);
-    snprintf(s->principal, sizeof s->principal, "%s", principal);
+    s->cred = *cred;
     pthread_rwlock_rdlock(&ev_ring.lock);
     s->cursor = after >= 0 ? after : ev_ring.last;
     pthread_rwlock_unlock(&ev_ring.lock);
@@ -442,6 +453,34 @@ void ev_subs_wake(int heartbeat)
         }
         if (heartbeat || s->cut || (!s->need_backlog && s->cursor < ev_ring.last))
             wake_locked(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+    snap_release(n);
+}
+
+void ev_subs_check_creds(void)
+{
+    int64_t now = (int64_t)time(NULL);
+    size_t n = snap_take();
+    for (size_t i = 0; i < n; i++) {
+        struct ev_sub *s = subs.snap[i];
+        pthread_mutex_lock(&s->mu);
+        if (!s->cred_end && !s->ending) {
+            /* At exp itself (a request's check allows 60 s for clock skew, api/auth.h;
+             * the stream ends on the verifying machine's clock). */
+            if (s->cred.exp <= now)
+                s->cred_end = END_EXPIRED;
+            else if (svc_token_revoked(s->cred.jti, s->cred.sub, s->cred.iat) == 1)
+                s->cred_end = END_REVOKED;
+            if (s->cred_end) {
+                atomic_store(&s->end, s->cred_end);
+                log_json_steal(LOG_INFO,
+                               json_pack("{s:s, s:s, s:s, s:s}", "msg", "event stream ended",
+                                         "reason", end_names[s->cred_end], "request_id",
+                                         s->request_id, "principal", s->cred.sub));
+                wake_locked(s);
+            }
+        }
         pthread_mutex_unlock(&s->mu);
     }
     snap_release(n);

@@ -210,7 +210,6 @@ struct jwks {
     struct jwks_config cfg; /* strings owned */
     pthread_mutex_t mu;
     pthread_cond_t wake; /* the refresher: a request, a stop */
-    pthread_cond_t done; /* lookups: a fetch finished */
     struct jwk_set *set;
     uint64_t gen; /* current set's generation (atomic reads) */
     uint64_t next_gen;
@@ -254,7 +253,6 @@ struct jwks *jwks_new(const struct jwks_config *c)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&j->wake, &ca);
-    pthread_cond_init(&j->done, &ca);
     pthread_condattr_destroy(&ca);
     j->next_gen = 1;
     return j;
@@ -311,7 +309,6 @@ static struct jwk_set *install_locked(struct jwks *j, struct jwk_set *s, const c
                                                kids, "generation", (json_int_t)s->gen));
         }
     }
-    pthread_cond_broadcast(&j->done);
     return old;
 }
 
@@ -347,7 +344,10 @@ static void *refresher(void *arg)
     while (!j->stop) {
         int64_t now = util_mono_us();
         int64_t due = j->next_due_us;
-        if (j->requested) {
+        if (j->requested && j->failures == 0) {
+            /* An unknown kid (or no keys): sooner than scheduled, but at most one fetch per
+             * min_refresh_s. After a failure the back-off (next_due_us) stands: a storm of
+             * forged kids cannot make the refresher hammer a struggling provider. */
             int64_t allowed = j->last_attempt_us + (int64_t)j->cfg.min_refresh_s * 1000000;
             if (allowed < due)
                 due = allowed;
@@ -397,13 +397,11 @@ void jwks_free(struct jwks *j)
         pthread_mutex_lock(&j->mu);
         j->stop = 1;
         pthread_cond_broadcast(&j->wake);
-        pthread_cond_broadcast(&j->done);
         pthread_mutex_unlock(&j->mu);
         pthread_join(j->thread, NULL);
     }
     jwk_set_release(j->set);
     pthread_cond_destroy(&j->wake);
-    pthread_cond_destroy(&j->done);
     pthread_mutex_destroy(&j->mu);
     free((char *)j->cfg.url);
     free((char *)j->cfg.file);
@@ -433,25 +431,12 @@ enum jwks_lookup_result jwks_lookup(struct jwks *j, const char *kid, struct jwk_
     *key = NULL;
     pthread_mutex_lock(&j->mu);
     enum jwks_lookup_result res = find_locked(j, kid, set, key);
-    if (res == JWKS_FOUND || !j->started || j->stop) {
-        pthread_mutex_unlock(&j->mu);
-        return res;
-    }
-    int64_t now = util_mono_us();
-    int allowed =
-        j->in_flight || now - j->last_attempt_us >= (int64_t)j->cfg.min_refresh_s * 1000000;
-    if (allowed) {
-        if (!j->in_flight) {
-            j->requested = 1;
-            pthread_cond_signal(&j->wake);
-        }
-        uint64_t before = j->attempts;
-        struct timespec ts;
-        deadline_ts(now + (int64_t)(j->cfg.timeout_s + 1) * 1000000, &ts);
-        while (j->attempts == before && !j->stop)
-            if (pthread_cond_timedwait(&j->done, &j->mu, &ts) != 0)
-                break;
-        res = find_locked(j, kid, set, key);
+    /* Never wait: the refresher fetches when its schedule allows (single flight, at most
+     * one fetch per min_refresh_s, the failure back-off honoured); this caller answers
+     * now and its client retries. */
+    if (res != JWKS_FOUND && j->started && !j->stop && !j->in_flight && !j->requested) {
+        j->requested = 1;
+        pthread_cond_signal(&j->wake);
     }
     pthread_mutex_unlock(&j->mu);
     return res;

@@ -2,9 +2,14 @@
  * fetched from a URL (libcurl) or read from a file, parsed by common/jwk.h, held as the
  * current key set and refreshed by a background thread. Knows no HTTP server.
  *
- * Refresh: on a schedule (refresh_s), and when a lookup names an unknown kid — at most one
- * fetch per min_refresh_s, whatever asks. After a failure the next try is min_refresh_s
- * later, doubling up to refresh_s, and the cached keys stay in use ("degraded").
+ * Refresh: on a schedule (refresh_s), and sooner when a lookup names an unknown kid (or
+ * finds no keys) — at most one fetch per min_refresh_s, whatever asks, and after a failure
+ * not before the back-off: min_refresh_s later, doubling up to refresh_s, while the cached
+ * keys stay in use ("degraded"). A lookup never waits for a fetch: it answers from the
+ * keys held now and leaves the fetch to the refresher (one thread: a single flight). So a
+ * storm of forged kids costs the provider at most one fetch per min_refresh_s and the
+ * requests nothing; the first token of a freshly rotated key is refused (401) until the
+ * refresh it asked for lands, and its client retries.
  *
  * Threads: the key set is an immutable, reference-counted object (struct jwk_set); a
  * refresh builds a new one without holding any lock and swaps the pointer under a short
@@ -48,12 +53,12 @@ void jwks_free(struct jwks *j);
 enum jwks_lookup_result {
     JWKS_FOUND = 0,
     JWKS_NO_KEYS,    /* nothing loaded yet */
-    JWKS_UNKNOWN_KID /* not in the set, even after a refresh (or one was not allowed yet) */
+    JWKS_UNKNOWN_KID /* not in the set held now (a refresh has been asked for) */
 };
-/* Finds kid. When it is unknown and min_refresh_s has passed since the last fetch, asks
- * the refresher for a fetch now and waits for it (at most timeout_s + 1 s). On
- * JWKS_FOUND, *set holds a reference the caller releases (jwk_set_release) and *key
- * points into it. */
+/* Finds kid in the keys held now; never waits. When it is unknown (or no keys are
+ * loaded), asks the refresher for a fetch (see above for when it runs) and answers at
+ * once. On JWKS_FOUND, *set holds a reference the caller releases (jwk_set_release) and
+ * *key points into it. */
 enum jwks_lookup_result jwks_lookup(struct jwks *j, const char *kid, struct jwk_set **set,
                                     const struct jwk_key **key);
 /* The generation of the current set (0 when none): it changes whenever the keys do. */

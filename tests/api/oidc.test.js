@@ -117,10 +117,19 @@ async function readyz(s = srv) {
 }
 
 // Makes gpufleetd fetch the JWK set: a token with a kid it has never seen, which answers
-// 401 and fetches unless a fetch ran less than a second ago (the rate limit here; a
-// back-off retry after a failure counts too) — then it is sent again a little later.
+// 401 at once and asks the refresher for a fetch (run unless one ran less than a second
+// ago — the rate limit here — or a failure's back-off is not over) — then it is sent
+// again a little later. Returns once the fetch has been answered (or timed out) and its
+// outcome recorded: /readyz no longer says ok (the callers break the key source).
 let triggers = 0;
-async function refreshNow() {
+async function refreshNow(why) {
+  await askRefresh();
+  const deadline = Date.now() + 10_000;
+  const recorded = (j) => j && j.status !== 'ok' && (!why || why.test(j.last_error || ''));
+  while (Date.now() < deadline && !recorded((await readyz()).body.jwks)) await sleep(100);
+}
+
+async function askRefresh() {
   const hits = idp.front.hits;
   const deadline = Date.now() + 10_000;
   while (idp.front.hits === hits && Date.now() < deadline) {
@@ -435,8 +444,16 @@ describe('key rotation and a broken key source', () => {
     const hits = idp.front.hits;
     const t = await tok('admin-bot');
     assert.equal(decodeJwt(t).header.kid, idp.keys.rsa.kid);
-    expectStatus(await client.request('GET', '/v1/pools', { token: t }), 200);
-    assert.equal(idp.front.hits, hits + 1, 'the unknown kid caused exactly one fetch');
+    // The first token of the new key is refused at once (no request waits for the
+    // provider), naming its kid, and asks for a refresh; the client retries.
+    const p = expectProblem(await client.request('GET', '/v1/pools', { token: t }), 401, 'invalid_token');
+    assert.ok(p.detail.includes(idp.keys.rsa.kid), p.detail);
+    const deadline = Date.now() + 5000;
+    let res;
+    while ((res = await client.request('GET', '/v1/pools', { token: t })).status !== 200 && Date.now() < deadline)
+      await sleep(100);
+    expectStatus(res, 200);
+    assert.equal(idp.front.hits, hits + 1, 'the unknown kid (asked for again by the retries) caused exactly one fetch');
     const e = await tok('ops-bot');
     assert.equal(decodeJwt(e).header.kid, idp.keys.ec.kid);
     expectStatus(await client.request('GET', '/v1/hosts', { token: e }), 200);
@@ -473,7 +490,10 @@ describe('key rotation and a broken key source', () => {
       }),
     );
     expectProblem(await client.request('GET', '/v1/pools', { token: t }), 401, 'invalid_token');
-    let r = await readyz();
+    // The fetch it asked for runs in the background; its failure shows on /readyz.
+    let r;
+    const deadline = Date.now() + 10_000;
+    while ((r = await readyz()).body.status !== 'degraded' && Date.now() < deadline) await sleep(100);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'degraded');
     assert.equal(r.body.jwks.status, 'degraded');
@@ -485,7 +505,7 @@ describe('key rotation and a broken key source', () => {
     // A 503 from the endpoint: the same.
     await idp.frontUp();
     idp.front.mode = 'down';
-    await refreshNow();
+    await refreshNow(/HTTP 503/);
     r = await readyz();
     assert.equal(r.body.status, 'degraded');
     assert.match(r.body.jwks.last_error, /HTTP 503/);
@@ -513,7 +533,7 @@ describe('key rotation and a broken key source', () => {
       await waitReady();
       idp.front.mode = mode;
       idp.front.bytesSent = 0;
-      await refreshNow();
+      await refreshNow(why);
       const r = await readyz();
       assert.equal(r.status, 200);
       assert.equal(r.body.status, 'degraded', JSON.stringify(r.body));
@@ -536,7 +556,7 @@ describe('key rotation and a broken key source', () => {
     const t = await tok('admin-bot'); // issued before the provider stops
     tc.after(() => idp.startProvider().catch(() => {}));
     await idp.stopProvider();
-    await refreshNow();
+    await refreshNow(/HTTP 502/);
     const r = await readyz();
     assert.equal(r.body.status, 'degraded');
     assert.match(r.body.jwks.last_error, /HTTP 502/);

@@ -243,6 +243,11 @@ const ROUTES = {
   'GET /v1/recommendations': { kind: 'list', path: () => '/v1/recommendations', ids: (w) => [w.host.id] },
   'GET /v1/events': { kind: 'stream' },
   'POST /v1/event-tickets': { kind: 'self' }, // a ticket for the caller's own stream
+  'POST /v1/tokens/revoke': {
+    kind: 'platform', // a project's admin may not revoke (any project's) tokens
+    path: () => '/v1/tokens/revoke',
+    body: () => body({ sub: 'test-viewer' }),
+  },
   'GET /v1/webhooks': { kind: 'list', path: () => '/v1/webhooks?limit=500', ids: (w) => [w.webhook.id] },
   'POST /v1/webhooks': {
     kind: 'create',

@@ -42,7 +42,8 @@ const MB = 1024 * 1024;
 
 function startFront(upstream) {
   const front = {
-    mode: 'pass', // pass | down | reset | garbage | notjwks | empty | okp | huge | huge-length | slow | redirect-file | redirect-http
+    mode: 'pass', // pass | delay | down | reset | garbage | notjwks | empty | okp | huge | huge-length | slow | redirect-file | redirect-http
+    delayMs: 5000, // mode 'delay': the provider's JWK set, this late
     hits: 0,
     bytesSent: 0,
     url: null,
@@ -55,7 +56,8 @@ function startFront(upstream) {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(body);
     };
-    switch (front.mode) {
+    if (front.mode === 'delay') await new Promise((r) => setTimeout(r, front.delayMs));
+    switch (front.mode === 'delay' ? 'pass' : front.mode) {
       case 'pass': {
         try {
           const r = await fetch(`${upstream()}/jwks`, { signal: AbortSignal.timeout(2000) });
