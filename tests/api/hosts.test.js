@@ -998,6 +998,48 @@ describe('the host state machine and quarantine (no worker: events applied as a 
     assert.equal(h.state_history.length, 1);
   });
 
+  test('PostgreSQL refuses a forged gate or hold effect even with the event setting of a real transition', async () => {
+    const { host } = await register();
+    const run = psql(
+      srv.database.url,
+      `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
+        ` VALUES ('gate', '${host.id}', '${poolA.id}', 1, 'accept', 'forged', '[]'::jsonb, now()) RETURNING id`,
+    ).trim();
+    // drain is registered → draining with the gate and the hold kept: setting the gate (or
+    // clearing nothing but setting a hold) on the way is not that transition
+    const forged = (set) =>
+      `BEGIN; SELECT set_config('gpufleet.host_event', 'drain', true); ` +
+      `UPDATE hosts SET state = 'draining', ${set} WHERE id = '${host.id}'; COMMIT;`;
+    assert.throws(
+      () => psql(srv.database.url, forged(`accepted_gate_run_id = '${run}'`)),
+      /gate set, hold kept\) is not a transition of the state machine with these gate and hold effects/,
+    );
+    assert.throws(
+      () => psql(srv.database.url, forged(`quarantine_reason = 'forged'`)),
+      /with these gate and hold effects/,
+    );
+    // gate_accepted sets a gate of this host only
+    const other = (await register()).host;
+    const foreign = psql(
+      srv.database.url,
+      `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
+        ` VALUES ('gate', '${other.id}', '${poolA.id}', 1, 'accept', 'forged', '[]'::jsonb, now()) RETURNING id`,
+    ).trim();
+    psql(srv.database.url, `SELECT host_transition('${host.id}', 'gate_started', NULL, 'x', NULL, 'x', NULL)`);
+    assert.throws(
+      () =>
+        psql(
+          srv.database.url,
+          `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', '${foreign}')`,
+        ),
+      /with these gate and hold effects/,
+    );
+    psql(srv.database.url, `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', '${run}')`);
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'ready');
+    assert.equal(h.accepted_gate_run_id, run);
+  });
+
   test("the state filter takes exactly the state machine's states", async () => {
     expectStatus(await client.request('GET', '/v1/hosts?state=quarantined', { token: viewer }), 200);
     expectStatus(await client.request('GET', '/v1/hosts?state=unreachable', { token: viewer }), 200);
