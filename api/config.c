@@ -278,6 +278,7 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_MONITOR_KEEP_RAW", 7 * 86400, 3600, 3650 * 86400, monitor_keep_s[0]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[1]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400, monitor_keep_s[2]),
+    INT_SETTING("GPUFLEET_MONITOR_KEEP_GPUS", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[3]),
     INT_SETTING("GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, worker_concurrency),
     INT_SETTING("GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, job_lease_s),
     INT_SETTING("GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400, ssh_command_timeout_s),
@@ -490,8 +491,9 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "monitor", json_boolean(cfg->monitor));
     json_object_set_new(o, "monitor_keep_s",
-                        json_pack("{s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
-                                  cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2]));
+                        json_pack("{s:i, s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
+                                  cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2], "gpus",
+                                  cfg->monitor_keep_s[3]));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "budget_interval_s", json_integer(cfg->budget_interval_s));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
