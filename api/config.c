@@ -381,6 +381,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->database_url = dup_or(get("GPUFLEET_DATABASE_URL"), NULL);
+    cfg->migrate_database_url = dup_or(get("GPUFLEET_MIGRATE_DATABASE_URL"), NULL);
     cfg->listen = dup_or(get("GPUFLEET_LISTEN"), "127.0.0.1:8080");
     cfg->jwt_secret_file = dup_or(get("GPUFLEET_JWT_SECRET_FILE"), NULL);
     cfg->jwt_public_key_file = dup_or(get("GPUFLEET_JWT_PUBLIC_KEY_FILE"), NULL);
@@ -412,6 +413,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
 void config_free(struct api_config *cfg)
 {
     free(cfg->database_url);
+    free(cfg->migrate_database_url);
     free(cfg->listen);
     free(cfg->jwt_secret_file);
     free(cfg->jwt_public_key_file);
@@ -486,6 +488,11 @@ void config_log(const struct api_config *cfg)
                                       cfg->jwt_jwks_timeout_s, "role_claim", cfg->jwt_role_claim,
                                       "role_map", cfg->jwt_role_map ? cfg->jwt_role_map : "",
                                       "principal_claim", cfg->jwt_principal_claim));
+    }
+    if (cfg->migrate_database_url != NULL) { /* the owner's, for migrate (least privilege) */
+        char owner[512];
+        config_redact_url(cfg->migrate_database_url, owner, sizeof owner);
+        json_object_set_new(o, "migrate_database_url", json_string(owner));
     }
     json_object_set_new(o, "allow_unscoped_reporters", json_boolean(cfg->allow_unscoped_reporters));
     json_object_set_new(o, "workers", json_integer(cfg->workers));

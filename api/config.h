@@ -8,7 +8,8 @@
 
 struct api_config {
     char *database_url;
-    char *listen; /* as given */
+    char *migrate_database_url; /* GPUFLEET_MIGRATE_DATABASE_URL: the owner's, for migrate */
+    char *listen;               /* as given */
     char listen_host[64];
     int listen_port;
     int threads;

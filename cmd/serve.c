@@ -178,7 +178,8 @@ static int schema_start(void *ctx, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     int n;
-    if (s->migrate && db_migrate(s->cfg.database_url, &n, err, errlen) != 0)
+    if (s->migrate &&
+        db_migrate_roles(s->cfg.migrate_database_url, s->cfg.database_url, &n, err, errlen) != 0)
         return -1;
     enum db_schema_state st = db_schema_check(s->cfg.database_url, &n, err, errlen);
     if (st == DB_SCHEMA_PENDING)

@@ -331,3 +331,48 @@ BEGIN
     RETURN NEW;
 END $$;
 COMMENT ON FUNCTION hosts_guard_transition() IS 'Refuses host state, gate and hold changes that are not a transition of the state machine with matching gate/hold effects, or that do not run as the owner (host_transition(), SECURITY DEFINER).';
+
+-- ---- least privilege (docs/operations.md, "Least-privilege database roles") ----
+
+-- The functions that make or drop partitions of gpu_samples (DDL) run as their owner, so
+-- that the application's role needs no CREATE on the schema and owns no table.
+DO $$
+BEGIN
+    EXECUTE format('ALTER FUNCTION gpu_samples_partition(timestamptz) '
+                   'SECURITY DEFINER SET search_path = %I, pg_temp', current_schema());
+    EXECUTE format('ALTER FUNCTION gpu_samples_prune(interval, interval, interval, integer) '
+                   'SECURITY DEFINER SET search_path = %I, pg_temp', current_schema());
+END $$;
+
+-- What the application's role (GPUFLEET_DATABASE_URL's user, when migrations run as the
+-- owner through GPUFLEET_MIGRATE_DATABASE_URL) may do: read and write the rows of every
+-- table, except that it reads the state machine and the migrations' record only, and
+-- that it updates every column of hosts but state and the quarantine hold (only
+-- host_transition(), SECURITY DEFINER, writes those). `gpufleetd migrate` calls it after
+-- every run, so that tables of later migrations are covered; idempotent. With one role
+-- for both (p_role = current_user) it grants nothing.
+CREATE FUNCTION gpufleet_grant_app(p_role name) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    s text := current_schema();
+    cols text;
+BEGIN
+    IF p_role IS NULL OR p_role = current_user THEN
+        RETURN;
+    END IF;
+    EXECUTE format('GRANT CONNECT, TEMPORARY ON DATABASE %I TO %I', current_database(), p_role);
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', s, p_role);
+    EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM %I', s, p_role);
+    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I', s, p_role);
+    EXECUTE format('GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA %I TO %I', s, p_role);
+    EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %I TO %I', s, p_role);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON host_events, host_transitions, '
+                   'schema_migrations FROM %I', p_role);
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION gpufleet_grant_app(name) FROM %I', p_role);
+    EXECUTE format('REVOKE UPDATE ON hosts FROM %I', p_role);
+    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols FROM pg_attribute
+     WHERE attrelid = 'hosts'::regclass AND attnum > 0 AND NOT attisdropped
+       AND attname NOT IN ('state', 'quarantined_at', 'quarantine_reason');
+    EXECUTE format('GRANT UPDATE (%s) ON hosts TO %I', cols, p_role);
+END $$;
+REVOKE EXECUTE ON FUNCTION gpufleet_grant_app(name) FROM PUBLIC;
+COMMENT ON FUNCTION gpufleet_grant_app(name) IS 'Grants the application''s role what serve needs and no more: rows of every table, the state machine and schema_migrations read only, hosts without UPDATE of state and the hold. Run by gpufleetd migrate as the owner after every migration run.';
