@@ -13,7 +13,7 @@
 --    gate and hold changes against the transition's gate/hold effects, and it accepts a
 --    change of state, gate or hold only from host_transition(), which runs as the schema
 --    owner (SECURITY DEFINER): the trigger compares current_user with the owner of hosts.
---    With the application's role apart from the owner (docs/database.md, least privilege),
+--    With the application's role apart from the owner (docs/operations.md, "Least-privilege database roles"),
 --    the setting alone opens nothing: that role holds no UPDATE on hosts.state or the hold
 --    columns, and a gate it sets is refused because it is not the owner.
 
