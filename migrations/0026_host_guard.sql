@@ -305,7 +305,8 @@ BEGIN
           AND CASE t.gate
                 WHEN 'keep' THEN NEW.accepted_gate_run_id IS NOT DISTINCT FROM OLD.accepted_gate_run_id
                 WHEN 'clear' THEN NEW.accepted_gate_run_id IS NULL
-                ELSE NEW.accepted_gate_run_id IS NOT NULL AND EXISTS (SELECT 1 FROM gate_runs g
+                -- set: to a gate run of this host (NULL: nothing vouched for, as a clear)
+                ELSE NEW.accepted_gate_run_id IS NULL OR EXISTS (SELECT 1 FROM gate_runs g
                          WHERE g.id = NEW.accepted_gate_run_id AND g.host_id = NEW.id) END
           AND CASE t.hold
                 WHEN 'keep' THEN NEW.quarantined_at IS NOT DISTINCT FROM OLD.quarantined_at
