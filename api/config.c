@@ -278,6 +278,7 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_MONITOR_KEEP_RAW", 7 * 86400, 3600, 3650 * 86400, monitor_keep_s[0]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[1]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400, monitor_keep_s[2]),
+    INT_SETTING("GPUFLEET_MONITOR_KEEP_GPUS", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[3]),
     INT_SETTING("GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, worker_concurrency),
     INT_SETTING("GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, job_lease_s),
     INT_SETTING("GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400, ssh_command_timeout_s),
@@ -384,6 +385,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->database_url = dup_or(get("GPUFLEET_DATABASE_URL"), NULL);
+    cfg->migrate_database_url = dup_or(get("GPUFLEET_MIGRATE_DATABASE_URL"), NULL);
     cfg->listen = dup_or(get("GPUFLEET_LISTEN"), "127.0.0.1:8080");
     cfg->jwt_secret_file = dup_or(get("GPUFLEET_JWT_SECRET_FILE"), NULL);
     cfg->jwt_public_key_file = dup_or(get("GPUFLEET_JWT_PUBLIC_KEY_FILE"), NULL);
@@ -416,6 +418,7 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
 void config_free(struct api_config *cfg)
 {
     free(cfg->database_url);
+    free(cfg->migrate_database_url);
     free(cfg->listen);
     free(cfg->jwt_secret_file);
     free(cfg->jwt_public_key_file);
@@ -492,12 +495,18 @@ void config_log(const struct api_config *cfg)
                                       "role_map", cfg->jwt_role_map ? cfg->jwt_role_map : "",
                                       "principal_claim", cfg->jwt_principal_claim));
     }
+    if (cfg->migrate_database_url != NULL) { /* the owner's, for migrate (least privilege) */
+        char owner[512];
+        config_redact_url(cfg->migrate_database_url, owner, sizeof owner);
+        json_object_set_new(o, "migrate_database_url", json_string(owner));
+    }
     json_object_set_new(o, "allow_unscoped_reporters", json_boolean(cfg->allow_unscoped_reporters));
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "monitor", json_boolean(cfg->monitor));
     json_object_set_new(o, "monitor_keep_s",
-                        json_pack("{s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
-                                  cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2]));
+                        json_pack("{s:i, s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
+                                  cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2], "gpus",
+                                  cfg->monitor_keep_s[3]));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "budget_interval_s", json_integer(cfg->budget_interval_s));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));

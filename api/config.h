@@ -8,7 +8,8 @@
 
 struct api_config {
     char *database_url;
-    char *listen; /* as given */
+    char *migrate_database_url; /* GPUFLEET_MIGRATE_DATABASE_URL: the owner's, for migrate */
+    char *listen;               /* as given */
     char listen_host[64];
     int listen_port;
     int threads;
@@ -41,7 +42,7 @@ struct api_config {
     /* Jobs and SSH */
     int workers;            /* worker threads inside serve (0 = none); `worker` runs them alone */
     int monitor;            /* GPUFLEET_MONITOR: the workers run the health monitor (default 1) */
-    int monitor_keep_s[3];  /* GPUFLEET_MONITOR_KEEP_RAW/_5M/_1H: retention, seconds */
+    int monitor_keep_s[4];  /* GPUFLEET_MONITOR_KEEP_RAW/_5M/_1H/_GPUS: retention, seconds */
     int worker_concurrency; /* jobs one worker thread holds at once */
     int job_lease_s;
     int ssh_command_timeout_s;   /* upper bound on every remote command (unset: none) */

@@ -23,6 +23,18 @@ int api_valid_gpu_uuid(const char *s)
     return 1;
 }
 
+/* GET /v1/gpus's cursor key: "GPU-…/host id" (a UUID may be on two hosts). */
+static int valid_gpu_key(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    if (slash == NULL || (size_t)(slash - s) > 79)
+        return 0;
+    char uuid[80];
+    memcpy(uuid, s, (size_t)(slash - s));
+    uuid[slash - s] = '\0';
+    return api_valid_gpu_uuid(uuid) && api_valid_uuid(slash + 1);
+}
+
 static int valid_bool(const char *v)
 {
     return !strcmp(v, "true") || !strcmp(v, "false");
@@ -61,7 +73,7 @@ static enum db_status gpu_page(struct db_conn *c, const struct list_query *q, st
     return db_monitor_gpu_list(c, &f, page);
 }
 
-static const struct list_def gpu_list = {"gpu", gpu_filters, NGPU_FILTERS, api_valid_gpu_uuid,
+static const struct list_def gpu_list = {"gpu", gpu_filters, NGPU_FILTERS, valid_gpu_key,
                                          NULL,  NULL,        gpu_page};
 
 enum MHD_Result api_gpus_list(struct api_req *r)
@@ -73,9 +85,10 @@ enum MHD_Result api_gpus_list(struct api_req *r)
 
 static int valid_event_kind(const char *v)
 {
-    static const char *const kinds[] = {
-        "xid",     "sxid",        "fell_off_bus",      "ecc",        "remap", "fabric",
-        "thermal", "gpu_missing", "container_runtime", "unreachable"};
+    static const char *const kinds[] = {"xid",         "sxid",        "fell_off_bus",
+                                        "ecc",         "remap",       "fabric",
+                                        "thermal",     "gpu_missing", "container_runtime",
+                                        "unreachable", "gpu_excess",  "gpu_uuid_duplicate"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(v, kinds[i]))
             return 1;
@@ -85,7 +98,7 @@ static int valid_event_kind(const char *v)
 static const struct list_filter event_filters[] = {
     {"kind", valid_event_kind,
      "one of xid, sxid, fell_off_bus, ecc, remap, fabric, thermal, gpu_missing, "
-     "container_runtime, unreachable"},
+     "container_runtime, unreachable, gpu_excess, gpu_uuid_duplicate"},
     {"open", valid_bool, "true or false"},
 };
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static enum MHD_Result busy(struct api_req *r, const struct svc_host_cmd *cmd)
 {
@@ -23,12 +24,10 @@ static enum MHD_Result not_drained(struct api_req *r, const struct svc_host_cmd 
     if (cmd->cmd == PLAN_CMD_MOVE_POOL)
         return api_reply_problem(
             r, API_ERR_HOST_NOT_DRAINED, "pool_id",
-            cmd->move_project[0]
-                ? "a host moves into another project only when it serves nothing: registered, "
-                  "drained or stopped (this one is %s); drain it first"
-                : "a host moves into a pool that expects other GPUs only when no job acts on it "
-                  "and it is reachable (this one is %s); drain it first",
-            cmd->state);
+            "a host moves into another pool only when it serves nothing: registered, drained or "
+            "stopped (this one is %s); %s",
+            cmd->state,
+            !strcmp(cmd->state, "ready") ? "POST /v1/hosts/{id}/drain first" : "drain it first");
     if (cmd->cmd == PLAN_CMD_RESUME)
         return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                                  "only a drained host can be resumed (this one is %s)", cmd->state);

@@ -25,7 +25,7 @@ static int cmd_migrate(int argc, char **argv)
         return cmd_fatal("migrate", err);
     log_set_level(cfg.log_level);
     int n = 0;
-    int rc = db_migrate(cfg.database_url, &n, err, sizeof err);
+    int rc = db_migrate_roles(cfg.migrate_database_url, cfg.database_url, &n, err, sizeof err);
     config_free(&cfg);
     if (rc != 0)
         return cmd_fatal("migrate", err);

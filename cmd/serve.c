@@ -186,7 +186,8 @@ static int schema_start(void *ctx, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     int n;
-    if (s->migrate && db_migrate(s->cfg.database_url, &n, err, errlen) != 0)
+    if (s->migrate &&
+        db_migrate_roles(s->cfg.migrate_database_url, s->cfg.database_url, &n, err, errlen) != 0)
         return -1;
     enum db_schema_state st = db_schema_check(s->cfg.database_url, &n, err, errlen);
     if (st == DB_SCHEMA_PENDING)
@@ -299,7 +300,8 @@ static int workers_start(void *ctx, char *err, size_t errlen)
         .allow_cidrs = cfg->ssh_allow_cidrs,
         .diag_timeout_s = {cfg->diag_timeout_s[0], cfg->diag_timeout_s[1], cfg->diag_timeout_s[2]},
         .monitor = cfg->monitor,
-        .monitor_keep_s = {cfg->monitor_keep_s[0], cfg->monitor_keep_s[1], cfg->monitor_keep_s[2]},
+        .monitor_keep_s = {cfg->monitor_keep_s[0], cfg->monitor_keep_s[1], cfg->monitor_keep_s[2],
+                           cfg->monitor_keep_s[3]},
     };
     return started(prov_workers_start(&wc), "job workers", err, errlen);
 }

@@ -208,3 +208,50 @@ cleanup:
     PQfinish(pg);
     return rc;
 }
+
+/* The role app_url logs in as (caller's buffer). */
+static int app_role(const char *app_url, char *role, size_t n, char *msg, size_t msglen)
+{
+    PGconn *pg = open_conn(app_url, msg, msglen);
+    if (pg == NULL)
+        return -1;
+    PGresult *r = PQexec(pg, "SELECT current_user");
+    int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+    if (ok)
+        snprintf(role, n, "%s", PQgetvalue(r, 0, 0));
+    else
+        snprintf(msg, msglen, "reading the application's role failed: %s", PQresultErrorMessage(r));
+    msg[strcspn(msg, "\n")] = '\0';
+    PQclear(r);
+    PQfinish(pg);
+    return ok ? 0 : -1;
+}
+
+int db_migrate_roles(const char *owner_url, const char *app_url, int *napplied, char *msg,
+                     size_t msglen)
+{
+    if (owner_url == NULL || owner_url[0] == '\0')
+        return db_migrate(app_url, napplied, msg, msglen);
+    char role[128];
+    if (db_migrate(owner_url, napplied, msg, msglen) != 0 ||
+        app_role(app_url, role, sizeof role, msg, msglen) != 0)
+        return -1;
+    PGconn *pg = open_conn(owner_url, msg, msglen);
+    if (pg == NULL)
+        return -1;
+    const char *params[1] = {role};
+    PGresult *r =
+        PQexecParams(pg, "SELECT gpufleet_grant_app($1::name)", 1, NULL, params, NULL, NULL, 0);
+    int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (!ok) {
+        snprintf(msg, msglen, "granting the application's role %s failed: %s", role,
+                 PQresultErrorMessage(r));
+        msg[strcspn(msg, "\n")] = '\0';
+    } else
+        log_json_steal(LOG_INFO,
+                       json_pack("{s:s, s:s}", "msg", "application role granted (least privilege)",
+                                 "role", role));
+    PQclear(r);
+    PQfinish(pg);
+    return ok ? 0 : -1;
+}

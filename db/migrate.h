@@ -29,4 +29,11 @@ enum db_schema_state db_schema_check(const char *url, int *applied, char *msg, s
  * one-line reason in msg. */
 int db_migrate(const char *url, int *napplied, char *msg, size_t msglen);
 
+/* With two roles (docs/operations.md, least privilege): applies the migrations as the owner
+ * (owner_url), then grants the role app_url logs in as what serve needs and no more
+ * (gpufleet_grant_app, migrations/0026), on every run. owner_url NULL or "": one role,
+ * db_migrate(app_url). Returns 0, or -1 with a one-line reason in msg. */
+int db_migrate_roles(const char *owner_url, const char *app_url, int *napplied, char *msg,
+                     size_t msglen);
+
 #endif

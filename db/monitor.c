@@ -31,7 +31,7 @@
     " 'first_seen', " DB_TS(g ".first_seen") ", 'last_seen', " DB_TS(g ".last_seen") ","     \
     " 'missing_since', " DB_TS(g ".missing_since") ","                                       \
     " 'open_events', (SELECT count(*) FROM gpu_events e"                                     \
-    "   WHERE e.gpu_uuid = " g ".uuid AND e.closed_at IS NULL),"                             \
+    "   WHERE e.host_id = " g ".host_id AND e.gpu_uuid = " g ".uuid AND e.closed_at IS NULL),"\
     " 'latest', json_build_object('at', " DB_TS(g ".last_seen") ", " READINGS(g) "))"
 
 /* The GpuEvent document of gpu_events row e. */
@@ -76,7 +76,8 @@
     " 'rolled_up_to', " rolled_up_to ","                                                     \
     " 'series', coalesce((SELECT json_agg(json_build_object('gpu_uuid', s.gpu_uuid,"        \
     "   'index', gg.index, 'points', s.points) ORDER BY gg.index NULLS LAST, s.gpu_uuid)"    \
-    "   FROM (" series ") s LEFT JOIN gpus gg ON gg.uuid = s.gpu_uuid), '[]'::json))::text"  \
+    "   FROM (" series ") s LEFT JOIN gpus gg ON gg.host_id = h.id"                      \
+    "   AND gg.uuid = s.gpu_uuid), '[]'::json))::text"                                        \
     " AS doc FROM hosts h WHERE h.id = $1::uuid"                                             \
     " AND ($4::uuid[] IS NULL OR h.project_id = ANY ($4::uuid[]))"
 
@@ -118,7 +119,7 @@ const struct db_stmt db_monitor_stmts[] = {
      "SELECT " HEALTH_DOC " AS doc FROM hosts h LEFT JOIN host_monitor m ON m.host_id = h.id"
      " WHERE h.id = $1::uuid AND ($2::uuid[] IS NULL OR h.project_id = ANY ($2::uuid[]))"},
     {"monitor_gpu_list",
-     "SELECT " GPU_DOC("g", "h") "::text AS doc, g.uuid AS key"
+     "SELECT " GPU_DOC("g", "h") "::text AS doc, g.uuid || '/' || g.host_id AS key"
      " FROM gpus g JOIN hosts h ON h.id = g.host_id"
      " WHERE ($1::uuid IS NULL OR g.host_id = $1::uuid)"
      "   AND ($2::uuid IS NULL OR h.pool_id = $2::uuid)"
@@ -126,12 +127,16 @@ const struct db_stmt db_monitor_stmts[] = {
      "        WHERE p.id = h.pool_id AND p.gpu_model = $3))"
      "   AND ($4::text IS NULL OR g.name = $4)"
      "   AND ($5::bool IS NULL OR EXISTS (SELECT 1 FROM gpu_events e"
-     "        WHERE e.gpu_uuid = g.uuid AND e.closed_at IS NULL) = $5::bool)"
+     "        WHERE e.host_id = g.host_id AND e.gpu_uuid = g.uuid"
+     "          AND e.closed_at IS NULL) = $5::bool)"
      "   AND ($6::bool IS NULL OR (g.missing_since IS NOT NULL) = $6::bool)"
-     "   AND g.uuid > coalesce($7::text, '')"
+     /* the keyset (uuid, host): a UUID may be on two hosts (migrations/0027) */
+     "   AND (g.uuid, g.host_id) > (split_part(coalesce($7::text, ''), '/', 1),"
+     "        coalesce(nullif(split_part(coalesce($7::text, ''), '/', 2), '')::uuid,"
+     "                 '00000000-0000-0000-0000-000000000000'::uuid))"
      "   AND ($9::uuid[] IS NULL OR h.project_id = ANY ($9::uuid[]))"
      "   AND ($10::uuid IS NULL OR h.project_id = $10::uuid)"
-     " ORDER BY g.uuid LIMIT $8::int"},
+     " ORDER BY g.uuid, g.host_id LIMIT $8::int"},
     {"monitor_gpu_events",
      "SELECT " EVENT_DOC("e") "::text AS doc, e.id::text AS key FROM gpu_events e"
      " WHERE e.gpu_uuid = $1 AND ($2::text IS NULL OR e.kind = $2)"

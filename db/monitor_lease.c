@@ -72,9 +72,13 @@ const struct db_stmt db_mon_stmts[] = {
      " coalesce((p.spec->'monitor'->>'unreachable_after')::int, 3) AS unreachable_after,"
      " (p.spec->'monitor'->'xid_policy')::text AS xid_policy,"
      " u.kmsg_cursor, coalesce(u.kmsg_mono, -1) AS kmsg_mono, coalesce(u.missed, 0) AS missed,"
-     " (SELECT json_object_agg(e.uuid, e.ecc_uncorrected_volatile)::text FROM gpus e"
+     /* the ECC baseline of the host's current GPUs, bounded as its samples are (the
+      * pool's gpu_count + 2, migrations/0027) */
+     " (SELECT json_object_agg(e.uuid, e.ecc_uncorrected_volatile)::text FROM (SELECT"
+     "   e.uuid, e.ecc_uncorrected_volatile FROM gpus e"
      "   WHERE e.host_id = h.id AND e.missing_since IS NULL"
-     "     AND e.ecc_uncorrected_volatile IS NOT NULL) AS ecc_baseline,"
+     "     AND e.ecc_uncorrected_volatile IS NOT NULL ORDER BY e.last_seen DESC, e.uuid"
+     "   LIMIT least(64, coalesce((p.spec->>'gpu_count')::int, 62) + 2)) e) AS ecc_baseline,"
      " CASE WHEN u.last_sample_at IS NULL THEN -1"
      "      ELSE (extract(epoch FROM now() - u.last_sample_at) * 1000)::bigint END AS since_ms"
      " FROM u JOIN hosts h ON h.id = u.host_id JOIN pools p ON p.id = h.pool_id"
@@ -94,6 +98,7 @@ const struct db_stmt db_mon_stmts[] = {
      "SELECT from_state FROM host_state_history WHERE host_id = $1 AND to_state = 'unreachable'"
      " ORDER BY id DESC LIMIT 1"},
     {"mon_store", "SELECT monitor_store($1::uuid, $2::jsonb)::text AS result"},
+    {"mon_gpus_prune", "SELECT gpus_prune(make_interval(secs => $1::float8), 10000)"},
     {"mon_housekeeping_lock",
      "SELECT pg_try_advisory_xact_lock(hashtext('gpufleet.monitor.housekeeping')) AS locked"},
 };
@@ -347,7 +352,7 @@ enum db_status db_mon_fenced_state(struct db_conn *c, const char *owner, const c
     return host_state(c, host_id, st);
 }
 
-enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int *ran)
+enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[4], int *ran)
 {
     PGresult *r;
     *ran = 0;
@@ -365,6 +370,12 @@ enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int 
     if (s >= 0)
         s = db_monitor_prune(c, keep_s[0], keep_s[1], keep_s[2], 10000, &res);
     free(res);
+    if (s >= 0) { /* GPU rows not seen for keep_s[3] (migrations/0027) */
+        char keep[24];
+        snprintf(keep, sizeof keep, "%ld", keep_s[3]);
+        const char *p[1] = {keep};
+        s = db_exec_noresult(c, "mon_gpus_prune", 1, p);
+    }
     *ran = s >= 0;
     return s;
 }

@@ -86,8 +86,9 @@ enum db_status db_mon_fenced_state(struct db_conn *c, const char *owner, const c
                                    struct db_mon_state *st);
 
 /* The samples' housekeeping, by one worker at a time (an advisory lock; the others skip):
- * rolls up complete buckets, then applies retention (seconds). *ran = 0 when another
- * worker holds the lock. */
-enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[3], int *ran);
+ * rolls up complete buckets, then applies retention (seconds: raw samples, 5-minute and
+ * 1-hour rollups, and the gpus rows not seen for keep_s[3], at most 10,000 a call).
+ * *ran = 0 when another worker holds the lock. */
+enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[4], int *ran);
 
 #endif

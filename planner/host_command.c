@@ -128,10 +128,9 @@ static enum plan_cmd_refusal stop_command(const struct plan_host_facts *f,
 static enum plan_cmd_refusal move_command(const struct plan_host_facts *f,
                                           enum plan_host_actor actor, struct plan_cmd_decision *d)
 {
-    if (!f->move_other_project && !f->move_other_gpus)
-        return PLAN_CMD_OK; /* labels, or a pool like this one: no state change */
-    if (f->move_other_project && f->state != HS_REGISTERED && f->state != HS_DRAINED &&
-        f->state != HS_STOPPED)
+    if (!f->move_changes_pool)
+        return PLAN_CMD_OK; /* labels or credential: no state change */
+    if (f->state != HS_REGISTERED && f->state != HS_DRAINED && f->state != HS_STOPPED)
         return PLAN_CMD_NOT_DRAINED;
     enum plan_host_answer ans = ask(f, HE_POOL_MOVED, -1, actor);
     if (ans == PLAN_HOST_FORBIDDEN)

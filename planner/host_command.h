@@ -66,7 +66,8 @@ struct plan_host_facts {
     int active_job;        /* a job of the host is queued or running */
     int running_job;       /* a job of the host is running */
     int stop_command_ok;   /* the pool has a stop command that passes its template check */
-    /* pool move: what the target pool changes (both 0: labels, or a pool like this one) */
+    /* pool move: what the target pool changes */
+    int move_changes_pool;  /* the host goes into another pool (0: labels or credential only) */
     int move_other_project; /* the target pool belongs to another project */
     int move_other_gpus;    /* the target pool expects another GPU model or count */
 };
@@ -85,11 +86,12 @@ struct plan_cmd_decision {
  * forced stop. On PLAN_CMD_OK fills *d. Refusals follow the order an operator needs to
  * read them: the hold, stopped, then the command's own.
  *
- * A pool move changes no state unless the target pool is another project's or expects
- * other GPUs: then the accepted gate is cleared (pool_moved; a ready host goes back to
- * provisioned) and the host must run no job (busy). Into another project only a host that
- * serves nothing moves: registered, drained or stopped (not_drained otherwise). Who may
- * move a host across projects (a platform admin) is the scope's question, not this. */
+ * A move into another pool, whatever the pool, is the event pool_moved: only a host that
+ * serves nothing moves — registered, drained or stopped (not_drained otherwise: a ready
+ * host is drained first) — with no job acting on it (busy), and its accepted gate is
+ * always cleared (the gate vouched for the old pool's GPUs, stop command and scopes). A
+ * change of labels or credential alone changes no state. Who may move a host across
+ * projects (a platform admin) is the scope's question, not this. */
 enum plan_cmd_refusal plan_host_command(enum plan_cmd cmd, const struct plan_host_facts *f,
                                         enum plan_host_actor actor, int force,
                                         struct plan_cmd_decision *d);

@@ -222,16 +222,12 @@ const struct plan_host_rule plan_host_rules[] = {
     R(RECOVERY_FAILED, DRAINED, QUARANTINED, Q),
     R(RECOVERY_FAILED, INVESTIGATING, QUARANTINED, Q),
     R(RECOVERY_FAILED, UNREACHABLE, QUARANTINED, Q),
-    /* a pool move that changes what the gate vouched for (another project, another GPU
-     * model or count): the gate must pass again; a ready host stops serving until then.
-     * Hosts a job acts on, and unreachable ones, do not move this way. */
+    /* a move into another pool: only a host that serves nothing (registered, drained — a
+     * ready host is drained first — or stopped, whose GPUs are released) moves, and the
+     * gate always must pass again: it vouched for the old pool's GPUs, stop command and
+     * reporter scopes. */
     R(POOL_MOVED, REGISTERED, REGISTERED, CG),
-    R(POOL_MOVED, PROVISIONED, PROVISIONED, CG),
-    R(POOL_MOVED, READY, PROVISIONED, CG),
-    R(POOL_MOVED, INVESTIGATING, INVESTIGATING, CG),
-    R(POOL_MOVED, QUARANTINED, QUARANTINED, CG),
     R(POOL_MOVED, DRAINED, DRAINED, CG),
-    R(POOL_MOVED, FAILED, FAILED, CG),
     R(POOL_MOVED, STOPPED, STOPPED, CG),
 };
 const size_t plan_host_nrules = sizeof plan_host_rules / sizeof plan_host_rules[0];

@@ -81,3 +81,10 @@ size_t plan_mon_gpu_findings(const struct plan_mon_gpu *g,
     }
     return n;
 }
+
+int plan_mon_gpu_cap(int gpu_count)
+{
+    if (gpu_count <= 0 || gpu_count > PLAN_MON_GPU_MAX - PLAN_MON_GPU_MARGIN)
+        return PLAN_MON_GPU_MAX;
+    return gpu_count + PLAN_MON_GPU_MARGIN;
+}

@@ -58,6 +58,14 @@ struct plan_mon_finding {
 };
 #define PLAN_MON_MAX_FINDINGS 4
 
+/* The GPUs of a host a sample records (migrations/0027 applies the same rule): the pool's
+ * gpu_count plus a margin of PLAN_MON_GPU_MARGIN (a GPU or two beyond what the pool
+ * expects is worth seeing, not trusting), never more than PLAN_MON_GPU_MAX; a pool
+ * without a count allows PLAN_MON_GPU_MAX. More than that is evidence (isolate). */
+#define PLAN_MON_GPU_MARGIN 2
+#define PLAN_MON_GPU_MAX    64
+int plan_mon_gpu_cap(int gpu_count);
+
 /* The findings of one GPU's readings, in the order an operator reads them (remap, page
  * retirement, ECC, clocks). Returns how many were written to out. */
 size_t plan_mon_gpu_findings(const struct plan_mon_gpu *g,

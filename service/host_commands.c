@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "db/jobs.h"
 #include "planner/scope.h"
@@ -285,6 +286,7 @@ static enum db_status move_target(struct db_conn *c, struct svc_host_cmd *cmd,
     pf->move_other_gpus =
         strcmp(refs->gpu_model, model) != 0 || refs->gpu_count != f->t.pool_gpu_count;
     pf->move_other_project = strcmp(refs->pool_project, f->project_id) != 0;
+    pf->move_changes_pool = cmd->pool_id != NULL && strcasecmp(cmd->pool_id, f->t.pool_id) != 0;
     if (pf->move_other_project) {
         snprintf(cmd->move_project, sizeof cmd->move_project, "%s", refs->pool_project);
         enum plan_scope_answer a =
@@ -304,7 +306,9 @@ static enum db_status move_target(struct db_conn *c, struct svc_host_cmd *cmd,
         cmd->by_scope = refs->credential_found;
         return s;
     }
-    if (pf->move_other_project || cmd->credential_id)
+    /* the credential's binding, re-checked whenever the pool changes: the host's credential
+     * must be allowed in the new pool's project for its user and address */
+    if (pf->move_changes_pool || cmd->credential_id)
         cmd->refused = svc_limit_credential(refs, f->t.user, f->t.address, &cmd->limit);
     return s;
 }

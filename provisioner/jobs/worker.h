@@ -24,7 +24,7 @@ struct prov_worker_config {
     int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
     int db_writers;          /* database writer threads per worker (0: PROV_DB_WRITERS) */
     int monitor;             /* run the health monitor (monitor.h) beside the jobs */
-    long monitor_keep_s[3];  /* retention of raw samples, 5-minute and 1-hour rollups */
+    long monitor_keep_s[4];  /* retention of raw samples, 5-minute and 1-hour rollups, GPU rows */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */

@@ -187,14 +187,37 @@ static int clock_bit(const prov_sample_gpu_t *g, unsigned long long bit)
     return g->clk_st == PROV_V_OK ? (g->clk_reasons & bit) != 0 : -1;
 }
 
-/* Per-GPU readings into gpus; their rules (planner/monitor_policy.h) into events. */
-static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, json_t *gpus, json_t *events,
-                      struct mon_outcome *o)
+/* Keeps mem's ECC counts of the GPUs this sample recorded only: the memory is bounded by
+ * the cap, however many UUIDs a host has reported over time. */
+static void keep_ecc_of(struct mon_memory *mem, const prov_sample_t *s, size_t upto)
 {
+    size_t n = 0;
+    for (size_t k = 0; k < mem->necc; k++) {
+        int listed = 0;
+        for (size_t i = 0; i < upto && !listed; i++)
+            listed = s->gpus[i].uuid_st == PROV_V_OK && !strcmp(s->gpus[i].uuid, mem->ecc[k].uuid);
+        if (listed)
+            mem->ecc[n++] = mem->ecc[k];
+    }
+    mem->necc = n;
+}
+
+/* Per-GPU readings into gpus; their rules (planner/monitor_policy.h) into events. At most
+ * cap GPUs (plan_mon_gpu_cap) are recorded, in the order nvidia-smi lists them; more is a
+ * gpu_excess event that isolates. */
+static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, int cap, json_t *gpus,
+                      json_t *events, struct mon_outcome *o)
+{
+    size_t kept = 0, excess = 0, upto = s->ngpus;
     for (size_t i = 0; i < s->ngpus; i++) {
         const prov_sample_gpu_t *g = &s->gpus[i];
         if (g->uuid_st != PROV_V_OK)
             continue;
+        if (kept >= (size_t)cap) {
+            upto = excess++ == 0 ? i : upto;
+            continue;
+        }
+        kept++;
         json_t *row = json_pack(
             "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid",
             g->uuid, "pci_bus_id", g->pci_st == PROV_V_OK ? json_string(g->pci) : json_null(),
@@ -240,6 +263,17 @@ static void read_gpus(struct mon_memory *mem, const prov_sample_t *s, json_t *gp
             if (f[k].isolate)
                 isolate(o, f[k].message);
         }
+    }
+    if (kept > 0)
+        keep_ecc_of(mem, s, upto);
+    if (excess > 0) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "nvidia-smi lists %zu GPUs; at most %d are recorded (the pool's gpu_count + %d): "
+                 "%zu not recorded",
+                 kept + excess, cap, PLAN_MON_GPU_MARGIN, excess);
+        add_event(events, "gpu_excess", 0, "inventory", PLAN_XID_ISOLATE, NULL, NULL, NULL, msg);
+        isolate(o, msg);
     }
 }
 
@@ -344,7 +378,7 @@ int mon_sample_read(struct mon_memory *mem, const struct mon_policy *p, const ch
     prov_err_t err;
     if (gpu != NULL && gpu_rc == 0 &&
         prov_sample_parse(gpu, len, prov_sample_fields, prov_sample_nfields, &s, &err) == 0) {
-        read_gpus(mem, &s, gpus, events, o);
+        read_gpus(mem, &s, plan_mon_gpu_cap(p->gpu_count), gpus, events, o);
         o->gpu_read = json_array_size(gpus) > 0;
     }
     if (!o->gpu_read) {
@@ -408,6 +442,8 @@ int mon_memory_seed_ecc(struct mon_memory *mem, const char *json)
             n >= sizeof mem->ecc[0].uuid || strncmp(uuid, "GPU-", 4) != 0 ||
             strspn(uuid + 4, "0123456789abcdefABCDEF-") != n - 4)
             continue;
+        if (mem->necc >= PLAN_MON_GPU_MAX)
+            break; /* bounded as the samples are */
         double *slot = ecc_slot(mem, uuid);
         if (slot == NULL) {
             rc = -1;

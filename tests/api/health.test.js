@@ -959,3 +959,142 @@ describe('retention (gpu_samples_prune)', () => {
     expectProblem(await get(`/v1/hosts/${hostB.id}/health`), 404, 'not_found');
   });
 });
+
+// migrations/0027: a GPU is a (host, UUID) pair. The UUID is what the host reports, so a
+// host that reports another's UUID gets a row of its own (and an event), never the other's;
+// a sample records at most the pool's gpu_count + 2 GPUs; rows unseen for the retention go.
+describe('GPUs keyed by host', () => {
+  let cred;
+  const mk = async (pool) =>
+    fleet.createHost(client, operator, {
+      name: n(),
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
+  const rowOf = (host, uuid) =>
+    psql(
+      srv.database.url,
+      `SELECT host_id || ' ' || temp_c || ' ' || last_seen FROM gpus WHERE host_id = '${host}' AND uuid = '${uuid}'`,
+    );
+  before(async () => {
+    cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
+  });
+
+  test('the same UUID on two hosts: two rows, the first host untouched, a gpu_uuid_duplicate event', async () => {
+    const x = await mk(poolA);
+    const y = await mk(poolA);
+    const t0 = Date.now() - 2 * MIN;
+    store(x.id, { at: iso(t0), gpus: GPUS, events: [] });
+    const before = rowOf(x.id, GPUS[0].uuid);
+    // x's GPUs are host A's too (the fixture): eight duplicates on x, none on host A
+    assert.equal(count(`SELECT count(*) FROM gpu_events WHERE host_id = '${x.id}' AND kind = 'gpu_uuid_duplicate'`), 8);
+    assert.equal(
+      count(`SELECT count(*) FROM gpu_events WHERE host_id = '${hostA.id}' AND kind = 'gpu_uuid_duplicate'`),
+      0,
+    );
+    const eventsOfX = count(`SELECT count(*) FROM gpu_events WHERE host_id = '${x.id}'`);
+    // y reports x's GPU 0 (hotter, later) beside a GPU of its own
+    const own = { ...GPUS[1], uuid: 'GPU-0a0a0a0a-1111-2222-3333-444455556666', pci_bus_id: '00000000:2A:00.0' };
+    const out = store(y.id, { at: iso(t0 + MIN), gpus: [{ ...GPUS[0], temp_c: 99 }, own], events: [] });
+    assert.equal(out.samples, 2);
+    assert.equal(
+      count(`SELECT count(*) FROM gpus WHERE uuid = '${GPUS[0].uuid}' AND host_id IN ('${x.id}', '${y.id}')`),
+      2,
+    );
+    assert.equal(rowOf(x.id, GPUS[0].uuid), before, "the first host's GPU is unchanged");
+    assert.match(rowOf(y.id, GPUS[0].uuid), / 99 /);
+    const dup = out.events.filter((e) => e.kind === 'gpu_uuid_duplicate');
+    assert.equal(dup.length, 1);
+    assert.equal(dup[0].gpu_uuid, GPUS[0].uuid);
+    assert.equal(dup[0].policy, 'record');
+    assert.equal(dup[0].new, true);
+    const msg = psql(
+      srv.database.url,
+      `SELECT message FROM gpu_events WHERE host_id = '${y.id}' AND kind = 'gpu_uuid_duplicate'`,
+    );
+    // the other host seen last (x, or host A when its fixture samples are later) is named
+    assert.match(msg, new RegExp(`also reported by host (${x.name} \\(${x.id}\\)|${hostA.name} \\(${hostA.id}\\))`));
+    assert.equal(
+      count(`SELECT count(*) FROM gpu_events WHERE host_id = '${x.id}'`),
+      eventsOfX,
+      'nothing on the first host',
+    );
+    // the next sample of y: the GPU is y's own now, no new event
+    const again = store(y.id, { at: iso(t0 + 2 * MIN), gpus: [{ ...GPUS[0], temp_c: 98 }, own], events: [] });
+    assert.equal(again.events.filter((e) => e.kind === 'gpu_uuid_duplicate').length, 0);
+    // both are listed, each under its host; the GPU's health per host
+    const both = (await walk('/v1/gpus', 3)).filter((g) => g.uuid === GPUS[0].uuid);
+    assert.deepEqual(both.map((g) => g.host_id).sort(), [hostA.id, x.id, y.id].sort());
+    const hx = await ok(`/v1/hosts/${x.id}/health`);
+    assert.equal(hx.gpus.find((g) => g.uuid === GPUS[0].uuid).latest.temp_c, GPUS[0].temp_c);
+    const hy = await ok(`/v1/hosts/${y.id}/health`);
+    assert.equal(hy.gpus.find((g) => g.uuid === GPUS[0].uuid).latest.temp_c, 98);
+    const evs = await ok(`/v1/gpus/${GPUS[0].uuid}/events?kind=gpu_uuid_duplicate`);
+    assert.ok(evs.items.some((e) => e.host_id === y.id));
+  });
+
+  test("a sample of more GPUs than the pool's gpu_count + 2: that many recorded (known ones first), the rest a gpu_excess event", async () => {
+    const z = await mk(poolB); // one L4: at most 3
+    const t0 = Date.now() - 3 * MIN;
+    const first = store(z.id, { at: iso(t0), gpus: GPUS.slice(5, 7), events: [] });
+    assert.equal(first.samples, 2);
+    assert.equal(first.excess_gpus, 0);
+    const out = store(z.id, { at: iso(t0 + MIN), gpus: GPUS, events: [] });
+    assert.equal(out.samples, 3);
+    assert.equal(out.excess_gpus, 5);
+    const ex = out.events.find((e) => e.kind === 'gpu_excess');
+    assert.ok(ex, JSON.stringify(out.events));
+    assert.equal(ex.policy, 'isolate');
+    const uuids = psql(
+      srv.database.url,
+      `SELECT string_agg(uuid, ' ' ORDER BY index) FROM gpus WHERE host_id = '${z.id}'`,
+    ).split(' ');
+    assert.equal(uuids.length, 3);
+    assert.ok(uuids.includes(GPUS[5].uuid) && uuids.includes(GPUS[6].uuid), 'the known GPUs are kept first');
+    assert.equal(count(`SELECT count(*) FROM gpu_samples WHERE host_id = '${z.id}'`), 5);
+    const msg = psql(
+      srv.database.url,
+      `SELECT message FROM gpu_events WHERE host_id = '${z.id}' AND kind = 'gpu_excess'`,
+    );
+    assert.match(
+      msg,
+      /lists 8 GPUs; the pool expects 1 and at most 3 \(its gpu_count \+ 2\) are recorded: 5 not recorded/,
+    );
+    // health fails closed: critical, not ok
+    const h = await ok(`/v1/hosts/${z.id}/health`);
+    assert.equal(h.monitor.state, 'critical');
+    assert.equal(h.summary.gpus, 3);
+  });
+
+  test('pruning removes the GPU rows not seen for the retention, only those', async () => {
+    const w = await mk(poolA);
+    store(w.id, { at: iso(Date.now() - MIN), gpus: GPUS.slice(0, 3), events: [] });
+    psql(
+      srv.database.url,
+      `UPDATE gpus SET first_seen = now() - interval '40 days', last_seen = now() - interval '40 days'` +
+        ` WHERE host_id = '${w.id}' AND uuid = '${GPUS[0].uuid}'`,
+    );
+    psql(
+      srv.database.url,
+      `UPDATE gpus SET first_seen = now() - interval '29 days', last_seen = now() - interval '29 days'` +
+        ` WHERE host_id = '${w.id}' AND uuid = '${GPUS[1].uuid}'`,
+    );
+    const others = count(
+      `SELECT count(*) FROM gpus WHERE host_id <> '${w.id}' AND last_seen >= now() - interval '30 days'`,
+    );
+    const pruned = count(`SELECT gpus_prune(interval '30 days', 10000)`);
+    assert.ok(pruned >= 1);
+    assert.equal(
+      psql(srv.database.url, `SELECT string_agg(uuid, ' ' ORDER BY uuid) FROM gpus WHERE host_id = '${w.id}'`),
+      [GPUS[1].uuid, GPUS[2].uuid].sort().join(' '),
+    );
+    assert.equal(
+      count(`SELECT count(*) FROM gpus WHERE host_id <> '${w.id}' AND last_seen >= now() - interval '30 days'`),
+      others,
+    );
+    assert.equal(count(`SELECT gpus_prune(interval '30 days', 10000)`), 0, 'nothing more to prune');
+  });
+});

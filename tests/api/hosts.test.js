@@ -1143,6 +1143,115 @@ describe('the host state machine and quarantine (no worker: events applied as a 
     assert.equal(h.state_history.length, 1);
   });
 
+  test('PostgreSQL refuses a forged gate or hold effect even with the event setting of a real transition', async () => {
+    const { host } = await register();
+    const run = psql(
+      srv.database.url,
+      `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
+        ` VALUES ('gate', '${host.id}', '${poolA.id}', 1, 'accept', 'forged', '[]'::jsonb, now()) RETURNING id`,
+    ).trim();
+    // drain is registered → draining with the gate and the hold kept: setting the gate (or
+    // clearing nothing but setting a hold) on the way is not that transition
+    const forged = (set) =>
+      `BEGIN; SELECT set_config('gpufleet.host_event', 'drain', true); ` +
+      `UPDATE hosts SET state = 'draining', ${set} WHERE id = '${host.id}'; COMMIT;`;
+    assert.throws(
+      () => psql(srv.database.url, forged(`accepted_gate_run_id = '${run}'`)),
+      /gate set, hold kept\) is not a transition of the state machine with these gate and hold effects/,
+    );
+    assert.throws(
+      () => psql(srv.database.url, forged(`quarantine_reason = 'forged'`)),
+      /with these gate and hold effects/,
+    );
+    // gate_accepted sets a gate of this host only
+    const other = (await register()).host;
+    const foreign = psql(
+      srv.database.url,
+      `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
+        ` VALUES ('gate', '${other.id}', '${poolA.id}', 1, 'accept', 'forged', '[]'::jsonb, now()) RETURNING id`,
+    ).trim();
+    psql(srv.database.url, `SELECT host_transition('${host.id}', 'gate_started', NULL, 'x', NULL, 'x', NULL)`);
+    assert.throws(
+      () =>
+        psql(
+          srv.database.url,
+          `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', '${foreign}')`,
+        ),
+      /with these gate and hold effects/,
+    );
+    psql(srv.database.url, `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', '${run}')`);
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'ready');
+    assert.equal(h.accepted_gate_run_id, run);
+  });
+
+  test("the application's database role cannot write a host's state, its hold or the state machine", async () => {
+    const { host } = await register();
+    const app = srv.database.appUrl;
+    assert.ok(app && app !== srv.database.url, 'serve runs as a role of its own');
+    assert.equal(psql(app, 'SELECT current_user'), 'gpufleet_app');
+    // serve's own connection is that role
+    assert.equal(
+      psql(
+        srv.database.url,
+        `SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'gpufleet_app' AND datname = current_database()`,
+      ),
+      't',
+    );
+    for (const q of [
+      `UPDATE hosts SET state = 'ready' WHERE id = '${host.id}'`,
+      `UPDATE hosts SET quarantined_at = NULL, quarantine_reason = NULL WHERE id = '${host.id}'`,
+      `INSERT INTO host_transitions (event, from_state, to_state, gate, hold) VALUES ('drain', 'registered', 'ready', 'keep', 'keep')`,
+      `DELETE FROM host_transitions`,
+      `UPDATE host_events SET refused_when_held = false`,
+      `DELETE FROM schema_migrations`,
+      `SELECT gpufleet_grant_app('gpufleet_app')`,
+    ]) {
+      assert.throws(() => psql(app, q), /permission denied/, q);
+    }
+    assert.throws(() => psql(app, 'ALTER TABLE hosts DISABLE TRIGGER hosts_guard_transition'), /must be owner/);
+    // the event setting is any role's to set: the trigger does not take it as proof. A role
+    // that may UPDATE every column of hosts (the app's grants plus UPDATE on hosts), with
+    // the setting of a real transition whose effects match, is still refused: it is not
+    // the owner that host_transition() runs as.
+    psql(
+      srv.database.url,
+      `DO $$ BEGIN CREATE ROLE gft_forger NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$; ` +
+        `SELECT gpufleet_grant_app('gft_forger'); GRANT UPDATE ON hosts TO gft_forger;`,
+    );
+    assert.throws(
+      () =>
+        psql(
+          srv.database.url,
+          `BEGIN; SET LOCAL ROLE gft_forger; SELECT set_config('gpufleet.host_event', 'drain', true); ` +
+            `UPDATE hosts SET state = 'draining' WHERE id = '${host.id}'; COMMIT;`,
+        ),
+      /only through host_transition\(\) \(role gft_forger is not the owner/,
+    );
+    const run = psql(
+      srv.database.url,
+      `INSERT INTO gate_runs (kind, host_id, pool_id, gate_version, verdict, reason, checks, started_at)` +
+        ` VALUES ('gate', '${host.id}', '${poolA.id}', 1, 'accept', 'forged', '[]'::jsonb, now()) RETURNING id`,
+    ).trim();
+    psql(app, `SELECT host_transition('${host.id}', 'gate_started', NULL, 'x', NULL, 'x', NULL)`);
+    assert.throws(
+      () =>
+        psql(
+          app,
+          `BEGIN; SELECT set_config('gpufleet.host_event', 'gate_accepted', true); ` +
+            `UPDATE hosts SET accepted_gate_run_id = '${run}' WHERE id = '${host.id}'; COMMIT;`,
+        ),
+      /with these gate and hold effects|only through host_transition\(\)/,
+    );
+    // what serve needs still works: labels, and the state machine through host_transition()
+    psql(app, `UPDATE hosts SET labels = '{"k": "v"}'::jsonb WHERE id = '${host.id}'`);
+    psql(app, `SELECT host_transition('${host.id}', 'gate_accepted', NULL, 'x', NULL, 'x', '${run}')`);
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${host.id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'ready');
+    assert.equal(h.accepted_gate_run_id, run);
+    assert.deepEqual(h.labels, { k: 'v' });
+  });
+
   test("the state filter takes exactly the state machine's states", async () => {
     expectStatus(await client.request('GET', '/v1/hosts?state=quarantined', { token: viewer }), 200);
     expectStatus(await client.request('GET', '/v1/hosts?state=unreachable', { token: viewer }), 200);

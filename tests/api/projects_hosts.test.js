@@ -594,20 +594,71 @@ describe('team-a and team-b', () => {
       assert.equal(hostRow(h.id), before);
     });
 
-    test('within the project: a pool that expects other GPUs clears the gate; a like pool keeps it', async () => {
+    test('within the project: a ready host answers 409 host_not_drained naming its state, even into a like pool', async () => {
       const l4 = await poolIn('team-a', { gpu_model: 'l4', gpu_count: 1 });
       const twin = await poolIn('team-a', { gate: { workload: WORKLOAD } });
       const w = await host(T.opA, A.pool, A.cred);
-      serving(w, A.pool, sharedStack, 'ready');
-      const other = expectStatus(await patch(`/v1/hosts/${w.id}`, T.opA, { pool_id: l4.id }), 200);
-      assert.equal(other.state, 'provisioned');
-      assert.equal(other.accepted_gate_run_id, null);
+      const run = serving(w, A.pool, sharedStack, 'ready');
+      const before = hostRow(w.id);
+      for (const target of [l4, twin]) {
+        const p = expectProblem(
+          await patch(`/v1/hosts/${w.id}`, T.opA, { pool_id: target.id }),
+          409,
+          'host_not_drained',
+          'pool_id',
+        );
+        assert.match(p.detail, /this one is ready/);
+        assert.match(p.detail, /drain/);
+      }
+      assert.equal(hostRow(w.id), before);
+      assert.equal(expectStatus(await get(`/v1/hosts/${w.id}`, T.viewerA), 200).accepted_gate_run_id, run);
+      // labels alone still change on a ready host
+      expectStatus(await patch(`/v1/hosts/${w.id}`, T.opA, { labels: { k: 'v' } }), 200);
+      // and the database refuses the event from ready too (the state machine's rows)
+      assert.throws(() => sql(`SELECT host_transition('${w.id}', 'pool_moved', NULL, 'test', NULL, 'test', NULL)`));
+    });
 
+    test('within the project: a drained host moves, into a like pool too, and its accepted gate is cleared', async () => {
+      const twin = await poolIn('team-a', { gate: { workload: WORKLOAD } });
       const v = await host(T.opA, A.pool, A.cred);
-      const run = serving(v, A.pool, sharedStack, 'ready');
+      const run = serving(v, A.pool, sharedStack, 'drained');
+      assert.equal(expectStatus(await get(`/v1/hosts/${v.id}`, T.viewerA), 200).accepted_gate_run_id, run);
       const like = expectStatus(await patch(`/v1/hosts/${v.id}`, T.opA, { pool_id: twin.id }), 200);
-      assert.equal(like.state, 'ready');
-      assert.equal(like.accepted_gate_run_id, run);
+      assert.equal(like.state, 'drained');
+      assert.equal(like.pool_id, twin.id);
+      assert.equal(like.accepted_gate_run_id, null);
+      // resume needs a new gate now
+      expectProblem(await post(`/v1/hosts/${v.id}/resume`, T.opA), 409, 'gate_required');
+      assert.equal(
+        sql(`SELECT count(*) FROM host_state_history WHERE host_id = '${v.id}' AND event = 'pool_moved'`),
+        '0',
+        'drained → drained is no state change; the gate is cleared in place',
+      );
+      // the same pool again is no move: nothing changes
+      const same = expectStatus(await patch(`/v1/hosts/${v.id}`, T.opA, { pool_id: twin.id }), 200);
+      assert.equal(same.state, 'drained');
+    });
+
+    test('the credential is re-checked against the new pool: a binding that no longer allows the host refuses the move', async () => {
+      const other = await poolIn('team-a');
+      const bound = await credIn('team-a', { cidrs: ['127.0.77.0/24'] });
+      const h = await host(T.opA, A.pool, bound);
+      sql(`SELECT host_transition('${h.id}', 'drain', NULL, 'test', NULL, 'test', NULL)`);
+      sql(`SELECT host_transition('${h.id}', 'drained_when_idle', NULL, 'test', NULL, 'test', NULL)`);
+      // the binding narrowed after the host registered
+      sql(`UPDATE credentials SET allowed_cidrs = ARRAY['10.9.0.0/16']::text[] WHERE id = '${bound.id}'`);
+      const before = hostRow(h.id);
+      expectProblem(
+        await patch(`/v1/hosts/${h.id}`, T.opA, { pool_id: other.id }),
+        409,
+        'credential_not_allowed',
+        'address',
+      );
+      assert.equal(hostRow(h.id), before);
+      // labels alone do not re-check it
+      expectStatus(await patch(`/v1/hosts/${h.id}`, T.opA, { labels: { x: 'y' } }), 200);
+      sql(`UPDATE credentials SET allowed_cidrs = ARRAY['127.0.77.0/24']::text[] WHERE id = '${bound.id}'`);
+      expectStatus(await patch(`/v1/hosts/${h.id}`, T.opA, { pool_id: other.id }), 200);
     });
   });
 

@@ -122,7 +122,10 @@ before(async () => {
      CREATE TRIGGER gft_fail_now BEFORE INSERT ON audit_events
        FOR EACH ROW EXECUTE FUNCTION gft_fail_now();
      CREATE CONSTRAINT TRIGGER gft_fail_at_commit AFTER INSERT ON audit_events
-       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION gft_fail_at_commit()`,
+       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION gft_fail_at_commit();
+     -- serve runs as the application's role (least privilege): the switch is for it to read
+     GRANT SELECT ON gft_fail TO PUBLIC;
+     GRANT USAGE, UPDATE ON SEQUENCE gft_retry TO PUBLIC`,
   );
 });
 

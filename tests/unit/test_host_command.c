@@ -138,7 +138,7 @@ static void every_decision_is_a_transition(void)
     int accepted = 0, refused = 0;
     for (int cmd = 0; cmd < PLAN_CMD__COUNT; cmd++)
         for (int s = 0; s < HS__COUNT; s++)
-            for (int bits = 0; bits < 256; bits++)
+            for (int bits = 0; bits < 512; bits++)
                 for (size_t a = 0; a < 3; a++)
                     for (int force = 0; force <= 1; force++) {
                         struct plan_host_facts f = {s,
@@ -149,7 +149,8 @@ static void every_decision_is_a_transition(void)
                                                     (bits >> 4) & 1,
                                                     (bits >> 5) & 1,
                                                     (bits >> 6) & 1,
-                                                    (bits >> 7) & 1};
+                                                    (bits >> 7) & 1,
+                                                    (bits >> 8) & 1};
                         if (f.running_job && !f.active_job)
                             continue; /* a running job is an active one */
                         struct plan_cmd_decision d;
@@ -173,49 +174,47 @@ static void every_decision_is_a_transition(void)
     CHECK(accepted > 1000 && refused > 1000);
 }
 
-/* A pool move: labels or a like pool change nothing; another project's pool or one that
- * expects other GPUs clears the gate through pool_moved (a ready host goes back to
- * provisioned), never while a job acts on the host; across projects only a host that
- * serves nothing (registered, drained, stopped) moves. */
+/* A pool move: labels or a credential alone change nothing; a move into any other pool
+ * (like or not, this project's or another's) is pool_moved, which always clears the
+ * accepted gate, only for a host that serves nothing (registered, drained, stopped), never
+ * while a job acts on it. */
 static void pool_move(void)
 {
     struct plan_cmd_decision d;
+    enum plan_host_state to;
+    unsigned fx;
     CHECK(ask(PLAN_CMD_MOVE_POOL, ready(), OP, 0, &d) == PLAN_CMD_OK && d.ev == HE__COUNT);
     CHECK(ask(PLAN_CMD_MOVE_POOL, in(HS_PROVISIONING), OP, 0, &d) == PLAN_CMD_OK);
     CHECK(d.ev == HE__COUNT);
-    struct plan_host_facts gpus = ready();
-    gpus.move_other_gpus = 1;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_OK && d.ev == HE_POOL_MOVED);
-    enum plan_host_state to;
-    unsigned fx;
-    CHECK(plan_host_next(HS_READY, 0, HE_POOL_MOVED, d.hint, OP, &to, &fx) == PLAN_HOST_OK);
-    CHECK(to == HS_PROVISIONED && (fx & PLAN_FX_CLEAR_GATE));
-    CHECK(plan_host_next(HS_DRAINED, 0, HE_POOL_MOVED, -1, SY, &to, &fx) == PLAN_HOST_OK);
-    CHECK(to == HS_DRAINED && fx == PLAN_FX_CLEAR_GATE);
-    gpus.active_job = 1;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_BUSY);
-    gpus = in(HS_GATING);
-    gpus.move_other_gpus = 1;
-    gpus.active_job = gpus.running_job = 1;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_BUSY);
-    gpus = in(HS_UNREACHABLE);
-    gpus.move_other_gpus = 1;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, gpus, OP, 0, &d) == PLAN_CMD_NOT_DRAINED);
-    /* across projects: registered, drained or stopped only */
-    struct plan_host_facts other = ready();
-    other.move_other_project = 1;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_NOT_DRAINED);
-    other.state = HS_INVESTIGATING;
-    CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    /* a ready host, even into a like pool of its project: drain it first */
+    struct plan_host_facts like = ready();
+    like.move_changes_pool = 1;
+    CHECK(ask(PLAN_CMD_MOVE_POOL, like, OP, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    CHECK(plan_host_next(HS_READY, 0, HE_POOL_MOVED, -1, OP, &to, &fx) != PLAN_HOST_OK);
+    static const enum plan_host_state serving[] = {
+        HS_PROVISIONED, HS_INVESTIGATING, HS_QUARANTINED, HS_FAILED,
+        HS_UNREACHABLE, HS_PROVISIONING,  HS_GATING,      HS_DRAINING};
+    for (size_t i = 0; i < sizeof serving / sizeof serving[0]; i++) {
+        struct plan_host_facts f = in(serving[i]);
+        f.move_changes_pool = 1;
+        enum plan_cmd_refusal r = ask(PLAN_CMD_MOVE_POOL, f, AD, 0, &d);
+        CHECK(r == PLAN_CMD_NOT_DRAINED);
+        CHECK(plan_host_next(serving[i], 0, HE_POOL_MOVED, -1, AD, &to, &fx) != PLAN_HOST_OK);
+    }
     static const enum plan_host_state rest[] = {HS_REGISTERED, HS_DRAINED, HS_STOPPED};
     for (size_t i = 0; i < 3; i++) {
-        other.state = rest[i];
-        CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_OK);
-        CHECK(d.ev == HE_POOL_MOVED);
-        CHECK(plan_host_next(rest[i], 0, HE_POOL_MOVED, d.hint, AD, &to, &fx) == PLAN_HOST_OK);
-        CHECK(to == rest[i] && fx == PLAN_FX_CLEAR_GATE);
+        for (int other = 0; other < 2; other++) {
+            struct plan_host_facts f = in(rest[i]);
+            f.move_changes_pool = 1;
+            f.move_other_project = other;
+            CHECK(ask(PLAN_CMD_MOVE_POOL, f, AD, 0, &d) == PLAN_CMD_OK);
+            CHECK(d.ev == HE_POOL_MOVED);
+            CHECK(plan_host_next(rest[i], 0, HE_POOL_MOVED, d.hint, AD, &to, &fx) == PLAN_HOST_OK);
+            CHECK(to == rest[i] && fx == PLAN_FX_CLEAR_GATE);
+        }
     }
-    other.state = HS_STOPPED;
+    struct plan_host_facts other = in(HS_STOPPED);
+    other.move_changes_pool = 1;
     other.held = 1; /* a stopped host keeps its hold; the move keeps it too */
     CHECK(ask(PLAN_CMD_MOVE_POOL, other, AD, 0, &d) == PLAN_CMD_OK && d.ev == HE_POOL_MOVED);
     other.held = 0;

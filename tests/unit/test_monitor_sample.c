@@ -239,6 +239,45 @@ static void test_takeover_baseline(void)
 #undef ECC_ROW
 }
 
+/* A host that lists more GPUs than its pool's gpu_count + 2: the first gpu_count + 2 are
+ * recorded, the excess isolates (gpu_excess); and the ECC memory holds only the GPUs of
+ * the latest sample, however many new UUIDs a host reports over time. */
+static void test_gpu_cap(void)
+{
+    char rows[6000] = "";
+    size_t len = 0;
+    for (int i = 0; i < 8; i++)
+        len += (size_t)snprintf(
+            rows + len, sizeof rows - len,
+            "GPU-a1b2c3d4-0000-1111-2222-3333444455%02d, 00000000:%02X:00.0, 1, 1, "
+            "1, 81559, 40, 70.0, 0x0000000000000000, 0, No, No, No, NVIDIA L4\n",
+            i, 0x18 + i);
+    reset(1); /* an L4 pool of one GPU: at most 3 recorded */
+    CHECK(read_sample(rows, 0, "", 0) == 0);
+    CHECK(json_array_size(json_object_get(out.doc, "gpus")) == 3);
+    CHECK_STR(policy_of("gpu_excess", 0), "isolate");
+    CHECK(strstr(out.isolate, "lists 8 GPUs; at most 3 are recorded") != NULL);
+    CHECK(mem.necc <= 3);
+    /* within the cap: nothing of the kind */
+    reset(8);
+    CHECK(read_sample(rows, 0, "", 0) == 0);
+    CHECK(json_array_size(json_object_get(out.doc, "gpus")) == 8);
+    CHECK(policy_of("gpu_excess", 0) == NULL && out.isolate[0] == '\0');
+    /* UUID churn: 200 samples of 2 new UUIDs each leave the memory at 2 entries */
+    reset(2);
+    for (int k = 0; k < 200; k++) {
+        char two[600];
+        snprintf(two, sizeof two,
+                 "GPU-%08x-0000-1111-2222-333344445555, 00000000:18:00.0, 1, 1, 1, 81559, 40, "
+                 "70.0, 0x0000000000000000, %d, No, No, No, NVIDIA L4\n"
+                 "GPU-%08x-0000-1111-2222-333344445556, 00000000:2A:00.0, 1, 1, 1, 81559, 40, "
+                 "70.0, 0x0000000000000000, %d, No, No, No, NVIDIA L4\n",
+                 (unsigned)k, k, (unsigned)k, k);
+        CHECK(read_sample(two, 0, "", 0) == 0);
+    }
+    CHECK(mem.necc == 2);
+}
+
 static void test_cleanup(void)
 {
     mon_outcome_clear(&out);
@@ -251,6 +290,7 @@ UNIT_SUITE(monitor_sample_tests) = {
     {"monitor sample: missing GPU, remap failure, growing ECC isolate", test_isolating_evidence},
     {"monitor sample: kernel log Xids by the catalog and the pool's overrides", test_kernel_log},
     {"monitor sample: a host taken over starts from the stored ECC counts", test_takeover_baseline},
+    {"monitor sample: at most the pool's gpu_count + 2 GPUs; the ECC memory bounded", test_gpu_cap},
     {"monitor sample: cleanup", test_cleanup},
     UNIT_END,
 };

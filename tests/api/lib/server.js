@@ -61,13 +61,39 @@ function uniqueName(prefix) {
   return `gft_${clean}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
 }
 
-// A fresh, empty database in the test cluster. Returns {name, url, drop()}.
+// postgresql://user@/db?... -> postgresql://<user>@/db?...
+function withUser(url, user) {
+  const m = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?(.*)$/.exec(url);
+  if (!m) throw new Error(`cannot parse database URL ${url}`);
+  return `${m[1]}${encodeURIComponent(user)}@${m[3]}`;
+}
+
+// The application's role of the least-privilege setup (docs/operations.md): serve logs in
+// as it, migrations run as the cluster's user (the owner). Made once per cluster; two test
+// files may race to make it.
+const APP_ROLE = 'gpufleet_app';
+let appRoleReady = false;
+function ensureAppRole(base) {
+  if (appRoleReady) return;
+  psql(
+    base,
+    `DO $$ BEGIN CREATE ROLE ${APP_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE; ` +
+      'EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$',
+  );
+  appRoleReady = true;
+}
+
+// A fresh, empty database in the test cluster. Returns {name, url, appUrl, drop()}: url is
+// the owner's (migrations, and the tests' own fixture SQL), appUrl the application role's
+// (what serve runs as).
 function createDatabase(prefix, { base = baseDatabaseUrl() } = {}) {
   const name = uniqueName(prefix);
+  ensureAppRole(base);
   psql(base, `CREATE DATABASE "${name}"`);
   return {
     name,
     url: databaseUrl(base, name),
+    appUrl: withUser(databaseUrl(base, name), APP_ROLE),
     drop() {
       psql(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, { allowFail: true });
     },
@@ -206,12 +232,15 @@ async function startServer(options = {}) {
   ensureLogDir();
   const database = options.databaseUrl ? null : options.database || createDatabase(name);
   const dbUrl = options.databaseUrl || database.url;
+  // two roles: serve runs as the application's role, migrate as the owner
+  const appUrl = options.databaseUrl || !database.appUrl ? dbUrl : database.appUrl;
   const secrets = options.secrets || makeSecrets(`gft-${name}`);
 
   const port = await freePort();
   const env = cleanEnv({
     GPUFLEET_LISTEN: `127.0.0.1:${port}`,
-    GPUFLEET_DATABASE_URL: dbUrl,
+    GPUFLEET_DATABASE_URL: appUrl,
+    GPUFLEET_MIGRATE_DATABASE_URL: appUrl === dbUrl ? undefined : dbUrl,
     GPUFLEET_JWT_SECRET_FILE: secrets.jwtSecretFile,
     GPUFLEET_MASTER_KEY_FILE: secrets.masterKeyFile,
     GPUFLEET_LOG_LEVEL: 'info',
@@ -237,6 +266,7 @@ async function startServer(options = {}) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  if (env.GPUFLEET_MIGRATE_DATABASE_URL === undefined) delete env.GPUFLEET_MIGRATE_DATABASE_URL;
 
   const logPath = path.join(LOG_DIR, `${name}.log`);
   const logFd = fs.openSync(logPath, 'a');
@@ -359,6 +389,8 @@ module.exports = {
   LOG_DIR,
   baseDatabaseUrl,
   databaseUrl,
+  withUser,
+  APP_ROLE,
   psql,
   createDatabase,
   runBin,
