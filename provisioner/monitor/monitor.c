@@ -139,7 +139,8 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
 {
     (void)c;
     struct mon_host *x = ctx;
-    x->sampling = 0;
+    int late = x->sample_late;
+    x->sampling = x->sample_late = 0;
     mon_poke(x);
     if (r->err != PROV_SSH_OK) {
         char why[320];
@@ -147,7 +148,9 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
                  r->message[0] ? ": " : "", r->message);
         if (!r->timed_out || r->err == PROV_SSH_DISCONNECT)
             mon_conn_close(x);
-        missed(x, why);
+        snprintf(x->why, sizeof x->why, "%s", why);
+        if (!late) /* else counted when the next sample fell due (host_tick) */
+            missed(x, why);
         return;
     }
     struct mon_outcome o;
@@ -216,10 +219,11 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
     if (st->err == PROV_SSH_OK) {
         x->cs = MC_UP;
         x->backoff_s = 0;
+        x->why[0] = '\0';
         return;
     }
-    char why[320];
-    snprintf(why, sizeof why, "could not connect: %s: %s", prov_ssh_err_name(st->err), st->message);
+    snprintf(x->why, sizeof x->why, "could not connect: %s: %s", prov_ssh_err_name(st->err),
+             st->message);
     mon_conn_close(x);
     if (st->err == PROV_SSH_HOSTKEY_MISMATCH && x->h.state != NULL &&
         strcmp(x->h.state, "quarantined") != 0) {
@@ -236,12 +240,9 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
     if (x->backoff_s > x->h.interval_s)
         x->backoff_s = x->h.interval_s;
     x->next_connect_us = util_mono_us() + (int64_t)x->backoff_s * 1000000;
-    /* the sample due now is missed; a host key mismatch is also just that here: the
-     * jobs quarantine on it, the monitor never authenticates to a host it does not know */
-    if (util_mono_us() >= x->next_sample_us) {
-        x->next_sample_us += (int64_t)x->h.interval_s * 1000000;
-        missed(x, why);
-    }
+    /* every sample that falls due while the host waits to reconnect is missed at its due
+     * time (host_tick), whatever the backoff; a host key mismatch is also just that here:
+     * the jobs quarantine on it, the monitor never authenticates to a host it does not know */
 }
 
 static enum db_status cred_fn(struct db_conn *c, void *arg)
@@ -260,7 +261,8 @@ static void cred_done(struct job_op *op)
     x->key_ok = op->status > 0;
     if (!x->key_ok) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, x->decrypt_failed ? x->err : "could not load the host's credential");
+        snprintf(x->why, sizeof x->why, "%s",
+                 x->decrypt_failed ? x->err : "could not load the host's credential");
     }
 }
 
@@ -270,7 +272,7 @@ static void connect(struct mon_host *x)
     enum net_target_verdict v = net_ssh_target(x->h.address, cfg->allow_cidrs);
     if (v != NET_TARGET_OK) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, net_target_why(v));
+        snprintf(x->why, sizeof x->why, "%s", net_target_why(v));
         return;
     }
     struct prov_ssh_target t = {
@@ -286,7 +288,7 @@ static void connect(struct mon_host *x)
     };
     if (x->h.host_key_sha256 == NULL) { /* never pinned: the monitor does not pin */
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, "the host has no pinned host key");
+        snprintf(x->why, sizeof x->why, "the host has no pinned host key");
         return;
     }
     x->conn = prov_ssh_connect(x->m->w->loop, &t, on_connect, x);
@@ -337,10 +339,32 @@ static void host_free(struct mon_host *x)
 
 /* One host's turn: what it does now, and when it next may act by itself (0: not before a
  * callback pokes it). */
+/* A sample fell due and cannot be taken: the host waits to reconnect (backoff, or a
+ * credential or address it could not use), or the previous sample has not answered within
+ * an interval. It counts as missed now, at its due time (issue 25: counted only when a
+ * reconnect failed, each miss landed about half an interval late). A connection attempt
+ * in flight decides by itself: it fails (the next tick counts) or samples at once. */
+static void overdue(struct mon_host *x, int64_t now)
+{
+    int64_t step = (int64_t)x->h.interval_s * 1000000;
+    x->next_sample_us += step;
+    if (x->next_sample_us <= now)
+        x->next_sample_us = now + step; /* never a burst of misses to catch up */
+    if (x->sampling) {
+        x->sample_late = 1;
+        missed(x, "the sample did not answer within an interval");
+    } else {
+        missed(x, x->why[0] ? x->why : "not connected to the host");
+    }
+}
+
 static int64_t host_tick(struct mon_host *x, int64_t now)
 {
-    if (x->op.busy || x->sampling)
-        return 0; /* its done or its sample's callback pokes */
+    int waiting = x->cs == MC_NONE && now < x->next_connect_us;
+    if ((waiting || x->sampling) && !x->key_mismatch && now >= x->next_sample_us)
+        overdue(x, now);
+    if (x->op.busy || x->sampling) /* its done or its sample's callback pokes; or a due */
+        return x->next_sample_us > now ? x->next_sample_us : 0;
     if (x->key_mismatch) {
         submit(x, MO_KEY, key_fn, key_done);
     } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
@@ -352,10 +376,12 @@ static int64_t host_tick(struct mon_host *x, int64_t now)
         sample(x, now);
     }
     if (x->op.busy || x->sampling || x->cs == MC_CONNECTING)
-        return 0;
+        return x->next_sample_us > now ? x->next_sample_us : 0;
     if (x->key_mismatch)
         return now; /* stopping: submit was refused */
-    int64_t t = x->cs == MC_NONE ? x->next_connect_us : x->next_sample_us;
+    int64_t t = x->next_sample_us;
+    if (x->cs == MC_NONE && x->next_connect_us < t)
+        t = x->next_connect_us;
     return t > 0 ? t : now;
 }
 

@@ -26,10 +26,12 @@ struct mon_host {
     struct prov_ssh_conn *conn;
     enum mon_conn cs;
     int sampling;
+    int sample_late;     /* the sample in flight was counted missed at the next due time */
     char started_at[32]; /* when the sample's command was sent: the sample's time */
     int64_t next_sample_us, next_connect_us;
     int backoff_s;
     int missed;
+    char why[320];    /* why the host has no connection (the last attempt's failure) */
     int key_mismatch; /* the host presented another key: quarantine it (once) */
     int claimed;      /* in the latest claim */
     /* a claim row that arrived while an op was in flight: the op's fn reads x->h on a
