@@ -281,6 +281,8 @@ static int workers_start(void *ctx, char *err, size_t errlen)
         .diag_timeout_s = {cfg->diag_timeout_s[0], cfg->diag_timeout_s[1], cfg->diag_timeout_s[2]},
         .monitor = cfg->monitor,
         .monitor_keep_s = {cfg->monitor_keep_s[0], cfg->monitor_keep_s[1], cfg->monitor_keep_s[2]},
+        .monitor_kmsg_page = cfg->monitor_kmsg_page,
+        .monitor_kmsg_backlog = cfg->monitor_kmsg_backlog,
     };
     return started(prov_workers_start(&wc), "job workers", err, errlen);
 }

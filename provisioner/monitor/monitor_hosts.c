@@ -69,6 +69,13 @@ void mon_adopt(struct mon_host *x, struct db_mon_host *row)
         x->h.unreachable_after = 3;
     x->pol.nvswitch = x->h.nvswitch;
     x->pol.gpu_count = x->h.gpu_count;
+    const struct prov_worker_config *cfg = x->m->w->cfg;
+    x->pol.kmsg_page = cfg->monitor_kmsg_page;
+    x->pol.kmsg_backlog = cfg->monitor_kmsg_backlog;
+    /* journalctl and dmesg end well within the sample's own timeout */
+    x->pol.kmsg_timeout_s = cfg->query_timeout_s / 2 > 20 ? 20 : cfg->query_timeout_s / 2;
+    if (x->pol.kmsg_timeout_s < 1)
+        x->pol.kmsg_timeout_s = 1;
     if (mon_policy_overrides(&x->pol, x->h.xid_policy) != 0)
         x->pol.nov = 0; /* the API validates it; a bad stored one falls back to the catalog */
     if (key_changed)
@@ -180,4 +187,3 @@ void mon_claim(struct monitor *m, int64_t now)
     m->claim_op = (struct job_op){.fn = claim_fn, .arg = m, .tx = 1, .done = claim_done, .ctx = m};
     job_writer_submit(m->w->writer, &m->claim_op);
 }
-
