@@ -72,8 +72,8 @@ void mon_adopt(struct mon_host *x, struct db_mon_host *row)
     const struct prov_worker_config *cfg = x->m->w->cfg;
     x->pol.kmsg_page = cfg->monitor_kmsg_page;
     x->pol.kmsg_backlog = cfg->monitor_kmsg_backlog;
-    /* journalctl and dmesg end well within the sample's own timeout */
-    x->pol.kmsg_timeout_s = cfg->query_timeout_s / 2 > 20 ? 20 : cfg->query_timeout_s / 2;
+    /* journalctl and dmesg end within the sample's own timeout, with time to spare */
+    x->pol.kmsg_timeout_s = cfg->query_timeout_s - 3 > 20 ? 20 : cfg->query_timeout_s - 3;
     if (x->pol.kmsg_timeout_s < 1)
         x->pol.kmsg_timeout_s = 1;
     if (mon_policy_overrides(&x->pol, x->h.xid_policy) != 0)
