@@ -189,10 +189,7 @@ describe('kernel log under a flood', () => {
     assert.match(events('gap'), /^kernel_log_gap::record$/m);
     assert.equal((await getHost(H.gap.api.id)).state, 'ready', 'a gap records, it does not isolate');
     // the API lists it (GpuEventKind)
-    const api = expectStatus(
-      await client.request('GET', `/v1/hosts/${H.gap.api.id}/health`, { token: viewer }),
-      200,
-    );
+    const api = expectStatus(await client.request('GET', `/v1/hosts/${H.gap.api.id}/health`, { token: viewer }), 200);
     assert.ok(JSON.stringify(api).includes('kernel_log_gap'), JSON.stringify(api).slice(0, 2000));
     // reading goes on from the newest entry: an Xid after the flood isolates
     await waitSql(
