@@ -94,7 +94,7 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c \
               provisioner/jobs/worker.c provisioner/jobs/job_writer.c \
               provisioner/jobs/job_core.c provisioner/jobs/job_provision.c \
               provisioner/jobs/job_gate.c provisioner/jobs/job_stop.c \
-              provisioner/monitor/monitor.c provisioner/monitor/monitor_sample.c \
+              provisioner/monitor/monitor.c provisioner/monitor/monitor_hosts.c provisioner/monitor/monitor_sample.c \
               provisioner/monitor/monitor_state.c provisioner/host_port.c
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \

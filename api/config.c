@@ -279,6 +279,8 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_MONITOR_KEEP_5M", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[1]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_1H", 400 * 86400, 3600, 3650 * 86400, monitor_keep_s[2]),
     INT_SETTING("GPUFLEET_MONITOR_KEEP_GPUS", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[3]),
+    INT_SETTING("GPUFLEET_MONITOR_KMSG_PAGE", 100000, 100, 10000000, monitor_kmsg_page),
+    INT_SETTING("GPUFLEET_MONITOR_KMSG_BACKLOG", 1000000, 1, 100000000, monitor_kmsg_backlog),
     INT_SETTING("GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, worker_concurrency),
     INT_SETTING("GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, job_lease_s),
     INT_SETTING("GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400, ssh_command_timeout_s),
@@ -503,6 +505,8 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "allow_unscoped_reporters", json_boolean(cfg->allow_unscoped_reporters));
     json_object_set_new(o, "workers", json_integer(cfg->workers));
     json_object_set_new(o, "monitor", json_boolean(cfg->monitor));
+    json_object_set_new(o, "monitor_kmsg_page", json_integer(cfg->monitor_kmsg_page));
+    json_object_set_new(o, "monitor_kmsg_backlog", json_integer(cfg->monitor_kmsg_backlog));
     json_object_set_new(o, "monitor_keep_s",
                         json_pack("{s:i, s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
                                   cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2], "gpus",

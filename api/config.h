@@ -40,10 +40,12 @@ struct api_config {
     int max_connections_per_ip;
     int connection_timeout_s;
     /* Jobs and SSH */
-    int workers;            /* worker threads inside serve (0 = none); `worker` runs them alone */
-    int monitor;            /* GPUFLEET_MONITOR: the workers run the health monitor (default 1) */
-    int monitor_keep_s[4];  /* GPUFLEET_MONITOR_KEEP_RAW/_5M/_1H/_GPUS: retention, seconds */
-    int worker_concurrency; /* jobs one worker thread holds at once */
+    int workers;              /* worker threads inside serve (0 = none); `worker` runs them alone */
+    int monitor;              /* GPUFLEET_MONITOR: the workers run the health monitor (default 1) */
+    int monitor_keep_s[4];    /* GPUFLEET_MONITOR_KEEP_RAW/_5M/_1H/_GPUS: retention, seconds */
+    int monitor_kmsg_page;    /* GPUFLEET_MONITOR_KMSG_PAGE: kernel log entries read per sample */
+    int monitor_kmsg_backlog; /* GPUFLEET_MONITOR_KMSG_BACKLOG: entries left to read later */
+    int worker_concurrency;   /* jobs one worker thread holds at once */
     int job_lease_s;
     int ssh_command_timeout_s;   /* upper bound on every remote command (unset: none) */
     int ssh_query_timeout_s;     /* nvidia-smi, docker version/inspect, file checks */

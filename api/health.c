@@ -85,10 +85,11 @@ enum MHD_Result api_gpus_list(struct api_req *r)
 
 static int valid_event_kind(const char *v)
 {
-    static const char *const kinds[] = {"xid",         "sxid",        "fell_off_bus",
-                                        "ecc",         "remap",       "fabric",
-                                        "thermal",     "gpu_missing", "container_runtime",
-                                        "unreachable", "gpu_excess",  "gpu_uuid_duplicate"};
+    static const char *const kinds[] = {"xid",           "sxid",        "fell_off_bus",
+                                        "ecc",           "remap",       "fabric",
+                                        "thermal",       "gpu_missing", "container_runtime",
+                                        "unreachable",   "gpu_excess",  "gpu_uuid_duplicate",
+                                        "kernel_log_gap"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(v, kinds[i]))
             return 1;
@@ -98,7 +99,7 @@ static int valid_event_kind(const char *v)
 static const struct list_filter event_filters[] = {
     {"kind", valid_event_kind,
      "one of xid, sxid, fell_off_bus, ecc, remap, fabric, thermal, gpu_missing, "
-     "container_runtime, unreachable, gpu_excess, gpu_uuid_duplicate"},
+     "container_runtime, unreachable, gpu_excess, gpu_uuid_duplicate, kernel_log_gap"},
     {"open", valid_bool, "true or false"},
 };
 

@@ -302,6 +302,8 @@ static int workers_start(void *ctx, char *err, size_t errlen)
         .monitor = cfg->monitor,
         .monitor_keep_s = {cfg->monitor_keep_s[0], cfg->monitor_keep_s[1], cfg->monitor_keep_s[2],
                            cfg->monitor_keep_s[3]},
+        .monitor_kmsg_page = cfg->monitor_kmsg_page,
+        .monitor_kmsg_backlog = cfg->monitor_kmsg_backlog,
     };
     return started(prov_workers_start(&wc), "job workers", err, errlen);
 }

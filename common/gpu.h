@@ -28,6 +28,8 @@ struct gpu_util_window {
     double max_pct;    /* the highest utilization.gpu reading */
     double mean_pct;   /* the mean of the readings */
     double interval_s; /* the pool's monitor.interval_seconds (0: the default) */
+    int has_last;      /* a sample lies in the window: last_age_s holds */
+    double last_age_s; /* seconds from the newest sample in the window to the window's end */
 };
 
 /* An open isolating GPU event (gpu_events) of a host quarantined by the monitor. The

@@ -115,13 +115,15 @@
 #define GPU_UTIL_RAW(lo, hi)                                                                \
     " SELECT hb.host, r.* FROM hb CROSS JOIN LATERAL (SELECT 1::float8 AS n,"               \
     "  bool_and(x.util_gpu IS NOT NULL) AS ok, max(x.util_gpu)::float8 AS mx,"              \
-    "  sum(x.util_gpu)::float8 AS sm, count(x.util_gpu)::float8 AS nu FROM gpu_samples x"   \
+    "  sum(x.util_gpu)::float8 AS sm, count(x.util_gpu)::float8 AS nu, x.at AS t"            \
+    "  FROM gpu_samples x"                                                                 \
     "  WHERE x.host_id = hb.host AND x.at >= " lo " AND x.at < " hi " GROUP BY x.at) r"
 #define GPU_UTIL_ROLLUP(table, lo, hi)                                                      \
     " SELECT hb.host, r.* FROM hb CROSS JOIN LATERAL (SELECT max(x.samples)::float8 AS n,"  \
     "  bool_and(x.util_gpu_max IS NOT NULL) AS ok, max(x.util_gpu_max)::float8 AS mx,"      \
     "  sum(x.util_gpu_avg * x.samples) AS sm,"                                              \
-    "  (sum(x.samples) FILTER (WHERE x.util_gpu_avg IS NOT NULL))::float8 AS nu"            \
+    "  (sum(x.samples) FILTER (WHERE x.util_gpu_avg IS NOT NULL))::float8 AS nu,"           \
+    "  NULL::timestamptz AS t"                                                              \
     "  FROM " table " x WHERE x.host_id = hb.host AND x.bucket >= " lo " AND x.bucket < " hi \
     "  GROUP BY x.bucket) r"
 #define GPU_UTIL_SQL                                                                        \
@@ -133,7 +135,8 @@
     " SELECT hb.host::text AS host_id, hb.iv AS interval_s, hb.thr AS idle_gpu_pct,"        \
     "  coalesce(sum(s.n) FILTER (WHERE s.ok), 0) AS samples,"                               \
     "  coalesce(sum(s.n) FILTER (WHERE NOT s.ok), 0) AS unread,"                            \
-    "  max(s.mx) AS util_max, sum(s.sm) / nullif(sum(s.nu), 0) AS util_mean"                \
+    "  max(s.mx) AS util_max, sum(s.sm) / nullif(sum(s.nu), 0) AS util_mean,"               \
+    "  extract(epoch FROM " AT " - max(s.t))::float8 AS last_age"                           \
     " FROM hb LEFT JOIN s ON s.host = hb.host"                                              \
     " GROUP BY hb.host, hb.iv, hb.thr ORDER BY hb.host"
 
@@ -400,11 +403,11 @@ enum db_status db_rec_decode(PGresult *held, PGresult *usage, PGresult *hosts, P
 
 static void decode_gpu(const PGresult *r, struct db_rec_input *in)
 {
-    enum { C_HOST, C_IV, C_THR, C_SAMPLES, C_UNREAD, C_MAX, C_MEAN, C_N };
+    enum { C_HOST, C_IV, C_THR, C_SAMPLES, C_UNREAD, C_MAX, C_MEAN, C_AGE, C_N };
     static const char *const names[C_N] = {
         [C_HOST] = "host_id",    [C_IV] = "interval_s", [C_THR] = "idle_gpu_pct",
         [C_SAMPLES] = "samples", [C_UNREAD] = "unread", [C_MAX] = "util_max",
-        [C_MEAN] = "util_mean"};
+        [C_MEAN] = "util_mean",  [C_AGE] = "last_age"};
     int col[C_N];
     db_cols(r, names, C_N, col);
     for (size_t k = 0; k < in->ngpu; k++) {
@@ -418,6 +421,8 @@ static void decode_gpu(const PGresult *r, struct db_rec_input *in)
         g->util.has_util = !db_val_isnull(r, i, col[C_MAX]);
         g->util.max_pct = db_val_num(r, i, col[C_MAX]);
         g->util.mean_pct = db_val_num(r, i, col[C_MEAN]);
+        g->util.has_last = !db_val_isnull(r, i, col[C_AGE]);
+        g->util.last_age_s = g->util.has_last ? db_val_num(r, i, col[C_AGE]) : 0;
     }
 }
 

@@ -116,10 +116,18 @@ static double interval_of(const struct plan_rec_host *h)
     return h->gpu_util.interval_s > 0 ? h->gpu_util.interval_s : PLAN_REC_INTERVAL_S;
 }
 
-/* Sampled time ÷ the window, at most 1. */
+/* Sampled time ÷ the window, at most 1: each sample stands for one interval, and so does
+ * the sample in flight, the one that fell due since the newest stored one (its age is one
+ * interval or more, under two) and is not stored yet. Without it, the window read one
+ * interval short whenever a sample was in flight (issue 25: over six intervals, 83% or
+ * 100% by phase). A sample more than two intervals old counts for nothing more: a host no
+ * longer sampled is not covered. */
 static double coverage_of(const struct plan_rec_host *h)
 {
-    double c = (double)h->gpu_util.samples * interval_of(h) / win_of(h);
+    const struct gpu_util_window *g = &h->gpu_util;
+    double iv = interval_of(h);
+    int in_flight = g->samples > 0 && g->has_last && g->last_age_s >= iv && g->last_age_s < 2 * iv;
+    double c = ((double)g->samples + in_flight) * iv / win_of(h);
     return c > 1 ? 1 : c;
 }
 
@@ -141,7 +149,7 @@ static enum idle_verdict idle_verdict(const struct plan_rec_host *h, const char 
         *why = "reports_stale";
     else if (g->samples <= 0)
         *why = "no_gpu_samples";
-    else if ((double)g->samples * interval_of(h) * 10 < w * 9) /* coverage < 90% */
+    else if (coverage_of(h) < PLAN_REC_COVERAGE)
         *why = "low_sample_coverage";
     return *why ? IDLE_UNKNOWN : IDLE_YES;
 }

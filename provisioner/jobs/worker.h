@@ -20,11 +20,13 @@ struct prov_worker_config {
     int stop_timeout_s;       /* the pool's stop command */
     int container_timeout_s;  /* docker run of the pinned image (container_gpu) */
     int connect_timeout_s;
-    const char *allow_cidrs; /* GPUFLEET_SSH_ALLOW_CIDRS */
-    int diag_timeout_s[3];   /* dcgmi diag -r 1, 2, 3 */
-    int db_writers;          /* database writer threads per worker (0: PROV_DB_WRITERS) */
-    int monitor;             /* run the health monitor (monitor.h) beside the jobs */
-    long monitor_keep_s[4];  /* retention of raw samples, 5-minute and 1-hour rollups, GPU rows */
+    const char *allow_cidrs;   /* GPUFLEET_SSH_ALLOW_CIDRS */
+    int diag_timeout_s[3];     /* dcgmi diag -r 1, 2, 3 */
+    int db_writers;            /* database writer threads per worker (0: PROV_DB_WRITERS) */
+    int monitor;               /* run the health monitor (monitor.h) beside the jobs */
+    long monitor_keep_s[4];    /* retention of raw samples, 5-minute and 1-hour rollups, GPU rows */
+    long monitor_kmsg_page;    /* kernel log entries a sample reads at most (0: the default) */
+    long monitor_kmsg_backlog; /* entries behind that are read later; more are skipped */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */

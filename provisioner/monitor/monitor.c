@@ -2,6 +2,7 @@
  * which run on the writer's threads and touch only their host's op fields. A host has at
  * most one database op in flight; it samples and connects only between ops. */
 #include "provisioner/monitor/monitor.h"
+#include "provisioner/monitor/monitor_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -18,73 +19,6 @@
 #include "db/monitor_lease.h"
 #include "provisioner/monitor/monitor_sample.h"
 #include "provisioner/monitor/monitor_state.h"
-
-enum mon_conn { MC_NONE, MC_CONNECTING, MC_UP };
-enum mon_op { MO_NONE, MO_CRED, MO_MISSED, MO_SAMPLED, MO_KEY };
-
-struct mon_host {
-    struct monitor *m;
-    struct db_mon_host h; /* from the last claim (strings owned) */
-    struct mon_policy pol;
-    struct mon_memory mem;
-    struct crypt_secret key;
-    int key_ok;
-    struct prov_ssh_conn *conn;
-    enum mon_conn cs;
-    int sampling;
-    char started_at[32]; /* when the sample's command was sent: the sample's time */
-    int64_t next_sample_us, next_connect_us;
-    int backoff_s;
-    int missed;
-    int key_mismatch; /* the host presented another key: quarantine it (once) */
-    int claimed;      /* in the latest claim */
-    /* a claim row that arrived while an op was in flight: the op's fn reads x->h on a
-     * writer thread, so the row is adopted when the op is done, never under it */
-    struct db_mon_host pend;
-    int has_pend;
-    /* the op in flight */
-    struct job_op op;
-    enum mon_op kind;
-    char reason[512];
-    char *doc;
-    char isolate[512];
-    char state[24];
-    char *result;
-    int decrypt_failed;
-    char err[256];
-    struct mon_host *next;
-    struct dheap_node due; /* its next action time, in the monitor's heap */
-    int poked;             /* on the poke list */
-    struct mon_host *poke_next;
-};
-
-struct monitor {
-    struct job_worker *w;
-    struct mon_host *hosts;
-    struct job_op claim_op;
-    struct db_mon_claim claim;
-    int claim_full; /* the next claim reads back every host held (the first one too) */
-    int64_t next_claim_us;
-    int nconn;
-    int stopping;        /* no new ops: the writer is being freed */
-    struct job_op hk_op; /* the samples' housekeeping */
-    int64_t next_hk_us;
-    int hk_ran;
-    /* mon_tick looks only at the hosts that may have something to do: those a callback
-     * poked (an op, a sample or a connection ended; a claim row came), and those whose
-     * next action time (connect, sample) has come, kept in a heap */
-    struct dheap due;
-    struct mon_host *poke_head;
-};
-
-static void poke(struct mon_host *x)
-{
-    if (x->poked)
-        return;
-    x->poked = 1;
-    x->poke_next = x->m->poke_head;
-    x->m->poke_head = x;
-}
 
 static void host_free_fields(struct mon_host *x)
 {
@@ -107,29 +41,15 @@ int mon_active(const struct monitor *m)
     return m->nconn;
 }
 
-static void conn_close(struct mon_host *x)
-{
-    if (x->conn != NULL) {
-        struct prov_ssh_conn *c = x->conn;
-        x->conn = NULL;
-        prov_ssh_close(c);
-    }
-    if (x->cs != MC_NONE)
-        x->m->nconn--;
-    x->cs = MC_NONE;
-}
-
-static void adopt(struct mon_host *x, struct db_mon_host *row);
-
 /* Every op's done ends here: the host is free for the next op and takes a claim row
  * that waited for it. */
 static void op_finished(struct mon_host *x)
 {
-    poke(x);
+    mon_poke(x);
     x->kind = MO_NONE;
     if (x->has_pend) {
         x->has_pend = 0;
-        adopt(x, &x->pend);
+        mon_adopt(x, &x->pend);
     }
 }
 
@@ -219,15 +139,18 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
 {
     (void)c;
     struct mon_host *x = ctx;
-    x->sampling = 0;
-    poke(x);
+    int late = x->sample_late;
+    x->sampling = x->sample_late = 0;
+    mon_poke(x);
     if (r->err != PROV_SSH_OK) {
         char why[320];
         snprintf(why, sizeof why, "the sample failed: %s%s%s", prov_ssh_err_name(r->err),
                  r->message[0] ? ": " : "", r->message);
         if (!r->timed_out || r->err == PROV_SSH_DISCONNECT)
-            conn_close(x);
-        missed(x, why);
+            mon_conn_close(x);
+        snprintf(x->why, sizeof x->why, "%s", why);
+        if (!late) /* else counted when the next sample fell due (host_tick) */
+            missed(x, why);
         return;
     }
     struct mon_outcome o;
@@ -280,7 +203,7 @@ static void sample(struct mon_host *x, int64_t now)
     x->sampling = 1;
     if (prov_ssh_exec(x->conn, cmd, cfg->query_timeout_s * 1000, on_sample, x) != 0) {
         x->sampling = 0;
-        conn_close(x);
+        mon_conn_close(x);
         missed(x, "the SSH session ended");
     }
     free(cmd);
@@ -292,15 +215,16 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
 {
     (void)c;
     struct mon_host *x = ctx;
-    poke(x);
+    mon_poke(x);
     if (st->err == PROV_SSH_OK) {
         x->cs = MC_UP;
         x->backoff_s = 0;
+        x->why[0] = '\0';
         return;
     }
-    char why[320];
-    snprintf(why, sizeof why, "could not connect: %s: %s", prov_ssh_err_name(st->err), st->message);
-    conn_close(x);
+    snprintf(x->why, sizeof x->why, "could not connect: %s: %s", prov_ssh_err_name(st->err),
+             st->message);
+    mon_conn_close(x);
     if (st->err == PROV_SSH_HOSTKEY_MISMATCH && x->h.state != NULL &&
         strcmp(x->h.state, "quarantined") != 0) {
         /* never authenticated to it: quarantined as the jobs do, its health unknown */
@@ -316,12 +240,9 @@ static void on_connect(struct prov_ssh_conn *c, const struct prov_ssh_conn_statu
     if (x->backoff_s > x->h.interval_s)
         x->backoff_s = x->h.interval_s;
     x->next_connect_us = util_mono_us() + (int64_t)x->backoff_s * 1000000;
-    /* the sample due now is missed; a host key mismatch is also just that here: the
-     * jobs quarantine on it, the monitor never authenticates to a host it does not know */
-    if (util_mono_us() >= x->next_sample_us) {
-        x->next_sample_us += (int64_t)x->h.interval_s * 1000000;
-        missed(x, why);
-    }
+    /* every sample that falls due while the host waits to reconnect is missed at its due
+     * time (host_tick), whatever the backoff; a host key mismatch is also just that here:
+     * the jobs quarantine on it, the monitor never authenticates to a host it does not know */
 }
 
 static enum db_status cred_fn(struct db_conn *c, void *arg)
@@ -340,7 +261,8 @@ static void cred_done(struct job_op *op)
     x->key_ok = op->status > 0;
     if (!x->key_ok) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, x->decrypt_failed ? x->err : "could not load the host's credential");
+        snprintf(x->why, sizeof x->why, "%s",
+                 x->decrypt_failed ? x->err : "could not load the host's credential");
     }
 }
 
@@ -350,7 +272,7 @@ static void connect(struct mon_host *x)
     enum net_target_verdict v = net_ssh_target(x->h.address, cfg->allow_cidrs);
     if (v != NET_TARGET_OK) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, net_target_why(v));
+        snprintf(x->why, sizeof x->why, "%s", net_target_why(v));
         return;
     }
     struct prov_ssh_target t = {
@@ -366,7 +288,7 @@ static void connect(struct mon_host *x)
     };
     if (x->h.host_key_sha256 == NULL) { /* never pinned: the monitor does not pin */
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
-        missed(x, "the host has no pinned host key");
+        snprintf(x->why, sizeof x->why, "the host has no pinned host key");
         return;
     }
     x->conn = prov_ssh_connect(x->m->w->loop, &t, on_connect, x);
@@ -374,156 +296,6 @@ static void connect(struct mon_host *x)
         return;
     x->cs = MC_CONNECTING;
     x->m->nconn++;
-}
-
-/* ---- claims ---- */
-
-static enum db_status claim_fn(struct db_conn *c, void *arg)
-{
-    struct monitor *m = arg;
-    db_mon_claim_clear(&m->claim);
-    m->claim = (struct db_mon_claim){.owner = m->w->owner,
-                                     .period_s = MON_CLAIM_PERIOD_S,
-                                     .max = MON_MAX_HOSTS,
-                                     .full = m->claim_full};
-    return db_mon_claim(c, &m->claim);
-}
-
-static struct mon_host *find(struct monitor *m, const char *id)
-{
-    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        if (!strcmp(x->h.id, id))
-            return x;
-    return NULL;
-}
-
-/* Takes the claim's row i into x (the strings move). */
-static void adopt(struct mon_host *x, struct db_mon_host *row)
-{
-    int key_changed = x->h.host_key_sha256 == NULL || row->host_key_sha256 == NULL ||
-                      strcmp(x->h.host_key_sha256, row->host_key_sha256) != 0 ||
-                      strcmp(x->h.address, row->address) != 0 || x->h.port != row->port;
-    int cred_changed = x->h.credential_id == NULL || row->credential_id == NULL ||
-                       strcmp(x->h.credential_id, row->credential_id) != 0;
-    host_free_fields(x);
-    x->h = *row;
-    memset(row, 0, sizeof *row);
-    if (x->h.interval_s < 1)
-        x->h.interval_s = 60;
-    if (x->h.unreachable_after < 1)
-        x->h.unreachable_after = 3;
-    x->pol.nvswitch = x->h.nvswitch;
-    x->pol.gpu_count = x->h.gpu_count;
-    if (mon_policy_overrides(&x->pol, x->h.xid_policy) != 0)
-        x->pol.nov = 0; /* the API validates it; a bad stored one falls back to the catalog */
-    if (key_changed)
-        conn_close(x);
-    if (cred_changed)
-        x->key_ok = 0;
-}
-
-/* A host new to this worker: its first sample one interval after its last one (a host
- * taken over), or, never sampled, at once; several never-sampled hosts in one claim are
- * spread over one interval (k of n), so that a fleet taken at once does not sample in
- * lockstep. It connects shortly before its first sample. */
-static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *row, int64_t now,
-                                 int k, int n)
-{
-    struct mon_host *x = calloc(1, sizeof *x);
-    if (x == NULL)
-        return NULL;
-    x->m = m;
-    x->due = (struct dheap_node)DHEAP_NODE_INIT;
-    x->missed = row->missed;
-    x->mem.mono = row->kmsg_mono;
-    if (row->kmsg_cursor != NULL)
-        snprintf(x->mem.cursor, sizeof x->mem.cursor, "%s", row->kmsg_cursor);
-    /* the ECC baseline is the last stored reading, not an empty one (a takeover) */
-    if (mon_memory_seed_ecc(&x->mem, row->ecc_baseline) != 0)
-        log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s}", "msg",
-                                           "monitor: the stored ECC baseline was not read",
-                                           "host_id", row->id, "host", row->name));
-    int64_t interval_ms = (int64_t)(row->interval_s > 0 ? row->interval_s : 60) * 1000;
-    int64_t wait_ms = row->since_sample_ms >= 0 ? interval_ms - row->since_sample_ms
-                                                : (n > 1 ? interval_ms * k / n : 0);
-    x->next_sample_us = now + (wait_ms > 0 ? wait_ms * 1000 : 0);
-    int64_t lead_us = (int64_t)MON_CONNECT_LEAD_S * 1000000;
-    x->next_connect_us = x->next_sample_us - lead_us > now ? x->next_sample_us - lead_us : now;
-    x->next = m->hosts;
-    m->hosts = x;
-    log_json_steal(LOG_INFO,
-                   json_pack("{s:s, s:s, s:s, s:s}", "msg", "monitor: host taken", "host_id",
-                             row->id, "host", row->name, "worker", m->w->owner));
-    return x;
-}
-
-static void claim_done(struct job_op *op)
-{
-    struct monitor *m = op->ctx;
-    if (op->status < 0) {
-        log_msg(LOG_WARN, "monitor %s: the claim failed; hosts keep their leases until then",
-                m->w->owner);
-        m->claim_full = 1; /* what it changed in the database may not have been seen */
-        return;
-    }
-    int64_t now = util_mono_us();
-    if (m->claim.full) {
-        for (struct mon_host *x = m->hosts; x != NULL; x = x->next) {
-            x->claimed = 0;
-            poke(x);
-        }
-    } else {
-        for (int i = 0; i < m->claim.ndropped; i++) {
-            struct mon_host *x = find(m, m->claim.dropped[i]);
-            if (x != NULL) {
-                x->claimed = 0;
-                poke(x);
-            }
-        }
-    }
-    int nnew = 0, k = 0;
-    for (int i = 0; i < m->claim.nhosts; i++)
-        if (m->claim.hosts[i].since_sample_ms < 0 && find(m, m->claim.hosts[i].id) == NULL)
-            nnew++;
-    for (int i = 0; i < m->claim.nhosts; i++) {
-        struct db_mon_host *row = &m->claim.hosts[i];
-        struct mon_host *x = find(m, row->id);
-        if (x == NULL) {
-            x = host_new(m, row, now, row->since_sample_ms < 0 ? k++ : 0, nnew);
-            if (x == NULL)
-                continue;
-        }
-        if (x->op.busy) { /* its fn may be reading x->h right now */
-            if (x->has_pend)
-                db_mon_host_clear(&x->pend);
-            x->pend = *row;
-            memset(row, 0, sizeof *row);
-            x->has_pend = 1;
-        } else {
-            adopt(x, row);
-        }
-        x->claimed = 1;
-        poke(x);
-    }
-    /* The hosts held must be the ones the database says: a host lost another way (deleted,
-     * or taken over while this worker's lease had lapsed) shows as a count that differs.
-     * Then the next claim, at once, reads every host back. */
-    int held = 0;
-    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        held += x->claimed;
-    int was_full = m->claim.full;
-    m->claim_full = held != m->claim.owned;
-    if (m->claim_full && !was_full)
-        m->next_claim_us = now;
-}
-
-static void claim(struct monitor *m, int64_t now)
-{
-    if (m->stopping || m->claim_op.busy || now < m->next_claim_us)
-        return;
-    m->next_claim_us = now + (int64_t)MON_CLAIM_PERIOD_S * 1000000;
-    m->claim_op = (struct job_op){.fn = claim_fn, .arg = m, .tx = 1, .done = claim_done, .ctx = m};
-    job_writer_submit(m->w->writer, &m->claim_op);
 }
 
 /* ---- housekeeping: rollups and retention, once a minute by one worker ---- */
@@ -554,7 +326,7 @@ static void housekeeping(struct monitor *m, int64_t now)
 static void host_free(struct mon_host *x)
 {
     dheap_remove(&x->m->due, &x->due);
-    conn_close(x);
+    mon_conn_close(x);
     crypt_secret_free(&x->key);
     mon_memory_clear(&x->mem);
     host_free_fields(x);
@@ -567,10 +339,32 @@ static void host_free(struct mon_host *x)
 
 /* One host's turn: what it does now, and when it next may act by itself (0: not before a
  * callback pokes it). */
+/* A sample fell due and cannot be taken: the host waits to reconnect (backoff, or a
+ * credential or address it could not use), or the previous sample has not answered within
+ * an interval. It counts as missed now, at its due time (issue 25: counted only when a
+ * reconnect failed, each miss landed about half an interval late). A connection attempt
+ * in flight decides by itself: it fails (the next tick counts) or samples at once. */
+static void overdue(struct mon_host *x, int64_t now)
+{
+    int64_t step = (int64_t)x->h.interval_s * 1000000;
+    x->next_sample_us += step;
+    if (x->next_sample_us <= now)
+        x->next_sample_us = now + step; /* never a burst of misses to catch up */
+    if (x->sampling) {
+        x->sample_late = 1;
+        missed(x, "the sample did not answer within an interval");
+    } else {
+        missed(x, x->why[0] ? x->why : "not connected to the host");
+    }
+}
+
 static int64_t host_tick(struct mon_host *x, int64_t now)
 {
-    if (x->op.busy || x->sampling)
-        return 0; /* its done or its sample's callback pokes */
+    int waiting = x->cs == MC_NONE && now < x->next_connect_us;
+    if ((waiting || x->sampling) && !x->key_mismatch && now >= x->next_sample_us)
+        overdue(x, now);
+    if (x->op.busy || x->sampling) /* its done or its sample's callback pokes; or a due */
+        return x->next_sample_us > now ? x->next_sample_us : 0;
     if (x->key_mismatch) {
         submit(x, MO_KEY, key_fn, key_done);
     } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
@@ -582,10 +376,12 @@ static int64_t host_tick(struct mon_host *x, int64_t now)
         sample(x, now);
     }
     if (x->op.busy || x->sampling || x->cs == MC_CONNECTING)
-        return 0;
+        return x->next_sample_us > now ? x->next_sample_us : 0;
     if (x->key_mismatch)
         return now; /* stopping: submit was refused */
-    int64_t t = x->cs == MC_NONE ? x->next_connect_us : x->next_sample_us;
+    int64_t t = x->next_sample_us;
+    if (x->cs == MC_NONE && x->next_connect_us < t)
+        t = x->next_connect_us;
     return t > 0 ? t : now;
 }
 
@@ -608,11 +404,11 @@ static void sweep(struct monitor *m)
 void mon_tick(struct monitor *m)
 {
     int64_t now = util_mono_us();
-    claim(m, now);
+    mon_claim(m, now);
     housekeeping(m, now);
     struct dheap_node *top;
     while ((top = dheap_pop_due(&m->due, now)) != NULL)
-        poke(DHEAP_OWNER(top, struct mon_host, due));
+        mon_poke(DHEAP_OWNER(top, struct mon_host, due));
     /* the hosts poked so far; those a callback pokes meanwhile wait for the next tick */
     struct mon_host *list = m->poke_head;
     m->poke_head = NULL;
@@ -624,12 +420,12 @@ void mon_tick(struct monitor *m)
         x->poked = 0;
         if (!x->claimed) { /* released or lost: stop at once, free once idle */
             dheap_remove(&m->due, &x->due);
-            conn_close(x);
+            mon_conn_close(x);
             sweep_now |= !x->op.busy && !x->sampling;
             continue;
         }
         if (dheap_set(&m->due, &x->due, host_tick(x, now)) != 0)
-            poke(x); /* no room in the heap: looked at every tick instead */
+            mon_poke(x); /* no room in the heap: looked at every tick instead */
     }
     if (sweep_now)
         sweep(m);
@@ -656,7 +452,7 @@ void mon_close(struct monitor *m)
         return;
     m->stopping = 1;
     for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        conn_close(x);
+        mon_conn_close(x);
 }
 
 void mon_free(struct monitor *m)

@@ -23,7 +23,7 @@
 #include "provisioner/shell.h"
 
 #define GPU_BYTES    2800 /* section budgets: all of them fit the 8 KiB output tail */
-#define KMSG_BYTES   3000
+#define KMSG_BYTES   2400 /* the kernel lines shown; + at most 3 cursors and the status */
 #define FABRIC_BYTES 1600
 #define SMI_TIMEOUT  20 /* seconds nvidia-smi may take before it counts as not answering */
 
@@ -56,10 +56,76 @@ int mon_policy_overrides(struct mon_policy *p, const char *xid_policy_json)
     return rc;
 }
 
+/* The host's filter of kernel log lines (awk, POSIX and mawk): an entry starts with
+ * "[sec.usec]" (journalctl -o short-monotonic, dmesg), continuation lines with a blank. An
+ * entry is shown when it matters (the regular expression), with its continuation lines,
+ * while the output budget `max` lasts; the first entry that does not fit stops the read
+ * there (the entries before it are read, it and the rest are read next time: "@@kstop N").
+ * dmesg: entries at or before the mark m are old (m < 0: none). Other lines (journalctl's
+ * "-- ..." notices, errors) pass. "@@" in host text is broken up: it cannot start a section.
+ * The last lines: journalctl's cursor (only when the read did not stop), "@@kstat read
+ * shown stopped full", "@@kmark" the time of the last entry read, "@@kstop N" and
+ * "@@kfull" (page entries read, more may follow). A journalctl killed by its timeout
+ * prints no cursor: the entries read stop the read there too (page > 0). */
+static const char kmsg_filter[] =
+    "BEGIN { n = 0; used = 0; stop = -1; show = 0; hit = 0; mk = -1 }"
+    " function out(s) { s = substr(s, 1, 1000); gsub(/@@/, \"@ @\", s);"
+    " if (used + length(s) + 1 > max) return 0; print s; used += length(s) + 1; return 1 }"
+    " /^-- cursor: / { cur = $0; next }"
+    " /^\\[/ { if (stop >= 0) next; ts = substr($0, 2, index($0, \"]\") - 2) + 0;"
+    " if (m >= 0 && ts <= m) { show = 0; next }"
+    " show = ($0 ~ /NVRM|Xid|SXid|nvswitch|fallen off the bus|[Nn][Vv][Ll][Ii][Nn][Kk]|ECC|"
+    "[Rr]emap/);"
+    " if (show) { if (!out($0)) { stop = n; show = 0; next } hit++ } n++; mk = ts; next }"
+    " /^[ \\t]/ { if (show && stop < 0) out($0); next }"
+    " { if (stop < 0) out(substr($0, 1, 300)) }"
+    " END { if (stop < 0 && cur == \"\" && page > 0 && n > 0) stop = n;"
+    " if (stop < 0 && cur != \"\") print cur;"
+    " full = (stop < 0 && page > 0 && n >= page); st = (stop >= 0);"
+    " printf \"@@kstat\\n%d %d %d %d\\n\", (st ? stop : n), hit, st, full;"
+    " if (mk >= 0) printf \"@@kmark %.6f\\n\", mk;"
+    " if (st) print \"@@kstop \" stop; if (full) print \"@@kfull\" }";
+
+/* The kernel log part of the command: journald when the host has it, else dmesg. */
+static void kmsg_command(struct sbuf *b, const struct mon_memory *mem, const struct mon_policy *p)
+{
+    long page = p->kmsg_page > 0 ? p->kmsg_page : MON_KMSG_PAGE_DEF;
+    int t = p->kmsg_timeout_s > 0 ? p->kmsg_timeout_s : SMI_TIMEOUT;
+    sbuf_printf(b,
+                " echo @@kmsg; if command -v journalctl >/dev/null 2>&1; then"
+                " r=$(timeout %d journalctl -k --no-pager -o short-monotonic --show-cursor ",
+                t);
+    if (mem->cursor[0] != '\0') {
+        sbuf_adds(b, "--after-cursor=");
+        prov_sh_quote(b, mem->cursor); /* the parser admits [a-z]=[0-9a-f]+(;…)* only */
+        sbuf_printf(b, " -n %ld", page);
+    } else {
+        sbuf_adds(b, "-n 200");
+        page = 0; /* the first read: the newest 200 entries, nothing behind them is read */
+    }
+    sbuf_printf(b, " 2>&1 | awk -v m=-1 -v max=%d -v page=%ld '%s'); printf '%%s\\n' \"$r\";",
+                KMSG_BYTES, page, kmsg_filter);
+    if (mem->cursor[0] != '\0') {
+        /* stopped after k entries: the cursor of the k-th, by a second pass */
+        sbuf_adds(b, " case $r in *'@@kstop '*) k=${r##*@@kstop }; k=${k%%[!0-9]*};"
+                     " echo @@kcursor; timeout ");
+        sbuf_printf(b, "%d journalctl -k --no-pager -o cat --show-cursor --after-cursor=", t);
+        prov_sh_quote(b, mem->cursor);
+        sbuf_adds(b, " -n \"$k\" 2>&1 | tail -n 1;; esac;");
+        /* a whole page read: the newest entry's cursor, to measure the backlog */
+        sbuf_printf(b,
+                    " case $r in *@@kfull*) echo @@ktail; timeout %d journalctl -k --no-pager"
+                    " -o cat --show-cursor -n 1 2>&1 | tail -n 1;; esac;",
+                    t);
+    }
+    sbuf_printf(b, " else timeout %d dmesg 2>&1 | awk -v m=%.6f -v max=%d -v page=0 '%s'; fi;", t,
+                mem->mono > 0 ? mem->mono : -1.0, KMSG_BYTES, kmsg_filter);
+}
+
 char *mon_sample_command(const struct mon_memory *mem, const struct mon_policy *p)
 {
     struct sbuf b;
-    sbuf_init(&b, 2048);
+    sbuf_init(&b, 4096);
     sbuf_adds(&b, "LC_ALL=C; export LC_ALL; echo @@gpu; out=$(timeout ");
     sbuf_printf(&b, "%d nvidia-smi --query-gpu=", SMI_TIMEOUT);
     for (size_t i = 0; i < prov_sample_nfields; i++)
@@ -67,22 +133,9 @@ char *mon_sample_command(const struct mon_memory *mem, const struct mon_policy *
     sbuf_printf(
         &b,
         " --format=csv,noheader,nounits 2>&1); rc=$?; printf '%%s\\n' \"$out\" | head -c %d;"
-        " echo; echo \"@@gpu_rc $rc\"; echo @@kmsg;"
-        " if command -v journalctl >/dev/null 2>&1; then"
-        " journalctl -k --no-pager -o short-monotonic --show-cursor ",
+        " echo; echo \"@@gpu_rc $rc\";",
         GPU_BYTES);
-    if (mem->cursor[0] != '\0') {
-        sbuf_adds(&b, "--after-cursor=");
-        prov_sh_quote(&b, mem->cursor); /* the parser admits [a-z]=[0-9a-f]+(;…)* only */
-    } else {
-        sbuf_adds(&b, "-n 200");
-    }
-    sbuf_printf(&b, " 2>&1 | tail -c %d; else dmesg 2>&1 | awk -v m=%.6f", KMSG_BYTES,
-                mem->mono > 0 ? mem->mono : -1.0);
-    sbuf_printf(&b,
-                " '{ if (match($0, /^\\[ *[0-9]+\\.[0-9]+\\]/)) keep = substr($0, RSTART + 1,"
-                " RLENGTH - 2) + 0 > m; if (keep || m < 0) print }' | tail -c %d; fi;",
-                KMSG_BYTES);
+    kmsg_command(&b, mem, p);
     if (p->nvswitch)
         sbuf_printf(
             &b,
@@ -336,6 +389,74 @@ static void read_kmsg(struct mon_memory *mem, const struct mon_policy *p, const 
     prov_kmsg_free(&k);
 }
 
+/* A journal cursor's sequence number space (s=) and number (i=, hex): 0 when it has none. */
+static int cursor_seq(const char *c, char id[40], unsigned long long *seq)
+{
+    const char *s = strstr(c, "s="), *i = strstr(c, ";i=");
+    if (s != c || i == NULL || i - (s + 2) <= 0 || i - (s + 2) >= 40)
+        return 0;
+    memcpy(id, s + 2, (size_t)(i - (s + 2)));
+    id[i - (s + 2)] = '\0';
+    char *end;
+    *seq = strtoull(i + 3, &end, 16);
+    return end != i + 3 && (*end == ';' || *end == '\0');
+}
+
+/* The cursor of a one-line section (@@kcursor, @@ktail), checked by the parser; "" if none. */
+static void section_cursor(const char *out, const char *name, char cur[MON_CURSOR_MAX])
+{
+    size_t len;
+    const char *s = section(out, name, &len);
+    prov_kmsg_t k;
+    prov_err_t err;
+    cur[0] = '\0';
+    if (s != NULL && prov_kmsg_parse(s, len, 1, &k, &err) == 0) {
+        snprintf(cur, MON_CURSOR_MAX, "%s", k.cursor);
+        prov_kmsg_free(&k);
+    }
+}
+
+/* Where the next read starts, after the filtered lines were read (read_kmsg): the
+ * journald cursor of the last entry read when the output budget stopped the read
+ * (@@kcursor), the dmesg mark of the last entry read (@@kmark), and when a whole page was
+ * read, the backlog: further behind than p->kmsg_backlog, the entries between are skipped
+ * to the newest one, and a kernel_log_gap event says how many (never silently). */
+static void kmsg_progress(struct mon_memory *mem, const struct mon_policy *p, const char *out,
+                          json_t *events)
+{
+    size_t len;
+    long nread = 0, shown = 0;
+    int stopped = 0, full = 0;
+    const char *st = section(out, "kstat", &len);
+    if (st == NULL || sscanf(st, "%ld %ld %d %d", &nread, &shown, &stopped, &full) != 4)
+        return; /* not this command's output (or cut short): read_kmsg's reading stands */
+    const char *mk = strstr(out, "\n@@kmark ");
+    double mark = mk != NULL ? strtod(mk + 9, NULL) : -1;
+    if (mark > mem->mono && mark < 1e10)
+        mem->mono = mark;
+    char cur[MON_CURSOR_MAX], tail[MON_CURSOR_MAX];
+    section_cursor(out, "kcursor", cur);
+    if (stopped && cur[0] != '\0')
+        snprintf(mem->cursor, sizeof mem->cursor, "%s", cur);
+    section_cursor(out, "ktail", tail);
+    char id1[40], id2[40];
+    unsigned long long s1, s2;
+    if (!full || tail[0] == '\0' || !cursor_seq(mem->cursor, id1, &s1) ||
+        !cursor_seq(tail, id2, &s2) || strcmp(id1, id2) != 0 || s2 <= s1)
+        return; /* caught up, or the backlog cannot be measured: read on next time */
+    long limit = p->kmsg_backlog > 0 ? p->kmsg_backlog : MON_KMSG_BACKLOG_DEF;
+    if (s2 - s1 <= (unsigned long long)limit)
+        return;
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "%llu kernel log entries skipped unread (journal sequence numbers): after "
+             "reading %ld the host was still that far behind, more than the %ld the monitor "
+             "reads later (GPUFLEET_MONITOR_KMSG_BACKLOG); Xids among them are not seen",
+             s2 - s1, nread, limit);
+    add_event(events, "kernel_log_gap", 0, "kernel_log", PLAN_XID_RECORD, NULL, NULL, NULL, msg);
+    snprintf(mem->cursor, sizeof mem->cursor, "%s", tail);
+}
+
 static void read_fabric(const char *text, size_t len, json_t *events, struct mon_outcome *o)
 {
     prov_fabric_t f;
@@ -395,8 +516,10 @@ int mon_sample_read(struct mon_memory *mem, const struct mon_policy *p, const ch
         isolate(o, msg);
     }
     const char *k = section(out, "kmsg", &len);
-    if (k != NULL)
+    if (k != NULL) {
         read_kmsg(mem, p, k, len, &s, events, o->doc, o);
+        kmsg_progress(mem, p, out, events);
+    }
     const char *f = p->nvswitch ? section(out, "fabric", &len) : NULL;
     if (p->nvswitch && f != NULL)
         read_fabric(f, len, events, o);

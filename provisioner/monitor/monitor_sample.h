@@ -3,8 +3,16 @@
  * it). The command prints sections, each after a line "@@name", bounded so that the whole
  * fits the SSH engine's 8 KiB output tail:
  *   @@gpu       nvidia-smi --query-gpu=… (under `timeout`), then "@@gpu_rc N"
- *   @@kmsg      new kernel log lines: journalctl -k after the stored cursor (its last line
- *               is the next cursor), or dmesg lines after the stored monotonic mark
+ *   @@kmsg      new kernel log lines that matter (filtered on the host: NVRM, Xid, SXid,
+ *               NVSwitch, fallen off the bus, NVLink, ECC, remap; kmsg_filter below), read
+ *               forward from the stored journalctl cursor (at most kmsg_page entries: its
+ *               last line is the next cursor), or from dmesg after the stored monotonic mark
+ *   @@kstat     "read shown stopped full": entries read, lines shown; stopped: the output
+ *               budget ended the read after `read` entries (the rest is read next time);
+ *               full: the page was read whole (more may follow)
+ *   @@kmark     the monotonic time of the last entry read (the next dmesg mark)
+ *   @@kcursor   stopped (journald): the cursor of the last entry read, a second pass
+ *   @@ktail     full (journald): the cursor of the newest entry, to measure the backlog
  *   @@fabric    the GPU headers and Fabric sections of nvidia-smi -q (NVSwitch models)
  *   @@docker_rc whether `docker info` answers
  * Interpreting it turns readings and kernel events into the sample document that
@@ -32,9 +40,17 @@ struct mon_memory {
     size_t necc; /* entries in ecc */
 };
 
+#define MON_KMSG_PAGE_DEF    100000  /* entries a sample reads at most */
+#define MON_KMSG_BACKLOG_DEF 1000000 /* entries behind that are read later, not skipped */
+
 struct mon_policy {
-    int nvswitch;  /* read the fabric state */
-    int gpu_count; /* GPUs the pool expects */
+    int nvswitch;       /* read the fabric state */
+    int gpu_count;      /* GPUs the pool expects */
+    long kmsg_page;     /* kernel log entries a sample reads at most (0: MON_KMSG_PAGE_DEF) */
+    long kmsg_backlog;  /* entries left behind after a sample that are read later; more are
+                         * skipped to the newest, with a kernel_log_gap event (never silently);
+                         * 0: MON_KMSG_BACKLOG_DEF */
+    int kmsg_timeout_s; /* journalctl's and dmesg's `timeout` (0: 20) */
     plan_xid_override_t ov[MON_MAX_OVERRIDES];
     size_t nov;
 };

@@ -373,6 +373,8 @@ static void conn_begin_close(struct prov_ssh_conn *c)
 
 void prov_ssh_conn_drive(struct prov_ssh_conn *c)
 {
+    c->turn_bytes = 0; /* a new turn: a new output budget */
+    c->turn_spent = 0;
     for (;;) {
         enum step r;
         if (c->closing)

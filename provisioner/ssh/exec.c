@@ -166,6 +166,10 @@ static enum exstep ex_read(struct prov_ssh_conn *c, struct exec *e)
 {
     char buf[16384];
     for (;;) {
+        if (c->turn_bytes >= TURN_BYTES) { /* the session's budget: others' turn now */
+            c->turn_spent = 1;
+            return EXS_AGAIN;
+        }
         ssize_t n1 = libssh2_channel_read_ex(e->ch, 0, buf, sizeof buf);
         if (n1 > 0)
             tail_add(&e->out, buf, (size_t)n1);
@@ -176,6 +180,7 @@ static enum exstep ex_read(struct prov_ssh_conn *c, struct exec *e)
             tail_add(&e->err, buf, (size_t)n2);
         else if (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN)
             return exec_err(c, e, (int)n2, "read stderr");
+        c->turn_bytes += (n1 > 0 ? (size_t)n1 : 0) + (n2 > 0 ? (size_t)n2 : 0);
         if (n1 > 0 || n2 > 0)
             continue;
         if (libssh2_channel_eof(e->ch) || (n1 == 0 && n2 == 0)) {
@@ -351,7 +356,9 @@ enum step prov_ssh_st_ready(struct prov_ssh_conn *c)
                 progress = 1;
         }
         execs_sweep(c);
-    } while (progress && !c->closing);
+    } while (progress && !c->closing && !c->turn_spent);
+    if (c->turn_spent && !c->closing)
+        prov_ssh_conn_kick(c); /* libssh2 may hold the rest already: no socket event comes */
     return c->closing ? STEP_OK : STEP_AGAIN;
 }
 

@@ -153,6 +153,13 @@ static void loop_sweep(struct prov_ssh_loop *l)
     l->tail = last;
 }
 
+static void turn_stats(struct prov_ssh_loop *l, const struct prov_ssh_conn *c)
+{
+    if (c->turn_bytes > l->stats.max_turn_bytes)
+        l->stats.max_turn_bytes = c->turn_bytes;
+    l->stats.budget_yields += c->turn_spent != 0;
+}
+
 int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
 {
     int64_t t = now_us();
@@ -184,8 +191,11 @@ int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms)
         c->kick = 0;
         l->stats.drives++;
         prov_ssh_conn_drive(c);
-        if (prov_ssh_conn_check_timeouts(c, now_us()))
+        turn_stats(l, c);
+        if (prov_ssh_conn_check_timeouts(c, now_us())) {
             prov_ssh_conn_drive(c);
+            turn_stats(l, c);
+        }
         conn_sync(c);
     }
     if (l->gone > 0)

@@ -147,10 +147,21 @@ int prov_ssh_loop_run_once(struct prov_ssh_loop *l, int max_wait_ms);
 int prov_ssh_loop_wake_on(struct prov_ssh_loop *l, int fd);
 
 /* What the loop has done since it was created (for tests and benchmarks). */
+/* Bytes of command output one session reads per loop turn (issue 25): a session with more
+ * waiting yields and is driven again on the next turn, after every other session due, so
+ * that one host streaming fast cannot hold the loop (without it a turn read as long as
+ * data kept coming: the channel's window, 2 MiB, and what arrived meanwhile). A turn may
+ * overshoot by one read of stdout and one of stderr (16 KiB each). */
+#ifndef PROV_SSH_TURN_BYTES
+#define PROV_SSH_TURN_BYTES (256 * 1024)
+#endif
+
 struct prov_ssh_loop_stats {
     uint64_t wakeups;          /* prov_ssh_loop_run_once() calls */
     uint64_t drives;           /* sessions driven (a session per event, deadline or call) */
     uint64_t interest_changes; /* epoll registrations added or changed */
+    uint64_t budget_yields;    /* turns a session ended with output still to read */
+    uint64_t max_turn_bytes;   /* the most output one session read in one turn */
 };
 void prov_ssh_loop_stats(const struct prov_ssh_loop *l, struct prov_ssh_loop_stats *out);
 

@@ -58,6 +58,7 @@
 #define CHANNEL_FREE_MS      2000 /* after this a closing channel stops holding a slot */
 #define KEEPALIVE_S          60   /* an idle session sends an SSH keepalive this often */
 #define LOOP_EVENTS          256  /* socket events taken per epoll_wait */
+#define TURN_BYTES           PROV_SSH_TURN_BYTES
 
 enum step { STEP_OK, STEP_AGAIN, STEP_ERR };
 
@@ -136,6 +137,8 @@ struct prov_ssh_conn {
     struct exec *out_owner; /* exec whose op left a half-sent packet */
     int64_t keepalive_us;   /* when an idle ready session sends its next keepalive */
     int keepalive_pending;  /* a keepalive packet is half sent: finish it first */
+    size_t turn_bytes;      /* output read in this turn (prov_ssh_conn_drive) */
+    int turn_spent;         /* TURN_BYTES reached: the rest waits for the next turn */
     /* recorded by our recv/send callbacks */
     int sock_errno;
     int peer_eof;

@@ -58,6 +58,7 @@ const NAMES = [
   'rekeyed',
   'ecc',
   'apps',
+  'sshd',
   ...ISOLATING.map((c) => c[0]),
 ];
 // Real lines (tests/fixtures/nvidia/kernel_xid_79_crashdump…, kernel_xid_13_43_decode_iso…),
@@ -319,6 +320,35 @@ describe('health monitor', () => {
     await fleet.sleep(INTERVAL_S * 1000);
     const after = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
     assert.ok(Number(after) - Number(before) <= 8, 'at most the sample taken before the reboot');
+  });
+
+  test('a host whose sshd stops is unreachable within unreachable_after intervals of its last sample', async () => {
+    // Issue 25: a miss counted only when a reconnect failed (backoff 1, 2, 4, 8 s), so the
+    // second miss landed at the first failure after its due time: 2.46 intervals. Now each
+    // due time that passes without a sample is a miss, then and there.
+    const id = H.sshd.api.id;
+    await waitSql(`SELECT 1 FROM gpu_samples WHERE host_id = '${id}'`, 3 * INTERVAL_S * 1000, 'a first sample');
+    simctl('pause', H.sshd.sim.name, '--refuse'); // sshd killed: connections closed, new ones refused
+    try {
+      await waitState('sshd', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000);
+    } finally {
+      simctl('resume', H.sshd.sim.name);
+    }
+    // from the last sample taken (its start) to the transition, in the database's clock
+    const late = Number(
+      sql(`SELECT extract(epoch FROM (SELECT at FROM host_state_history WHERE host_id = '${id}'
+             AND to_state = 'unreachable' ORDER BY id DESC LIMIT 1)
+           - (SELECT max(at) FROM gpu_samples WHERE host_id = '${id}'))`),
+    );
+    assert.ok(
+      late <= UNREACHABLE_AFTER * INTERVAL_S + 1,
+      `unreachable ${late.toFixed(2)} s after its last sample (at most ${UNREACHABLE_AFTER} intervals + 1 s)`,
+    );
+    assert.ok(late >= (UNREACHABLE_AFTER - 1) * INTERVAL_S, `not before its misses: ${late.toFixed(2)} s`);
+    const miss = sql(`SELECT reason FROM host_state_history WHERE host_id = '${id}' AND to_state = 'unreachable'
+                       ORDER BY id DESC LIMIT 1`);
+    assert.match(miss, /could not connect|the sample failed/, miss);
+    await waitState('sshd', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
   });
 
   test('a host that stops answering is unreachable (not stopped, not isolated) and comes back', async () => {

@@ -80,6 +80,7 @@ void test_first_contact(void);
 /* test_ssh_load.c */
 void test_many(void);
 void test_idle_cost(void);
+void test_stream_budget(void);
 void test_key_types(const char *keydir);
 void test_no_secrets(void);
 void bench(int n);

@@ -236,8 +236,13 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *bn = getenv("SSH_BENCH");
+    const char *only = getenv("SSH_TEST_ONLY"); /* stream_budget: just that test */
     if (bn && atoi(bn) > 0) {
         bench(atoi(bn));
+    } else if (only != NULL && !strcmp(only, "stream_budget")) {
+        CHECK(host_nth("h100x8", 3) != NULL, "hosts.json has 4×h100x8");
+        if (host_nth("h100x8", 3) != NULL)
+            test_stream_budget();
     } else {
         int need_ok = host_nth("h100x8", 4) && host_nth("hang", 0) && host_nth("auth_refused", 0) &&
                       host_nth("hostkey_changed", 0) && host_nth("down", 0);
@@ -251,6 +256,7 @@ int main(int argc, char **argv)
             test_exec_sent();
             test_many();
             test_idle_cost();
+            test_stream_budget();
             if (argc > 2)
                 test_key_types(argv[2]);
             else

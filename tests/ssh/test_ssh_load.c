@@ -305,3 +305,53 @@ void bench(int n)
     free(bh);
     CHECK(b.ok == n, "bench all ok");
 }
+
+/* Issue 25: one host streaming output fast cannot hold the loop. Each session reads at
+ * most its byte budget per loop turn (TURN_BYTES), then waits for the others' turn: a
+ * short command on another host finishes while the stream goes on. Before, the streaming
+ * session's read loop ran as long as data kept coming. */
+void test_stream_budget(void)
+{
+    struct host *ha = host_nth("h100x8", 2), *hb = host_nth("h100x8", 3);
+    struct prov_ssh_loop *l = prov_ssh_loop_new();
+    struct cres ra = {0}, rb = {0};
+    struct prov_ssh_target ta = target_for(ha, 1), tb = target_for(hb, 1);
+    struct prov_ssh_conn *ca = prov_ssh_connect(l, &ta, on_conn, &ra);
+    struct prov_ssh_conn *cb = prov_ssh_connect(l, &tb, on_conn, &rb);
+    run_until(l, &ra.fired, 1, 30000);
+    run_until(l, &rb.fired, 1, 30000);
+    CHECK(ra.st.err == PROV_SSH_OK && rb.st.err == PROV_SSH_OK, "both connected: %s / %s",
+          prov_ssh_err_name(ra.st.err), prov_ssh_err_name(rb.st.err));
+    struct xres big = {0}, small = {0};
+    prov_ssh_exec(ca, "head -c 4000000000 /dev/zero", 120000, on_exec, &big);
+    int64_t t = mono_us() + 1000000; /* the stream under way */
+    while (mono_us() < t)
+        prov_ssh_loop_run_once(l, 100);
+    int64_t t0 = mono_us();
+    prov_ssh_exec(cb, "echo ok", 20000, on_exec, &small);
+    run_until(l, &small.fired, 1, 60000);
+    int64_t dt = mono_us() - t0;
+    CHECK(small.fired && small.err == PROV_SSH_OK && small.out && !strcmp(small.out, "ok\n"),
+          "the short command ran: %s", prov_ssh_err_name(small.err));
+    CHECK(!big.fired, "it finished while the stream went on (the stream ended first)");
+    CHECK(dt < 5000000, "the short command took %.2f s beside the stream", (double)dt / 1e6);
+    struct prov_ssh_loop_stats st;
+    prov_ssh_loop_stats(l, &st);
+    CHECK(st.budget_yields > 0 && st.max_turn_bytes <= PROV_SSH_TURN_BYTES + 2 * 16384,
+          "a turn read at most the budget: %llu bytes in one turn (budget %d), %llu yields",
+          (unsigned long long)st.max_turn_bytes, PROV_SSH_TURN_BYTES,
+          (unsigned long long)st.budget_yields);
+    fprintf(stderr,
+            "  stream budget: short command %.3f s beside a stream; at most %llu bytes per "
+            "turn, %llu yields\n",
+            (double)dt / 1e6, (unsigned long long)st.max_turn_bytes,
+            (unsigned long long)st.budget_yields);
+    prov_ssh_close(ca);
+    prov_ssh_close(cb);
+    int64_t tc = mono_us();
+    while (prov_ssh_loop_run_once(l, 100) > 0 && mono_us() - tc < 5000000)
+        ;
+    xres_free(&big);
+    xres_free(&small);
+    prov_ssh_loop_free(l);
+}

@@ -205,6 +205,69 @@ static void test_kernel_log(void)
     free(cmd);
 }
 
+/* Issue 25: the kernel log is read forward in pages, filtered on the host, from the cursor
+ * of the last entry actually read; a backlog past the limit is skipped with a
+ * kernel_log_gap event that says how many, never silently. */
+static void test_kernel_log_pages(void)
+{
+    reset(2);
+    snprintf(mem.cursor, sizeof mem.cursor, "%s", CURSOR);
+    pol.kmsg_page = 5000;
+    char *cmd = mon_sample_command(&mem, &pol);
+    CHECK(cmd != NULL && strstr(cmd, "--after-cursor='" CURSOR "' -n 5000 2>&1 | awk") != NULL);
+    CHECK(strstr(cmd, "fallen off the bus") != NULL && strstr(cmd, "SXid") != NULL); /* filter */
+    CHECK(strstr(cmd, "tail -c") == NULL); /* nothing is cut off the front any more */
+    CHECK(strstr(cmd, "@@kcursor") != NULL && strstr(cmd, "@@ktail") != NULL);
+    CHECK(strstr(cmd, "timeout 20 journalctl") != NULL && strstr(cmd, "timeout 20 dmesg") != NULL);
+    free(cmd);
+    /* the output budget stopped the read after 15 entries: the cursor of the 15th */
+    const char *stopped =
+        "[ 10.000001] h kernel: NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=a, x\n"
+        "@@kstat\n15 15 1 0\n@@kmark 10.000001\n@@kstop 15\n@@kcursor\n"
+        "-- cursor: s=0123456789abcdef0123456789abcdef;i=3a\n";
+    CHECK(read_sample(ROW0 ROW1, 0, stopped, 0) == 0);
+    CHECK_STR(policy_of("xid", 13), "record");
+    CHECK_STR(mem.cursor, "s=0123456789abcdef0123456789abcdef;i=3a");
+    CHECK(mem.mono > 10.0 && mem.mono < 10.1);
+    /* a whole page read and 900 behind: read later (within the backlog limit) */
+    pol.kmsg_backlog = 1000;
+    const char *behind =
+        "-- cursor: s=0123456789abcdef0123456789abcdef;i=100\n@@kstat\n5000 0 0 1\n"
+        "@@kfull\n@@ktail\n-- cursor: s=0123456789abcdef0123456789abcdef;i=484\n";
+    CHECK(read_sample(ROW0 ROW1, 0, behind, 0) == 0);
+    CHECK_STR(mem.cursor, "s=0123456789abcdef0123456789abcdef;i=100");
+    CHECK(policy_of("kernel_log_gap", 0) == NULL);
+    /* 1,156 behind: skipped to the newest, and said */
+    const char *gap = "-- cursor: s=0123456789abcdef0123456789abcdef;i=100\n@@kstat\n5000 0 0 1\n"
+                      "@@kfull\n@@ktail\n-- cursor: s=0123456789abcdef0123456789abcdef;i=584\n";
+    CHECK(read_sample(ROW0 ROW1, 0, gap, 0) == 0);
+    CHECK_STR(mem.cursor, "s=0123456789abcdef0123456789abcdef;i=584");
+    CHECK_STR(policy_of("kernel_log_gap", 0), "record");
+    const json_t *e = json_array_get(events(), json_array_size(events()) - 1);
+    CHECK(strncmp(json_string_value(json_object_get(e, "message")), "1156 kernel log entries",
+                  23) == 0);
+    CHECK(out.isolate[0] == '\0');
+    /* a tail of another journal (seqnum id) cannot be measured: read on, nothing skipped */
+    snprintf(mem.cursor, sizeof mem.cursor, "%s", CURSOR);
+    const char *other = "@@kstat\n5000 0 0 1\n@@kfull\n@@ktail\n"
+                        "-- cursor: s=ffffffffffffffffffffffffffffffff;i=ffffff\n";
+    CHECK(read_sample(ROW0 ROW1, 0, other, 0) == 0);
+    CHECK_STR(mem.cursor, CURSOR);
+    CHECK(policy_of("kernel_log_gap", 0) == NULL);
+    /* a host line cannot forge a section: "@@" is broken up by the filter on the host, and
+     * a hostile cursor in @@kcursor is refused by the parser */
+    const char *forged = "@@kstat\n15 15 1 0\n@@kcursor\n-- cursor: s=1';reboot;'\n";
+    CHECK(read_sample(ROW0 ROW1, 0, forged, 0) == 0);
+    CHECK_STR(mem.cursor, CURSOR);
+    /* dmesg: the mark of the last entry read, even when no line was shown */
+    reset(2);
+    CHECK(read_sample(ROW0 ROW1, 0, "@@kstat\n120000 0 0 0\n@@kmark 4254.197816\n", 0) == 0);
+    CHECK(mem.mono > 4254.19 && mem.mono < 4254.2);
+    cmd = mon_sample_command(&mem, &pol);
+    CHECK(cmd != NULL && strstr(cmd, "dmesg 2>&1 | awk -v m=4254.197816 ") != NULL);
+    free(cmd);
+}
+
 /* A host taken over: the ECC baseline is the stored reading, not an empty one. */
 static void test_takeover_baseline(void)
 {
@@ -289,6 +352,8 @@ UNIT_SUITE(monitor_sample_tests) = {
     {"monitor sample: unread values are recorded, never evidence", test_unread_is_not_evidence},
     {"monitor sample: missing GPU, remap failure, growing ECC isolate", test_isolating_evidence},
     {"monitor sample: kernel log Xids by the catalog and the pool's overrides", test_kernel_log},
+    {"monitor sample: kernel log pages, the cursor of the last entry read, gaps said",
+     test_kernel_log_pages},
     {"monitor sample: a host taken over starts from the stored ECC counts", test_takeover_baseline},
     {"monitor sample: at most the pool's gpu_count + 2 GPUs; the ECC memory bounded", test_gpu_cap},
     {"monitor sample: cleanup", test_cleanup},

@@ -191,6 +191,28 @@ static void coverage_rule(void)
     CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 0);
     h.gpu_util.samples = 108;
     CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 1);
+    /* The sample in flight (issue 25): six intervals of 10 s, five samples stored and the
+     * sixth due (the newest is 10..20 s old) cover the window; the same five with the
+     * newest 3 s old (nothing in flight: one was missed) or 25 s old (the one due was
+     * missed) do not (83.33%). */
+    h = idle_host();
+    h.th.idle_stop_after_s = 60;
+    h.idle_s = 61;
+    h.gpu_util.interval_s = 10;
+    h.gpu_util.samples = 5;
+    h.gpu_util.has_last = 1;
+    h.gpu_util.last_age_s = 14.5;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 1 &&
+          num(first("stop"), "evidence", "gpu_utilization", "coverage_pct") == 100);
+    h.gpu_util.last_age_s = 3;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 0);
+    CHECK_STR(unknown_reason(), "low_sample_coverage");
+    CHECK(num(json_array_get(nousage, 0), "evidence", "gpu_utilization", "coverage_pct") == 83.33);
+    h.gpu_util.last_age_s = 25;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 0);
+    h.gpu_util.samples = 6; /* all six stored */
+    h.gpu_util.last_age_s = 3;
+    CHECK(run(&h, 1, NULL, 0) == 0 && count("stop") == 1);
 }
 
 static void unknown_never_stops(void)
@@ -389,10 +411,10 @@ static PGresult *fake(int ncols, const char *const *names, int nrows, const char
 
 static void decode_health(void)
 {
-    static const char *const gn[] = {"util_mean",    "util_max",   "unread", "samples",
-                                     "idle_gpu_pct", "interval_s", "host_id"};
-    static const char *const gv[] = {"0.5", "2",  "3", "27", "7.5", "10", "a",
-                                     NULL,  NULL, "0", "0",  NULL,  NULL, "b"};
+    static const char *const gn[] = {"last_age", "util_mean",    "util_max",   "unread",
+                                     "samples",  "idle_gpu_pct", "interval_s", "host_id"};
+    static const char *const gv[] = {"12.5", "0.5", "2",  "3", "27", "7.5", "10", "a",
+                                     NULL,   NULL,  NULL, "0", "0",  NULL,  NULL, "b"};
     static const char *const in_[] = {
         "message",  "raw",  "last_seen", "first_seen",  "count",          "pci_bus_id", "gpu_uuid",
         "category", "code", "kind",      "open_events", "quarantined_at", "reason",     "host_id"};
@@ -411,10 +433,12 @@ static void decode_health(void)
     CHECK_STR(g->host_id, "a");
     CHECK(g->util.samples == 27 && g->util.unread == 3 && g->util.has_util);
     CHECK(g->util.max_pct == 2 && g->util.mean_pct == 0.5 && g->util.interval_s == 10);
+    CHECK(g->util.has_last && g->util.last_age_s == 12.5);
     CHECK(g->idle_gpu_pct.set && g->idle_gpu_pct.value == 7.5);
     g = &in.gpu[1];
     CHECK_STR(g->host_id, "b");
     CHECK(g->util.samples == 0 && !g->util.has_util && g->util.interval_s == 0);
+    CHECK(!g->util.has_last);
     CHECK(!g->idle_gpu_pct.set);
     const struct db_rec_isolated *h = &in.isolated[0];
     CHECK_STR(h->host_id, "a");
