@@ -625,7 +625,12 @@ describe('start-up and configuration', () => {
     await new Promise((resolve) => tls.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${tls.address().port}/jwks`;
     try {
-      const untrusted = await startServer({ name: 'oidc-tls-untrusted', env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: url }) });
+      // a generous fetch timeout: under load (an ASan server beside the fleet suite) the
+      // default 5 s once ran out before the handshake failed, and the check is the error's kind
+      const untrusted = await startServer({
+        name: 'oidc-tls-untrusted',
+        env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: url, GPUFLEET_JWT_JWKS_TIMEOUT_SECONDS: '30' }),
+      });
       try {
         const p = expectProblem(await api(untrusted).request('GET', '/readyz'), 503, 'jwks_unavailable');
         assert.match(p.detail, /certificate|SSL/i);
@@ -634,7 +639,11 @@ describe('start-up and configuration', () => {
       }
       const trusted = await startServer({
         name: 'oidc-tls',
-        env: oidcEnv({ GPUFLEET_JWT_JWKS_URL: url, GPUFLEET_JWT_JWKS_CA_FILE: cert }),
+        env: oidcEnv({
+          GPUFLEET_JWT_JWKS_URL: url,
+          GPUFLEET_JWT_JWKS_CA_FILE: cert,
+          GPUFLEET_JWT_JWKS_TIMEOUT_SECONDS: '30',
+        }),
       });
       try {
         assert.equal((await waitReady(trusted)).jwks.keys, 2);

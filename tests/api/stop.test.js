@@ -118,9 +118,9 @@ describe('stop', () => {
     assert.equal(ev[0].status, 202);
     assert.equal(ev[0].reason, 'idle: no work reports since Monday');
     assert.equal(ev[0].path, `/v1/hosts/${h.id}/stop`);
-    // other events carry no reason
+    // the create row's reason is only the trust-on-first-use note (the host has no pinned key)
     const created = await auditOf('host.create', h.id);
-    assert.equal(created[0].reason, null);
+    assert.equal(created[0].reason, 'trust_on_first_use: the host key will be recorded on first contact');
     // the host changes only when a worker takes the job
     assert.equal((await getHost(h.id)).state, 'registered');
     // a second stop is refused while the first is queued

@@ -528,6 +528,7 @@ describe('no remote command without a live lease', () => {
     lsrv = await startServer({
       name: 'fleet-lease',
       databaseUrl: proxy.url,
+      tokenDatabaseUrl: db.url,
       migrate: false,
       env: {
         ...WORKER_ENV,

@@ -27,8 +27,11 @@ static void on_many_exec(struct prov_ssh_conn *c, const struct prov_ssh_exec_res
     if (r->err == PROV_SSH_OK && r->exit_status == 0 &&
         count_lines_prefix(r->out_tail, "GPU ") == 8)
         m->exec_ok++;
-    else
+    else {
+        fprintf(stderr, "  exec: %s exit %d, %d GPU lines: %s\n", prov_ssh_err_name(r->err),
+                r->exit_status, count_lines_prefix(r->out_tail, "GPU "), r->message);
         m->bad++;
+    }
     m->done++;
     prov_ssh_close(c);
 }

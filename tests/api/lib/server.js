@@ -220,6 +220,10 @@ function waitExit(child, ms) {
  *   args        extra arguments after `serve`
  *   database    {name, url, drop} from createDatabase(); default: a new one
  *   databaseUrl use this URL instead (the database is not dropped)
+ *   tokenDatabaseUrl  the URL `gpufleetd token` records minted tokens' jti through
+ *               (default: the server's); a test that puts a proxy in this process
+ *               between the server and PostgreSQL passes the direct one, since
+ *               token() runs its child synchronously and would block the proxy
  *   migrate     run `gpufleetd migrate` first (default true)
  *   secrets     from makeSecrets(); default: new ones
  *   readyTimeoutMs  default 15000
@@ -336,7 +340,8 @@ async function startServer(options = {}) {
     /** Mint a token with `gpufleetd token` (same configuration as the server). */
     token(role, { sub = `test-${role}`, ttl = '15m', project, args = [] } = {}) {
       const p = project ? ['--project', project] : [];
-      const r = runBin(['token', '--sub', sub, '--role', role, '--ttl', ttl, ...p, ...args], env);
+      const tenv = options.tokenDatabaseUrl ? { ...env, GPUFLEET_DATABASE_URL: options.tokenDatabaseUrl } : env;
+      const r = runBin(['token', '--sub', sub, '--role', role, '--ttl', ttl, ...p, ...args], tenv);
       if (r.status !== 0) throw new Error(`gpufleetd token failed (${r.status}): ${r.stderr}`);
       const t = r.stdout.trim();
       tokens.add(t);
