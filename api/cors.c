@@ -31,5 +31,6 @@ void api_cors_add_headers(const char *cors_origin, struct MHD_Response *resp)
         return;
     MHD_add_response_header(resp, "Access-Control-Allow-Origin", cors_origin);
     MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-                            "ETag, Location, X-Request-Id, Retry-After, Idempotent-Replayed");
+                            "ETag, Location, X-Request-Id, Retry-After, Idempotent-Replayed, "
+                            "RateLimit, RateLimit-Policy");
 }

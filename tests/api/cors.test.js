@@ -86,7 +86,8 @@ test('a GET from an allowed origin gets Access-Control-Allow-Origin and Vary: Or
   assert.match(res.headers.get('vary') || '', /\borigin\b/i);
   // A browser must be able to read these response headers.
   const exposed = list(res.headers.get('access-control-expose-headers'));
-  for (const h of ['etag', 'x-request-id']) assert.ok(exposed.includes(h), `Expose-Headers lacks ${h}: ${exposed}`);
+  for (const h of ['etag', 'x-request-id', 'retry-after', 'ratelimit', 'ratelimit-policy'])
+    assert.ok(exposed.includes(h), `Expose-Headers lacks ${h}: ${exposed}`);
 });
 
 test('error answers to an allowed origin carry the CORS headers too', async () => {
