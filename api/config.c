@@ -318,6 +318,23 @@ static const struct int_setting webhook_settings[] = {
     INT_SETTING("GPUFLEET_WEBHOOK_CONCURRENCY", 64, 1, 4096, webhook_concurrency),
 };
 
+/* Rates 0 turn that limit off; a burst is at least 1. */
+/* The rate limits and /metrics' cache (config_limits.c reads the token file). */
+static const struct int_setting limit_settings[] = {
+    INT_SETTING("GPUFLEET_RATE_LIMIT", 1, 0, 1, rate_limit),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_PRINCIPAL_RPS", 50, 0, 1000000, rl_principal_rps),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_PRINCIPAL_BURST", 200, 1, 1000000, rl_principal_burst),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_REPORTER_RPS", 500, 0, 1000000, rl_reporter_rps),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_REPORTER_BURST", 5000, 1, 1000000, rl_reporter_burst),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_ADDRESS_RPS", 1000, 0, 1000000, rl_address_rps),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_ADDRESS_BURST", 2000, 1, 1000000, rl_address_burst),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE", 60, 0, 1000000,
+                rl_auth_failures_per_min),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_AUTH_FAILURE_BURST", 20, 1, 1000000, rl_auth_failure_burst),
+    INT_SETTING("GPUFLEET_RATE_LIMIT_TABLE_SIZE", 65536, 1024, 4194304, rl_table_size),
+    INT_SETTING("GPUFLEET_METRICS_CACHE_SECONDS", 5, 0, 300, metrics_cache_s),
+};
+
 /* Parses each setting in order; the first bad one names itself in err. */
 static int parse_int_settings(struct api_config *cfg, const struct int_setting *s, size_t n,
                               const char *(*get)(const char *), char *err, size_t errlen)
@@ -412,6 +429,8 @@ int config_load(struct api_config *cfg, unsigned need, const char *(*get)(const 
                            sizeof webhook_settings / sizeof webhook_settings[0], get, err,
                            errlen) != 0 ||
         parse_cors(cfg, get("GPUFLEET_CORS_ORIGINS"), err, errlen) != 0 ||
+        parse_int_settings(cfg, limit_settings, sizeof limit_settings / sizeof limit_settings[0],
+                           get, err, errlen) != 0 ||
         config_load_limits(cfg, (need & CONFIG_NEED_LISTEN) != 0, get, err, errlen) != 0)
         return -1;
     return check_needs(cfg, need, get, err, errlen);

@@ -28,7 +28,7 @@ static int read_file(const char *path, int private_file, unsigned char **buf, si
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
