@@ -20,7 +20,7 @@ let client;
 let admin;
 
 before(async () => {
-  srv = await startServer({ name: 'tokens', env: { GPUFLEET_WORKERS: '0' } });
+  srv = await startServer({ name: 'tokens', cliTokens: true, env: { GPUFLEET_WORKERS: '0' } });
   client = api(srv);
   admin = srv.token('admin', { sub: 'root-admin' });
 });

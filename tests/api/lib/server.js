@@ -17,6 +17,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { signJwt } = require('./jwt');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BIN = path.resolve(ROOT, process.env.GPUFLEET_BIN || 'bin/gpufleetd');
@@ -86,10 +87,11 @@ function ensureAppRole(base) {
 // A fresh, empty database in the test cluster. Returns {name, url, appUrl, drop()}: url is
 // the owner's (migrations, and the tests' own fixture SQL), appUrl the application role's
 // (what serve runs as).
-function createDatabase(prefix, { base = baseDatabaseUrl() } = {}) {
+function createDatabase(prefix, { base = baseDatabaseUrl(), template } = {}) {
   const name = uniqueName(prefix);
   ensureAppRole(base);
-  psql(base, `CREATE DATABASE "${name}"`);
+  if (template) createFromTemplate(base, name, template);
+  else psql(base, `CREATE DATABASE "${name}"`);
   return {
     name,
     url: databaseUrl(base, name),
@@ -98,6 +100,81 @@ function createDatabase(prefix, { base = baseDatabaseUrl() } = {}) {
       psql(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, { allowFail: true });
     },
   };
+}
+
+// A migrated database to copy. Running `gpufleetd migrate` on every server's fresh database
+// cost about a second each (the sanitized binary, every migration), so the servers that
+// want the current schema get a copy (CREATE DATABASE … TEMPLATE) of one database that
+// `gpufleetd migrate` made once per cluster and set of migrations: its name carries a hash
+// of migrations/*.sql, so a changed migration makes a new one. Test files race to make it:
+// each migrates its own, renames it into place, and the loser drops its copy. Tests that
+// are about migrating (migrate: false, or a database of their own) still run migrate.
+function migrationsHash() {
+  const dir = path.join(ROOT, 'migrations');
+  const h = crypto.createHash('sha256');
+  for (const f of fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.sql'))
+    .sort()) {
+    h.update(f)
+      .update('\0')
+      .update(fs.readFileSync(path.join(dir, f)))
+      .update('\0');
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+let templateName = null;
+function migratedTemplate(base) {
+  if (templateName) return templateName;
+  const name = `gft_template_${migrationsHash()}`;
+  const exists = psql(base, `SELECT 1 FROM pg_database WHERE datname = '${name}'`);
+  if (exists !== '1') {
+    const tmp = uniqueName('template');
+    ensureAppRole(base);
+    psql(base, `CREATE DATABASE "${tmp}"`);
+    const r = runBin(
+      ['migrate'],
+      cleanEnv({
+        // as startServer runs it: the owner migrates and grants the application's role
+        GPUFLEET_DATABASE_URL: withUser(databaseUrl(base, tmp), APP_ROLE),
+        GPUFLEET_MIGRATE_DATABASE_URL: databaseUrl(base, tmp),
+      }),
+    );
+    if (r.status !== 0) {
+      psql(base, `DROP DATABASE IF EXISTS "${tmp}" WITH (FORCE)`, { allowFail: true });
+      throw new Error(`gpufleetd migrate (template) failed (${r.status}):\n${r.stdout}${r.stderr}`);
+    }
+    const renamed = spawnSync('psql', ['-X', '-q', '-d', base, '-c', `ALTER DATABASE "${tmp}" RENAME TO "${name}"`], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (renamed.status !== 0) {
+      psql(base, `DROP DATABASE IF EXISTS "${tmp}" WITH (FORCE)`, { allowFail: true });
+      if (psql(base, `SELECT 1 FROM pg_database WHERE datname = '${name}'`) !== '1') {
+        throw new Error(`cannot make the template database ${name}: ${renamed.stderr}`);
+      }
+    }
+  }
+  templateName = name;
+  return name;
+}
+
+// CREATE DATABASE … TEMPLATE fails while another session is connected to the template;
+// two files copying it at the same moment wait for each other, so try a few times.
+function createFromTemplate(base, name, template) {
+  for (let i = 0; ; i++) {
+    const r = spawnSync(
+      'psql',
+      ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', base, '-c', `CREATE DATABASE "${name}" TEMPLATE "${template}"`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    if (r.status === 0) return;
+    if (i >= 20 || !/being accessed by other users/.test(r.stderr)) {
+      throw new Error(`psql failed (${r.status}): CREATE DATABASE ${name} TEMPLATE ${template}\n${r.stderr}`);
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 + 50 * i);
+  }
 }
 
 function ensureLogDir() {
@@ -144,19 +221,28 @@ function cleanEnv(extra) {
   return { ...env, ...extra };
 }
 
-// A private 0700 directory with a JWT secret and a master key, both made by
-// `gpufleetd keygen`. Returns {dir, jwtSecretFile, masterKeyFile}.
+// A secret file as `gpufleetd keygen` writes it (common/secret.c): 48 random bytes in
+// base64url and a newline, mode 0600, never over an existing file. Written here rather
+// than by spawning the (sanitized) binary twice per server; tests/unit/test_util.c and
+// metrics_access.test.js test keygen itself.
+function writeKey(file) {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+  try {
+    fs.writeSync(fd, `${crypto.randomBytes(48).toString('base64url')}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+// A private 0700 directory with a JWT secret and a master key. Returns {dir, jwtSecretFile,
+// masterKeyFile}.
 function makeSecrets(prefix = 'gft') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   fs.chmodSync(dir, 0o700);
   const jwtSecretFile = path.join(dir, 'jwt.secret');
   const masterKeyFile = path.join(dir, 'master.key');
-  for (const f of [jwtSecretFile, masterKeyFile]) {
-    const r = runBin(['keygen', f], cleanEnv({}));
-    if (r.status !== 0) throw new Error(`gpufleetd keygen ${f} failed (${r.status}): ${r.stderr}`);
-    const mode = fs.statSync(f).mode & 0o777;
-    if (mode !== 0o600) throw new Error(`gpufleetd keygen wrote ${f} with mode ${mode.toString(8)}, want 600`);
-  }
+  for (const f of [jwtSecretFile, masterKeyFile]) writeKey(f);
   return { dir, jwtSecretFile, masterKeyFile };
 }
 
@@ -224,7 +310,10 @@ function waitExit(child, ms) {
  *               (default: the server's); a test that puts a proxy in this process
  *               between the server and PostgreSQL passes the direct one, since
  *               token() runs its child synchronously and would block the proxy
- *   migrate     run `gpufleetd migrate` first (default true)
+ *   migrate     run `gpufleetd migrate` first (default true; a database the harness makes
+ *               itself is then a copy of the migrated template, see migratedTemplate)
+ *   cliTokens   token() always runs `gpufleetd token` (which records each jti), for the
+ *               tests about tokens themselves
  *   secrets     from makeSecrets(); default: new ones
  *   readyTimeoutMs  default 15000
  *
@@ -234,7 +323,11 @@ function waitExit(child, ms) {
 async function startServer(options = {}) {
   const name = options.name || 'server';
   ensureLogDir();
-  const database = options.databaseUrl ? null : options.database || createDatabase(name);
+  // A database of our own with the current schema is a copy of the migrated template.
+  const copy = !options.databaseUrl && !options.database && options.migrate !== false;
+  const database = options.databaseUrl
+    ? null
+    : options.database || createDatabase(name, copy ? { template: migratedTemplate(baseDatabaseUrl()) } : {});
   const dbUrl = options.databaseUrl || database.url;
   // two roles: serve runs as the application's role, migrate as the owner
   const appUrl = options.databaseUrl || !database.appUrl ? dbUrl : database.appUrl;
@@ -276,7 +369,7 @@ async function startServer(options = {}) {
   const logFd = fs.openSync(logPath, 'a');
   fs.writeSync(logFd, `\n=== ${new Date().toISOString()} start ${name} on ${env.GPUFLEET_LISTEN} ===\n`);
 
-  if (options.migrate !== false) {
+  if (options.migrate !== false && !copy) {
     const r = runBin(['migrate'], env);
     fs.writeSync(logFd, r.stdout + r.stderr);
     if (r.status !== 0) {
@@ -337,8 +430,14 @@ async function startServer(options = {}) {
     secrets,
     /** Tokens handed out by token(); the secret-grep test checks the log for them. */
     tokens,
-    /** Mint a token with `gpufleetd token` (same configuration as the server). */
+    /** A token as `gpufleetd token` mints it (same configuration as the server): minted
+     *  here when nothing needs the binary (see mintLikeCli), else by the binary. */
     token(role, { sub = `test-${role}`, ttl = '15m', project, args = [] } = {}) {
+      const here = options.cliTokens ? null : mintLikeCli(env, { role, sub, ttl, project, args });
+      if (here) {
+        tokens.add(here);
+        return here;
+      }
       const p = project ? ['--project', project] : [];
       const tenv = options.tokenDatabaseUrl ? { ...env, GPUFLEET_DATABASE_URL: options.tokenDatabaseUrl } : env;
       const r = runBin(['token', '--sub', sub, '--role', role, '--ttl', ttl, ...p, ...args], tenv);
@@ -368,6 +467,38 @@ async function startServer(options = {}) {
     },
   };
   return server;
+}
+
+// `gpufleetd token`'s claims (cmd/token.c), signed with the server's HS256 secret, for the
+// common case: no reporter scope (--pool/--host name lookups), no ES256 key, a lifetime
+// under the default caps. Spawning the sanitized binary cost about 0.2 s a token. The jti
+// is not recorded in the tokens table (the server does not look it up: revocations are a
+// list of revoked jtis); tokens.test.js, which reads that table, sets cliTokens. Returns
+// null when the binary must mint it.
+const TTL_UNIT = { s: 1, m: 60, h: 3600, d: 86400 };
+function mintLikeCli(env, { role, sub, ttl, project, args }) {
+  if (args.length || !env.GPUFLEET_JWT_SECRET_FILE || env.GPUFLEET_JWT_PRIVATE_KEY_FILE) return null;
+  if (env.GPUFLEET_TOKEN_MAX_TTL_SECONDS || env.GPUFLEET_TOKEN_REPORTER_MAX_TTL_SECONDS) return null;
+  if (!['viewer', 'operator', 'admin', 'reporter'].includes(role)) return null;
+  if (!/^[\x21-\x7e]{1,128}$/.test(sub)) return null;
+  if (project !== undefined && !/^[a-z0-9][a-z0-9._-]{0,62}$/.test(project)) return null;
+  const m = /^([1-9][0-9]{0,6})([smhd])$/.exec(String(ttl));
+  if (!m) return null;
+  const life = Number(m[1]) * TTL_UNIT[m[2]];
+  if (life > (role === 'reporter' ? 90 * 86400 : 86400)) return null;
+  const now = Math.floor(Date.now() / 1000);
+  const claims = {
+    aud: env.GPUFLEET_JWT_AUDIENCE || 'gpufleet',
+    exp: now + life,
+    iat: now,
+    iss: env.GPUFLEET_JWT_ISSUER || 'gpufleet',
+    jti: crypto.randomUUID(),
+    nbf: now,
+    ...(project ? { project } : {}),
+    role,
+    sub,
+  };
+  return signJwt({ claims, key: readSecret(env.GPUFLEET_JWT_SECRET_FILE) });
 }
 
 /**
