@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/dheap.h"
+#include "common/idmap.h"
 #include "common/log.h"
 #include "common/netpolicy.h"
 #include "common/utf8.h"
@@ -325,6 +326,8 @@ static void housekeeping(struct monitor *m, int64_t now)
 
 static void host_free(struct mon_host *x)
 {
+    if (x->h.id != NULL && idmap_get(&x->m->byid, x->h.id) == x)
+        idmap_del(&x->m->byid, x->h.id);
     dheap_remove(&x->m->due, &x->due);
     mon_conn_close(x);
     crypt_secret_free(&x->key);
@@ -466,5 +469,6 @@ void mon_free(struct monitor *m)
     }
     db_mon_claim_clear(&m->claim);
     dheap_free(&m->due);
+    idmap_free(&m->byid);
     free(m);
 }

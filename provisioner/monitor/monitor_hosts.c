@@ -46,10 +46,7 @@ static enum db_status claim_fn(struct db_conn *c, void *arg)
 
 static struct mon_host *find(struct monitor *m, const char *id)
 {
-    for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
-        if (!strcmp(x->h.id, id))
-            return x;
-    return NULL;
+    return idmap_get(&m->byid, id);
 }
 
 /* Takes the claim's row i into x (the strings move). */
@@ -92,8 +89,10 @@ static struct mon_host *host_new(struct monitor *m, const struct db_mon_host *ro
                                  int k, int n)
 {
     struct mon_host *x = calloc(1, sizeof *x);
-    if (x == NULL)
+    if (x == NULL || idmap_put(&m->byid, row->id, x) != 0) {
+        free(x);
         return NULL;
+    }
     x->m = m;
     x->due = (struct dheap_node)DHEAP_NODE_INIT;
     x->missed = row->missed;

@@ -8,6 +8,7 @@
 
 #include "common/crypt.h"
 #include "common/dheap.h"
+#include "common/idmap.h"
 #include "db/monitor_lease.h"
 #include "provisioner/jobs/job.h"
 #include "provisioner/monitor/monitor_sample.h"
@@ -57,6 +58,7 @@ struct mon_host {
 struct monitor {
     struct job_worker *w;
     struct mon_host *hosts;
+    struct idmap byid; /* host id -> its mon_host in hosts (a claim's rows find theirs) */
     struct job_op claim_op;
     struct db_mon_claim claim;
     int claim_full; /* the next claim reads back every host held (the first one too) */
