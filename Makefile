@@ -172,6 +172,10 @@ UNIT_SRC   += tests/unit/test_rl_table.c
 DB_SRC     += db/tokens.c
 SVC_SRC    += service/tokens.c
 API_SRC    += api/tokens.c
+# Bottlenecks (issue 26, docs/bottlenecks.md): where the time goes and the next test (the
+# rules, the rollup reads, the route).
+PLAN_SRC   += planner/bottleneck.c
+UNIT_SRC   += tests/unit/test_bottleneck.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.
