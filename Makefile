@@ -175,6 +175,9 @@ API_SRC    += api/tokens.c
 # Bottlenecks (issue 26, docs/bottlenecks.md): where the time goes and the next test (the
 # rules, the rollup reads, the route).
 PLAN_SRC   += planner/bottleneck.c
+DB_SRC     += db/bottlenecks.c
+SVC_SRC    += service/bottleneck.c
+API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's

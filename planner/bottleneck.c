@@ -128,14 +128,26 @@ void plan_bn_summarize(const struct plan_bn_host *hosts, size_t nh, struct plan_
     pick_named(hosts, nh, f);
 }
 
-int plan_bn_gpu_util(const struct plan_bn_signals *sig, size_t n, double *pct)
+/* The GPU utilization of the named hosts that gave phases (all of them when only_phases
+ * is 0): a host whose reports gave no phases says nothing about the phases' verdict. */
+static int phase_hosts_util(const struct plan_bn_host *hosts, size_t nh,
+                            const struct plan_bn_signals *sig, size_t n, int only_phases,
+                            double *pct)
 {
     double w = 0, s = 0;
-    for (size_t i = 0; i < n; i++)
-        if (sig[i].has_gpu && sig[i].has_util && sig[i].gpu_samples > 0) {
-            w += (double)sig[i].gpu_samples;
-            s += sig[i].util_pct * (double)sig[i].gpu_samples;
-        }
+    for (size_t i = 0; i < n; i++) {
+        const struct plan_bn_signals *g = &sig[i];
+        if (!g->has_gpu || !g->has_util || g->gpu_samples <= 0)
+            continue;
+        int gave = !only_phases;
+        for (size_t j = 0; !gave && j < nh; j++)
+            gave = g->host_id && strcmp(hosts[j].id, g->host_id) == 0 &&
+                   hosts[j].half[0].phase_reports + hosts[j].half[1].phase_reports > 0;
+        if (!gave)
+            continue;
+        w += (double)g->gpu_samples;
+        s += g->util_pct * (double)g->gpu_samples;
+    }
     *pct = w > 0 ? s / w : 0;
     return w > 0;
 }
@@ -306,9 +318,8 @@ static void input_rule(const struct plan_bn_host *hosts, int has_util, double ut
     f->verdict = PLAN_BN_INPUT_PIPELINE;
     manual(f, "input_pipeline");
     f->test_host_id = f->nnamed ? hosts[f->named[0]].id : NULL;
-    double pre = f->phase_total_s > 0
-                     ? f->total.phase_s[PLAN_PHASE_PREPROCESS] / f->phase_total_s * 100
-                     : 0;
+    double pre =
+        f->phase_total_s > 0 ? f->total.phase_s[PLAN_PHASE_PREPROCESS] / f->phase_total_s * 100 : 0;
     char gpu[80] = "no GPU samples";
     if (has_util)
         snprintf(gpu, sizeof gpu, "the GPUs averaged %.0f%% utilization", util);
@@ -370,7 +381,7 @@ void plan_bn_decide(const struct plan_bn_host *hosts, size_t nh, const struct pl
                     size_t n, struct plan_bn_finding *f)
 {
     double util = 0;
-    int has_util = plan_bn_gpu_util(sig, n, &util);
+    int has_util = phase_hosts_util(hosts, nh, sig, n, f->total.phase_reports > 0, &util);
     if (f->total.reports == 0) {
         f->verdict = PLAN_BN_NO_DATA;
         snprintf(f->why, sizeof f->why, "no work report in the window");

@@ -45,6 +45,10 @@
  * buckets, at least PLAN_BN_REPEAT_BYTES (1 GB) moved per bucket on average: the host
  * moves its artifacts again and again instead of caching them. Reported with any verdict.
  *
+ * GPU utilization (the rules above): the mean over the named hosts' monitor samples,
+ * weighted by samples, counting only hosts whose reports gave phases (a host without a
+ * breakdown corroborates nothing); every named host's when none gave phases.
+ *
  * Retries: (failed + retried) ÷ (completed + failed + retried) of the window; over
  * PLAN_BN_RETRY_SHARE (5%) it is noted (retried work counts in the phases). */
 #ifndef GPUFLEET_BOTTLENECK_H
@@ -140,8 +144,12 @@ extern const char *const plan_bn_verdict_names[];
 enum plan_bn_trend { PLAN_BN_TREND_UNKNOWN, PLAN_BN_STEADY, PLAN_BN_RISING, PLAN_BN_FALLING };
 extern const char *const plan_bn_trend_names[];
 
-enum plan_bn_test_kind { PLAN_BN_TEST_NONE, PLAN_BN_TEST_DIAGNOSTICS, PLAN_BN_TEST_REPORT_PHASES,
-                         PLAN_BN_TEST_MANUAL };
+enum plan_bn_test_kind {
+    PLAN_BN_TEST_NONE,
+    PLAN_BN_TEST_DIAGNOSTICS,
+    PLAN_BN_TEST_REPORT_PHASES,
+    PLAN_BN_TEST_MANUAL
+};
 extern const char *const plan_bn_test_kind_names[];
 
 struct plan_bn_finding {
@@ -149,8 +157,8 @@ struct plan_bn_finding {
     struct plan_bn_sums total, first, second; /* the target's sums */
     int has_dominant; /* a phase was reported: dominant holds (else "unknown") */
     enum plan_phase dominant;
-    int dominates;                       /* its share of the phase time is over 40% */
-    double phase_total_s;                /* Σ phases */
+    int dominates;                        /* its share of the phase time is over 40% */
+    double phase_total_s;                 /* Σ phases */
     double share_of_phase, share_of_busy; /* of the dominant phase */
     int has_share_of_busy;
     double phase_coverage; /* phase_reports ÷ reports */
@@ -165,7 +173,7 @@ struct plan_bn_finding {
     enum plan_bn_test_kind test_kind;
     const char *tests[2]; /* diagnostics tests: "storage", "bandwidth", "workload" */
     size_t ntests;
-    const char *manual; /* manual check: "input_pipeline", "capacity", "monitor", … */
+    const char *manual;       /* manual check: "input_pipeline", "capacity", "monitor", … */
     const char *test_host_id; /* the drained host to test, or NULL */
     const struct plan_bn_signals *evidence; /* the signals the why quotes, or NULL */
     char why[640];
@@ -187,8 +195,5 @@ void plan_bn_decide(const struct plan_bn_host *hosts, size_t nh, const struct pl
 
 /* Whether host h moves its artifacts again and again (the rule above). */
 int plan_bn_repeated_loads(const struct plan_bn_host *h);
-
-/* The GPU utilization over the named hosts' signals, weighted by samples; 0 when none. */
-int plan_bn_gpu_util(const struct plan_bn_signals *sig, size_t n, double *pct);
 
 #endif

@@ -44,8 +44,8 @@ static struct plan_bn_signals gpu(const char *id, double util)
     return s;
 }
 
-static void run(const struct plan_bn_host *h, size_t nh, const struct plan_bn_signals *s,
-                size_t ns, struct plan_bn_finding *f)
+static void run(const struct plan_bn_host *h, size_t nh, const struct plan_bn_signals *s, size_t ns,
+                struct plan_bn_finding *f)
 {
     plan_bn_summarize(h, nh, f);
     plan_bn_decide(h, nh, s, ns, f);
@@ -207,6 +207,14 @@ static void compute_rules(void)
     run(&h, 1, NULL, 0, &f);
     CHECK(f.verdict == PLAN_BN_COMPUTE_UNCONFIRMED);
     CHECK(strstr(f.why, "not claimed GPU-bound") != NULL);
+    /* A second host without phases at 10% does not dilute the first's 90%. */
+    struct plan_bn_host two[2] = {h, host(HB, 4, 1000, NULL)};
+    struct plan_bn_signals s2[2] = {gpu(HA, 90), gpu(HB, 10)};
+    run(two, 2, s2, 2, &f);
+    CHECK(f.verdict == PLAN_BN_GPU_BOUND);
+    two[1] = host(HB, 4, 1000, ph); /* with phases, it counts: mean 50% */
+    run(two, 2, s2, 2, &f);
+    CHECK(f.verdict == PLAN_BN_COMPUTE_UNDERUTILIZED);
     /* A host with samples but no utilization read does not confirm anything. */
     s.has_util = 0;
     run(&h, 1, &s, 1, &f);

@@ -1,0 +1,231 @@
+/* bottlenecks.c — see bottlenecks.h. */
+#include "db/bottlenecks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_pg.h"
+
+const char *const db_bn_grain_names[] = {"hour", "day", "week", NULL};
+
+enum db_bn_grain db_bn_grain_of(double window_s)
+{
+    return window_s <= DB_BN_HOURS_MAX_S  ? DB_BN_HOUR
+           : window_s <= DB_BN_DAYS_MAX_S ? DB_BN_DAY
+                                          : DB_BN_WEEK;
+}
+
+/* The target within the scope ($1 the id, $2 the projects). */
+#define TARGET_SQL(table)                                                                 \
+    "SELECT t.name, t.project_id::text AS project_id FROM " table " t WHERE t.id = $1::uuid" \
+    " AND ($2::uuid[] IS NULL OR t.project_id = ANY ($2::uuid[]))"
+
+/* The rollups of one grain: $1 from (rounded down to the grain), $2 to, $3 the middle,
+ * $4 pool, $5 brief, $6 host (one of them set), $7 the projects. The bucket-first key
+ * gives the range; the hosts come from the join (their pool and project). */
+#define PH(c) "sum(d.phase_" c "_seconds) AS " c
+#define ROWS_SQL(table)                                                                    \
+    "SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"                      \
+    " (d.bucket >= $3::timestamptz)::int AS half, sum(d.reports)::bigint AS reports,"     \
+    " sum(d.phase_reports)::bigint AS phase_reports, sum(d.busy_seconds) AS busy,"        \
+    " sum(d.phase_busy_seconds) AS phase_busy, " PH("queue") ", " PH("load") ", "         \
+    PH("preprocess") ", " PH("compute") ", " PH("communication") ", " PH("write") ","     \
+    " sum(d.completed) AS completed, sum(d.failed) AS failed, sum(d.retried) AS retried," \
+    " sum(d.bytes_moved) AS bytes,"                                                       \
+    " count(DISTINCT d.bucket) FILTER (WHERE d.phase_load_seconds > 0) AS load_buckets,"  \
+    " coalesce(sum(d.bytes_moved) FILTER (WHERE d.phase_load_seconds > 0), 0) AS load_bytes" \
+    " FROM " table " d JOIN hosts h ON h.id = d.host_id"                                  \
+    " WHERE d.bucket >= $1::timestamptz AND d.bucket < $2::timestamptz"                   \
+    " AND ($4::uuid IS NULL OR h.pool_id = $4::uuid)"                                     \
+    " AND ($5::uuid IS NULL OR d.brief_id = $5::uuid)"                                    \
+    " AND ($6::uuid IS NULL OR d.host_id = $6::uuid)"                                     \
+    " AND ($7::uuid[] IS NULL OR h.project_id = ANY ($7::uuid[]))"                        \
+    " GROUP BY d.host_id, h.pool_id, 3 ORDER BY d.host_id, 3"
+
+/* A number of a check's values, NULL unless it is a JSON number. */
+#define JNUM(expr) "CASE WHEN jsonb_typeof(" expr ") = 'number' THEN (" expr ")::float8 END"
+/* The newest run of kind k of host h.id with check n whose values hold the number v. */
+#define NEWEST(k, n, v)                                                              \
+    "SELECT g.id::text AS id, " DB_TS("g.finished_at") " AS at, c.value->>'status' AS status," \
+    " (c.value->'values'->'" v "')::float8 AS v, c.value->'values' AS vals"         \
+    " FROM gate_runs g CROSS JOIN LATERAL jsonb_array_elements(g.checks) c"          \
+    " WHERE g.host_id = h.id AND g.kind = '" k "' AND c.value->>'name' = '" n "'"    \
+    " AND jsonb_typeof(c.value->'values'->'" v "') = 'number'"                       \
+    " ORDER BY g.seq DESC LIMIT 1"
+
+// clang-format off
+const struct db_stmt db_bn_stmts[] = {
+    {"bn_target_pool", TARGET_SQL("pools")},
+    {"bn_target_brief", TARGET_SQL("briefs")},
+    {"bn_target_host", TARGET_SQL("hosts")},
+    {"bn_rows_hour", ROWS_SQL("work_report_hours")},
+    {"bn_rows_day", ROWS_SQL("work_report_days")},
+    {"bn_rows_week", ROWS_SQL("work_report_weeks")},
+    /* $1 the hosts (uuid[]), $2 from, $3 to. */
+    {"bn_signals",
+     "SELECT h.id::text AS host_id, gs.samples, gs.util, gs.mem_pct, gs.power,"
+     " st.id AS st_id, st.at AS st_at, st.v AS read_mbps,"
+     " " JNUM("st.vals->'min_read_mbps'") " AS min_read_mbps,"
+     " bw.id AS bw_id, bw.at AS bw_at, bw.v AS busbw,"
+     " " JNUM("bw.vals->'expected'->'min_allreduce_busbw_gbps'") " AS min_busbw,"
+     " dg.id AS dg_id, dg.at AS dg_at, dg.status AS dg_status, dg.v AS dg_read,"
+     " " JNUM("dg.vals->'min_read_mbps'") " AS dg_min"
+     " FROM unnest($1::uuid[]) WITH ORDINALITY AS h(id, ord)"
+     " LEFT JOIN LATERAL (SELECT sum(s.samples)::bigint AS samples,"
+     "  sum(s.util_gpu_avg * s.samples) / nullif(sum(s.samples)"
+     "   FILTER (WHERE s.util_gpu_avg IS NOT NULL), 0) AS util,"
+     "  100 * sum(s.mem_used_mib_avg * s.samples) / nullif(sum(s.mem_total_mib_max * s.samples)"
+     "   FILTER (WHERE s.mem_used_mib_avg IS NOT NULL), 0) AS mem_pct,"
+     "  sum(s.power_w_avg * s.samples) / nullif(sum(s.samples)"
+     "   FILTER (WHERE s.power_w_avg IS NOT NULL), 0) AS power"
+     "  FROM gpu_samples_1h s WHERE s.host_id = h.id"
+     "  AND s.bucket >= $2::timestamptz AND s.bucket < $3::timestamptz) gs ON true"
+     " LEFT JOIN LATERAL (" NEWEST("gate", "storage_throughput", "read_mbps") ") st ON true"
+     " LEFT JOIN LATERAL (" NEWEST("gate", "bandwidth", "allreduce_busbw_gbps") ") bw ON true"
+     " LEFT JOIN LATERAL (" NEWEST("diagnostics", "storage_throughput", "read_mbps") ") dg"
+     "  ON true"
+     " ORDER BY h.ord"},
+};
+// clang-format on
+const size_t db_bn_nstmts = sizeof db_bn_stmts / sizeof db_bn_stmts[0];
+
+void db_bn_free(struct db_bn_input *in)
+{
+    free(in->rows);
+    free(in->signals);
+    PQclear(in->res[0]);
+    PQclear(in->res[1]);
+    memset(in, 0, sizeof *in);
+}
+
+enum db_status db_bn_target(struct db_conn *c, enum db_bn_target kind, const char *id,
+                            const char *projects, struct db_bn_input *in)
+{
+    static const char *const stmt[] = {"bn_target_pool", "bn_target_brief", "bn_target_host"};
+    const char *p[2] = {id, projects};
+    PGresult *r = NULL;
+    enum db_status s = db_exec_row(c, stmt[kind], 2, p, &r);
+    if (s != DB_ONE_RESULT)
+        return s;
+    const char *name = db_val(r, 0, db_col(r, "name"));
+    const char *proj = db_val(r, 0, db_col(r, "project_id"));
+    snprintf(in->name, sizeof in->name, "%s", name ? name : "");
+    snprintf(in->project_id, sizeof in->project_id, "%s", proj ? proj : "");
+    PQclear(r);
+    return s;
+}
+
+static const char *const row_cols[] = {
+    "host_id", "pool_id", "half",     "reports",       "phase_reports", "busy",
+    "phase_busy", "queue", "load",    "preprocess",    "compute",       "communication",
+    "write",   "completed", "failed", "retried",       "bytes",         "load_buckets",
+    "load_bytes"};
+#define NROWCOLS (sizeof row_cols / sizeof row_cols[0])
+
+enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char *id,
+                          const char *projects, enum db_bn_grain grain, const char *from,
+                          const char *to, const char *mid, struct db_bn_input *in)
+{
+    static const char *const stmt[] = {"bn_rows_hour", "bn_rows_day", "bn_rows_week"};
+    const char *p[7] = {from, to, mid, kind == DB_BN_POOL ? id : NULL,
+                        kind == DB_BN_BRIEF ? id : NULL, kind == DB_BN_HOST ? id : NULL, projects};
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, stmt[grain], 7, p, &r);
+    if (s < 0)
+        return s;
+    PQclear(in->res[0]);
+    free(in->rows);
+    in->res[0] = r;
+    in->nrows = 0;
+    size_t n = (size_t)PQntuples(r);
+    in->rows = calloc(n + 1, sizeof *in->rows);
+    if (in->rows == NULL)
+        return DB_HARD_ERROR;
+    int col[NROWCOLS];
+    db_cols(r, row_cols, (int)NROWCOLS, col);
+    for (size_t i = 0; i < n; i++) {
+        struct db_bn_row *w = &in->rows[i];
+        int k = (int)i;
+        w->host_id = db_val(r, k, col[0]);
+        w->pool_id = db_val(r, k, col[1]);
+        w->half = db_val_long(r, k, col[2]) ? 1 : 0;
+        w->reports = db_val_long(r, k, col[3]);
+        w->phase_reports = db_val_long(r, k, col[4]);
+        w->busy_s = db_val_num(r, k, col[5]);
+        w->phase_busy_s = db_val_num(r, k, col[6]);
+        for (int j = 0; j < DB_BN_PHASES; j++)
+            w->phase_s[j] = db_val_num(r, k, col[7 + j]);
+        w->completed = db_val_num(r, k, col[13]);
+        w->failed = db_val_num(r, k, col[14]);
+        w->retried = db_val_num(r, k, col[15]);
+        w->bytes_moved = db_val_num(r, k, col[16]);
+        w->load_buckets = db_val_long(r, k, col[17]);
+        w->load_bytes = db_val_num(r, k, col[18]);
+    }
+    in->nrows = n;
+    return s;
+}
+
+static const char *const sig_cols[] = {
+    "host_id", "samples",   "util",   "mem_pct", "power",  "st_id",     "st_at",
+    "read_mbps", "min_read_mbps", "bw_id", "bw_at", "busbw", "min_busbw", "dg_id",
+    "dg_at",   "dg_status", "dg_read", "dg_min"};
+#define NSIGCOLS (sizeof sig_cols / sizeof sig_cols[0])
+
+/* A nullable number: *has and *v. */
+static void opt(const PGresult *r, int row, int col, int *has, double *v)
+{
+    *has = !db_val_isnull(r, row, col);
+    *v = *has ? db_val_num(r, row, col) : 0;
+}
+
+static void signal_row(const PGresult *r, int k, const int *col, struct db_bn_signal *g)
+{
+    g->host_id = db_val(r, k, col[0]);
+    g->gpu_samples = db_val_long(r, k, col[1]);
+    g->has_gpu = g->gpu_samples > 0;
+    opt(r, k, col[2], &g->has_util, &g->util_pct);
+    opt(r, k, col[3], &g->has_mem, &g->mem_used_pct);
+    opt(r, k, col[4], &g->has_power, &g->power_w);
+    g->has_storage = !db_val_isnull(r, k, col[5]);
+    g->storage_run_id = db_val(r, k, col[5]);
+    g->storage_at = db_val(r, k, col[6]);
+    g->read_mbps = db_val_num(r, k, col[7]);
+    opt(r, k, col[8], &g->has_min_read, &g->min_read_mbps);
+    g->has_bw = !db_val_isnull(r, k, col[9]);
+    g->bw_run_id = db_val(r, k, col[9]);
+    g->bw_at = db_val(r, k, col[10]);
+    g->busbw_gbps = db_val_num(r, k, col[11]);
+    opt(r, k, col[12], &g->has_min_bw, &g->min_busbw_gbps);
+    g->has_diag = !db_val_isnull(r, k, col[13]);
+    g->diag_run_id = db_val(r, k, col[13]);
+    g->diag_at = db_val(r, k, col[14]);
+    g->diag_status = db_val(r, k, col[15]);
+    g->diag_read_mbps = db_val_num(r, k, col[16]);
+    opt(r, k, col[17], &g->has_diag_min, &g->diag_min_read_mbps);
+}
+
+enum db_status db_bn_signals(struct db_conn *c, const char *hosts, const char *from,
+                             const char *to, struct db_bn_input *in)
+{
+    const char *p[3] = {hosts, from, to};
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "bn_signals", 3, p, &r);
+    if (s < 0)
+        return s;
+    PQclear(in->res[1]);
+    free(in->signals);
+    in->res[1] = r;
+    in->nsignals = 0;
+    size_t n = (size_t)PQntuples(r);
+    in->signals = calloc(n + 1, sizeof *in->signals);
+    if (in->signals == NULL)
+        return DB_HARD_ERROR;
+    int col[NSIGCOLS];
+    db_cols(r, sig_cols, (int)NSIGCOLS, col);
+    for (size_t i = 0; i < n; i++)
+        signal_row(r, (int)i, col, &in->signals[i]);
+    in->nsignals = n;
+    return s;
+}
