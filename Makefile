@@ -174,9 +174,9 @@ SVC_SRC    += service/tokens.c
 API_SRC    += api/tokens.c
 # Bottlenecks (issue 26, docs/bottlenecks.md): where the time goes and the next test (the
 # rules, the rollup reads, the route).
-PLAN_SRC   += planner/bottleneck.c
+PLAN_SRC   += planner/bottleneck.c planner/bottleneck_json.c planner/recommend_bn.c
 DB_SRC     += db/bottlenecks.c
-SVC_SRC    += service/bottleneck.c
+SVC_SRC    += service/bottleneck.c service/recommend_bn.c
 API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
 

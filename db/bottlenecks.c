@@ -17,7 +17,7 @@ enum db_bn_grain db_bn_grain_of(double window_s)
 }
 
 /* The target within the scope ($1 the id, $2 the projects). */
-#define TARGET_SQL(table)                                                                 \
+#define TARGET_SQL(table)                                                                    \
     "SELECT t.name, t.project_id::text AS project_id FROM " table " t WHERE t.id = $1::uuid" \
     " AND ($2::uuid[] IS NULL OR t.project_id = ANY ($2::uuid[]))"
 
@@ -25,34 +25,64 @@ enum db_bn_grain db_bn_grain_of(double window_s)
  * $4 pool, $5 brief, $6 host (one of them set), $7 the projects. The bucket-first key
  * gives the range; the hosts come from the join (their pool and project). */
 #define PH(c) "sum(d.phase_" c "_seconds) AS " c
-#define ROWS_SQL(table)                                                                    \
-    "SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"                      \
-    " (d.bucket >= $3::timestamptz)::int AS half, sum(d.reports)::bigint AS reports,"     \
-    " sum(d.phase_reports)::bigint AS phase_reports, sum(d.busy_seconds) AS busy,"        \
-    " sum(d.phase_busy_seconds) AS phase_busy, " PH("queue") ", " PH("load") ", "         \
-    PH("preprocess") ", " PH("compute") ", " PH("communication") ", " PH("write") ","     \
-    " sum(d.completed) AS completed, sum(d.failed) AS failed, sum(d.retried) AS retried," \
-    " sum(d.bytes_moved) AS bytes,"                                                       \
-    " count(DISTINCT d.bucket) FILTER (WHERE d.phase_load_seconds > 0) AS load_buckets,"  \
-    " coalesce(sum(d.bytes_moved) FILTER (WHERE d.phase_load_seconds > 0), 0) AS load_bytes" \
-    " FROM " table " d JOIN hosts h ON h.id = d.host_id"                                  \
-    " WHERE d.bucket >= $1::timestamptz AND d.bucket < $2::timestamptz"                   \
-    " AND ($4::uuid IS NULL OR h.pool_id = $4::uuid)"                                     \
-    " AND ($5::uuid IS NULL OR d.brief_id = $5::uuid)"                                    \
-    " AND ($6::uuid IS NULL OR d.host_id = $6::uuid)"                                     \
-    " AND ($7::uuid[] IS NULL OR h.project_id = ANY ($7::uuid[]))"                        \
+#define SUMS                                                                                       \
+    " sum(d.reports)::bigint AS reports,"                                                          \
+    " sum(d.phase_reports)::bigint AS phase_reports, sum(d.busy_seconds) AS busy,"                 \
+    " sum(d.phase_busy_seconds) AS phase_busy, " PH("queue") ", " PH("load") ", " PH(              \
+        "preprocess") ", " PH("compute") ", " PH("communication") ", " PH("write") ","             \
+                                                                                   " sum(d."       \
+                                                                                   "completed) "   \
+                                                                                   "AS "           \
+                                                                                   "completed, "   \
+                                                                                   "sum(d.failed)" \
+                                                                                   " AS failed, "  \
+                                                                                   "sum(d."        \
+                                                                                   "retried) AS "  \
+                                                                                   "retried,"      \
+                                                                                   " sum(d.bytes_" \
+                                                                                   "moved) AS "    \
+                                                                                   "bytes,"        \
+                                                                                   " count("       \
+                                                                                   "DISTINCT "     \
+                                                                                   "d.bucket) "    \
+                                                                                   "FILTER "       \
+                                                                                   "(WHERE "       \
+                                                                                   "d.phase_load_" \
+                                                                                   "seconds > 0) " \
+                                                                                   "AS "           \
+                                                                                   "load_buckets," \
+                                                                                   " coalesce("    \
+                                                                                   "sum(d.bytes_"  \
+                                                                                   "moved) "       \
+                                                                                   "FILTER "       \
+                                                                                   "(WHERE "       \
+                                                                                   "d.phase_load_" \
+                                                                                   "seconds > "    \
+                                                                                   "0), 0) AS "    \
+                                                                                   "load_bytes"
+#define ROWS_SQL(table)                                                 \
+    "SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"    \
+    " (d.bucket >= $3::timestamptz)::int AS half," SUMS " FROM " table  \
+    " d JOIN hosts h ON h.id = d.host_id"                               \
+    " WHERE d.bucket >= $1::timestamptz AND d.bucket < $2::timestamptz" \
+    " AND ($4::uuid IS NULL OR h.pool_id = $4::uuid)"                   \
+    " AND ($5::uuid IS NULL OR d.brief_id = $5::uuid)"                  \
+    " AND ($6::uuid IS NULL OR d.host_id = $6::uuid)"                   \
+    " AND ($7::uuid[] IS NULL OR h.project_id = ANY ($7::uuid[]))"      \
     " GROUP BY d.host_id, h.pool_id, 3 ORDER BY d.host_id, 3"
 
 /* A number of a check's values, NULL unless it is a JSON number. */
 #define JNUM(expr) "CASE WHEN jsonb_typeof(" expr ") = 'number' THEN (" expr ")::float8 END"
 /* The newest run of kind k of host h.id with check n whose values hold the number v. */
-#define NEWEST(k, n, v)                                                              \
-    "SELECT g.id::text AS id, " DB_TS("g.finished_at") " AS at, c.value->>'status' AS status," \
-    " (c.value->'values'->'" v "')::float8 AS v, c.value->'values' AS vals"         \
-    " FROM gate_runs g CROSS JOIN LATERAL jsonb_array_elements(g.checks) c"          \
-    " WHERE g.host_id = h.id AND g.kind = '" k "' AND c.value->>'name' = '" n "'"    \
-    " AND jsonb_typeof(c.value->'values'->'" v "') = 'number'"                       \
-    " ORDER BY g.seq DESC LIMIT 1"
+#define NEWEST(k, n, v)                                                                            \
+    "SELECT g.id::text AS id, " DB_TS(                                                             \
+        "g.finished_at") " AS at, c.value->>'status' AS status,"                                   \
+                         " (c.value->'values'->'" v "')::float8 AS v, c.value->'values' AS vals"   \
+                         " FROM gate_runs g CROSS JOIN LATERAL jsonb_array_elements(g.checks) c"   \
+                         " WHERE g.host_id = h.id AND g.kind = '" k "' AND c.value->>'name' = '" n \
+                         "'"                                                                       \
+                         " AND jsonb_typeof(c.value->'values'->'" v "') = 'number'"                \
+                         " ORDER BY g.seq DESC LIMIT 1"
 
 // clang-format off
 const struct db_stmt db_bn_stmts[] = {
@@ -62,6 +92,14 @@ const struct db_stmt db_bn_stmts[] = {
     {"bn_rows_hour", ROWS_SQL("work_report_hours")},
     {"bn_rows_day", ROWS_SQL("work_report_days")},
     {"bn_rows_week", ROWS_SQL("work_report_weeks")},
+    /* $1 from, $2 to, $3 the middle: every host, per brief and unit. */
+    {"bn_rows_fleet",
+     "SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"
+     " d.brief_id::text AS brief_id, d.unit, (d.bucket >= $3::timestamptz)::int AS half," SUMS
+     " FROM work_report_hours d JOIN hosts h ON h.id = d.host_id"
+     " WHERE d.bucket >= $1::timestamptz AND d.bucket < $2::timestamptz"
+     " GROUP BY d.host_id, h.pool_id, d.brief_id, d.unit, 5"
+     " ORDER BY d.host_id, d.brief_id NULLS FIRST, d.unit, 5"},
     /* $1 the hosts (uuid[]), $2 from, $3 to. */
     {"bn_signals",
      "SELECT h.id::text AS host_id, gs.samples, gs.util, gs.mem_pct, gs.power,"
@@ -117,23 +155,14 @@ enum db_status db_bn_target(struct db_conn *c, enum db_bn_target kind, const cha
 }
 
 static const char *const row_cols[] = {
-    "host_id", "pool_id", "half",     "reports",       "phase_reports", "busy",
-    "phase_busy", "queue", "load",    "preprocess",    "compute",       "communication",
-    "write",   "completed", "failed", "retried",       "bytes",         "load_buckets",
-    "load_bytes"};
+    "host_id", "pool_id", "half",       "reports",      "phase_reports", "busy",  "phase_busy",
+    "queue",   "load",    "preprocess", "compute",      "communication", "write", "completed",
+    "failed",  "retried", "bytes",      "load_buckets", "load_bytes"};
 #define NROWCOLS (sizeof row_cols / sizeof row_cols[0])
 
-enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char *id,
-                          const char *projects, enum db_bn_grain grain, const char *from,
-                          const char *to, const char *mid, struct db_bn_input *in)
+/* r's rows into in->rows (in takes r over as res[0]); with_brief: brief_id and unit too. */
+static enum db_status rows_decode(PGresult *r, int with_brief, struct db_bn_input *in)
 {
-    static const char *const stmt[] = {"bn_rows_hour", "bn_rows_day", "bn_rows_week"};
-    const char *p[7] = {from, to, mid, kind == DB_BN_POOL ? id : NULL,
-                        kind == DB_BN_BRIEF ? id : NULL, kind == DB_BN_HOST ? id : NULL, projects};
-    PGresult *r = NULL;
-    enum db_status s = db_exec(c, stmt[grain], 7, p, &r);
-    if (s < 0)
-        return s;
     PQclear(in->res[0]);
     free(in->rows);
     in->res[0] = r;
@@ -142,13 +171,16 @@ enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char 
     in->rows = calloc(n + 1, sizeof *in->rows);
     if (in->rows == NULL)
         return DB_HARD_ERROR;
-    int col[NROWCOLS];
+    int col[NROWCOLS], bc = with_brief ? db_col(r, "brief_id") : -1,
+                       uc = with_brief ? db_col(r, "unit") : -1;
     db_cols(r, row_cols, (int)NROWCOLS, col);
     for (size_t i = 0; i < n; i++) {
         struct db_bn_row *w = &in->rows[i];
         int k = (int)i;
         w->host_id = db_val(r, k, col[0]);
         w->pool_id = db_val(r, k, col[1]);
+        w->brief_id = bc >= 0 ? db_val(r, k, bc) : NULL;
+        w->unit = uc >= 0 ? db_val(r, k, uc) : NULL;
         w->half = db_val_long(r, k, col[2]) ? 1 : 0;
         w->reports = db_val_long(r, k, col[3]);
         w->phase_reports = db_val_long(r, k, col[4]);
@@ -164,13 +196,39 @@ enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char 
         w->load_bytes = db_val_num(r, k, col[18]);
     }
     in->nrows = n;
-    return s;
+    return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char *id,
+                          const char *projects, enum db_bn_grain grain, const char *from,
+                          const char *to, const char *mid, struct db_bn_input *in)
+{
+    static const char *const stmt[] = {"bn_rows_hour", "bn_rows_day", "bn_rows_week"};
+    const char *p[7] = {from,
+                        to,
+                        mid,
+                        kind == DB_BN_POOL ? id : NULL,
+                        kind == DB_BN_BRIEF ? id : NULL,
+                        kind == DB_BN_HOST ? id : NULL,
+                        projects};
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, stmt[grain], 7, p, &r);
+    return s < 0 ? s : rows_decode(r, 0, in);
+}
+
+enum db_status db_bn_rows_fleet(struct db_conn *c, const char *from, const char *to,
+                                const char *mid, struct db_bn_input *in)
+{
+    const char *p[3] = {from, to, mid};
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "bn_rows_fleet", 3, p, &r);
+    return s < 0 ? s : rows_decode(r, 1, in);
 }
 
 static const char *const sig_cols[] = {
-    "host_id", "samples",   "util",   "mem_pct", "power",  "st_id",     "st_at",
-    "read_mbps", "min_read_mbps", "bw_id", "bw_at", "busbw", "min_busbw", "dg_id",
-    "dg_at",   "dg_status", "dg_read", "dg_min"};
+    "host_id",   "samples",   "util",          "mem_pct",   "power",   "st_id",
+    "st_at",     "read_mbps", "min_read_mbps", "bw_id",     "bw_at",   "busbw",
+    "min_busbw", "dg_id",     "dg_at",         "dg_status", "dg_read", "dg_min"};
 #define NSIGCOLS (sizeof sig_cols / sizeof sig_cols[0])
 
 /* A nullable number: *has and *v. */
@@ -206,8 +264,8 @@ static void signal_row(const PGresult *r, int k, const int *col, struct db_bn_si
     opt(r, k, col[17], &g->has_diag_min, &g->diag_min_read_mbps);
 }
 
-enum db_status db_bn_signals(struct db_conn *c, const char *hosts, const char *from,
-                             const char *to, struct db_bn_input *in)
+enum db_status db_bn_signals(struct db_conn *c, const char *hosts, const char *from, const char *to,
+                             struct db_bn_input *in)
 {
     const char *p[3] = {hosts, from, to};
     PGresult *r = NULL;

@@ -28,13 +28,14 @@ enum db_bn_grain db_bn_grain_of(double window_s);
 /* One host's reports in one half of the window. */
 struct db_bn_row {
     const char *host_id, *pool_id; /* borrowed from the result */
+    const char *brief_id, *unit;   /* db_bn_rows_fleet only (brief_id NULL: none), else NULL */
     int half;                      /* 0 first, 1 second */
     long reports, phase_reports;
     double busy_s, phase_busy_s;
     double phase_s[DB_BN_PHASES];
     double completed, failed, retried, bytes_moved;
-    long load_buckets;  /* buckets (of the grain) with load time */
-    double load_bytes;  /* bytes moved in those buckets */
+    long load_buckets; /* buckets (of the grain) with load time */
+    double load_bytes; /* bytes moved in those buckets */
 };
 
 /* A host's corroborating signals (has_* 0: absent). The strings borrow from the result. */
@@ -81,12 +82,17 @@ enum db_status db_bn_target(struct db_conn *c, enum db_bn_target kind, const cha
 enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char *id,
                           const char *projects, enum db_bn_grain grain, const char *from,
                           const char *to, const char *mid, struct db_bn_input *in);
+/* The recommendations' read (service/recommend_bn.c): every host's rollups over [from, to)
+ * at the hour grain, summed per host, brief, unit and half (mid: the middle), ordered by
+ * host id, brief id (nulls first), unit, half, into in->rows. */
+enum db_status db_bn_rows_fleet(struct db_conn *c, const char *from, const char *to,
+                                const char *mid, struct db_bn_input *in);
 /* The signals of hosts (a uuid[] literal) into in->signals: GPU samples of gpu_samples_1h
  * over the hours starting in [from, to); the newest gate run (kind gate) with a
  * storage_throughput check holding a numeric read_mbps, and one with a bandwidth check
  * holding a numeric allreduce_busbw_gbps; the newest diagnostics run with a
  * storage_throughput check holding read_mbps. */
-enum db_status db_bn_signals(struct db_conn *c, const char *hosts, const char *from,
-                             const char *to, struct db_bn_input *in);
+enum db_status db_bn_signals(struct db_conn *c, const char *hosts, const char *from, const char *to,
+                             struct db_bn_input *in);
 
 #endif

@@ -41,7 +41,7 @@ static int to_hosts(struct svc_bottleneck *b)
     return 0;
 }
 
-static void to_signal(const struct db_bn_signal *g, struct plan_bn_signals *s)
+void svc_bn_signal(const struct db_bn_signal *g, struct plan_bn_signals *s)
 {
     s->host_id = g->host_id;
     s->has_gpu = g->has_gpu;
@@ -117,7 +117,7 @@ static enum db_status run_fn(struct db_conn *c, void *arg)
     if (b->sig == NULL)
         return DB_HARD_ERROR;
     for (size_t i = 0; i < b->in.nsignals; i++)
-        to_signal(&b->in.signals[i], &b->sig[i]);
+        svc_bn_signal(&b->in.signals[i], &b->sig[i]);
     b->nsig = b->in.nsignals;
     return DB_ONE_RESULT;
 }

@@ -76,7 +76,10 @@ function samples(host, h0, h1, util) {
 const get = (q, token = viewer) => client.request('GET', `/v1/bottlenecks?${q}`, { token });
 
 before(async () => {
-  srv = await startServer({ name: 'bottlenecks', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'bottlenecks',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -253,5 +256,71 @@ describe('projects', () => {
     expectProblem(await get(`host=${slow.id}&${WINDOW}`, outsider), 404, 'not_found', 'host');
     expectProblem(await get(`pool=${pool.id}&${WINDOW}`, outsider), 404, 'not_found', 'pool');
     expectProblem(await get(`brief=${brief.id}&${WINDOW}`, outsider), 404, 'not_found', 'brief');
+  });
+});
+
+describe('recommendations', () => {
+  let single;
+  let multi;
+  let multiPool;
+  let singlePool;
+  before(async () => {
+    const key = fleet.sshKey();
+    const cred = await fleet.createCredential(client, admin, key.text);
+    singlePool = await fleet.createPool(client, admin, { gpu_count: 1, price_per_hour: 4 });
+    multiPool = await fleet.createPool(client, admin, { gpu_count: 8, price_per_hour: 30 });
+    const host = (n, p) =>
+      fleet.createHost(client, operator, {
+        name: `bn-${n}-${fleet.uniq()}`,
+        address: '127.0.0.1',
+        port: 2222,
+        user: 'gpufleet',
+        credential_id: cred.id,
+        pool_id: p.id,
+      });
+    single = await host('single', singlePool);
+    multi = await host('multi', multiPool);
+    // The same brief, 1000 tokens an hour in 3000 busy seconds on each: per GPU-second
+    // 1000 / 3000 = 0.333 on one GPU, 1000 / (3000 × 8) = 0.0417 on eight, where
+    // communication takes 2000 of 3000 phase seconds (67%).
+    reports(single, 0, 24, { compute: 2800, load: 200 });
+    reports(multi, 0, 24, { compute: 1000, communication: 2000 });
+  });
+
+  test('investigate carries the finding; scale_down when eight GPUs do not speed the brief up', async () => {
+    const body = expectStatus(
+      await client.request('GET', `/v1/recommendations?at=${hour(24)}`, { token: viewer }),
+      200,
+    );
+    const mine = (rule, p) => body.items.filter((r) => r.rule === rule && r.target.pool_id === p.id);
+    // the multi-GPU pool: communication dominates → the bandwidth test
+    const [inv] = mine('bottleneck', multiPool);
+    assert.ok(inv, JSON.stringify(body.items.map((r) => [r.rule, r.target.pool_id])));
+    assert.equal(inv.action, 'investigate');
+    assert.deepEqual(inv.target.host_ids, [multi.id]);
+    assert.equal(inv.evidence.verdict, 'bandwidth');
+    assert.deepEqual(inv.evidence.next_test.tests, ['bandwidth']);
+    assert.equal(inv.reason, inv.evidence.next_test.why);
+    // the first pool is GPU-bound (its busy host's GPUs at 90%): nothing to investigate
+    assert.deepEqual(mine('bottleneck', pool), []);
+    assert.deepEqual(mine('bottleneck', singlePool), []);
+    const [down] = mine('multi_gpu_no_speedup', multiPool);
+    assert.ok(down);
+    assert.equal(down.action, 'scale_down');
+    assert.equal(down.target.brief_id, brief.id);
+    assert.deepEqual(down.target.host_ids, [multi.id]);
+    assert.equal(down.evidence.single_gpu_pool_id, singlePool.id);
+    assert.equal(down.evidence.per_gpu_throughput, 0.041667);
+    assert.equal(down.evidence.single_gpu_per_gpu_throughput, 0.333333);
+    assert.equal(down.estimated_savings_per_hour, 30);
+    // without the single-GPU pool's reports there is nothing to compare with
+    const later = expectStatus(
+      await client.request('GET', `/v1/recommendations?at=${hour(24 * 3)}`, { token: viewer }),
+      200,
+    );
+    assert.deepEqual(
+      later.items.filter((r) => r.rule === 'multi_gpu_no_speedup' || r.rule === 'bottleneck'),
+      [],
+    );
   });
 });

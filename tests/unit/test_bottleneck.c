@@ -1,10 +1,12 @@
 /* test_bottleneck.c — the bottleneck rules (planner/bottleneck.h, issue 26 item 4), one
  * test per rule, each figure computed by hand in the comments. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "planner/bottleneck.h"
+#include "planner/recommend_bn.h"
 #include "tests/unit/unit.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
@@ -328,6 +330,95 @@ static void named_hosts(void)
     CHECK(has_note(&f, "fewer than half"));
 }
 
+/* investigate "bottleneck": one per pool whose finding names a test, carrying it. */
+static void rec_investigate(void)
+{
+    const double ph[6] = {90, 410, 100, 300, 0, 100};
+    struct plan_bn_host h = host(HA, 5, 1000, ph);
+    struct plan_bn_finding f, g;
+    run(&h, 1, NULL, 0, &f);
+    struct plan_bn_host u = host(HB, 5, 1000, NULL); /* unknown: nothing recommended */
+    run(&u, 1, NULL, 0, &g);
+    struct plan_rec_bn_pool p[2] = {{"pool-a", &f}, {"pool-b", &g}};
+    json_t *items = json_array();
+    CHECK(plan_rec_bottlenecks(p, 2, NULL, 0, items) == 0);
+    CHECK(json_array_size(items) == 1);
+    json_t *r = json_array_get(items, 0);
+    CHECK_STR(json_string_value(json_object_get(r, "action")), "investigate");
+    CHECK_STR(json_string_value(json_object_get(r, "rule")), "bottleneck");
+    json_t *t = json_object_get(r, "target");
+    CHECK_STR(json_string_value(json_array_get(json_object_get(t, "host_ids"), 0)), HA);
+    CHECK_STR(json_string_value(json_object_get(t, "pool_id")), "pool-a");
+    json_t *ev = json_object_get(r, "evidence");
+    CHECK_STR(json_string_value(json_object_get(ev, "verdict")), "storage");
+    json_t *nt = json_object_get(ev, "next_test");
+    CHECK_STR(json_string_value(json_array_get(json_object_get(nt, "tests"), 0)), "storage");
+    CHECK(strstr(json_string_value(json_object_get(r, "reason")), "load is 41% of busy time"));
+    json_decref(items);
+}
+
+/* scale_down "multi_gpu_no_speedup": an 8-GPU pool completing 800 units in 1000 busy
+ * seconds = 800 / (1000 × 8) = 0.1 per GPU-second, communication 60% of its phases; a
+ * 1-GPU pool completing 300 in 1000 s = 0.3 per GPU-second for the same brief and unit. */
+static void rec_no_speedup(void)
+{
+    struct plan_rec_tput t[2];
+    memset(t, 0, sizeof t);
+    t[0] = (struct plan_rec_tput){.pool_id = "multi",
+                                  .brief_id = "b",
+                                  .unit = "tokens",
+                                  .gpu_count = 8,
+                                  .price_per_hour = 30,
+                                  .completed = 800,
+                                  .busy_s = 1000,
+                                  .least_host_id = HA};
+    t[0].phase_s[PLAN_PHASE_COMMUNICATION] = 600;
+    t[0].phase_s[PLAN_PHASE_COMPUTE] = 400;
+    t[1] = (struct plan_rec_tput){.pool_id = "single",
+                                  .brief_id = "b",
+                                  .unit = "tokens",
+                                  .gpu_count = 1,
+                                  .price_per_hour = 4,
+                                  .completed = 300,
+                                  .busy_s = 1000,
+                                  .least_host_id = HB};
+    CHECK(NEAR(plan_rec_tput_per_gpu(&t[0]), 0.1) && NEAR(plan_rec_tput_per_gpu(&t[1]), 0.3));
+    json_t *items = json_array();
+    CHECK(plan_rec_bottlenecks(NULL, 0, t, 2, items) == 0);
+    CHECK(json_array_size(items) == 1);
+    json_t *r = json_array_get(items, 0);
+    CHECK_STR(json_string_value(json_object_get(r, "action")), "scale_down");
+    CHECK_STR(json_string_value(json_object_get(r, "rule")), "multi_gpu_no_speedup");
+    CHECK(json_real_value(json_object_get(r, "estimated_savings_per_hour")) == 30);
+    json_t *ev = json_object_get(r, "evidence");
+    CHECK(NEAR(json_real_value(json_object_get(ev, "per_gpu_throughput")), 0.1));
+    CHECK(NEAR(json_real_value(json_object_get(ev, "communication_share")), 0.6));
+    CHECK_STR(json_string_value(json_object_get(ev, "single_gpu_pool_id")), "single");
+    json_decref(items);
+    /* Not when the single-GPU pool is no faster per GPU (exactly 0.1: 100 in 1000 s). */
+    t[1].completed = 100;
+    items = json_array();
+    CHECK(plan_rec_bottlenecks(NULL, 0, t, 2, items) == 0 && json_array_size(items) == 0);
+    json_decref(items);
+    /* Not when communication does not dominate (compute is the largest phase). */
+    t[1].completed = 300;
+    t[0].phase_s[PLAN_PHASE_COMPUTE] = 700;
+    items = json_array();
+    CHECK(plan_rec_bottlenecks(NULL, 0, t, 2, items) == 0 && json_array_size(items) == 0);
+    json_decref(items);
+    /* Not against another unit, nor without a single-GPU pool. */
+    t[0].phase_s[PLAN_PHASE_COMPUTE] = 400;
+    t[1].unit = "requests";
+    items = json_array();
+    CHECK(plan_rec_bottlenecks(NULL, 0, t, 2, items) == 0 && json_array_size(items) == 0);
+    json_decref(items);
+    t[1].unit = "tokens";
+    t[1].gpu_count = 2;
+    items = json_array();
+    CHECK(plan_rec_bottlenecks(NULL, 0, t, 2, items) == 0 && json_array_size(items) == 0);
+    json_decref(items);
+}
+
 UNIT_SUITE(bottleneck_tests) = {
     {"bottleneck: no reports, no data", no_data},
     {"bottleneck: no phases is unknown, never GPU-bound", no_phases_unknown},
@@ -342,4 +433,6 @@ UNIT_SUITE(bottleneck_tests) = {
     {"bottleneck: repeated model loads rule", repeated_loads},
     {"bottleneck: retries share", retries},
     {"bottleneck: named hosts and phase coverage", named_hosts},
+    {"bottleneck: investigate recommendation carries the finding", rec_investigate},
+    {"bottleneck: scale_down when multi-GPU does not speed up", rec_no_speedup},
     UNIT_END};
