@@ -138,6 +138,13 @@ SVC_SRC    += service/baseline.c
 API_SRC    += api/baselines.c
 UNIT_SRC   += tests/unit/test_baseline.c
 
+# Bandwidth reference in the gate (issue 26): the catalog's references (data/, generated),
+# the check (the parsers are in provisioner/parse/parsers.mk), their tests.
+GEN_PLAN   += build/gen/bw_reference.c
+PLAN_SRC   += planner/bw_reference.c
+PROV_SRC   += provisioner/jobs/gate_bandwidth.c
+UNIT_SRC   += tests/unit/test_bandwidth.c
+
 # Stack rollouts (docs/rollouts.md): the read side (document, list; the cost view's
 # windows read, then priced in service/) and the routes.
 DB_SRC     += db/rollouts_read.c
@@ -250,6 +257,10 @@ gen: $(GEN_DB) $(GEN_API) $(GEN_PLAN)
 build/gen/xid_catalog.c: scripts/gen-xid-catalog data/xid_catalog.csv
 	@mkdir -p $(dir $@)
 	scripts/gen-xid-catalog data/xid_catalog.csv > $@.tmp && mv $@.tmp $@
+
+build/gen/bw_reference.c: scripts/gen-bw-reference data/bandwidth_reference.csv
+	@mkdir -p $(dir $@)
+	scripts/gen-bw-reference data/bandwidth_reference.csv > $@.tmp && mv $@.tmp $@
 
 bootstrap:
 	@scripts/bootstrap

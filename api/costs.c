@@ -44,6 +44,72 @@ static json_t *opt_real(int has, double v)
     return has ? json_real(v) : json_null();
 }
 
+/* {phase: v[p], …}, with "not_broken_down" when rest is not NULL. */
+static json_t *phase_map(const double *v, const double *rest)
+{
+    json_t *o = json_object();
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+        json_object_set_new(o, usage_phase_names[p], json_real(v[p]));
+    if (rest != NULL)
+        json_object_set_new(o, "not_broken_down", json_real(*rest));
+    return o;
+}
+
+/* What the coverage note says (e.g. "phases given for 40% of busy time (12 of 30
+ * reports); the rest is not broken down"). */
+static json_t *phase_note(const struct plan_cost_phases *ph)
+{
+    if (!ph->has_seconds)
+        return json_string("no report gave phases: the breakdown is unknown");
+    if (!ph->has_coverage)
+        return json_sprintf("phases given by %ld of %ld reports, which report no busy time: "
+                            "the cost is not split",
+                            ph->reports, ph->of_reports);
+    if (!ph->has_share)
+        return json_sprintf("phases given by %ld of %ld reports, all 0 s: the cost is not split",
+                            ph->reports, ph->of_reports);
+    return json_sprintf("phases given for %.4g%% of busy time (%ld of %ld reports)%s",
+                        ph->covered_busy_share * 100, ph->reports, ph->of_reports,
+                        ph->covered_busy_share < 1 ? "; the rest of the cost is not broken down"
+                                                   : "");
+}
+
+/* The cost split by phase (planner/costs.h plan_cost_phases). */
+static json_t *phases_json(const struct plan_cost_acc *acc, const struct plan_cost *c)
+{
+    struct plan_cost_phases ph;
+    plan_cost_phases(acc, c, &ph);
+    json_t *per = json_null();
+    if (ph.has_split) {
+        per = json_object();
+        for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
+            if (!c->has_unit[k])
+                continue;
+            if (!c->has_cost_per_unit[k]) {
+                json_object_set_new(per, usage_unit_names[k], json_null());
+                continue;
+            }
+            double k1000[USAGE_PHASE_COUNT];
+            for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+                k1000[p] = ph.cost_per_unit[k][p] * 1000;
+            double rest1000 = ph.per_unit_not_broken_down[k] * 1000;
+            json_object_set_new(
+                per, usage_unit_names[k],
+                json_pack("{s:o,s:o}", "per_unit",
+                          phase_map(ph.cost_per_unit[k], &ph.per_unit_not_broken_down[k]),
+                          "per_1000", phase_map(k1000, &rest1000)));
+        }
+    }
+    return json_pack("{s:I,s:I,s:f,s:o,s:o,s:o,s:o,s:o,s:o}", "reports", (json_int_t)ph.reports,
+                     "of_reports", (json_int_t)ph.of_reports, "busy_hours",
+                     ph.busy_seconds / 3600.0, "covered_busy_share",
+                     opt_real(ph.has_coverage, ph.covered_busy_share), "seconds",
+                     ph.has_seconds ? phase_map(ph.seconds, NULL) : json_null(), "share",
+                     ph.has_share ? phase_map(ph.share, NULL) : json_null(), "cost",
+                     ph.has_split ? phase_map(ph.cost, &ph.not_broken_down) : json_null(),
+                     "cost_per_completed_unit", per, "note", phase_note(&ph));
+}
+
 static json_t *group_json(const struct plan_cost_group *g, const struct plan_cost *c)
 {
     json_t *units = json_object(), *per = json_object();
@@ -57,16 +123,19 @@ static json_t *group_json(const struct plan_cost_group *g, const struct plan_cos
                                             "per_1000", c->cost_per_unit[k] * 1000)
                                 : json_null());
     }
-    return json_pack("{s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:{s:f,s:o},s:o,s:o,s:f,s:f,s:o,s:o,s:b}", "id",
-                     g->id ? json_string(g->id) : json_null(), "name",
-                     g->name ? json_string(g->name) : json_null(), "compute", c->compute, "storage",
-                     c->storage, "data_movement", c->data_movement, "overhead", c->overhead,
-                     "total", c->total, "failed_retried", "amount", c->failed_retried_amount,
-                     "share", opt_real(c->has_share, c->failed_retried_share), "completed_units",
-                     units, "cost_per_completed_unit", per, "held_hours", c->held_hours,
-                     "busy_hours", c->busy_hours, "utilization",
-                     opt_real(c->has_utilization, c->utilization), "idle_hours",
-                     opt_real(c->has_idle_hours, c->idle_hours), "no_usage_data", c->no_usage_data);
+    json_t *doc = json_pack(
+        "{s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:{s:f,s:o},s:o,s:o,s:f,s:f,s:o,s:o,s:b}", "id",
+        g->id ? json_string(g->id) : json_null(), "name",
+        g->name ? json_string(g->name) : json_null(), "compute", c->compute, "storage", c->storage,
+        "data_movement", c->data_movement, "overhead", c->overhead, "total", c->total,
+        "failed_retried", "amount", c->failed_retried_amount, "share",
+        opt_real(c->has_share, c->failed_retried_share), "completed_units", units,
+        "cost_per_completed_unit", per, "held_hours", c->held_hours, "busy_hours", c->busy_hours,
+        "utilization", opt_real(c->has_utilization, c->utilization), "idle_hours",
+        opt_real(c->has_idle_hours, c->idle_hours), "no_usage_data", c->no_usage_data);
+    if (doc != NULL)
+        json_object_set_new(doc, "phases", phases_json(&g->acc, c));
+    return doc;
 }
 
 static int by_id(const void *a, const void *b)

@@ -33,6 +33,12 @@ struct wr_record {
     const char *bl_input, *bl_cache;
     json_int_t bl_concurrency;
     int has_baseline, has_bl_concurrency;
+    /* "phases": seconds per phase, any subset (each has_ph_* says it was given) */
+    const json_t *phases;
+    int has_phases;
+    double ph_queue, ph_load, ph_preprocess, ph_compute, ph_communication, ph_write;
+    int has_ph_queue, has_ph_load, has_ph_preprocess, has_ph_compute, has_ph_communication,
+        has_ph_write;
 };
 
 #define TO(m)   SPEC_TO(struct wr_record, m)
@@ -64,6 +70,20 @@ static const struct spec_field baseline_spec[] = {
     SPEC_END,
 };
 
+/* Phases: seconds, each finite and ≥ 0 (the sum is checked against the window × the
+ * host's GPUs in the transaction: db_wr_phase_excess). The bound per phase is the largest
+ * window × 1024 GPUs. */
+#define PHASE(name, m) NUM(name, 0, WR_MAX_WINDOW_S * 1024.0, SEEN(m))
+static const struct spec_field phases_spec[] = {
+    PHASE("queue", ph_queue),
+    PHASE("load", ph_load),
+    PHASE("preprocess", ph_preprocess),
+    PHASE("compute", ph_compute),
+    PHASE("communication", ph_communication),
+    PHASE("write", ph_write),
+    SPEC_END,
+};
+
 static const struct spec_field record_spec[] = {
     UUID("host_id", SPEC_REQUIRED, TO(host_id)),
     UUID("brief_id", SPEC_NULLABLE, TO(brief_id)),
@@ -79,6 +99,7 @@ static const struct spec_field record_spec[] = {
     INT("bytes_moved", SPEC_NULLABLE, 1e18, SEEN(bytes_moved)),
     NUM("storage_gb", SPEC_NULLABLE, 1e9, SEEN(storage_gb)),
     {"baseline", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, baseline_spec, SEEN(baseline)},
+    {"phases", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, phases_spec, SEEN(phases)},
     SPEC_END,
 };
 
@@ -170,6 +191,12 @@ static int check_records(const json_t *records, struct wr_record *rec, struct ba
             record_error(b, (int)i, err.code, err.field, detail);
             continue;
         }
+        if (rec[i].has_phases && json_object_size(rec[i].phases) == 0) {
+            record_error(b, (int)i, API_ERR_INVALID_FIELD, "phases",
+                         ".phases names no phase: give at least one of queue, load, preprocess, "
+                         "compute, communication, write (seconds), or leave phases out");
+            continue;
+        }
         check_window(b, (int)i, &rec[i]);
     }
     return b->bad ? -1 : 0;
@@ -231,6 +258,12 @@ static void add_column(struct sbuf *s, const struct wr_record *w, int c)
     case 10: add_num(s, w->queue_delay_ms, w->has_queue_delay_ms); break;
     case 11: add_int(s, w->bytes_moved, w->has_bytes_moved); break;
     case 12: add_num(s, w->storage_gb, w->has_storage_gb); break;
+    case 13: add_num(s, w->ph_queue, w->has_ph_queue); break;
+    case 14: add_num(s, w->ph_load, w->has_ph_load); break;
+    case 15: add_num(s, w->ph_preprocess, w->has_ph_preprocess); break;
+    case 16: add_num(s, w->ph_compute, w->has_ph_compute); break;
+    case 17: add_num(s, w->ph_communication, w->has_ph_communication); break;
+    case 18: add_num(s, w->ph_write, w->has_ph_write); break;
     }
 }
 
@@ -307,6 +340,8 @@ struct ingest_arg {
     int scope_first, scope_count; /* records outside a scoped reporter's pools and hosts */
     char scope_host[UTIL_UUID_LEN + 1];
     const char *baselines;                /* baseline_records(), or NULL */
+    int has_phases;                       /* a record of the batch gives phases */
+    struct db_wr_phase_excess phase;      /* the first record whose phases overflow */
     int unstacked_first, unstacked_count; /* baseline records whose host has no stack */
     long baselines_recorded;
 };
@@ -344,9 +379,15 @@ static enum db_status ingest_fn(struct db_conn *c, void *arg)
     a->conflict_count = 0;
     a->unstacked_count = 0;
     a->baselines_recorded = 0;
+    a->phase.count = 0;
     enum db_status s = scope_fn(c, a);
     if (s < 0 || a->scope_count > 0)
         return s;
+    if (a->has_phases) {
+        s = db_wr_phase_excess(c, &a->batch, &a->phase);
+        if (s < 0 || a->phase.count > 0)
+            return s < 0 ? s : DB_NO_RESULTS; /* nothing stored; the handler answers 400 */
+    }
     if (a->baselines != NULL) {
         s = db_baseline_reports_unstacked(c, a->baselines, &a->unstacked_first,
                                           &a->unstacked_count);
@@ -411,6 +452,17 @@ static enum MHD_Result reply_ingest(struct api_req *r, const struct ingest_arg *
                                     "outside it (the first is shown); nothing was stored",
                                     field, a->scope_host, a->scope_count, n);
         return ret;
+    }
+    if (a->phase.count > 0 && s >= 0) {
+        const struct db_wr_phase_excess *e = &a->phase;
+        char field[48];
+        snprintf(field, sizeof field, "records[%d].phases", e->first);
+        return api_reply_problem(
+            r, API_ERR_INVALID_FIELD, field,
+            "%s add up to %.6g s, more than the window (%.6g s) × the host's %.0f GPU(s) = "
+            "%.6g s%s; nothing was stored",
+            field, e->phase_seconds, e->window_seconds, e->gpus, e->window_seconds * e->gpus,
+            e->count > 1 ? " (and so do other records)" : "");
     }
     if (a->unstacked_count > 0 && s >= 0) {
         char field[48];
@@ -513,6 +565,8 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
         goto out;
     }
     a.baselines = bl_text;
+    for (size_t i = 0; i < n && !a.has_phases; i++)
+        a.has_phases = rec[i].has_phases;
     enum db_status s = db_run_tx(ingest_fn, &a);
     if (a.ref_vanished) {
         enum db_status rs = db_run_tx(refs_fn, &a);

@@ -2,3 +2,6 @@
 #include "common/usage.h"
 
 const char *const usage_unit_names[] = {"tokens", "requests", "items", "samples", "vectors", NULL};
+
+const char *const usage_phase_names[] = {"queue",         "load",  "preprocess", "compute",
+                                         "communication", "write", NULL};

@@ -18,6 +18,30 @@ enum usage_unit {
 /* "tokens", "requests", … in enum order, NULL-terminated (look one up with util_lookup). */
 extern const char *const usage_unit_names[];
 
+/* The phases of a work report's time (docs/costs-and-recommendations.md): queue and
+ * cold start, artifact download or model load, CPU preprocessing, GPU compute,
+ * GPU-to-GPU or node-to-node communication, output or checkpoint write. */
+enum usage_phase {
+    USAGE_PHASE_QUEUE,
+    USAGE_PHASE_LOAD,
+    USAGE_PHASE_PREPROCESS,
+    USAGE_PHASE_COMPUTE,
+    USAGE_PHASE_COMMUNICATION,
+    USAGE_PHASE_WRITE,
+    USAGE_PHASE_COUNT
+};
+/* "queue", "load", … in enum order, NULL-terminated. */
+extern const char *const usage_phase_names[];
+
+/* Phases summed over some reports: Σ seconds per phase (0 for a phase none gave), how
+ * many reports gave phases and Σ busy_seconds of those reports. Reports without phases
+ * add nothing here. */
+struct usage_phases {
+    double seconds[USAGE_PHASE_COUNT];
+    long reports;
+    double busy_seconds;
+};
+
 /* A pool's prices. */
 struct usage_prices {
     double per_hour;
@@ -42,6 +66,7 @@ struct usage_row {
     double completed, failed, retried, busy_seconds;
     double covered_seconds; /* Σ report window lengths */
     double storage_gb_seconds, storage_seconds, bytes_moved;
+    struct usage_phases phases; /* zero where the read does not ask for them */
 };
 
 #endif

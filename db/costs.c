@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,25 @@
 #define B_TW "$8::timestamptz"
 #define B_FQ "$9::timestamptz"
 #define B_TQ "$10::timestamptz"
-#define ROLLUP_PART(table, cond) \
-    "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS " FROM " table " d WHERE " cond
-#define RAW_PART(cond) \
-    "SELECT r.host_id, r.brief_id, r.unit, " USAGE_RAW_SUMS " FROM work_reports r WHERE " cond
+/* The phase sums (migrations/0032) of a rollup row, and of one report as the rollup
+ * trigger sums it. */
+#define PHASE_COLS(x)                                                                   \
+    x "phase_queue_seconds, " x "phase_load_seconds, " x "phase_preprocess_seconds, " x \
+      "phase_compute_seconds, " x "phase_communication_seconds, " x "phase_write_seconds"
+#define ROLLUP_PHASES PHASE_COLS("d.") ", d.phase_reports, d.phase_busy_seconds"
+#define RAW_GAVE      "num_nonnulls(" PHASE_COLS("r.") ") > 0"
+#define RAW_PHASES                                                                          \
+    "coalesce(r.phase_queue_seconds, 0), coalesce(r.phase_load_seconds, 0),"                \
+    " coalesce(r.phase_preprocess_seconds, 0), coalesce(r.phase_compute_seconds, 0),"       \
+    " coalesce(r.phase_communication_seconds, 0), coalesce(r.phase_write_seconds, 0),"      \
+    " CASE WHEN " RAW_GAVE " THEN 1 ELSE 0 END, CASE WHEN " RAW_GAVE " THEN r.busy_seconds" \
+    " ELSE 0 END"
+#define ROLLUP_PART(table, cond)                                                                 \
+    "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS ", " ROLLUP_PHASES " FROM " table \
+    " d WHERE " cond
+#define RAW_PART(cond)                                                                           \
+    "SELECT r.host_id, r.brief_id, r.unit, " USAGE_RAW_SUMS ", " RAW_PHASES " FROM work_reports" \
+    " r WHERE " cond
 
 /* Each part is one index range: at each grain, the stretch before the first whole bucket
  * of the coarser grain and the stretch after its last (usage_sql.h). */
@@ -94,13 +110,20 @@ const struct db_stmt db_cost_stmts[] = {
      " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"
      "  sum(completed) AS completed, sum(failed) AS failed, sum(retried) AS retried,"
      "  sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"
-     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes"
+     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"
+     "  sum(phase_queue_seconds) AS ph_queue, sum(phase_load_seconds) AS ph_load,"
+     "  sum(phase_preprocess_seconds) AS ph_preprocess, sum(phase_compute_seconds) AS ph_compute,"
+     "  sum(phase_communication_seconds) AS ph_communication,"
+     "  sum(phase_write_seconds) AS ph_write, sum(phase_reports)::int AS ph_reports,"
+     "  sum(phase_busy_seconds) AS ph_busy"
      "  FROM src WHERE " IN_SCOPE(
          "src.host_id",
          "11") " GROUP BY host_id, brief_id, unit)"
                " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, "
                "g.reports,"
-               "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes"
+               "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes,"
+               "  g.ph_queue, g.ph_load, g.ph_preprocess, g.ph_compute, g.ph_communication,"
+               "  g.ph_write, g.ph_reports, g.ph_busy"
                " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
                " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
 };
@@ -113,6 +136,29 @@ void db_cost_input_free(struct db_cost_input *in)
     PQclear(in->res[0]);
     PQclear(in->res[1]);
     memset(in, 0, sizeof *in);
+}
+
+/* The phase columns of cost_reports: ph_<phase> in enum order, ph_reports, ph_busy (-1
+ * for a column the result lacks: its figure reads 0). */
+static void phase_cols(const PGresult *r, int cols[USAGE_PHASE_COUNT + 2])
+{
+    char name[32];
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++) {
+        snprintf(name, sizeof name, "ph_%s", usage_phase_names[p]);
+        cols[p] = PQfnumber(r, name);
+    }
+    cols[USAGE_PHASE_COUNT] = PQfnumber(r, "ph_reports");
+    cols[USAGE_PHASE_COUNT + 1] = PQfnumber(r, "ph_busy");
+}
+
+static void phase_row(const PGresult *r, const int cols[USAGE_PHASE_COUNT + 2], int i,
+                      struct usage_phases *out)
+{
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+        out->seconds[p] = cols[p] < 0 ? 0 : db_val_num(r, i, cols[p]);
+    int n = USAGE_PHASE_COUNT;
+    out->reports = cols[n] < 0 ? 0 : db_val_long(r, i, cols[n]);
+    out->busy_seconds = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
 }
 
 enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost_input *in)
@@ -136,9 +182,12 @@ enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost
     }
     in->nhosts = nh;
     db_usage_cols(reports, uc);
+    int pc[USAGE_PHASE_COUNT + 2];
+    phase_cols(reports, pc);
     for (size_t i = 0; i < nr; i++) {
         struct usage_row *row = &in->rows[in->nrows];
         db_usage_row(reports, uc, (int)i, in->hosts, nh, &pos, row);
+        phase_row(reports, pc, (int)i, &row->phases);
         if (row->host != DB_NO_HOST)
             in->nrows++; /* else: not in the hosts result (deleted meanwhile) */
     }

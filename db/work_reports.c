@@ -1,25 +1,36 @@
-/* work_reports.c — see work_reports.h. A batch travels as 13 array parameters and is
+/* work_reports.c — see work_reports.h. A batch travels as 19 array parameters and is
  * unnested by PostgreSQL: one INSERT … ON CONFLICT DO NOTHING per batch, never one
  * statement per record. */
 #include "db/work_reports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db/db_pg.h"
 #include "db/scope_sql.h"
 
-#define WR_INPUT                                                                            \
-    "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"    \
-    " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[],"   \
-    " $11::float8[], $12::bigint[], $13::float8[]) WITH ORDINALITY AS t(host_id, brief_id," \
-    " window_start, window_end, unit, completed, failed, retried, busy_seconds,"            \
-    " p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb, idx)"
+#define WR_INPUT                                                                           \
+    "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"   \
+    " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[],"  \
+    " $11::float8[], $12::bigint[], $13::float8[], $14::float8[], $15::float8[],"          \
+    " $16::float8[], $17::float8[], $18::float8[], $19::float8[]) WITH ORDINALITY"         \
+    " AS t(host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
+    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb," WR_PHASES ", idx)"
+#define WR_PHASES                                                         \
+    " phase_queue_seconds, phase_load_seconds, phase_preprocess_seconds," \
+    " phase_compute_seconds, phase_communication_seconds, phase_write_seconds"
 #define WR_COLS                                                                      \
     "host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
-    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb"
+    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb," WR_PHASES
 
 // clang-format off
+/* phases: the given ones, or null when the report gave none */
+#define WR_PHASES_DOC                                                                           \
+    "CASE WHEN num_nonnulls(" WR_PHASES ") > 0 THEN json_strip_nulls(json_build_object("        \
+    "'queue', phase_queue_seconds, 'load', phase_load_seconds,"                                 \
+    " 'preprocess', phase_preprocess_seconds, 'compute', phase_compute_seconds,"                \
+    " 'communication', phase_communication_seconds, 'write', phase_write_seconds)) END"
 #define WR_DOC                                                                                  \
     "json_build_object('id', id, 'host_id', host_id,"                                           \
     " 'project', " DB_HOST_PROJECT_JSON("work_reports.host_id") ","                             \
@@ -28,7 +39,8 @@
     " 'unit', unit, 'completed', completed, 'failed', failed, 'retried', " "retried,"           \
     " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                          \
     " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, "                           \
-    "'storage_gb', storage_gb," " 'reported_by', reported_by, 'received_at', "                  \
+    "'storage_gb', storage_gb, 'phases', " WR_PHASES_DOC ","                                       \
+    " 'reported_by', reported_by, 'received_at', "                                              \
     DB_TS("received_at") ")::text"
 // clang-format on
 
@@ -55,7 +67,7 @@ const struct db_stmt db_work_report_stmts[] = {
      " FROM o ORDER BY idx LIMIT 1"},
     {"wr_insert",
      "WITH i AS (" WR_INPUT "), ins AS (INSERT INTO work_reports (" WR_COLS ", reported_by)"
-     " SELECT " WR_COLS ", $14 FROM i ORDER BY idx"
+     " SELECT " WR_COLS ", $20 FROM i ORDER BY idx"
      " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
      " SELECT count(*)::text FROM ins"},
     {"wr_conflicts",
@@ -63,9 +75,33 @@ const struct db_stmt db_work_report_stmts[] = {
      " ON w.host_id = i.host_id AND w.window_start = i.window_start"
      " AND w.window_end = i.window_end AND w.unit = i.unit"
      " WHERE (w.brief_id, w.completed, w.failed, w.retried, w.busy_seconds, w.p95_latency_ms,"
-     " w.queue_delay_ms, w.bytes_moved, w.storage_gb) IS DISTINCT FROM (i.brief_id,"
+     " w.queue_delay_ms, w.bytes_moved, w.storage_gb, w.phase_queue_seconds,"
+     " w.phase_load_seconds, w.phase_preprocess_seconds, w.phase_compute_seconds,"
+     " w.phase_communication_seconds, w.phase_write_seconds) IS DISTINCT FROM (i.brief_id,"
      " i.completed, i.failed, i.retried, i.busy_seconds, i.p95_latency_ms, i.queue_delay_ms,"
-     " i.bytes_moved, i.storage_gb) ORDER BY i.idx"},
+     " i.bytes_moved, i.storage_gb, i.phase_queue_seconds, i.phase_load_seconds,"
+     " i.phase_preprocess_seconds, i.phase_compute_seconds, i.phase_communication_seconds,"
+     " i.phase_write_seconds) ORDER BY i.idx"},
+    /* The phases of a record add up to at most its window × its host's GPUs: the GPU
+     * count the last provisioning found (facts.gpu_count), else the pool's, else 1. A
+     * relative tolerance of 1e-9 (and 1 µs) absorbs float rounding. Unknown hosts are
+     * left to the insert's foreign key. */
+    {"wr_phase_excess",
+     "WITH i AS (SELECT idx, host_id,"
+     " extract(epoch FROM window_end - window_start)::float8 AS window_s,"
+     " coalesce(q, 0) + coalesce(l, 0) + coalesce(pp, 0) + coalesce(c, 0) + coalesce(m, 0)"
+     " + coalesce(w, 0) AS phase_s"
+     " FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::float8[], $5::float8[],"
+     " $6::float8[], $7::float8[], $8::float8[], $9::float8[]) WITH ORDINALITY"
+     " AS t(host_id, window_start, window_end, q, l, pp, c, m, w, idx)"
+     " WHERE num_nonnulls(q, l, pp, c, m, w) > 0),"
+     " o AS (SELECT i.idx, i.phase_s, i.window_s, g.gpus FROM i JOIN hosts h ON h.id = i.host_id"
+     " LEFT JOIN pools p ON p.id = h.pool_id CROSS JOIN LATERAL (SELECT greatest(1, coalesce("
+     " CASE WHEN jsonb_typeof(h.facts -> 'gpu_count') = 'number'"
+     " THEN (h.facts ->> 'gpu_count')::float8 END, (p.spec ->> 'gpu_count')::float8, 1)) AS gpus) g"
+     " WHERE i.phase_s > i.window_s * g.gpus * (1 + 1e-9) + 1e-6)"
+     " SELECT (idx - 1)::int AS idx, phase_s::text AS phase_s, window_s::text AS window_s,"
+     " gpus::text AS gpus, (SELECT count(*) FROM o)::int AS n FROM o ORDER BY idx LIMIT 1"},
     {"wr_list", "SELECT " WR_DOC " AS doc, seq::text AS key FROM work_reports"
                 " WHERE ($1::uuid IS NULL OR host_id = $1::uuid)"
                 "   AND ($2::text IS NULL OR unit = $2)"
@@ -110,6 +146,29 @@ enum db_status db_wr_out_of_scope(struct db_conn *c, const struct db_wr_batch *b
         *first = (int)db_long(r, 0, "idx");
         *count = (int)db_long(r, 0, "n");
         snprintf(host_id, 37, "%s", db_str(r, 0, "host_id"));
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_phase_excess(struct db_conn *c, const struct db_wr_batch *b,
+                                  struct db_wr_phase_excess *out)
+{
+    memset(out, 0, sizeof *out);
+    out->first = -1;
+    const char *p[9] = {b->col[0], b->col[2], b->col[3]};
+    for (int i = 0; i < DB_WR_PHASES; i++)
+        p[3 + i] = b->col[DB_WR_COLUMNS - DB_WR_PHASES + i];
+    PGresult *r;
+    enum db_status s = db_exec(c, "wr_phase_excess", 9, p, &r);
+    if (s < 0)
+        return s;
+    if (PQntuples(r) == 1) {
+        out->first = (int)db_long(r, 0, "idx");
+        out->count = (int)db_long(r, 0, "n");
+        out->phase_seconds = strtod(db_str(r, 0, "phase_s"), NULL);
+        out->window_seconds = strtod(db_str(r, 0, "window_s"), NULL);
+        out->gpus = strtod(db_str(r, 0, "gpus"), NULL);
     }
     PQclear(r);
     return s;

@@ -6,8 +6,11 @@
 
 /* A batch as PostgreSQL array literals ("{a,b,NULL}"), one per column, in record order:
  * host_id, brief_id, window_start, window_end, unit, completed, failed, retried,
- * busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb. */
-#define DB_WR_COLUMNS 13
+ * busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb, then the
+ * DB_WR_PHASES phases in seconds (NULL when not given): queue, load, preprocess, compute,
+ * communication, write. */
+#define DB_WR_COLUMNS 19
+#define DB_WR_PHASES  6
 struct db_wr_batch {
     const char *col[DB_WR_COLUMNS];
 };
@@ -24,6 +27,16 @@ enum db_status db_wr_check_refs(struct db_conn *c, const struct db_wr_batch *b, 
  * its host_id, *count how many records are outside. */
 enum db_status db_wr_out_of_scope(struct db_conn *c, const struct db_wr_batch *b, const char *scope,
                                   const char *projects, int *first, char *host_id, int *count);
+/* The first record (*first, -1 when none) whose phases add up to more than its window ×
+ * its host's GPU count (facts.gpu_count, else the pool's gpu_count, else 1), with those
+ * figures, and how many records do. Records without phases, and unknown hosts, are not
+ * looked at. */
+struct db_wr_phase_excess {
+    int first, count;
+    double phase_seconds, window_seconds, gpus;
+};
+enum db_status db_wr_phase_excess(struct db_conn *c, const struct db_wr_batch *b,
+                                  struct db_wr_phase_excess *out);
 /* Inserts the batch in one statement; records whose key is already stored are skipped.
  * *inserted receives how many were stored. */
 enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b, const char *reported_by,

@@ -39,11 +39,11 @@ json_t *plan_bn_signals_json(const struct plan_bn_signals *g)
                                  "at", opt_str(g->storage_at), "read_mbps", r4(g->read_mbps),
                                  "min_read_mbps", opt_r4(g->has_min_read, g->min_read_mbps))
                      : json_null();
-    json_t *bw = g->has_bw ? json_pack("{s:o,s:o,s:o,s:o}", "gate_run_id", opt_str(g->bw_run_id),
-                                       "at", opt_str(g->bw_at), "allreduce_busbw_gbps",
-                                       r4(g->busbw_gbps), "min_allreduce_busbw_gbps",
-                                       opt_r4(g->has_min_bw, g->min_busbw_gbps))
-                           : json_null();
+    json_t *bw =
+        g->has_bw ? json_pack("{s:o,s:o,s:o,s:o}", "gate_run_id", opt_str(g->bw_run_id), "at",
+                              opt_str(g->bw_at), "allreduce_busbw_gbps", r4(g->busbw_gbps),
+                              "min_allreduce_busbw_gbps", opt_r4(g->has_min_bw, g->min_busbw_gbps))
+                  : json_null();
     json_t *dg = g->has_diag
                      ? json_pack("{s:o,s:o,s:o,s:o,s:o}", "diagnostics_run_id",
                                  opt_str(g->diag_run_id), "at", opt_str(g->diag_at), "status",
@@ -74,23 +74,20 @@ json_t *plan_bn_finding_json(const struct plan_bn_finding *f)
                               "first_half_share", opt_r4(f->trend != 0, f->first_share),
                               "second_half_share", opt_r4(f->trend != 0, f->second_share));
     double units = t->completed + t->failed + t->retried;
-    json_t *retries = json_pack("{s:f,s:f,s:f,s:o}", "completed", t->completed, "failed",
-                                t->failed, "retried", t->retried, "share",
-                                opt_r4(units > 0, f->retry_share));
-    json_t *cov = json_pack("{s:I,s:I,s:f,s:f,s:o}", "reports", (json_int_t)t->reports,
-                            "phase_reports", (json_int_t)t->phase_reports, "busy_seconds",
-                            plan_round_to(t->busy_s, 3), "phase_busy_seconds",
-                            plan_round_to(t->phase_busy_s, 3), "share",
-                            opt_r4(t->reports > 0, f->phase_coverage));
-    return json_pack("{s:s,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:o}", "verdict",
-                     plan_bn_verdict_names[f->verdict], "dominant_phase",
-                     f->has_dominant ? plan_phase_names[f->dominant] : "unknown", "dominates",
-                     f->dominates, "share_of_phase_time",
-                     opt_r4(f->has_dominant, f->share_of_phase), "share_of_busy_time",
-                     opt_r4(f->has_share_of_busy, f->share_of_busy), "trend", trend,
-                     "phase_seconds", plan_bn_phases_json(t), "coverage", cov, "retries", retries,
-                     "next_test", next_test_json(f), "evidence",
-                     f->evidence ? plan_bn_signals_json(f->evidence) : json_null(), "summary",
-                     f->summary, "notes", notes);
+    json_t *retries = json_pack("{s:f,s:f,s:f,s:o}", "completed", t->completed, "failed", t->failed,
+                                "retried", t->retried, "share", opt_r4(units > 0, f->retry_share));
+    json_t *cov =
+        json_pack("{s:I,s:I,s:f,s:f,s:o}", "reports", (json_int_t)t->reports, "phase_reports",
+                  (json_int_t)t->phase_reports, "busy_seconds", plan_round_to(t->busy_s, 3),
+                  "phase_busy_seconds", plan_round_to(t->phase_busy_s, 3), "share",
+                  opt_r4(t->reports > 0, f->phase_coverage));
+    return json_pack(
+        "{s:s,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:o}", "verdict",
+        plan_bn_verdict_names[f->verdict], "dominant_phase",
+        f->has_dominant ? plan_phase_names[f->dominant] : "unknown", "dominates", f->dominates,
+        "share_of_phase_time", opt_r4(f->has_dominant, f->share_of_phase), "share_of_busy_time",
+        opt_r4(f->has_share_of_busy, f->share_of_busy), "trend", trend, "phase_seconds",
+        plan_bn_phases_json(t), "coverage", cov, "retries", retries, "next_test", next_test_json(f),
+        "evidence", f->evidence ? plan_bn_signals_json(f->evidence) : json_null(), "summary",
+        f->summary, "notes", notes);
 }
-

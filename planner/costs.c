@@ -47,6 +47,14 @@ double plan_held_share(double held_seconds, double slice_seconds, double host_se
     return held_seconds * slice_seconds / host_seconds;
 }
 
+static void add_phases(struct usage_phases *to, const struct usage_phases *from)
+{
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+        to->seconds[p] += from->seconds[p];
+    to->reports += from->reports;
+    to->busy_seconds += from->busy_seconds;
+}
+
 void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
                    const struct plan_usage *u)
 {
@@ -71,6 +79,7 @@ void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
         acc->retried[k] += u->retried[k];
         acc->has_unit[k] |= u->has_unit[k];
     }
+    add_phases(&acc->phases, &u->phases);
 }
 
 void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
@@ -108,6 +117,48 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
             out->has_utilization = 1;
             out->utilization = acc->busy_seconds / acc->held_seconds;
         }
+    }
+}
+
+void plan_cost_phases(const struct plan_cost_acc *acc, const struct plan_cost *c,
+                      struct plan_cost_phases *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct usage_phases *ph = &acc->phases;
+    out->reports = ph->reports;
+    out->of_reports = acc->reports;
+    out->busy_seconds = ph->busy_seconds;
+    out->of_busy_seconds = acc->busy_seconds;
+    out->has_seconds = ph->reports > 0;
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++) {
+        out->seconds[p] = ph->seconds[p];
+        out->total_seconds += ph->seconds[p];
+    }
+    out->has_share = out->has_seconds && out->total_seconds > 0;
+    double frac[USAGE_PHASE_COUNT] = {0};
+    for (int p = 0; out->has_share && p < USAGE_PHASE_COUNT; p++) {
+        frac[p] = ph->seconds[p] / out->total_seconds;
+        out->share[p] = plan_round_to(frac[p], 4);
+    }
+    double covered = 0;
+    if (acc->busy_seconds > 0) {
+        out->has_coverage = 1;
+        covered = ph->busy_seconds / acc->busy_seconds;
+        covered = covered > 1 ? 1 : covered;
+        out->covered_busy_share = plan_round_to(covered, 4);
+    }
+    out->has_split = out->has_share && out->has_coverage;
+    if (!out->has_split)
+        return;
+    for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+        out->cost[p] = plan_round_cents(c->total * covered * frac[p]);
+    out->not_broken_down = plan_round_cents(c->total * (1 - covered));
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
+        if (!c->has_cost_per_unit[k])
+            continue;
+        for (int p = 0; p < USAGE_PHASE_COUNT; p++)
+            out->cost_per_unit[k][p] = c->cost_per_unit[k] * covered * frac[p];
+        out->per_unit_not_broken_down[k] = c->cost_per_unit[k] * (1 - covered);
     }
 }
 
@@ -162,6 +213,7 @@ static void add_row(struct plan_usage *u, const struct usage_row *r)
     u->storage_gb_seconds += r->storage_gb_seconds;
     u->storage_seconds += r->storage_seconds;
     u->bytes_moved += r->bytes_moved;
+    add_phases(&u->phases, &r->phases);
     if (r->unit >= 0 && r->unit < USAGE_UNIT_COUNT) {
         u->completed[r->unit] += r->completed;
         u->failed[r->unit] += r->failed;

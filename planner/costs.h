@@ -54,6 +54,7 @@ struct plan_usage {
     double bytes_moved;
     double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
     int has_unit[USAGE_UNIT_COUNT];
+    struct usage_phases phases; /* the reports that gave phases */
 };
 
 /* A group being summed: the unrounded components and the usage. Zero it to start. */
@@ -63,6 +64,7 @@ struct plan_cost_acc {
     long reports;
     double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
     int has_unit[USAGE_UNIT_COUNT];
+    struct usage_phases phases;
 };
 
 /* Adds one slice, priced with its host's pool prices. */
@@ -89,6 +91,40 @@ void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out);
 /* The unit c completed most of (the first in enum order on a tie), or -1 when it
  * reported none. */
 int plan_cost_main_unit(const struct plan_cost *c);
+
+/* ---- the cost split by phase ----
+ *
+ * Over the reports that gave phases only. Their share of the work is their share of busy
+ * time: covered = Σ busy_seconds of the reports with phases ÷ Σ busy_seconds of all
+ * reports (at most 1). That part of the cost is split among the phases in proportion to
+ * the seconds the reports gave them (share = phase seconds ÷ Σ phase seconds); the rest
+ * (1 − covered) is not broken down, never guessed from the reports that gave phases:
+ *
+ *   cost[p]               = total × covered × share[p], to the cent
+ *   not_broken_down       = total × (1 − covered), to the cent (each figure is rounded
+ *                           on its own: their sum may differ from total by a cent or so)
+ *   cost_per_unit[u][p]   = cost per completed unit u × covered × share[p] (not rounded)
+ *   per-unit not broken down = cost per completed unit u × (1 − covered)
+ *
+ * Without busy time (none reported) the coverage is unknown and nothing is split; without
+ * phase seconds (no report gave phases, or all gave 0) there are no shares. */
+struct plan_cost_phases {
+    long reports, of_reports;             /* reports that gave phases, of all reports */
+    double busy_seconds, of_busy_seconds; /* their busy seconds, of all busy seconds */
+    int has_seconds;                      /* a report gave phases */
+    double seconds[USAGE_PHASE_COUNT], total_seconds;
+    int has_share;                                             /* total_seconds > 0 */
+    double share[USAGE_PHASE_COUNT];                           /* 4 decimals */
+    int has_coverage;                                          /* of_busy_seconds > 0 */
+    double covered_busy_share;                                 /* 4 decimals */
+    int has_split;                                             /* has_share and has_coverage */
+    double cost[USAGE_PHASE_COUNT], not_broken_down;           /* dollars, to the cent */
+    double cost_per_unit[USAGE_UNIT_COUNT][USAGE_PHASE_COUNT]; /* where has_cost_per_unit */
+    double per_unit_not_broken_down[USAGE_UNIT_COUNT];
+};
+/* The split of c (plan_cost_finish of acc). */
+void plan_cost_phases(const struct plan_cost_acc *acc, const struct plan_cost *c,
+                      struct plan_cost_phases *out);
 
 /* Rounds half away from zero to the cent (tolerating binary representation error). */
 double plan_round_cents(double dollars);

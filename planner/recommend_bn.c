@@ -82,14 +82,13 @@ static int no_speedup(const struct plan_rec_tput *t, size_t nt, size_t i, json_t
              "communication is %.0f%% of the phase time on this %ld-GPU pool and it completes "
              "%.4g %s per GPU-second against %.4g on a single-GPU pool for the same brief: the "
              "multi-GPU topology does not speed this work up; serve it from single-GPU hosts",
-             share * 100, m->gpu_count, plan_round_to(mine, 4), m->unit,
-             plan_round_to(theirs, 4));
-    json_t *ev = json_pack("{s:s,s:I,s:f,s:f,s:f,s:s,s:f,s:f}", "unit", m->unit, "gpu_count",
-                           (json_int_t)m->gpu_count, "per_gpu_throughput", plan_round_to(mine, 6),
-                           "communication_share", plan_round_to(share, 4), "completed",
-                           m->completed, "single_gpu_pool_id", best->pool_id,
-                           "single_gpu_per_gpu_throughput", plan_round_to(theirs, 6),
-                           "price_per_hour", m->price_per_hour);
+             share * 100, m->gpu_count, plan_round_to(mine, 4), m->unit, plan_round_to(theirs, 4));
+    json_t *ev =
+        json_pack("{s:s,s:I,s:f,s:f,s:f,s:s,s:f,s:f}", "unit", m->unit, "gpu_count",
+                  (json_int_t)m->gpu_count, "per_gpu_throughput", plan_round_to(mine, 6),
+                  "communication_share", plan_round_to(share, 4), "completed", m->completed,
+                  "single_gpu_pool_id", best->pool_id, "single_gpu_per_gpu_throughput",
+                  plan_round_to(theirs, 6), "price_per_hour", m->price_per_hour);
     if (ev == NULL)
         return -1;
     return add1(items, "scale_down", "multi_gpu_no_speedup", m->least_host_id, m->pool_id,

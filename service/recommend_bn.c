@@ -157,12 +157,15 @@ static size_t tputs(const struct svc_rec_bn *b, const struct plan_rec_host *host
         if (h == NULL)
             continue; /* no brief, or a stopped host */
         size_t g = 0;
-        while (g < nt && !(strcmp(t[g].pool_id, w->pool_id) == 0 &&
-                           strcmp(t[g].brief_id, w->brief_id) == 0 && strcmp(t[g].unit, w->unit) == 0))
+        while (g < nt &&
+               !(strcmp(t[g].pool_id, w->pool_id) == 0 && strcmp(t[g].brief_id, w->brief_id) == 0 &&
+                 strcmp(t[g].unit, w->unit) == 0))
             g++;
         if (g == nt) {
-            t[nt] = (struct plan_rec_tput){.pool_id = w->pool_id, .brief_id = w->brief_id,
-                                           .unit = w->unit, .gpu_count = h->gpu_count,
+            t[nt] = (struct plan_rec_tput){.pool_id = w->pool_id,
+                                           .brief_id = w->brief_id,
+                                           .unit = w->unit,
+                                           .gpu_count = h->gpu_count,
                                            .price_per_hour = h->price_per_hour};
             least[nt++] = -1;
         }

@@ -1,5 +1,6 @@
 /* gate_checks.c — see gate_checks.h. */
 #include "provisioner/jobs/gate_checks.h"
+#include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_judges.h"
 
 #include <ctype.h>
@@ -40,6 +41,7 @@ int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, 
             return 0;
         }
         return 1;
+    case PROV_CHECK_BANDWIDTH: return gate_bw_applies(g, why, n);
     default: return 1;
     }
 }
@@ -51,6 +53,7 @@ int prov_check_ncmds(const struct prov_gate *g, enum prov_check c)
     case PROV_CHECK_GPU_INVENTORY: return 2;
     case PROV_CHECK_TOPOLOGY: return 2;
     case PROV_CHECK_STORAGE: return 2;
+    case PROV_CHECK_BANDWIDTH: return gate_bw_ncmds(g);
     default: return 1;
     }
 }
@@ -60,14 +63,15 @@ int prov_check_timeout(const struct prov_gate *g, enum prov_check c, int i)
     (void)i;
     if (c == PROV_CHECK_WORKLOAD)
         return g->workload_timeout_s > 0 ? g->workload_timeout_s : 300;
+    if (c == PROV_CHECK_BANDWIDTH)
+        return gate_bw_timeout(g, i);
     return 0;
 }
 
 enum prov_cmd_class prov_check_cmd_class(const struct prov_gate *g, enum prov_check c, int i)
 {
-    (void)g;
-    (void)i;
     switch (c) {
+    case PROV_CHECK_BANDWIDTH: return gate_bw_is_tool(g, i) ? PROV_CMD_WORKLOAD : PROV_CMD_QUERY;
     case PROV_CHECK_CONTAINER_GPU:
     case PROV_CHECK_WORKLOAD: return PROV_CMD_WORKLOAD; /* docker run of the pinned image */
     case PROV_CHECK_DIAGNOSTICS: return PROV_CMD_DIAG;
@@ -157,6 +161,7 @@ char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i)
         const char *args[1] = {g->observability_url};
         return prov_sh_template("curl -g -fsS -m 5 -o /dev/null -w '%%{http_code}' -- %s", 1, args);
     }
+    case PROV_CHECK_BANDWIDTH: return gate_bw_cmd(g, i);
     case PROV_CHECK_DIAGNOSTICS: {
         char level[4];
         snprintf(level, sizeof level, "%d",
@@ -188,6 +193,7 @@ void prov_check_eval(const struct prov_gate *g, enum prov_check c,
     case PROV_CHECK_TOPOLOGY: gate_eval_topology(g, results, out); break;
     case PROV_CHECK_STORAGE: gate_eval_storage(g, results, out); break;
     case PROV_CHECK_OBSERVABILITY: gate_eval_observability(g, results, out); break;
+    case PROV_CHECK_BANDWIDTH: gate_eval_bandwidth(g, results, out); break;
     case PROV_CHECK_DIAGNOSTICS: gate_eval_diagnostics(g, results, out); break;
     default: break;
     }

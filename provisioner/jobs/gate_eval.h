@@ -41,7 +41,22 @@ struct prov_gate {
      * (catalog; comma-separated, e.g. "retired_pages.pending" on H100/A100): those pass and
      * are listed in values.not_applicable. NULL: every field the gate needs must read. */
     const char *na_fields;
+    /* The bandwidth reference (pool gate.bandwidth; gate_bandwidth.c, issue 26). */
+    struct prov_bw_cfg {
+        int tool;              /* PROV_BW_NCCL | PROV_BW_NVBW bits */
+        const char *path;      /* directory of the tools on the host; NULL: the stack's image */
+        int require;           /* a missing tool fails the check (investigate) instead of a skip */
+        int host_to_device;    /* nvbandwidth host_to_device_memcpy_ce too (any GPU count) */
+        double min_allreduce;  /* GB/s; 0: the catalog's, else none */
+        double min_d2d;        /* GB/s; 0: the catalog's, else none */
+        int min_mib, max_mib;  /* all_reduce_perf -b/-e sizes */
+        int iters;             /* all_reduce_perf -n, nvbandwidth -i */
+        int timeout_s;         /* each tool command */
+        int expect_numa_nodes; /* 0: not checked */
+        const char *gpu_model, *interconnect; /* the catalog's key */
+    } bw;
 };
+enum { PROV_BW_NCCL = 1, PROV_BW_NVBW = 2 };
 
 enum prov_check {
     PROV_CHECK_GPU_INVENTORY,
@@ -50,6 +65,7 @@ enum prov_check {
     PROV_CHECK_TOPOLOGY,
     PROV_CHECK_STORAGE,
     PROV_CHECK_OBSERVABILITY,
+    PROV_CHECK_BANDWIDTH,   /* all_reduce_perf / nvbandwidth (gate_bandwidth.c) */
     PROV_CHECK_DIAGNOSTICS, /* dcgmi diag (diagnostics jobs only) */
     PROV_CHECK__COUNT,
 };

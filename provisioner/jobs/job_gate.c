@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "db/gates.h"
 #include "planner/gate.h"
+#include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_checks.h"
 #include "provisioner/jobs/job.h"
 
@@ -49,9 +50,9 @@ static struct gate_job *gj_of(struct job_task *t)
     return (struct gate_job *)t;
 }
 
-static const int gate_order[] = {PROV_CHECK_GPU_INVENTORY, PROV_CHECK_CONTAINER_GPU,
-                                 PROV_CHECK_WORKLOAD,      PROV_CHECK_TOPOLOGY,
-                                 PROV_CHECK_STORAGE,       PROV_CHECK_OBSERVABILITY};
+static const int gate_order[] = {
+    PROV_CHECK_GPU_INVENTORY, PROV_CHECK_CONTAINER_GPU, PROV_CHECK_WORKLOAD, PROV_CHECK_TOPOLOGY,
+    PROV_CHECK_STORAGE,       PROV_CHECK_OBSERVABILITY, PROV_CHECK_BANDWIDTH};
 #define NGATE (int)(sizeof gate_order / sizeof gate_order[0])
 
 static int gate_total(const struct gate_job *g)
@@ -378,6 +379,7 @@ static void loaded(struct job_task *t)
         .checks = checks_mask(json_object_get(gate, "checks")),
         .diag_level = g->gctx.diag_level >= 1 && g->gctx.diag_level <= 3 ? g->gctx.diag_level : 1,
     };
+    gate_bw_config(&g->gate, g->pool);
     job_connect(t);
 }
 

@@ -176,9 +176,35 @@ static void grouping(void)
         {"c", "host-c", "p2", "pool-2", "B", "proj-b", {3, 0, 0, 0}, 3600},
     };
     struct usage_row rows[] = {
-        {0, "x", "brief-x", USAGE_UNIT_TOKENS, 6, 600, 0, 0, 3600, 6 * 3600.0, 0, 0, 0},
-        {0, "y", "brief-y", USAGE_UNIT_REQUESTS, 2, 20, 0, 0, 1800, 2 * 3600.0, 0, 0, 0},
-        {2, "x", "brief-x", USAGE_UNIT_TOKENS, 1, 100, 0, 0, 900, 3600.0, 0, 0, 0},
+        {0,
+         "x",
+         "brief-x",
+         USAGE_UNIT_TOKENS,
+         6,
+         600,
+         0,
+         0,
+         3600,
+         6 * 3600.0,
+         0,
+         0,
+         0,
+         {{0}, 0, 0}},
+        {0,
+         "y",
+         "brief-y",
+         USAGE_UNIT_REQUESTS,
+         2,
+         20,
+         0,
+         0,
+         1800,
+         2 * 3600.0,
+         0,
+         0,
+         0,
+         {{0}, 0, 0}},
+        {2, "x", "brief-x", USAGE_UNIT_TOKENS, 1, 100, 0, 0, 900, 3600.0, 0, 0, 0, {{0}, 0, 0}},
     };
     struct plan_cost_group *g = NULL;
     size_t n = 0;
@@ -246,6 +272,117 @@ static void rounding(void)
           util_lookup(usage_unit_names, NULL) == -1);
 }
 
+/* The cost split by phase (issue 26), the API test's worked example by hand: pool $1.96
+ * per host-hour; host P 1 h held, 100,000 tokens, busy 3,600 s, phases load 1,304 s,
+ * compute 2,000 s, write 296 s. Total $1.96 = 0.0196 per 1,000 tokens. Load share
+ * 1304/3600 = 0.362222…: cost 1.96 × 0.362222 = 0.70996 → $0.71; per 1,000 tokens
+ * 0.0196 × 0.362222 = 0.0070996 → 0.0071. Compute 1.08889 → $1.09, write 0.16116 → $0.16. */
+static struct usage_row phase_row(size_t host, double busy, double load, double compute,
+                                  double write, long gave)
+{
+    struct usage_row r = {.host = host,
+                          .unit = USAGE_UNIT_TOKENS,
+                          .reports = 1,
+                          .completed = 100000,
+                          .busy_seconds = busy,
+                          .covered_seconds = 3600};
+    r.phases.seconds[USAGE_PHASE_LOAD] = load;
+    r.phases.seconds[USAGE_PHASE_COMPUTE] = compute;
+    r.phases.seconds[USAGE_PHASE_WRITE] = write;
+    r.phases.reports = gave;
+    r.phases.busy_seconds = gave ? busy : 0;
+    return r;
+}
+
+static void phases_split(void)
+{
+    struct usage_host hosts[] = {
+        {"p", "host-p", "p1", "pool-1", "A", "proj-a", {1.96, 0, 0, 0}, 3600},
+        {"q", "host-q", "p1", "pool-1", "A", "proj-a", {1.96, 0, 0, 0}, 3600},
+    };
+    struct usage_row rows[] = {phase_row(0, 3600, 1304, 2000, 296, 1),
+                               phase_row(1, 2400, 0, 0, 0, 0)};
+    struct plan_cost_group *g = NULL;
+    size_t n = 0;
+    struct plan_cost c;
+    struct plan_cost_phases ph;
+    /* P alone: everything broken down. */
+    CHECK(plan_costs_group(hosts, 2, rows, 2, PLAN_BY_HOST, &g, &n) == 0 && n == 2);
+    plan_cost_finish(&g[0].acc, &c);
+    plan_cost_phases(&g[0].acc, &c, &ph);
+    CHECK(c.total == 1.96 && plan_round_to(c.cost_per_unit[USAGE_UNIT_TOKENS] * 1000, 4) == 0.0196);
+    CHECK(ph.has_seconds && ph.has_share && ph.has_coverage && ph.has_split);
+    CHECK(ph.reports == 1 && ph.of_reports == 1 && ph.covered_busy_share == 1);
+    CHECK(ph.total_seconds == 3600 && ph.seconds[USAGE_PHASE_LOAD] == 1304);
+    CHECK(ph.share[USAGE_PHASE_LOAD] == 0.3622 && ph.share[USAGE_PHASE_COMPUTE] == 0.5556);
+    CHECK(ph.cost[USAGE_PHASE_LOAD] == 0.71 && ph.cost[USAGE_PHASE_COMPUTE] == 1.09);
+    CHECK(ph.cost[USAGE_PHASE_WRITE] == 0.16 && ph.cost[USAGE_PHASE_QUEUE] == 0);
+    CHECK(ph.not_broken_down == 0);
+    double *k = ph.cost_per_unit[USAGE_UNIT_TOKENS];
+    CHECK(plan_round_to(k[USAGE_PHASE_LOAD] * 1000, 4) == 0.0071);
+    CHECK(NEAR(k[USAGE_PHASE_LOAD] + k[USAGE_PHASE_COMPUTE] + k[USAGE_PHASE_WRITE],
+               c.cost_per_unit[USAGE_UNIT_TOKENS], 1e-15));
+    CHECK(ph.per_unit_not_broken_down[USAGE_UNIT_TOKENS] == 0);
+    /* Q alone: no phases → nothing split, no shares (never "compute-bound"). */
+    plan_cost_finish(&g[1].acc, &c);
+    plan_cost_phases(&g[1].acc, &c, &ph);
+    CHECK(!ph.has_seconds && !ph.has_share && !ph.has_split && ph.reports == 0);
+    CHECK(ph.of_reports == 1 && ph.has_coverage && ph.covered_busy_share == 0);
+    CHECK(ph.cost[USAGE_PHASE_COMPUTE] == 0 && ph.not_broken_down == 0);
+    free(g);
+
+    /* The pool: Q's report adds nothing to the phases; its 40% of the busy time is not
+     * broken down. $3.92: load 3.92 × 0.6 × 0.362222 = 0.85195 → $0.85, compute
+     * 1.30667 → $1.31, write 0.19339 → $0.19, not broken down 1.568 → $1.57; load per
+     * 1,000 tokens 0.0196 × 0.6 × 0.362222 = 0.0042597. */
+    CHECK(plan_costs_group(hosts, 2, rows, 2, PLAN_BY_POOL, &g, &n) == 0 && n == 1);
+    plan_cost_finish(&g[0].acc, &c);
+    plan_cost_phases(&g[0].acc, &c, &ph);
+    CHECK(c.total == 3.92);
+    CHECK(ph.reports == 1 && ph.of_reports == 2 && ph.busy_seconds == 3600);
+    CHECK(ph.of_busy_seconds == 6000 && ph.covered_busy_share == 0.6);
+    CHECK(ph.share[USAGE_PHASE_LOAD] == 0.3622 && ph.seconds[USAGE_PHASE_LOAD] == 1304);
+    CHECK(ph.cost[USAGE_PHASE_LOAD] == 0.85 && ph.cost[USAGE_PHASE_COMPUTE] == 1.31);
+    CHECK(ph.cost[USAGE_PHASE_WRITE] == 0.19 && ph.not_broken_down == 1.57);
+    k = ph.cost_per_unit[USAGE_UNIT_TOKENS];
+    CHECK(NEAR(k[USAGE_PHASE_LOAD] * 1000, 0.0196 * 0.6 * 1304 / 3600, 1e-12));
+    CHECK(NEAR(ph.per_unit_not_broken_down[USAGE_UNIT_TOKENS] * 1000, 0.0196 * 0.4, 1e-12));
+    free(g);
+}
+
+/* Phases that cannot split anything: all 0 s (no shares), or no busy time (no coverage). */
+static void phases_edges(void)
+{
+    struct plan_cost_acc acc = {0};
+    struct plan_usage u = {.held_seconds = 3600, .reports = 2, .busy_seconds = 0};
+    u.phases.reports = 2;
+    u.phases.seconds[USAGE_PHASE_QUEUE] = 100;
+    struct usage_prices p = {2, 0, 0, 0};
+    plan_cost_add(&acc, &p, &u);
+    struct plan_cost c;
+    struct plan_cost_phases ph;
+    plan_cost_finish(&acc, &c);
+    plan_cost_phases(&acc, &c, &ph);
+    CHECK(ph.has_seconds && ph.has_share && ph.share[USAGE_PHASE_QUEUE] == 1);
+    CHECK(!ph.has_coverage && !ph.has_split && ph.cost[USAGE_PHASE_QUEUE] == 0);
+
+    struct plan_cost_acc acc2 = {0};
+    struct plan_usage z = {.held_seconds = 3600, .reports = 1, .busy_seconds = 600};
+    z.phases.reports = 1;
+    z.phases.busy_seconds = 600;
+    plan_cost_add(&acc2, &p, &z);
+    plan_cost_finish(&acc2, &c);
+    plan_cost_phases(&acc2, &c, &ph);
+    CHECK(ph.has_seconds && !ph.has_share && ph.has_coverage && !ph.has_split);
+    CHECK(ph.covered_busy_share == 1 && ph.total_seconds == 0);
+    /* Coverage is capped at 1 (busy seconds summed in another order). */
+    acc2.phases.busy_seconds = 600.0000001;
+    acc2.phases.seconds[USAGE_PHASE_COMPUTE] = 10;
+    plan_cost_phases(&acc2, &c, &ph);
+    CHECK(ph.has_split && ph.covered_busy_share == 1 && ph.cost[USAGE_PHASE_COMPUTE] == 2.00);
+    CHECK(ph.not_broken_down == 0);
+}
+
 /* The unit a group is shown in (a rollout's cost view): the one completed most of. */
 static void main_unit(void)
 {
@@ -272,5 +409,7 @@ UNIT_SUITE(costs_tests) = {
     {"costs: grouping by host, pool and brief", grouping},
     {"costs: rounding half away from zero", rounding},
     {"costs: the unit a group completed most of", main_unit},
+    {"costs: the split by phase, over the reports that gave phases", phases_split},
+    {"costs: phases with no shares or no coverage split nothing", phases_edges},
     UNIT_END,
 };

@@ -52,6 +52,7 @@ extern const struct unit_test rollouts_api_tests[];
 extern const struct unit_test host_command_tests[];
 extern const struct unit_test rolemap_tests[];
 extern const struct unit_test readiness_tests[];
+extern const struct unit_test bandwidth_tests[];
 extern const struct unit_test rollout_create_tests[];
 extern const struct unit_test components_tests[];
 extern const struct unit_test project_limits_tests[];
