@@ -71,8 +71,9 @@ int gate_bw_applies(const struct prov_gate *g, char *why, size_t n)
 {
     int tl[2];
     if (tools_of(g, tl) == 0) {
-        snprintf(why, n, "a single GPU has no GPU-to-GPU bandwidth (gate.bandwidth.host_to_device "
-                         "is off)");
+        snprintf(why, n,
+                 "a single GPU has no GPU-to-GPU bandwidth (gate.bandwidth.host_to_device "
+                 "is off)");
         return 0;
     }
     return 1;
@@ -148,8 +149,8 @@ char *gate_bw_cmd(const struct prov_gate *g, int i)
     snprintf(n, sizeof n, "%d", g->bw.iters > 0 ? g->bw.iters : 20);
     snprintf(gpus, sizeof gpus, "%d", g->expected_gpus > 0 ? g->expected_gpus : 1);
     if (tl[i] == PROV_BW_NCCL) {
-        const char *argv[] = {"-b", b, "-e", e, "-f", "2", "-g", gpus, "-n", n, "-w", "5", "-c", "1",
-                              NULL};
+        const char *argv[] = {"-b", b, "-e", e,   "-f", "2", "-g", gpus,
+                              "-n", n, "-w", "5", "-c", "1", NULL};
         return tool_cmd(g, "all_reduce_perf", argv);
     }
     const char *argv[6] = {"-i", n, "-t", NULL, NULL, NULL};
@@ -203,7 +204,8 @@ static void judge_nccl(struct bw_judge *j, const struct prov_cmd_result *r)
         memcpy(n.first_error, e.first_error, sizeof n.first_error);
     }
     if (rc != 0) {
-        fail(j, "all_reduce_perf printed no result table: %s", gate_quote(n.errors ? n.first_error : gate_text_of(r), q, sizeof q), 0, 0);
+        fail(j, "all_reduce_perf printed no result table: %s",
+             gate_quote(n.errors ? n.first_error : gate_text_of(r), q, sizeof q), 0, 0);
         return;
     }
     set_num(j->values, "allreduce_busbw_gbps", n.busbw_at_max);
@@ -219,14 +221,16 @@ static void judge_nccl(struct bw_judge *j, const struct prov_cmd_result *r)
         fail(j, "all_reduce_perf found wrong results%s (#wrong %.0f, out of bounds values %.0f)",
              "", (double)n.wrong, (double)n.oob_values);
     else if (!n.has_avg)
-        fail(j, "all_reduce_perf output ends before its trailer%s (cut after %.0f rows): not read "
-                "to the end",
+        fail(j,
+             "all_reduce_perf output ends before its trailer%s (cut after %.0f rows): not read "
+             "to the end",
              "", n.nrows, 0);
     else if (r->exit_status != 0)
         fail(j, "all_reduce_perf exited %s%.0f", "", r->exit_status, 0);
     else if (n.unsorted_rows > 0)
-        fail(j, "all_reduce_perf rows repeat or are out of order%s (%.0f): independent 1-rank runs "
-                "(a build without MPI launched several times), not one collective",
+        fail(j,
+             "all_reduce_perf rows repeat or are out of order%s (%.0f): independent 1-rank runs "
+             "(a build without MPI launched several times), not one collective",
              "", n.unsorted_rows, 0);
     else if (n.nranks < j->g->expected_gpus)
         fail(j, "all_reduce_perf ran on %s%.0f rank(s), the pool has %.0f GPUs", "", n.nranks,
@@ -277,8 +281,9 @@ static void judge_nvbw(struct bw_judge *j, const struct prov_cmd_result *r)
             set_num(j->values, "d2d_min_gbps", d2d->min);
             set_num(j->values, "d2d_median_gbps", d2d->median);
             if (j->min_d2d > 0 && d2d->min < j->min_d2d)
-                fail(j, "device-to-device copy %s%.2f GB/s on the slowest GPU pair, below the "
-                        "minimum %.2f",
+                fail(j,
+                     "device-to-device copy %s%.2f GB/s on the slowest GPU pair, below the "
+                     "minimum %.2f",
                      "", d2d->min, j->min_d2d);
             else if (j->min_d2d <= 0)
                 j->no_min++;
@@ -330,8 +335,7 @@ static void affinity(struct bw_judge *j, const struct prov_cmd_result *rt,
             if (rank < 99) {
                 const char *dev = t.nic_devs[best][0] ? t.nic_devs[best] : t.nic_names[best];
                 json_object_set_new(e, "nearest_nic", gate_jtext(dev));
-                json_object_set_new(e, "nic_link",
-                                    gate_jtext(prov_topo_gpu_nic_link(&t, i, best)));
+                json_object_set_new(e, "nic_link", gate_jtext(prov_topo_gpu_nic_link(&t, i, best)));
             }
             json_array_append_new(gpus, e);
         }
@@ -359,8 +363,9 @@ static void affinity(struct bw_judge *j, const struct prov_cmd_result *rt,
     if (want > 0) {
         json_object_set_new(a, "expect_numa_nodes", json_integer(want));
         if (!numa_ok)
-            fail(j, "the NUMA layout (numactl -H, lscpu) was not read%s; the pool expects %.0f "
-                    "nodes with CPUs",
+            fail(j,
+                 "the NUMA layout (numactl -H, lscpu) was not read%s; the pool expects %.0f "
+                 "nodes with CPUs",
                  "", want, 0);
         else if (nm.nodes_with_cpus != want)
             fail(j, "the host has %s%.0f NUMA node(s) with CPUs, the pool expects %.0f", "",
@@ -372,8 +377,8 @@ static void affinity(struct bw_judge *j, const struct prov_cmd_result *rt,
 static const char *tool_name(int tool)
 {
     return tool == (PROV_BW_NCCL | PROV_BW_NVBW) ? "both"
-           : tool == PROV_BW_NVBW                 ? "nvbandwidth"
-                                                  : "nccl";
+           : tool == PROV_BW_NVBW                ? "nvbandwidth"
+                                                 : "nccl";
 }
 
 void gate_eval_bandwidth(const struct prov_gate *g, const struct prov_cmd_result *r,
@@ -429,10 +434,11 @@ void gate_eval_bandwidth(const struct prov_gate *g, const struct prov_cmd_result
         gate_set(o, PLAN_CHECK_SKIP, 0, "%s; the pool does not require it (gate.bandwidth.require)",
                  j.notes);
     else if (j.no_min > 0 || j.notes[0])
-        gate_set(o, PLAN_CHECK_WARN, 0, "measured%s%s%s", j.no_min ? ", but no minimum is known "
-                                                                     "for this pool (set gate."
-                                                                     "bandwidth minimums)"
-                                                                   : "",
+        gate_set(o, PLAN_CHECK_WARN, 0, "measured%s%s%s",
+                 j.no_min ? ", but no minimum is known "
+                            "for this pool (set gate."
+                            "bandwidth minimums)"
+                          : "",
                  j.notes[0] ? "; " : "", j.notes);
     else
         gate_set(o, PLAN_CHECK_PASS, 0, "bandwidth at or above the %s minimum",

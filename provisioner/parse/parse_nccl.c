@@ -77,8 +77,8 @@ static bool is_error_line(prov_span_t t)
 {
     return prov_span_find(t, "Test CUDA failure") >= 0 ||
            prov_span_find(t, "Test NCCL failure") >= 0 || prov_span_find(t, "Test failure") >= 0 ||
-           prov_span_ifind(t, "NCCL error") >= 0 ||
-           prov_span_find(t, "Segmentation fault") >= 0 || prov_span_find(t, "Aborted") >= 0;
+           prov_span_ifind(t, "NCCL error") >= 0 || prov_span_find(t, "Segmentation fault") >= 0 ||
+           prov_span_find(t, "Aborted") >= 0;
 }
 
 /* "# Avg bus bandwidth    : 145.47 " / "# Out of bounds values : 4 FAILED" */
@@ -182,7 +182,8 @@ int prov_nccl_parse(const char *text, size_t len, prov_nccl_t *out)
             continue;
         }
         /* 2018 form without '#': " Out of bounds values : 248 FAILED" */
-        if (prov_span_starts(t, "Out of bounds values") || prov_span_starts(t, "Avg bus bandwidth")) {
+        if (prov_span_starts(t, "Out of bounds values") ||
+            prov_span_starts(t, "Avg bus bandwidth")) {
             trailer(out, t);
             continue;
         }

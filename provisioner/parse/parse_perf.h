@@ -14,24 +14,24 @@
 #define PROV_NCCL_ERR_MAX 200
 
 typedef struct prov_nccl {
-    int nranks;       /* "#  Rank  N …" device lines */
-    int ngpus_header; /* "nGpus N" of the header (per process), -1 if absent */
-    int nrows;        /* result rows read */
-    double max_size;  /* bytes of the largest row */
-    double busbw_at_max;   /* out-of-place busbw (GB/s) of the largest row */
-    double peak_busbw;     /* largest out-of-place busbw over all rows */
-    double avg_busbw;      /* "# Avg bus bandwidth : x"; valid when has_avg */
-    bool has_avg;          /* the trailer was read (output not cut before it) */
-    bool has_oob;          /* "# Out of bounds values : N OK|FAILED" read */
-    long oob_values;       /* N of that line */
-    bool oob_failed;       /* it said FAILED */
-    long wrong;            /* sum of numeric #wrong cells (N/A cells count 0) */
-    int wrong_na;          /* #wrong cells that read N/A (not validated) */
-    int unsorted_rows;     /* rows whose size is not above the previous row's */
-    int errors;            /* failure lines: Test CUDA/NCCL failure, Test failure, NCCL error */
+    int nranks;          /* "#  Rank  N …" device lines */
+    int ngpus_header;    /* "nGpus N" of the header (per process), -1 if absent */
+    int nrows;           /* result rows read */
+    double max_size;     /* bytes of the largest row */
+    double busbw_at_max; /* out-of-place busbw (GB/s) of the largest row */
+    double peak_busbw;   /* largest out-of-place busbw over all rows */
+    double avg_busbw;    /* "# Avg bus bandwidth : x"; valid when has_avg */
+    bool has_avg;        /* the trailer was read (output not cut before it) */
+    bool has_oob;        /* "# Out of bounds values : N OK|FAILED" read */
+    long oob_values;     /* N of that line */
+    bool oob_failed;     /* it said FAILED */
+    long wrong;          /* sum of numeric #wrong cells (N/A cells count 0) */
+    int wrong_na;        /* #wrong cells that read N/A (not validated) */
+    int unsorted_rows;   /* rows whose size is not above the previous row's */
+    int errors;          /* failure lines: Test CUDA/NCCL failure, Test failure, NCCL error */
     char first_error[PROV_NCCL_ERR_MAX]; /* the first of them, cleaned */
-    bool started;          /* "# Collective test starting" (nccl-tests >= 2.17) */
-    bool concluded;        /* "# Collective test concluded" */
+    bool started;                        /* "# Collective test starting" (nccl-tests >= 2.17) */
+    bool concluded;                      /* "# Collective test concluded" */
 } prov_nccl_t;
 
 /* Always fills *out (zeroed first); returns 0 when a result table with at least one row
@@ -48,9 +48,9 @@ int prov_nccl_parse(const char *text, size_t len, prov_nccl_t *out);
 typedef struct prov_nvbw_test {
     char name[PROV_NVBW_NAME_MAX]; /* device_to_device_memcpy_read_ce, … */
     bool running, waived, has_sum;
-    double sum;                    /* SUM line */
-    int ncells;                    /* measured cells (N/A not counted) */
-    double min, median, max;       /* over the measured cells */
+    double sum;              /* SUM line */
+    int ncells;              /* measured cells (N/A not counted) */
+    double min, median, max; /* over the measured cells */
 } prov_nvbw_test_t;
 
 typedef struct prov_nvbw {
@@ -73,8 +73,8 @@ const prov_nvbw_test_t *prov_nvbw_find(const prov_nvbw_t *b, const char *name);
 #define PROV_NUMA_CPU_MAX 96
 
 typedef struct prov_numa {
-    int nnodes;      /* declared ("available: N nodes", "NUMA node(s): N"), else counted */
-    int nlisted;     /* nodes with a cpu line */
+    int nnodes;  /* declared ("available: N nodes", "NUMA node(s): N"), else counted */
+    int nlisted; /* nodes with a cpu line */
     int nodes_with_cpus;
     char cpus[PROV_NUMA_NODES][PROV_NUMA_CPU_MAX]; /* per node id ("" when none/absent) */
     bool from_numactl, from_lscpu;

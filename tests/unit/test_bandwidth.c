@@ -54,16 +54,15 @@ static const struct nccl_case nccl_cases[] = {
      70.742, 0, 0, 0, 0},
     {"nccl_all_reduce_perf__H100-SXM__16gpu_2node_IB_mpi_warnings.txt", 0, 16, 469.21, -1, 1,
      139.56, 0, 0, 0, 0},
-    {"nccl_all_reduce_perf__H100-SXM__64gpu_8node_IB_degraded.txt", 0, 64, -1, -1, 1, 183.055, 0,
-     0, 0, 0},
-    {"nccl_all_reduce_perf__H100-SXM__16gpu_2node_IB_srun_label_degraded.txt", 0, 16, 155.57, -1,
-     1, 142.735, 0, 0, 0, 0},
+    {"nccl_all_reduce_perf__H100-SXM__64gpu_8node_IB_degraded.txt", 0, 64, -1, -1, 1, 183.055, 0, 0,
+     0, 0},
+    {"nccl_all_reduce_perf__H100-SXM__16gpu_2node_IB_srun_label_degraded.txt", 0, 16, 155.57, -1, 1,
+     142.735, 0, 0, 0, 0},
     {"nccl_all_reduce_perf__H100-SXM__16proc_nonMPI_build_avgbw0_partial.txt", 0, 0, 0, 0, 1, 0, 0,
      0, 0, 1},
     {"nccl_all_reduce_perf__GH200__2gpu_2node_Slingshot_wrong_FAILED.txt", 0, 2, 22.87, 22.87, 1,
      4.79995, 128, 1, 2, 0},
-    {"nccl_all_reduce_perf__GH200__8gpu_2node_cuda_busy_error.txt", -1, 8, 0, 0, 0, 0, 0, 0, 12,
-     0},
+    {"nccl_all_reduce_perf__GH200__8gpu_2node_cuda_busy_error.txt", -1, 8, 0, 0, 0, 0, 0, 0, 12, 0},
     {"nccl_all_reduce_perf__RTX-4090-PCIe__8gpu_1node_noP2P.txt", 0, 8, 14.45, 15.04, 1, 4.85265, 0,
      0, 0, 0},
     {"nccl_all_reduce_perf__RTX-4090-PCIe__8gpu_1node_P2Ppatched.txt", 0, 8, 20.64, 20.64, 1,
@@ -73,8 +72,8 @@ static const struct nccl_case nccl_cases[] = {
     {"nccl_alltoall_perf__RTX-2080Ti-PCIe3__2gpu_1node_noP2P_inplaceNA.txt", 0, 2, -1, 4.61, 1,
      2.06935, 0, 0, 0, 0},
     {"nccl_alltoall_perf__RTX-5090__1gpu_avgbw0.txt", 0, 1, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"nccl_all_reduce_perf_mpi__RTX-5090__2rank_1gpu_ompi_tag_output.txt", 0, 2, -1, -1, 1,
-     1.57614, 0, 0, 0, 0},
+    {"nccl_all_reduce_perf_mpi__RTX-5090__2rank_1gpu_ompi_tag_output.txt", 0, 2, -1, -1, 1, 1.57614,
+     0, 0, 0, 0},
 };
 
 static void nccl_fixtures(void)
@@ -110,8 +109,8 @@ static void nccl_fixtures(void)
 static void nccl_quirks(void)
 {
     size_t len;
-    char *text = slurp("nccl_all_reduce_perf__H100-SXM__16gpu_2node_IB_srun_label_degraded.txt",
-                       &len);
+    char *text =
+        slurp("nccl_all_reduce_perf__H100-SXM__16gpu_2node_IB_srun_label_degraded.txt", &len);
     CHECK(text != NULL);
     prov_nccl_t n;
     CHECK(prov_nccl_parse(text, len, &n) == 0);
@@ -249,7 +248,8 @@ static void topo_fixtures(void)
 static void catalog(void)
 {
     const struct plan_bw_reference *r = plan_bw_reference_find("h100_sxm", "nvlink", 8);
-    CHECK(r != NULL && r->min_allreduce_busbw_gbps == 296 && r->reference_allreduce_busbw_gbps == 480);
+    CHECK(r != NULL && r->min_allreduce_busbw_gbps == 296 &&
+          r->reference_allreduce_busbw_gbps == 480);
     CHECK(plan_bw_reference_find("h100_sxm", "any", 8) == r);
     CHECK(plan_bw_reference_find("h100_sxm", "pcie", 8) == NULL);
     CHECK(plan_bw_reference_find("h100_sxm", "nvlink", 4) == NULL);
@@ -354,10 +354,11 @@ static void check_failures(void)
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "out of order") != NULL);
     json_decref(o.values);
     /* #wrong without error lines still fails */
-    const char wrong[] = "#  Rank  0 Group  0 Pid 1 on h device  0 [0x04] X\n"
-                         "#  Rank  1 Group  0 Pid 1 on h device  1 [0x05] X\n"
-                         "  1048576  262144  float  sum  -1  39.70  26.41  46.22  3  40.27  26.04  "
-                         "45.57  0\n# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 1\n";
+    const char wrong[] =
+        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x04] X\n"
+        "#  Rank  1 Group  0 Pid 1 on h device  1 [0x05] X\n"
+        "  1048576  262144  float  sum  -1  39.70  26.41  46.22  3  40.27  26.04  "
+        "45.57  0\n# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 1\n";
     struct prov_cmd_result r[3] = {{1, 0, wrong, ""}, {1, 1, "", "no"}, {1, 1, "", "no"}};
     g.expected_gpus = 2;
     prov_check_eval(&g, PROV_CHECK_BANDWIDTH, r, 3, &o);
@@ -381,8 +382,9 @@ static void check_missing_tool(void)
     struct prov_gate g;
     struct prov_check_out o;
     bw_gate(&g);
-    const char *nf = "docker: Error response from daemon: ... exec: \"all_reduce_perf\": executable "
-                     "file not found in $PATH: unknown.";
+    const char *nf =
+        "docker: Error response from daemon: ... exec: \"all_reduce_perf\": executable "
+        "file not found in $PATH: unknown.";
     judge(&g, NULL, 127, nf, &o);
     CHECK(o.status == PLAN_CHECK_SKIP && strstr(o.message, "not found") != NULL);
     CHECK(json_object_get(o.values, "affinity") != NULL);
@@ -457,8 +459,9 @@ static void check_commands(void)
     g.bw.tool = PROV_BW_NCCL | PROV_BW_NVBW;
     CHECK(prov_check_ncmds(&g, PROV_CHECK_BANDWIDTH) == 4);
     c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 1);
-    CHECK(c != NULL && strstr(c, "t='/opt/nccl-tests/build/nvbandwidth'; if [ -x \"$t\" ]; then "
-                                 "exec \"$t\" '-i' '20' '-t' 'device_to_device_memcpy_read_ce'") == c);
+    CHECK(c != NULL &&
+          strstr(c, "t='/opt/nccl-tests/build/nvbandwidth'; if [ -x \"$t\" ]; then "
+                    "exec \"$t\" '-i' '20' '-t' 'device_to_device_memcpy_read_ce'") == c);
     CHECK(strstr(c, "exit 127") != NULL);
     free(c);
     g.bw.path = "/opt/x'; rm -rf /";
@@ -471,7 +474,8 @@ static void check_commands(void)
     g.bw.host_to_device = 1;
     CHECK(prov_check_applies(&g, PROV_CHECK_BANDWIDTH, why, sizeof why));
     c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 0);
-    CHECK(c != NULL && strstr(c, "'nvbandwidth' '-i' '20' '-t' 'host_to_device_memcpy_ce'") != NULL);
+    CHECK(c != NULL &&
+          strstr(c, "'nvbandwidth' '-i' '20' '-t' 'host_to_device_memcpy_ce'") != NULL);
     free(c);
 }
 
@@ -497,7 +501,8 @@ UNIT_SUITE(bandwidth_tests) = {
     {"bandwidth: numactl -H / lscpu captures", numa_fixtures},
     {"bandwidth: topo -m NIC/affinity captures", topo_fixtures},
     {"bandwidth: catalog references", catalog},
-    {"bandwidth: healthy passes, degraded fails (catalog/pool minimum)", check_healthy_and_degraded},
+    {"bandwidth: healthy passes, degraded fails (catalog/pool minimum)",
+     check_healthy_and_degraded},
     {"bandwidth: wrong results, errors, duplicated rows, cut output fail", check_failures},
     {"bandwidth: missing tool skip / required investigate", check_missing_tool},
     {"bandwidth: nvbandwidth judged (healthy, assert, abort, waived)", check_nvbandwidth},
