@@ -173,6 +173,11 @@ DB_SRC     += db/tokens.c
 SVC_SRC    += service/tokens.c
 API_SRC    += api/tokens.c
 
+# The storage reference in the gate (issue 26): dd and fio parsers, the check.
+PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \
+              provisioner/jobs/gate_storage.c provisioner/jobs/gate_targeted.c
+UNIT_SRC   += tests/unit/test_gate_storage.c
+
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.
 LAYERS     := cmd api service provisioner db planner common
