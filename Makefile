@@ -187,6 +187,11 @@ SVC_SRC    += service/bottleneck.c service/recommend_bn.c
 API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
 
+# The storage reference in the gate (issue 26): dd and fio parsers, the check.
+PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \
+              provisioner/jobs/gate_storage.c provisioner/jobs/gate_targeted.c
+UNIT_SRC   += tests/unit/test_gate_storage.c
+
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.
 LAYERS     := cmd api service provisioner db planner common

@@ -173,7 +173,33 @@ static const struct spec_field workload_spec[] = {
     {"cache", SPEC_ENUM, 0, 0, 0, NULL, NULL, workload_caches, NULL, SPEC_NONE},
     SPEC_END,
 };
+/* gate.storage: the storage_throughput check (docs/hosts-and-gates.md). The artifact is a
+ * path relative to durable_path with the pattern of the paths. */
+static int valid_artifact(const char *s)
+{
+    char abs[520];
+    return s[0] != '/' && snprintf(abs, sizeof abs, "/%s", s) < (int)sizeof abs &&
+           api_pool_valid_path(abs);
+}
+static const char *const storage_tools[] = {"auto", "dd", "fio", NULL};
+static const struct spec_field storage_spec[] = {
+    INT("read_size_mib", 0, 16, 1048576),
+    INT("write_size_mib", 0, 16, 65536),
+    {"artifact", SPEC_STRING, 0, 1, 500, valid_artifact,
+     "a path relative to durable_path: letters, digits and ._-/, without . or .. components", NULL,
+     NULL, SPEC_NONE},
+    {"tool", SPEC_ENUM, 0, 0, 0, NULL, NULL, storage_tools, NULL, SPEC_NONE},
+    NUM("min_read_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
+    NUM("min_write_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
+    {"require", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("timeout_s", 0, 1, 3600),
+    SPEC_END,
+};
+static const char *const check_enum[] = {
+    "gpu_inventory", "container_gpu", "workload",           "topology",
+    "storage",       "observability", "storage_throughput", NULL};
 static const struct spec_field gate_spec[] = {
+    {"storage", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, storage_spec, SPEC_NONE},
     NUM("storage_min_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
     {"workload", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, workload_spec, SPEC_NONE},
     {"link_class", SPEC_STRING, 0, 1, 128, api_pool_valid_link_class,
@@ -182,7 +208,7 @@ static const struct spec_field gate_spec[] = {
      "an http(s) URL: letters, digits and .:- in the host (or an IPv6 literal in []), ._~/%- "
      "in the path",
      NULL, NULL, SPEC_NONE},
-    {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL, SPEC_NONE},
+    {"checks", SPEC_ENUM_ARRAY, 0, 1, 8, NULL, NULL, check_enum, NULL, SPEC_NONE},
     SPEC_END,
 };
 static const struct spec_field thresholds_spec[] = {

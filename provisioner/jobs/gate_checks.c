@@ -2,6 +2,7 @@
 #include "provisioner/jobs/gate_checks.h"
 #include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_judges.h"
+#include "provisioner/jobs/gate_storage.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -18,7 +19,8 @@
 
 int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, size_t n)
 {
-    if (c != PROV_CHECK_DIAGNOSTICS && g->checks != 0 && !(g->checks & (1u << c))) {
+    if (c != PROV_CHECK_DIAGNOSTICS && c != PROV_CHECK_STORAGE_THROUGHPUT && g->checks != 0 &&
+        !(g->checks & (1u << c))) {
         snprintf(why, n, "not in the pool's gate checks");
         return 0;
     }
@@ -42,6 +44,7 @@ int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, 
         }
         return 1;
     case PROV_CHECK_BANDWIDTH: return gate_bw_applies(g, why, n);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return gate_storage_applies(g, why, n);
     default: return 1;
     }
 }
@@ -54,6 +57,7 @@ int prov_check_ncmds(const struct prov_gate *g, enum prov_check c)
     case PROV_CHECK_TOPOLOGY: return 2;
     case PROV_CHECK_STORAGE: return 2;
     case PROV_CHECK_BANDWIDTH: return gate_bw_ncmds(g);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return 2;
     default: return 1;
     }
 }
@@ -65,6 +69,8 @@ int prov_check_timeout(const struct prov_gate *g, enum prov_check c, int i)
         return g->workload_timeout_s > 0 ? g->workload_timeout_s : 300;
     if (c == PROV_CHECK_BANDWIDTH)
         return gate_bw_timeout(g, i);
+    if (c == PROV_CHECK_STORAGE_THROUGHPUT)
+        return gate_storage_timeout(g, i);
     return 0;
 }
 
@@ -74,6 +80,7 @@ enum prov_cmd_class prov_check_cmd_class(const struct prov_gate *g, enum prov_ch
     case PROV_CHECK_BANDWIDTH: return gate_bw_is_tool(g, i) ? PROV_CMD_WORKLOAD : PROV_CMD_QUERY;
     case PROV_CHECK_CONTAINER_GPU:
     case PROV_CHECK_WORKLOAD: return PROV_CMD_WORKLOAD; /* docker run of the pinned image */
+    case PROV_CHECK_STORAGE_THROUGHPUT: return PROV_CMD_WORKLOAD; /* its own timeout, no retry */
     case PROV_CHECK_DIAGNOSTICS: return PROV_CMD_DIAG;
     default: return PROV_CMD_QUERY;
     }
@@ -157,6 +164,7 @@ char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i)
     case PROV_CHECK_WORKLOAD: return docker_run(g->image_ref, g->workload_command);
     case PROV_CHECK_TOPOLOGY: return strdup(i == 0 ? "nvidia-smi topo -m" : "nvidia-smi nvlink -s");
     case PROV_CHECK_STORAGE: return storage_cmd(i == 0 ? g->durable_path : g->scratch_path);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return gate_storage_cmd(g, i);
     case PROV_CHECK_OBSERVABILITY: {
         const char *args[1] = {g->observability_url};
         return prov_sh_template("curl -g -fsS -m 5 -o /dev/null -w '%%{http_code}' -- %s", 1, args);
@@ -192,6 +200,7 @@ void prov_check_eval(const struct prov_gate *g, enum prov_check c,
     case PROV_CHECK_WORKLOAD: gate_eval_workload(g, results, out); break;
     case PROV_CHECK_TOPOLOGY: gate_eval_topology(g, results, out); break;
     case PROV_CHECK_STORAGE: gate_eval_storage(g, results, out); break;
+    case PROV_CHECK_STORAGE_THROUGHPUT: gate_eval_storage_throughput(g, results, out); break;
     case PROV_CHECK_OBSERVABILITY: gate_eval_observability(g, results, out); break;
     case PROV_CHECK_BANDWIDTH: gate_eval_bandwidth(g, results, out); break;
     case PROV_CHECK_DIAGNOSTICS: gate_eval_diagnostics(g, results, out); break;

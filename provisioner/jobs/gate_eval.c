@@ -10,7 +10,7 @@
 
 const char *const prov_check_names[] = {"gpu_inventory", "container_gpu", "workload",
                                         "topology",      "storage",       "observability",
-                                        "bandwidth",     "diagnostics"};
+                                        "bandwidth",     "diagnostics",   "storage_throughput"};
 
 const char *const prov_inv_fields[] = {"index",
                                        "name",

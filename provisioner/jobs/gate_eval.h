@@ -19,6 +19,17 @@
 #define GATE_MAX_CMDS     4
 #define GATE_EVIDENCE_MAX 8192
 
+/* The storage reference (gate.storage, provisioner/jobs/gate_storage.c). */
+struct prov_storage_ref {
+    int enabled;                          /* gate.storage set, the check named, or a test */
+    long read_size_mib, write_size_mib;   /* bounded by the pool's spec */
+    const char *artifact;                 /* relative to durable_path, or NULL: the probe */
+    const char *tool;                     /* "auto", "dd" or "fio" */
+    double min_read_mbps, min_write_mbps; /* 0: not judged */
+    int require;                          /* unmeasurable here (fio or artifact absent): fail */
+    int timeout_s;                        /* 0: by the sizes */
+};
+
 /* What the gate checks against: the pool's expectations and gate definition, the
  * catalog entry of the pool's GPU model, and the host's current stack. */
 struct prov_gate {
@@ -55,6 +66,7 @@ struct prov_gate {
         int expect_numa_nodes; /* 0: not checked */
         const char *gpu_model, *interconnect; /* the catalog's key */
     } bw;
+    struct prov_storage_ref storage;
 };
 enum { PROV_BW_NCCL = 1, PROV_BW_NVBW = 2 };
 
@@ -65,8 +77,9 @@ enum prov_check {
     PROV_CHECK_TOPOLOGY,
     PROV_CHECK_STORAGE,
     PROV_CHECK_OBSERVABILITY,
-    PROV_CHECK_BANDWIDTH,   /* all_reduce_perf / nvbandwidth (gate_bandwidth.c) */
-    PROV_CHECK_DIAGNOSTICS, /* dcgmi diag (diagnostics jobs only) */
+    PROV_CHECK_BANDWIDTH,          /* all_reduce_perf / nvbandwidth (gate_bandwidth.c) */
+    PROV_CHECK_DIAGNOSTICS,        /* dcgmi diag (diagnostics jobs only) */
+    PROV_CHECK_STORAGE_THROUGHPUT, /* the data path's rates (gate.storage) */
     PROV_CHECK__COUNT,
 };
 extern const char *const prov_check_names[]; /* gpu_inventory, container_gpu, … */

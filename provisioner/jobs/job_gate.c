@@ -16,11 +16,15 @@
 #include "planner/gate.h"
 #include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_checks.h"
+#include "provisioner/jobs/gate_storage.h"
+#include "provisioner/jobs/gate_targeted.h"
 #include "provisioner/jobs/job.h"
 
 struct gate_job {
     struct job_task t; /* first: the core's part */
     int is_diag;
+    struct prov_targeted tg; /* targeted diagnostics: the tests' checks (tg.n 0: dcgmi) */
+    json_t *previous;        /* their previous accepted values (gate_targeted.h) */
     struct prov_gate gate;
     struct db_gate_context gctx;
     json_t *pool;  /* pool spec (owns strings the gate points into) */
@@ -50,18 +54,20 @@ static struct gate_job *gj_of(struct job_task *t)
     return (struct gate_job *)t;
 }
 
-static const int gate_order[] = {
-    PROV_CHECK_GPU_INVENTORY, PROV_CHECK_CONTAINER_GPU, PROV_CHECK_WORKLOAD, PROV_CHECK_TOPOLOGY,
-    PROV_CHECK_STORAGE,       PROV_CHECK_OBSERVABILITY, PROV_CHECK_BANDWIDTH};
+static const int gate_order[] = {PROV_CHECK_GPU_INVENTORY, PROV_CHECK_CONTAINER_GPU,
+                                 PROV_CHECK_WORKLOAD,      PROV_CHECK_TOPOLOGY,
+                                 PROV_CHECK_STORAGE,       PROV_CHECK_STORAGE_THROUGHPUT,
+                                 PROV_CHECK_OBSERVABILITY, PROV_CHECK_BANDWIDTH};
 #define NGATE (int)(sizeof gate_order / sizeof gate_order[0])
 
 static int gate_total(const struct gate_job *g)
 {
-    return g->is_diag ? 1 : NGATE;
+    return g->is_diag ? (g->tg.n ? g->tg.n : 1) : NGATE;
 }
+/* -1: a targeted test whose check this build does not have */
 static int gate_check_at(const struct gate_job *g, int i)
 {
-    return g->is_diag ? PROV_CHECK_DIAGNOSTICS : gate_order[i];
+    return g->is_diag ? (g->tg.n ? g->tg.id[i] : PROV_CHECK_DIAGNOSTICS) : gate_order[i];
 }
 
 static void free_outputs(struct gate_job *g)
@@ -82,7 +88,7 @@ static void record_check(struct gate_job *g, int check, const struct prov_check_
     if (g->nouts >= PROV_CHECK__COUNT)
         return;
     struct plan_check_outcome *out = &g->outs[g->nouts++];
-    out->name = prov_check_names[check];
+    out->name = check >= 0 ? prov_check_names[check] : g->tg.check[g->check];
     out->status = o->status;
     out->hardware_evidence = o->hardware_evidence;
     out->recorded = 0;
@@ -98,13 +104,21 @@ static void record_check(struct gate_job *g, int check, const struct prov_check_
     }
     size_t len = 0;
     char *text = sbuf_take(&b, &len);
-    json_t *entry = prov_check_entry(prov_check_names[check], o, text ? text : "", text ? len : 0,
+    json_t *entry = prov_check_entry(out->name, o, text ? text : "", text ? len : 0,
                                      g->check_command_ms, parse_ms);
     free(text);
+    if (entry != NULL && g->tg.n > 0) { /* targeted: compared with the accepted gate */
+        json_t *cmp = prov_targeted_compare(g->tg.test[g->check], out->name, o->values, g->previous,
+                                            g->gctx.current_stack_id);
+        if (cmp == NULL || json_object_set_new(entry, "comparison", cmp) != 0) {
+            json_decref(entry);
+            entry = NULL;
+        }
+    }
     out->recorded = entry != NULL && json_array_append_new(g->checks, entry) == 0;
     if (!out->recorded)
         log_msg(LOG_ERROR, "job %s: check %s ran but could not be recorded", g->t.job.id,
-                prov_check_names[check]);
+                out->name);
 }
 
 /* A check that runs no command: recorded with a status and a message. */
@@ -124,11 +138,21 @@ static void run_current(struct job_task *t)
     while (g->check < gate_total(g)) {
         int check = gate_check_at(g, g->check);
         char why[160];
+        if (check < 0) {
+            record_bare(g, check, PLAN_CHECK_SKIP,
+                        "this version of gpufleet has no such gate check");
+            g->check++;
+            continue;
+        }
         if (g->cmd_i == 0) {
             g->check_command_ms = 0;
             g->check_timed_out = 0;
             free_outputs(g);
             int applies = prov_check_applies(&g->gate, (enum prov_check)check, why, sizeof why);
+            if (!applies && check == PROV_CHECK_STORAGE_THROUGHPUT) {
+                g->check++; /* opt-in (gate.storage): not recorded when the pool has none */
+                continue;
+            }
             if (!applies || g->timed_out_msg[0]) {
                 record_bare(g, check, PLAN_CHECK_SKIP,
                             applies ? "not run: an earlier query did not answer" : why);
@@ -279,7 +303,7 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
                                   NULL,
                                   g->started_at,
                                   g->is_diag ? 0 : g->gctx.gate_version,
-                                  g->is_diag ? g->gate.diag_level : 0,
+                                  g->is_diag && g->tg.n == 0 ? g->gate.diag_level : 0,
                                   t->connect_ms};
     char run_id[37] = "";
     s = db_gate_run_insert(c, &run, run_id);
@@ -380,6 +404,17 @@ static void loaded(struct job_task *t)
         .diag_level = g->gctx.diag_level >= 1 && g->gctx.diag_level <= 3 ? g->gctx.diag_level : 1,
     };
     gate_bw_config(&g->gate, g->pool);
+    prov_storage_ref_load(&g->gate.storage, json_object_get(gate, "storage"),
+                          (g->gate.checks >> PROV_CHECK_STORAGE_THROUGHPUT) & 1u);
+    if (g->is_diag && g->gctx.diag_tests != NULL) { /* targeted: the named checks, always */
+        if (prov_targeted_parse(g->gctx.diag_tests, &g->tg) != 0) {
+            job_fail(t, "step_failed", "the job's tests do not read", 0);
+            return;
+        }
+        g->gate.checks = 0;
+        g->gate.storage.enabled = 1;
+        g->previous = g->gctx.previous ? json_loads(g->gctx.previous, 0, NULL) : NULL;
+    }
     job_connect(t);
 }
 
@@ -414,6 +449,7 @@ static void release(struct job_task *t)
     json_decref(g->checks);
     json_decref(g->pool);
     json_decref(g->stack);
+    json_decref(g->previous);
     free(g->image_ref);
     db_gate_context_free(&g->gctx);
 }
