@@ -84,8 +84,12 @@ enum MHD_Result api_hosts_diagnostics(struct api_req *r)
     struct diag_in in = {0, 0, NULL};
     if (api_spec_parse(r, r->json, diag_spec, &in) != 0)
         return MHD_YES;
-    if (in.has_level == (in.tests != NULL))
-        return api_reply_problem(r, API_ERR_INVALID_FIELD, in.has_level ? "tests" : "level",
+    if (!in.has_level && in.tests == NULL)
+        return api_reply_problem(r, API_ERR_MISSING_FIELD, "level",
+                                 "give level (dcgmi diag -r 1-3) or tests (storage, bandwidth, "
+                                 "workload)");
+    if (in.has_level && in.tests != NULL)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "tests",
                                  "give either level (dcgmi diag -r 1-3) or tests (storage, "
                                  "bandwidth, workload), not both");
     char tests[64];
