@@ -129,8 +129,9 @@ static int valid_gpu_model(const char *s)
 /* ---- spec ---- */
 
 static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
-static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload", "topology",
-                                          "storage",       "observability", NULL};
+static const char *const check_names[] = {
+    "gpu_inventory", "container_gpu", "workload", "topology", "storage", "observability",
+    "bandwidth", NULL};
 
 /* What the cross-field rules read; the pool itself is stored whole (with defaults). */
 struct pool_in {
@@ -196,8 +197,26 @@ static const struct spec_field storage_spec[] = {
     SPEC_END,
 };
 static const char *const check_enum[] = {
-    "gpu_inventory", "container_gpu", "workload",           "topology",
-    "storage",       "observability", "storage_throughput", NULL};
+    "gpu_inventory", "container_gpu", "workload",  "topology",
+    "storage",       "observability", "bandwidth", "storage_throughput", NULL};
+/* gate.bandwidth (issue 26; provisioner/jobs/gate_bandwidth.c, docs/hosts-and-gates.md) */
+static const char *const bw_tools[] = {"nccl", "nvbandwidth", "both", NULL};
+static const struct spec_field bandwidth_spec[] = {
+    {"tool", SPEC_ENUM, 0, 0, 0, NULL, NULL, bw_tools, NULL, SPEC_NONE},
+    {"path", SPEC_STRING, 0, 2, 256, api_pool_valid_path,
+     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL,
+     SPEC_NONE},
+    {"require", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"host_to_device", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    NUM("min_allreduce_busbw_gbps", SPEC_EXCLUSIVE_MIN, 0, 10000),
+    NUM("min_d2d_gbps", SPEC_EXCLUSIVE_MIN, 0, 10000),
+    INT("min_bytes_mib", 0, 1, 1024),
+    INT("max_bytes_mib", 0, 1, 16384),
+    INT("iterations", 0, 1, 100),
+    INT("timeout_seconds", 0, 5, 3600),
+    INT("expect_numa_nodes", 0, 1, 64),
+    SPEC_END,
+};
 static const struct spec_field gate_spec[] = {
     {"storage", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, storage_spec, SPEC_NONE},
     NUM("storage_min_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
@@ -209,6 +228,7 @@ static const struct spec_field gate_spec[] = {
      "in the path",
      NULL, NULL, SPEC_NONE},
     {"checks", SPEC_ENUM_ARRAY, 0, 1, 8, NULL, NULL, check_enum, NULL, SPEC_NONE},
+    {"bandwidth", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, bandwidth_spec, SPEC_NONE},
     SPEC_END,
 };
 static const struct spec_field thresholds_spec[] = {
@@ -315,6 +335,14 @@ static json_t *pool_check(struct api_req *r)
                           "scale_down_utilization must be below scale_up_utilization");
         return NULL;
     }
+    const json_t *bw = json_object_get(json_object_get(body, "gate"), "bandwidth");
+    json_int_t bmin = json_integer_value(json_object_get(bw, "min_bytes_mib"));
+    json_int_t bmax = json_integer_value(json_object_get(bw, "max_bytes_mib"));
+    if (bmin > (bmax ? bmax : 1024) || (bmax && bmax < (bmin ? bmin : 8))) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "gate.bandwidth.max_bytes_mib",
+                          "max_bytes_mib must not be below min_bytes_mib (defaults 8 and 1024)");
+        return NULL;
+    }
     json_t *doc = json_deep_copy(body);
     if (doc == NULL) {
         api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
@@ -349,6 +377,12 @@ static json_t *pool_check(struct api_req *r)
     json_t *workload = json_object_get(gate, "workload");
     if (workload != NULL)
         set_default(workload, "timeout_s", json_integer(300));
+    json_t *bwdoc = json_object_get(gate, "bandwidth");
+    if (bwdoc != NULL) {
+        set_default(bwdoc, "tool", json_string("nccl"));
+        set_default(bwdoc, "require", json_false());
+        set_default(bwdoc, "timeout_seconds", json_integer(300));
+    }
     return doc;
 }
 
