@@ -129,9 +129,8 @@ static int valid_gpu_model(const char *s)
 /* ---- spec ---- */
 
 static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
-static const char *const check_names[] = {
-    "gpu_inventory", "container_gpu", "workload", "topology", "storage", "observability",
-    "bandwidth", NULL};
+static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload",  "topology",
+                                          "storage",       "observability", "bandwidth", NULL};
 
 /* What the cross-field rules read; the pool itself is stored whole (with defaults). */
 struct pool_in {
@@ -197,8 +196,8 @@ static const struct spec_field storage_spec[] = {
     SPEC_END,
 };
 static const char *const check_enum[] = {
-    "gpu_inventory", "container_gpu", "workload",  "topology",
-    "storage",       "observability", "bandwidth", "storage_throughput", NULL};
+    "gpu_inventory", "container_gpu", "workload",           "topology", "storage",
+    "observability", "bandwidth",     "storage_throughput", NULL};
 /* gate.bandwidth (issue 26; provisioner/jobs/gate_bandwidth.c, docs/hosts-and-gates.md) */
 static const char *const bw_tools[] = {"nccl", "nvbandwidth", "both", NULL};
 static const struct spec_field bandwidth_spec[] = {

@@ -13,14 +13,18 @@
 
 enum db_bn_target { DB_BN_POOL, DB_BN_BRIEF, DB_BN_HOST };
 
-/* The rollup read: hours for windows up to DB_BN_HOURS_MAX_S, days up to
- * DB_BN_DAYS_MAX_S, weeks beyond. A report counts when its bucket (of that grain: the UTC
- * hour, day or ISO week holding its window_start) starts in [from rounded down to the
- * grain, to); the second half holds the buckets starting at or after the window's middle. */
-enum db_bn_grain { DB_BN_HOUR, DB_BN_DAY, DB_BN_WEEK };
-extern const char *const db_bn_grain_names[]; /* hour, day, week */
-#define DB_BN_HOURS_MAX_S (72 * 3600.0)
-#define DB_BN_DAYS_MAX_S  (92 * 86400.0)
+/* The rollup read: hours for windows up to DB_BN_HOURS_MAX_S, 6-hour quarters up to
+ * DB_BN_QUARTERS_MAX_S, days up to DB_BN_DAYS_MAX_S, ISO weeks beyond (at most about 60
+ * buckets). A report counts when its bucket (of that grain: the UTC hour, quarter, day or
+ * ISO week holding its window_start) starts in [from rounded down to the grain, to); the
+ * second half holds the buckets starting at or after the window's middle. A pool's or a
+ * host's read probes the rollup's key once per host and bucket; a brief's reads its index
+ * (migrations/0033). */
+enum db_bn_grain { DB_BN_HOUR, DB_BN_QUARTER, DB_BN_DAY, DB_BN_WEEK };
+extern const char *const db_bn_grain_names[]; /* hour, quarter, day, week */
+#define DB_BN_HOURS_MAX_S    (24 * 3600.0)
+#define DB_BN_QUARTERS_MAX_S (4 * 86400.0)
+#define DB_BN_DAYS_MAX_S     (92 * 86400.0)
 enum db_bn_grain db_bn_grain_of(double window_s);
 
 #define DB_BN_PHASES 6 /* queue, load, preprocess, compute, communication, write */
@@ -77,14 +81,26 @@ void db_bn_free(struct db_bn_input *in);
  * with in->name and in->project_id set, DB_NO_RESULTS when it is absent or outside. */
 enum db_status db_bn_target(struct db_conn *c, enum db_bn_target kind, const char *id,
                             const char *projects, struct db_bn_input *in);
+/* The window's buckets (service/bottleneck.c computes them): uuid-free array literals of
+ * timestamptz. buckets: every bucket start of the grain in [from, to), or at the day grain
+ * the days outside the whole ISO weeks [weeks[0], weeks[1]) (both = to when there is
+ * none), whose starts are week_buckets ("{}" otherwise). */
+#define DB_BN_BUCKETS_MAX 64
+struct db_bn_window {
+    char weeks[2][40];
+    char buckets[DB_BN_BUCKETS_MAX * 34 + 3];
+    char week_buckets[DB_BN_BUCKETS_MAX * 34 + 3];
+};
 /* The rollups of the target's hosts (of the projects) over [from, to) (RFC 3339) at the
- * grain, summed per host and half (mid: the window's middle) into in->rows. */
+ * grain, summed per host and half (mid: the window's middle) into in->rows. A week's row
+ * counts as one bucket for load_buckets. */
 enum db_status db_bn_rows(struct db_conn *c, enum db_bn_target kind, const char *id,
                           const char *projects, enum db_bn_grain grain, const char *from,
-                          const char *to, const char *mid, struct db_bn_input *in);
+                          const char *to, const char *mid, const struct db_bn_window *w,
+                          struct db_bn_input *in);
 /* The recommendations' read (service/recommend_bn.c): every host's rollups over [from, to)
- * at the hour grain, summed per host, brief, unit and half (mid: the middle), ordered by
- * host id, brief id (nulls first), unit, half, into in->rows. */
+ * at the quarter grain (from a quarter's start), summed per host, brief, unit and half (mid: the
+ * middle), ordered by host id, brief id (nulls first), unit, half, into in->rows. */
 enum db_status db_bn_rows_fleet(struct db_conn *c, const char *from, const char *to,
                                 const char *mid, struct db_bn_input *in);
 /* The signals of hosts (a uuid[] literal) into in->signals: GPU samples of gpu_samples_1h

@@ -79,10 +79,40 @@ static void bounds(struct svc_bottleneck *b)
     const int64_t hour = 3600LL * 1000000, day = 24 * hour, week = 7 * day;
     const int64_t monday = 4 * day; /* 1970-01-05, the first Monday after the epoch */
     b->grain = db_bn_grain_of((double)(b->to_us - b->from_us) / 1e6);
-    int64_t f = b->grain == DB_BN_HOUR  ? util_floor_us(b->from_us, hour)
-                : b->grain == DB_BN_DAY ? util_floor_us(b->from_us, day)
-                                        : util_floor_us(b->from_us - monday, week) + monday;
+    /* quarters: date_bin('6 hours', …, 2000-01-01), which the epoch's 6-hour grid holds */
+    int64_t f = b->grain == DB_BN_HOUR      ? util_floor_us(b->from_us, hour)
+                : b->grain == DB_BN_QUARTER ? util_floor_us(b->from_us, 6 * hour)
+                : b->grain == DB_BN_DAY     ? util_floor_us(b->from_us, day)
+                                            : util_floor_us(b->from_us - monday, week) + monday;
     util_rfc3339(f, b->from, sizeof b->from);
+    /* the whole ISO weeks inside the window, read from the week rollups (day grain) */
+    int64_t fw = util_ceil_us(f - monday, week) + monday;
+    int64_t tw = util_floor_us(b->to_us - monday, week) + monday;
+    if (b->grain != DB_BN_DAY || !(fw < tw))
+        fw = tw = b->to_us;
+    util_rfc3339(fw, b->win.weeks[0], sizeof b->win.weeks[0]);
+    util_rfc3339(tw, b->win.weeks[1], sizeof b->win.weeks[1]);
+    static const int64_t width[] = {3600LL * 1000000, 6 * 3600LL * 1000000, 86400LL * 1000000,
+                                    7 * 86400LL * 1000000};
+    char *o = b->win.buckets, *ow = b->win.week_buckets;
+    size_t n = 0;
+    *o++ = '{';
+    for (int64_t t = f; t < b->to_us && n < DB_BN_BUCKETS_MAX; t += width[b->grain]) {
+        if (t >= fw && t < tw)
+            continue; /* in a whole week */
+        o += n++ ? sprintf(o, ",") : 0;
+        util_rfc3339(t, o, 40);
+        o += strlen(o);
+    }
+    strcpy(o, "}");
+    n = 0;
+    *ow++ = '{';
+    for (int64_t t = fw; t < tw && n < DB_BN_BUCKETS_MAX; t += week) {
+        ow += n++ ? sprintf(ow, ",") : 0;
+        util_rfc3339(t, ow, 40);
+        ow += strlen(ow);
+    }
+    strcpy(ow, "}");
     util_rfc3339(b->to_us, b->to, sizeof b->to);
     util_rfc3339(f + (b->to_us - f) / 2, b->mid, sizeof b->mid);
 }
@@ -93,7 +123,8 @@ static enum db_status run_fn(struct db_conn *c, void *arg)
     enum db_status s = db_bn_target(c, b->kind, b->id, b->projects, &b->in);
     if (s != DB_ONE_RESULT)
         return s;
-    s = db_bn_rows(c, b->kind, b->id, b->projects, b->grain, b->from, b->to, b->mid, &b->in);
+    s = db_bn_rows(c, b->kind, b->id, b->projects, b->grain, b->from, b->to, b->mid, &b->win,
+                   &b->in);
     if (s < 0)
         return s;
     if (to_hosts(b) != 0)

@@ -17,6 +17,7 @@ struct svc_bottleneck {
     /* results */
     enum db_bn_grain grain;
     char from[40], to[40], mid[40]; /* the window as read (from rounded down to the grain) */
+    struct db_bn_window win;        /* the buckets read */
     struct db_bn_input in;
     struct plan_bn_host *hosts;
     size_t nhosts;

@@ -69,9 +69,10 @@ enum db_status svc_rec_bn_read(struct db_conn *c, int64_t at_us, struct svc_rec_
 {
     const int64_t hour = 3600LL * 1000000;
     char from[40], to[40], mid[40];
-    util_rfc3339(util_floor_us(at_us - 24 * hour, hour), from, sizeof from);
+    int64_t f = util_floor_us(at_us - 24 * hour, 6 * hour); /* a quarter's start */
+    util_rfc3339(f, from, sizeof from);
     util_rfc3339(at_us, to, sizeof to);
-    util_rfc3339(at_us - 12 * hour, mid, sizeof mid);
+    util_rfc3339(f + 12 * hour, mid, sizeof mid);
     svc_rec_bn_free(b);
     enum db_status s = db_bn_rows_fleet(c, from, to, mid, &b->in);
     if (s < 0)

@@ -32,7 +32,8 @@ struct svc_rec_bn {
     size_t nsig;
 };
 
-/* Reads [at − 24 h, at) (hour buckets; halves split at at − 12 h), sums and summarizes
+/* Reads the 6-hour quarters from the one holding at − 24 h up to at (halves split 12 h
+ * after that quarter's start), sums and summarizes
  * per pool, and reads the named hosts' signals, on c (the caller's transaction). */
 enum db_status svc_rec_bn_read(struct db_conn *c, int64_t at_us, struct svc_rec_bn *b);
 /* Decides each pool's finding and appends the recommendations to items; hosts (sorted by

@@ -237,10 +237,15 @@ describe('findings', () => {
     }
   });
 
-  test('a window of days reads the day rollups, with its halves', async () => {
-    const b = expectStatus(await get(`host=${slow.id}&from=${hour(0)}&to=${hour(24 * 10)}`), 200);
+  test('a window of days reads the day rollups, with its halves; a few days the quarters', async () => {
+    const b = expectStatus(await get(`host=${slow.id}&from=${hour(0)}&to=${hour(24 * 12)}`), 200);
     assert.equal(b.grain, 'day');
-    assert.equal(b.middle, '2025-03-06T00:00:00.000000Z');
+    assert.equal(b.middle, '2025-03-07T00:00:00.000000Z');
+    // up to 10 days: 6-hour quarters (from rounded down to one: 05:00 → 00:00)
+    const q = expectStatus(await get(`host=${slow.id}&from=${hour(5)}&to=${hour(24 * 3)}`), 200);
+    assert.equal(q.grain, 'quarter');
+    assert.equal(q.from, '2025-03-01T00:00:00.000000Z');
+    assert.equal(q.finding.coverage.reports, 24);
     assert.equal(b.finding.trend.direction, 'unknown'); // nothing in the second half
     assert.equal(b.finding.verdict, 'storage');
   });
