@@ -163,7 +163,8 @@ describe('a brief whose model loads from a slow durable path', () => {
     );
     const c = page.items[0].checks.find((x) => x.name === 'storage_throughput');
     assert.ok(c, JSON.stringify(page.items[0].checks.map((x) => x.name)));
-    assert.equal(c.values.read_mbps, 180, JSON.stringify(c));
+    // the simulated dd prints 180 MB/s for the bytes it really read (its time is derived)
+    assert.ok(Math.abs(c.values.read_mbps - 180) < 0.5, JSON.stringify(c));
     assert.equal(c.values.min_read_mbps, 1000);
   });
 
