@@ -129,9 +129,8 @@ static int valid_gpu_model(const char *s)
 /* ---- spec ---- */
 
 static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
-static const char *const check_names[] = {
-    "gpu_inventory", "container_gpu", "workload", "topology", "storage", "observability",
-    "bandwidth", NULL};
+static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload",  "topology",
+                                          "storage",       "observability", "bandwidth", NULL};
 
 /* What the cross-field rules read; the pool itself is stored whole (with defaults). */
 struct pool_in {
