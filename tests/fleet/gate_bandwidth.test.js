@@ -207,7 +207,7 @@ describe('the bandwidth check on every profile', () => {
   test('hang: the tool runs past timeout_seconds: timeout, investigate; the job itself succeeds', () => {
     const c = bw('hang');
     assert.equal(c.status, 'timeout', show('hang'));
-    assert.match(c.message, /6 s/);
+    assert.match(c.message, /6 s/, show('hang'));
     const { job, run } = runOf.get('hang');
     assert.equal(run.verdict, 'investigate');
     assert.equal(job.state, 'succeeded', show('hang'));
