@@ -114,11 +114,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     good[PROV_CHECK_TOPOLOGY][1] = "";
     good[PROV_CHECK_STORAGE][0] = good[PROV_CHECK_STORAGE][1] = dd;
     good[PROV_CHECK_OBSERVABILITY][0] = "204";
-    good[PROV_CHECK_BANDWIDTH][0] = slurp(
-        "tests/fixtures/perf/nccl_all_reduce_perf__H100-SXM-NVSwitch__8gpu_1node_healthy.txt");
-    good[PROV_CHECK_BANDWIDTH][1] = good[PROV_CHECK_TOPOLOGY][0];
-    good[PROV_CHECK_BANDWIDTH][2] =
+    good[PROV_CHECK_BANDWIDTH][0] = good[PROV_CHECK_TOPOLOGY][0];
+    good[PROV_CHECK_BANDWIDTH][1] =
         "available: 2 nodes (0-1)\nnode 0 cpus: 0-47\nnode 1 cpus: 48-95\n";
+    good[PROV_CHECK_BANDWIDTH][2] = slurp(
+        "tests/fixtures/perf/nccl_all_reduce_perf__H100-SXM-NVSwitch__8gpu_1node_healthy.txt");
     good[PROV_CHECK_DIAGNOSTICS][0] =
         slurp("tests/fixtures/nvidia/dcgmi_diag_r2_pass__H100-80GB-HBM3__1gpu.txt");
     for (int c = 0; c < PROV_CHECK__COUNT; c++) {
@@ -173,9 +173,9 @@ static int holds_what_a_pass_needs(enum prov_check c, const struct prov_cmd_resu
     case PROV_CHECK_DIAGNOSTICS:
         return r[0].exit_status == 0 && has(r[0].out, "Pass") && !diag_row_fails(r[0].out);
     case PROV_CHECK_BANDWIDTH: /* read to its trailer, not failed; or the tool is missing (skip) */
-        return (r[0].exit_status >= 125 && r[0].exit_status <= 127) ||
-               (r[0].exit_status == 0 && has(r[0].out, "Avg bus bandwidth") &&
-                !has(r[0].out, "FAILED"));
+        return (r[2].exit_status >= 125 && r[2].exit_status <= 127) ||
+               (r[2].exit_status == 0 && has(r[2].out, "Avg bus bandwidth") &&
+                !has(r[2].out, "FAILED"));
     default: return 0;
     }
 }

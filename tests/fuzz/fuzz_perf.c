@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g.bw.min_d2d = 100;
     g.bw.gpu_model = "h100_sxm";
     g.bw.interconnect = "nvlink";
-    struct prov_cmd_result r[4] = {{1, 0, s, s}, {1, 1, s, ""}, {1, 0, s, ""}, {1, 0, s, ""}};
+    struct prov_cmd_result r[4] = {{1, 0, s, ""}, {1, 0, s, ""}, {1, 0, s, s}, {1, 1, s, ""}};
     struct prov_check_out o;
     prov_check_eval(&g, PROV_CHECK_BANDWIDTH, r, 4, &o);
     if (o.values != NULL) {
