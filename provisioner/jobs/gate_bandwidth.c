@@ -88,7 +88,7 @@ int gate_bw_ncmds(const struct prov_gate *g)
 int gate_bw_is_tool(const struct prov_gate *g, int i)
 {
     int tl[2];
-    return i < tools_of(g, tl);
+    return i >= 2 && i - 2 < tools_of(g, tl);
 }
 
 int gate_bw_timeout(const struct prov_gate *g, int i)
@@ -137,12 +137,13 @@ char *gate_bw_cmd(const struct prov_gate *g, int i)
 {
     int tl[2];
     int nt = tools_of(g, tl);
-    if (i == nt)
+    if (i == 0)
         return strdup("nvidia-smi topo -m");
-    if (i == nt + 1)
+    if (i == 1)
         return strdup("numactl -H 2>/dev/null || lscpu");
     if (i < 0 || i > nt + 1)
         return NULL;
+    i -= 2;
     char b[16], e[16], n[16], gpus[16];
     snprintf(b, sizeof b, "%dM", g->bw.min_mib > 0 ? g->bw.min_mib : 8);
     snprintf(e, sizeof e, "%dM", g->bw.max_mib > 0 ? g->bw.max_mib : 1024);
@@ -412,19 +413,20 @@ void gate_eval_bandwidth(const struct prov_gate *g, const struct prov_cmd_result
     snprintf(where, sizeof where, "%s", g->bw.path ? g->bw.path : "the stack's image");
     for (int k = 0; k < nt; k++) {
         const char *name = tl[k] == PROV_BW_NCCL ? "all_reduce_perf" : "nvbandwidth";
-        if (!r[k].ran)
+        const struct prov_cmd_result *rk = &r[2 + k];
+        if (!rk->ran)
             fail(&j, "%s did not run (the session closed)", name, 0, 0);
-        else if (tool_missing(&r[k])) {
+        else if (tool_missing(rk)) {
             j.missing++;
             char part[400];
             snprintf(part, sizeof part, "%s not found in %s", name, where);
             gate_addf(j.notes, sizeof j.notes, "%s", part);
         } else if (tl[k] == PROV_BW_NCCL)
-            judge_nccl(&j, &r[k]);
+            judge_nccl(&j, rk);
         else
-            judge_nvbw(&j, &r[k]);
+            judge_nvbw(&j, rk);
     }
-    affinity(&j, &r[nt], &r[nt + 1]);
+    affinity(&j, &r[0], &r[1]);
     o->values = j.values;
     if (j.missing > 0 && g->bw.require)
         gate_addf(j.fails, sizeof j.fails, "required (gate.bandwidth.require): %s", j.notes);

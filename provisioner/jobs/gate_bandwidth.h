@@ -4,9 +4,10 @@
  * minimums or the catalog's (data/bandwidth_reference.csv), with the CPU/NUMA/NIC affinity
  * (nvidia-smi topo -m, numactl -H or lscpu) recorded as evidence.
  *
- * Commands, in order: the tools (all_reduce_perf when the pool has more than one GPU and
- * its tool is nccl or both; nvbandwidth when the tool is nvbandwidth or both, or for
- * host_to_device), then `nvidia-smi topo -m`, then `numactl -H || lscpu`. */
+ * Commands, in order: `nvidia-smi topo -m`, `numactl -H || lscpu`, then the tools
+ * (all_reduce_perf when the pool has more than one GPU and its tool is nccl or both;
+ * nvbandwidth when the tool is nvbandwidth or both, or for host_to_device): the tools'
+ * output is the tail of the check's evidence, the part that is kept. */
 #ifndef GPUFLEET_GATE_BANDWIDTH_H
 #define GPUFLEET_GATE_BANDWIDTH_H
 

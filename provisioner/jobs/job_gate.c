@@ -36,8 +36,8 @@ struct gate_job {
     struct prov_cmd_result res[GATE_MAX_CMDS];
     char *res_out[GATE_MAX_CMDS], *res_err[GATE_MAX_CMDS];
     double check_command_ms;
-    int check_timed_out;
-    json_t *checks;                                    /* recorded entries so far */
+    int check_timed_out, check_timeout_s; /* the timeout of the command that ran past it */
+    json_t *checks;                       /* recorded entries so far */
     struct plan_check_outcome outs[PROV_CHECK__COUNT]; /* the outcomes, in memory */
     int nouts;
     char timed_out_msg[320]; /* a query timed out twice: the gate stops here */
@@ -190,7 +190,7 @@ static void judge_check(struct gate_job *g, int check, int ncmds)
             snprintf(o.message, sizeof o.message, "%s", g->timed_out_msg);
         else
             snprintf(o.message, sizeof o.message, "a command exceeded its timeout (%d s)",
-                     g->t.cmd_timeout_s);
+                     g->check_timeout_s);
     } else if (!g->kept) {
         memset(&o, 0, sizeof o);
         o.status = PLAN_CHECK_FAIL;
@@ -250,6 +250,8 @@ static void on_exec(struct job_task *t, const struct prov_ssh_exec_result *r)
     g->check_command_ms += (double)took / 1000.0;
     g->timed_out = job_timed_out(r);
     g->was_query = t->cmd_class == PROV_CMD_QUERY;
+    if (g->timed_out && !g->check_timed_out)
+        g->check_timeout_s = t->cmd_timeout_s;
     if (g->timed_out)
         g->check_timed_out = 1;
     /* the command, for the job's step list */

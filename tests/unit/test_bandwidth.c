@@ -283,9 +283,9 @@ static void judge(const struct prov_gate *g, const char *tool_file, int rc, cons
     char *out = tool_file ? slurp(tool_file, &len) : NULL;
     char *topo = slurp("nvsmi_topo_m_nic8_spaces__H20-NVSwitch__8gpu.txt", &len);
     char *numa = slurp("numactl_H_cpu-compress__2xEPYC9135-RTX4090__2node.txt", &len);
-    struct prov_cmd_result r[4] = {{1, rc, out ? out : "", err},
-                                   {1, 0, topo ? topo : "", ""},
+    struct prov_cmd_result r[4] = {{1, 0, topo ? topo : "", ""},
                                    {1, 0, numa ? numa : "", ""},
+                                   {1, rc, out ? out : "", err},
                                    {1, 0, "", ""}};
     (void)topo8;
     prov_check_eval(g, PROV_CHECK_BANDWIDTH, r, prov_check_ncmds(g, PROV_CHECK_BANDWIDTH), o);
@@ -359,7 +359,7 @@ static void check_failures(void)
         "#  Rank  1 Group  0 Pid 1 on h device  1 [0x05] X\n"
         "  1048576  262144  float  sum  -1  39.70  26.41  46.22  3  40.27  26.04  "
         "45.57  0\n# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 1\n";
-    struct prov_cmd_result r[3] = {{1, 0, wrong, ""}, {1, 1, "", "no"}, {1, 1, "", "no"}};
+    struct prov_cmd_result r[3] = {{1, 1, "", "no"}, {1, 1, "", "no"}, {1, 0, wrong, ""}};
     g.expected_gpus = 2;
     prov_check_eval(&g, PROV_CHECK_BANDWIDTH, r, 3, &o);
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "#wrong 3") != NULL);
@@ -370,7 +370,7 @@ static void check_failures(void)
     char *t = slurp("nccl_all_reduce_perf__H100-SXM-NVSwitch__8gpu_1node_healthy.txt", &len);
     CHECK(t != NULL);
     t[len * 3 / 4] = '\0';
-    r[0].out = t;
+    r[2].out = t;
     prov_check_eval(&g, PROV_CHECK_BANDWIDTH, r, 3, &o);
     free(t);
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "trailer") != NULL);
@@ -424,7 +424,7 @@ static void check_nvbandwidth(void)
     /* waived read test: no P2P */
     const char waived[] = "nvbandwidth Version: v0.2\n\nDevice 0: X\nDevice 1: X\n\n"
                           "Waiving device_to_device_memcpy_read_ce.\n";
-    struct prov_cmd_result r[3] = {{1, 0, waived, ""}, {1, 1, "", ""}, {1, 1, "", ""}};
+    struct prov_cmd_result r[3] = {{1, 1, "", ""}, {1, 1, "", ""}, {1, 0, waived, ""}};
     g.expected_gpus = 2;
     prov_check_eval(&g, PROV_CHECK_BANDWIDTH, r, 3, &o);
     CHECK(o.status == PLAN_CHECK_FAIL && strstr(o.message, "peer-to-peer") != NULL);
@@ -441,31 +441,33 @@ static void check_commands(void)
     struct prov_gate g;
     char why[200];
     bw_gate(&g);
-    char *c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 0);
+    char *c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 2);
     CHECK(c != NULL);
     CHECK(strstr(c, "docker run --rm --gpus all --ipc host -- 'nvcr.io/nvidia/pytorch@sha256:") ==
           c);
     CHECK(strstr(c, "'all_reduce_perf' '-b' '8M' '-e' '1024M' '-f' '2' '-g' '8' '-n' '20'") !=
           NULL);
     free(c);
-    CHECK(prov_check_cmd_class(&g, PROV_CHECK_BANDWIDTH, 0) == PROV_CMD_WORKLOAD);
+    CHECK(prov_check_cmd_class(&g, PROV_CHECK_BANDWIDTH, 2) == PROV_CMD_WORKLOAD);
+    CHECK(prov_check_cmd_class(&g, PROV_CHECK_BANDWIDTH, 0) == PROV_CMD_QUERY);
     CHECK(prov_check_cmd_class(&g, PROV_CHECK_BANDWIDTH, 1) == PROV_CMD_QUERY);
-    CHECK(prov_check_timeout(&g, PROV_CHECK_BANDWIDTH, 0) == 120);
-    CHECK(prov_check_timeout(&g, PROV_CHECK_BANDWIDTH, 1) == 0);
-    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 1);
+    CHECK(prov_check_timeout(&g, PROV_CHECK_BANDWIDTH, 2) == 120);
+    CHECK(prov_check_timeout(&g, PROV_CHECK_BANDWIDTH, 0) == 0);
+    CHECK(prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 3) == NULL);
+    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 0);
     CHECK_STR(c, "nvidia-smi topo -m");
     free(c);
     g.bw.path = "/opt/nccl-tests/build";
     g.bw.tool = PROV_BW_NCCL | PROV_BW_NVBW;
     CHECK(prov_check_ncmds(&g, PROV_CHECK_BANDWIDTH) == 4);
-    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 1);
+    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 3);
     CHECK(c != NULL &&
           strstr(c, "t='/opt/nccl-tests/build/nvbandwidth'; if [ -x \"$t\" ]; then "
                     "exec \"$t\" '-i' '20' '-t' 'device_to_device_memcpy_read_ce'") == c);
     CHECK(strstr(c, "exit 127") != NULL);
     free(c);
     g.bw.path = "/opt/x'; rm -rf /";
-    CHECK(prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 0) == NULL);
+    CHECK(prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 2) == NULL);
     /* one GPU: not applicable unless host_to_device */
     bw_gate(&g);
     g.expected_gpus = 1;
@@ -473,7 +475,7 @@ static void check_commands(void)
     CHECK(!prov_check_applies(&g, PROV_CHECK_BANDWIDTH, why, sizeof why));
     g.bw.host_to_device = 1;
     CHECK(prov_check_applies(&g, PROV_CHECK_BANDWIDTH, why, sizeof why));
-    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 0);
+    c = prov_check_cmd(&g, PROV_CHECK_BANDWIDTH, 2);
     CHECK(c != NULL &&
           strstr(c, "'nvbandwidth' '-i' '20' '-t' 'host_to_device_memcpy_ce'") != NULL);
     free(c);
