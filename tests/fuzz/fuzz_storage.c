@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *buf = malloc(size + 64);
     if (buf == NULL)
         return 0;
-    const char *mark = size % 2 ? "gpufleet-storage: tool=fio direct=1\n"
-                                : "gpufleet-storage: tool=dd direct=0\n";
+    const char *mark =
+        size % 2 ? "gpufleet-storage: tool=fio direct=1\n" : "gpufleet-storage: tool=dd direct=0\n";
     size_t m = strlen(mark);
     memcpy(buf, mark, m);
     memcpy(buf + m, data, size);

@@ -14,17 +14,17 @@ void unit_fail(const char *file, int line, const char *what)
 int main(int argc, char **argv)
 {
     const struct unit_test *suites[] = {
-        util_tests,         jsonspec_tests,       auth_tests,       list_tests,
-        routes_tests,       config_tests,         planner_tests,    provision_tests,
-        gate_tests,         crypt_tests,          sshkey_tests,     costs_tests,
-        recommend_tests,    gate_property_tests,  host_state_tests, db_tests,
-        xid_tests,          webhook_tests,        jwk_tests,        oidc_tests,
-        health_tests,       monitor_sample_tests, utf8_tests,       netpolicy_tests,
-        recovery_tests,     recommend_idle_tests, metrics_tests,    baseline_tests,
-        rollout_tests,      rollouts_api_tests,   periodic_tests,   dheap_tests,
-        host_command_tests, rolemap_tests,        readiness_tests,  rollout_create_tests,
-        components_tests,   project_limits_tests, budget_tests,     tbucket_tests,
-        rl_table_tests,     gate_storage_tests};
+        util_tests,         jsonspec_tests,       auth_tests,         list_tests,
+        routes_tests,       config_tests,         planner_tests,      provision_tests,
+        gate_tests,         crypt_tests,          sshkey_tests,       costs_tests,
+        recommend_tests,    gate_property_tests,  host_state_tests,   db_tests,
+        xid_tests,          webhook_tests,        jwk_tests,          oidc_tests,
+        health_tests,       monitor_sample_tests, utf8_tests,         netpolicy_tests,
+        recovery_tests,     recommend_idle_tests, metrics_tests,      baseline_tests,
+        rollout_tests,      rollouts_api_tests,   periodic_tests,     dheap_tests,
+        host_command_tests, rolemap_tests,        readiness_tests,    rollout_create_tests,
+        components_tests,   project_limits_tests, budget_tests,       tbucket_tests,
+        rl_table_tests,     gate_storage_tests,   gate_targeted_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {
