@@ -90,8 +90,26 @@ static void differ(json_t *differing, const char *name, const json_t *now, const
                                                    or_null(now), "previous", or_null(prev)));
 }
 
+/* The workload's figure against the median of the pool's baselines of the same workload. */
+static json_t *against_baselines(const json_t *values, const json_t *pb)
+{
+    const json_t *now = json_object_get(values, "value");
+    const json_t *ref = json_object_get(pb, "reference");
+    const char *metric = json_string_value(json_object_get(values, "metric"));
+    const char *bmetric = json_string_value(json_object_get(pb, "metric"));
+    if (!json_is_number(now) || !json_is_number(ref) || !metric || !bmetric ||
+        strcmp(metric, bmetric))
+        return json_null();
+    double a = json_number_value(now), b = json_number_value(ref);
+    return json_pack("{s:O?, s:f, s:f, s:o, s:O?}", "matched", json_object_get(pb, "matched"),
+                     "reference", b, "now", a, "delta_pct",
+                     b != 0 ? json_real((a - b) / b * 100.0) : json_null(), "baselines",
+                     json_object_get(pb, "baselines"));
+}
+
 json_t *prov_targeted_compare(const char *test, const char *check, const json_t *values,
-                              const json_t *previous_all, const char *stack_id)
+                              const json_t *previous_all, const char *stack_id,
+                              const json_t *pool_baselines)
 {
     const struct cmp_keys *k = NULL;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -175,5 +193,7 @@ json_t *prov_targeted_compare(const char *test, const char *check, const json_t 
     json_object_set_new(out, "values", vals);
     json_object_set_new(out, "pool", pool);
     json_object_set_new(out, "summary", json_string(summary));
+    if (!strcmp(check, "workload"))
+        json_object_set_new(out, "baselines", against_baselines(values, pool_baselines));
     return out;
 }

@@ -308,6 +308,10 @@ describe('targeted diagnostics: tests ["storage"]', () => {
     assert.equal(cmp.changed, null);
     assert.deepEqual(cmp.values.value, { now: 2400, previous: 2400, delta_pct: 0 });
     assert.equal(cmp.pool.min, 1000);
+    // the pool's throughput baselines of the same workload: the accepted gates recorded them
+    assert.ok(cmp.baselines && cmp.baselines.matched >= 1, JSON.stringify(cmp.baselines));
+    assert.equal(cmp.baselines.reference, 2400);
+    assert.equal(cmp.baselines.delta_pct, 0);
     // bandwidth: its gate check (i26-bandwidth's) when this build has it; until then skipped, saying so
     const bw = check(run, 'bandwidth');
     assert.equal(bw.comparison.test, 'bandwidth');

@@ -349,7 +349,7 @@ static void targeted_compare(void)
                              "\"/d/p\", \"direct\": true, \"write_bytes\": 16, "
                              "\"min_read_mbps\": 1000}",
                              0, NULL);
-    json_t *c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2");
+    json_t *c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
     CHECK(c != NULL && json_is_true(json_object_get(c, "comparable")));
     CHECK(json_array_size(json_object_get(c, "differing")) == 0);
     CHECK(json_is_null(json_object_get(c, "changed")));
@@ -363,13 +363,13 @@ static void targeted_compare(void)
     json_decref(c);
     /* one parameter changed: comparable, named */
     json_object_set_new(now, "read_tool", json_string("fio"));
-    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2");
+    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
     CHECK(json_is_true(json_object_get(c, "comparable")));
     CHECK_STR(json_string_value(json_object_get(c, "changed")), "read_tool");
     json_decref(c);
     /* two: not comparable */
     json_object_set_new(now, "read_bytes", json_integer(2048));
-    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2");
+    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
     CHECK(json_is_false(json_object_get(c, "comparable")) &&
           json_array_size(json_object_get(c, "differing")) == 2);
     CHECK(strstr(json_string_value(json_object_get(c, "summary")), "not comparable") != NULL);
@@ -378,7 +378,15 @@ static void targeted_compare(void)
     /* the workload: the stack is a condition (a new stack is the one parameter changed) */
     now =
         json_loads("{\"metric\": \"tokens_per_second\", \"value\": 2400, \"min\": 1000}", 0, NULL);
-    c = prov_targeted_compare("workload", "workload", now, prev, "s2");
+    json_t *pb = json_loads("{\"matched\": 3, \"reference\": 3000, \"metric\": "
+                            "\"tokens_per_second\", \"baselines\": [\"b1\", \"b2\", \"b3\"]}",
+                            0, NULL);
+    c = prov_targeted_compare("workload", "workload", now, prev, "s2", pb);
+    json_decref(pb);
+    json_t *bl = json_object_get(c, "baselines");
+    CHECK(json_integer_value(json_object_get(bl, "matched")) == 3);
+    CHECK(near(json_real_value(json_object_get(bl, "delta_pct")), -20.0, 1e-9));
+    CHECK(json_array_size(json_object_get(bl, "baselines")) == 3);
     CHECK(json_is_true(json_object_get(c, "comparable")));
     CHECK_STR(json_string_value(json_object_get(c, "changed")), "stack_id");
     CHECK(near(json_real_value(json_object_get(
@@ -386,11 +394,12 @@ static void targeted_compare(void)
                20.0, 1e-9));
     json_decref(c);
     /* nothing to compare with, or nothing measured */
-    c = prov_targeted_compare("workload", "workload", now, NULL, "s2");
+    c = prov_targeted_compare("workload", "workload", now, NULL, "s2", NULL);
     CHECK(json_is_null(json_object_get(c, "previous")) &&
           json_is_false(json_object_get(c, "comparable")));
+    CHECK(json_is_null(json_object_get(c, "baselines")));
     json_decref(c);
-    c = prov_targeted_compare("bandwidth", "bandwidth", NULL, prev, NULL);
+    c = prov_targeted_compare("bandwidth", "bandwidth", NULL, prev, NULL, NULL);
     CHECK(c && json_is_false(json_object_get(c, "comparable")));
     json_decref(c);
     json_decref(now);
