@@ -2,12 +2,13 @@
 // The storage reference in the gate (storage_throughput) and the targeted storage test of
 // diagnostics, over SSH against the simulated fleet (tests/fleet/simfleet; needs root).
 //
-//   | host  | profile      | pool gate.storage              | storage_throughput        | verdict     | host state    |
-//   |-------|--------------|--------------------------------|---------------------------|-------------|---------------|
-//   | ok    | h100x8       | min read 20 MB/s, write 5 MB/s | pass (real dd, no fio)    | accept      | ready         |
-//   | slow  | slow_durable | min read 1,000 MB/s            | fail (180 MB/s)           | investigate | investigating |
-//   | fio   | fio_storage  | as ok                          | pass (fio JSON)           | accept      | ready         |
-//   | nofio | h100x8       | tool fio, require              | fail (no fio on the host) | investigate | investigating |
+//   | host     | profile          | pool gate.storage              | storage_throughput        | verdict     | host state    |
+//   |----------|------------------|--------------------------------|---------------------------|-------------|---------------|
+//   | ok       | h100x8           | min read 20 MB/s, write 5 MB/s | pass (real dd, no fio)    | accept      | ready         |
+//   | slow     | slow_durable     | min read 1,000 MB/s            | fail (180 MB/s)           | investigate | investigating |
+//   | fio      | fio_storage      | as ok                          | pass (fio JSON)           | accept      | ready         |
+//   | nofio    | h100x8           | tool fio, require              | fail (no fio on the host) | investigate | investigating |
+//   | nodirect | nodirect_durable | as ok                          | pass, direct: false       | accept      | ready         |
 //
 // Then: diagnostics with tests ["storage"] are refused on a ready host (409
 // host_not_drained) and, after a drain, run the check again and compare it with the
@@ -35,6 +36,7 @@ const HOSTS = [
   { key: 'slow', profile: 'slow_durable', pool: 'slow' },
   { key: 'fio', profile: 'fio_storage', pool: 'ok' },
   { key: 'nofio', profile: 'h100x8', pool: 'fio_required' },
+  { key: 'nodirect', profile: 'nodirect_durable', pool: 'ok' },
 ];
 const MIB = 1048576;
 
@@ -198,6 +200,24 @@ describe('storage_throughput in the gate', () => {
     // every other check passed: the data path alone keeps it out of service
     for (const c of run.checks) if (c.name !== 'storage_throughput') assert.notEqual(c.status, 'fail', show(run));
     assert.equal((await getHost(hostOf.get('slow').id)).state, 'investigating');
+  });
+});
+
+describe('O_DIRECT refused', () => {
+  test('the read after dropping the cache is recorded direct: false and said so, never as a direct rate', () => {
+    const run = gateRun.get('nodirect');
+    const st = check(run, 'storage_throughput');
+    assert.equal(st.status, 'pass', show(run));
+    assert.equal(st.values.direct, false);
+    assert.ok(st.values.read_mbps > 0 && st.values.write_mbps > 0, JSON.stringify(st.values));
+    assert.match(
+      st.message,
+      /O_DIRECT refused by the filesystem: read after dropping the file from the page cache, not a direct rate/,
+    );
+    assert.match(st.message, /O_DIRECT refused: through the page cache/);
+    assert.match(st.evidence, /dd: failed to open '.*\.gpufleet-storage-probe': Invalid argument/);
+    assert.match(st.evidence, /gpufleet-storage: tool=dd direct=0/);
+    assert.equal(run.verdict, 'accept', show(run));
   });
 });
 
