@@ -18,8 +18,9 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const path = require('node:path');
 
-const { startServer } = require('../api/lib/server');
+const { startServer, ROOT } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
 const { expectProblem, expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
@@ -39,6 +40,8 @@ const HOSTS = [
   { key: 'nodirect', profile: 'nodirect_durable', pool: 'ok' },
 ];
 const MIB = 1048576;
+const SAMPLE = path.join(ROOT, 'test-artifacts', 'fleet-gate-storage-sample.json');
+const sample = {};
 
 let sim;
 let srv;
@@ -144,6 +147,12 @@ before(async () => {
 });
 
 after(async () => {
+  try {
+    fs.mkdirSync(path.dirname(SAMPLE), { recursive: true });
+    fs.writeFileSync(SAMPLE, JSON.stringify(sample, null, 2));
+  } catch {
+    /* a sample for docs/hosts-and-gates.md only */
+  }
   if (srv) await srv.stop();
   if (sim) {
     sim.down();
@@ -200,6 +209,7 @@ describe('storage_throughput in the gate', () => {
     // every other check passed: the data path alone keeps it out of service
     for (const c of run.checks) if (c.name !== 'storage_throughput') assert.notEqual(c.status, 'fail', show(run));
     assert.equal((await getHost(hostOf.get('slow').id)).state, 'investigating');
+    sample.slow = st;
   });
 });
 
@@ -289,6 +299,7 @@ describe('targeted diagnostics: tests ["storage"]', () => {
     assert.equal(rd.now, st.values.read_mbps);
     assert.equal(typeof rd.delta_pct, 'number');
     assert.equal(cmp.pool.min_read_mbps, 20);
+    sample.targeted_storage = st;
     const host = await getHost(id);
     assert.equal(host.state, 'drained');
     assert.deepEqual(
@@ -332,6 +343,7 @@ describe('targeted diagnostics: tests ["storage"]', () => {
     assert.ok(cmp.baselines && cmp.baselines.matched >= 1, JSON.stringify(cmp.baselines));
     assert.equal(cmp.baselines.reference, 2400);
     assert.equal(cmp.baselines.delta_pct, 0);
+    sample.targeted_workload = wl;
     // bandwidth: its gate check (i26-bandwidth's) when this build has it; until then skipped, saying so
     const bw = check(run, 'bandwidth');
     assert.equal(bw.comparison.test, 'bandwidth');
