@@ -91,7 +91,16 @@ const struct db_stmt db_gate_stmts[] = {
      "   AND c->>'name' IN ('storage_throughput', 'bandwidth', 'workload')"
      "   AND jsonb_typeof(c->'values') = 'object'"
      "   AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2::uuid AND j.params ? 'tests')"
-     "   ORDER BY c->>'name', r.seq DESC) x) AS previous"
+     "   ORDER BY c->>'name', r.seq DESC) x) AS previous,"
+     " (SELECT json_build_object('matched', count(*), 'metric', min(b.metric),"
+     "   'reference', percentile_cont(0.5) WITHIN GROUP (ORDER BY b.value),"
+     "   'baselines', json_agg(b.id ORDER BY b.seq DESC))::text"
+     "  FROM (SELECT b.id, b.seq, b.metric, b.value FROM baselines b"
+     "   WHERE b.pool_id = p.id AND b.source = 'gate'"
+     "   AND b.workload_hash = workload_hash((p.spec->'gate'->'workload')::jsonb)"
+     "   AND b.metric = p.spec->'gate'->'workload'->>'metric'"
+     "   AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2::uuid AND j.params ? 'tests')"
+     "   ORDER BY b.seq DESC LIMIT 20) b HAVING count(*) > 0) AS pool_baselines"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id"
      " LEFT JOIN gpu_models m ON m.key = p.gpu_model WHERE h.id = $1::uuid"},
     {"gate_run_insert",
@@ -123,7 +132,7 @@ static const struct db_str_field context_strings[] = {
     F(stack_doc, "stack_doc"), F(pool_id, "pool_id"),
     F(pool_spec, "pool_spec"), F(gpu_name, "nvidia_smi_name"),
     F(na_fields, "na_fields"), F(diag_tests, "diag_tests"),
-    F(previous, "previous"),
+    F(previous, "previous"),   F(pool_baselines, "pool_baselines"),
 };
 #undef F
 #define NCONTEXT_STRINGS (sizeof context_strings / sizeof context_strings[0])

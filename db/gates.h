@@ -21,6 +21,10 @@ struct db_gate_context {
      * accepted gate that recorded it with values: {name: {gate_run_id, finished_at,
      * stack_id, values}} (JSON text; NULL when none) */
     char *diag_tests, *previous;
+    /* targeted diagnostics: the pool's workload baselines (recorded by its accepted gates,
+     * same workload hash and metric), the newest 20: {matched, reference (their median),
+     * metric, baselines: [ids]} (JSON text; NULL when none) */
+    char *pool_baselines;
 };
 /* Fills *g on DB_ONE_RESULT and leaves it empty otherwise; like db_host_target, it
  * requires an empty *g (overwritten, not freed). */

@@ -174,8 +174,7 @@ static void measure(const struct prov_cmd_result *r, const char *dir, struct mea
     }
     if (!r->ran || r->exit_status != 0 || mark == NULL) {
         char line[160];
-        snprintf(m->why, sizeof m->why, "%s",
-                 gate_quote(gate_text_of(r), line, sizeof line));
+        snprintf(m->why, sizeof m->why, "%s", gate_quote(gate_text_of(r), line, sizeof line));
         return;
     }
     mark += strlen(MARK "tool=");
@@ -234,7 +233,8 @@ void gate_eval_storage_throughput(const struct prov_gate *g, const struct prov_c
         json_object_set_new(v, "write_bytes", json_integer((json_int_t)wr.bytes));
     }
     if (rd.ok || wr.ok)
-        json_object_set_new(v, "direct", json_boolean((!rd.ok || rd.direct) && (!wr.ok || wr.direct)));
+        json_object_set_new(v, "direct",
+                            json_boolean((!rd.ok || rd.direct) && (!wr.ok || wr.direct)));
     if (s->min_read_mbps > 0)
         set_num(v, "min_read_mbps", s->min_read_mbps);
     if (s->min_write_mbps > 0)

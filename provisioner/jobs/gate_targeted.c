@@ -32,7 +32,8 @@ int prov_targeted_parse(const char *tests_json, struct prov_targeted *t)
         if (rc != 0)
             break;
         int k = 0;
-        while (k < NTESTS && !(json_string_value(v) && !strcmp(json_string_value(v), test_checks[k].test)))
+        while (k < NTESTS &&
+               !(json_string_value(v) && !strcmp(json_string_value(v), test_checks[k].test)))
             k++;
         if (k == NTESTS) {
             rc = -1;
@@ -81,16 +82,34 @@ static json_t *or_null(const json_t *v)
 static void differ(json_t *differing, const char *name, const json_t *now, const json_t *prev)
 {
     int same = (now == NULL && prev == NULL) ||
-               (now && prev && (json_equal(now, prev) ||
-                                (json_is_number(now) && json_is_number(prev) &&
-                                 json_number_value(now) == json_number_value(prev))));
+               (now && prev &&
+                (json_equal(now, prev) || (json_is_number(now) && json_is_number(prev) &&
+                                           json_number_value(now) == json_number_value(prev))));
     if (!same)
         json_array_append_new(differing, json_pack("{s:s, s:o, s:o}", "condition", name, "now",
                                                    or_null(now), "previous", or_null(prev)));
 }
 
+/* The workload's figure against the median of the pool's baselines of the same workload. */
+static json_t *against_baselines(const json_t *values, const json_t *pb)
+{
+    const json_t *now = json_object_get(values, "value");
+    const json_t *ref = json_object_get(pb, "reference");
+    const char *metric = json_string_value(json_object_get(values, "metric"));
+    const char *bmetric = json_string_value(json_object_get(pb, "metric"));
+    if (!json_is_number(now) || !json_is_number(ref) || !metric || !bmetric ||
+        strcmp(metric, bmetric))
+        return json_null();
+    double a = json_number_value(now), b = json_number_value(ref);
+    return json_pack("{s:O?, s:f, s:f, s:o, s:O?}", "matched", json_object_get(pb, "matched"),
+                     "reference", b, "now", a, "delta_pct",
+                     b != 0 ? json_real((a - b) / b * 100.0) : json_null(), "baselines",
+                     json_object_get(pb, "baselines"));
+}
+
 json_t *prov_targeted_compare(const char *test, const char *check, const json_t *values,
-                              const json_t *previous_all, const char *stack_id)
+                              const json_t *previous_all, const char *stack_id,
+                              const json_t *pool_baselines)
 {
     const struct cmp_keys *k = NULL;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -131,12 +150,13 @@ json_t *prov_targeted_compare(const char *test, const char *check, const json_t 
             const json_t *then = json_object_get(pv, k->values[i]);
             if (!json_is_number(now))
                 continue;
-            double a = json_number_value(now), b = json_is_number(then) ? json_number_value(then) : NAN;
-            json_object_set_new(vals, k->values[i],
-                                json_pack("{s:f, s:o, s:o}", "now", a, "previous",
-                                          isfinite(b) ? json_real(b) : json_null(), "delta_pct",
-                                          isfinite(b) && b != 0 ? json_real((a - b) / b * 100.0)
-                                                                : json_null()));
+            double a = json_number_value(now),
+                   b = json_is_number(then) ? json_number_value(then) : NAN;
+            json_object_set_new(
+                vals, k->values[i],
+                json_pack("{s:f, s:o, s:o}", "now", a, "previous",
+                          isfinite(b) ? json_real(b) : json_null(), "delta_pct",
+                          isfinite(b) && b != 0 ? json_real((a - b) / b * 100.0) : json_null()));
         }
     }
     if (stack_id != NULL && !strcmp(check, "workload")) { /* the workload runs in the stack */
@@ -147,27 +167,33 @@ json_t *prov_targeted_compare(const char *test, const char *check, const json_t 
     }
     size_t nd = json_array_size(differing);
     int comparable = have && nd <= 1;
-    json_object_set_new(out, "changed",
-                        nd == 1 ? json_deep_copy(json_object_get(json_array_get(differing, 0),
-                                                                 "condition"))
-                                : json_null());
+    json_object_set_new(
+        out, "changed",
+        nd == 1 ? json_deep_copy(json_object_get(json_array_get(differing, 0), "condition"))
+                : json_null());
     char summary[300];
     if (prev == NULL)
-        snprintf(summary, sizeof summary, "no accepted gate of this host recorded %s: nothing to compare with", check);
+        snprintf(summary, sizeof summary,
+                 "no accepted gate of this host recorded %s: nothing to compare with", check);
     else if (!have)
-        snprintf(summary, sizeof summary, "%s has no values to compare (not measured now or then)", check);
+        snprintf(summary, sizeof summary, "%s has no values to compare (not measured now or then)",
+                 check);
     else if (nd == 0)
         snprintf(summary, sizeof summary, "same conditions as the accepted gate: comparable");
     else if (nd == 1)
-        snprintf(summary, sizeof summary, "one condition changed (%s): comparable, the change is the parameter under test",
+        snprintf(summary, sizeof summary,
+                 "one condition changed (%s): comparable, the change is the parameter under test",
                  json_string_value(json_object_get(json_array_get(differing, 0), "condition")));
     else
-        snprintf(summary, sizeof summary, "%zu conditions differ from the accepted gate: not comparable", nd);
+        snprintf(summary, sizeof summary,
+                 "%zu conditions differ from the accepted gate: not comparable", nd);
     json_object_set_new(out, "conditions", conditions);
     json_object_set_new(out, "differing", differing);
     json_object_set_new(out, "comparable", json_boolean(comparable));
     json_object_set_new(out, "values", vals);
     json_object_set_new(out, "pool", pool);
     json_object_set_new(out, "summary", json_string(summary));
+    if (!strcmp(check, "workload"))
+        json_object_set_new(out, "baselines", against_baselines(values, pool_baselines));
     return out;
 }

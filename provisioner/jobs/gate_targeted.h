@@ -24,11 +24,15 @@ int prov_targeted_parse(const char *tests_json, struct prov_targeted *t);
  *   {test, check, against, previous: {gate_run_id, finished_at, stack_id} | null,
  *    conditions: {…now}, differing: [{condition, now, previous}], changed: name | null,
  *    comparable: bool, values: {key: {now, previous, delta_pct}}, pool: {…}, summary}
+ * and for the workload, when the pool has baselines of the same workload (pool_baselines:
+ * {matched, reference, metric, baselines}), baselines: {matched, reference, now,
+ * delta_pct, baselines: [ids]}.
  * comparable: a previous run exists, both have values, and at most one condition
  * differs (the one parameter changed, named by `changed`). previous_all is the context's
  * {check: {gate_run_id, finished_at, stack_id, values}} (may be NULL); stack_id the stack
  * the check ran on now. A new reference (NULL when out of memory). */
 json_t *prov_targeted_compare(const char *test, const char *check, const json_t *values,
-                              const json_t *previous_all, const char *stack_id);
+                              const json_t *previous_all, const char *stack_id,
+                              const json_t *pool_baselines);
 
 #endif

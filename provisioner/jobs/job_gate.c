@@ -25,6 +25,7 @@ struct gate_job {
     int is_diag;
     struct prov_targeted tg; /* targeted diagnostics: the tests' checks (tg.n 0: dcgmi) */
     json_t *previous;        /* their previous accepted values (gate_targeted.h) */
+    json_t *baselines;       /* the pool's workload baselines (gate_targeted.h) */
     struct prov_gate gate;
     struct db_gate_context gctx;
     json_t *pool;  /* pool spec (owns strings the gate points into) */
@@ -109,7 +110,7 @@ static void record_check(struct gate_job *g, int check, const struct prov_check_
     free(text);
     if (entry != NULL && g->tg.n > 0) { /* targeted: compared with the accepted gate */
         json_t *cmp = prov_targeted_compare(g->tg.test[g->check], out->name, o->values, g->previous,
-                                            g->gctx.current_stack_id);
+                                            g->gctx.current_stack_id, g->baselines);
         if (cmp == NULL || json_object_set_new(entry, "comparison", cmp) != 0) {
             json_decref(entry);
             entry = NULL;
@@ -416,6 +417,7 @@ static void loaded(struct job_task *t)
         g->gate.checks = 0;
         g->gate.storage.enabled = 1;
         g->previous = g->gctx.previous ? json_loads(g->gctx.previous, 0, NULL) : NULL;
+        g->baselines = g->gctx.pool_baselines ? json_loads(g->gctx.pool_baselines, 0, NULL) : NULL;
     }
     job_connect(t);
 }
@@ -452,6 +454,7 @@ static void release(struct job_task *t)
     json_decref(g->pool);
     json_decref(g->stack);
     json_decref(g->previous);
+    json_decref(g->baselines);
     free(g->image_ref);
     db_gate_context_free(&g->gctx);
 }

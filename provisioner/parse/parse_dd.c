@@ -43,9 +43,15 @@ static double unit_scale(const char *s, size_t n)
     static const struct {
         const char *u;
         double scale;
-    } units[] = {{"B/s", 1},         {"kB/s", 1e3},           {"KB/s", 1e3},
-                 {"MB/s", 1e6},      {"GB/s", 1e9},           {"TB/s", 1e12},
-                 {"KiB/s", 1024.0},  {"MiB/s", 1048576.0},    {"GiB/s", 1073741824.0},
+    } units[] = {{"B/s", 1},
+                 {"kB/s", 1e3},
+                 {"KB/s", 1e3},
+                 {"MB/s", 1e6},
+                 {"GB/s", 1e9},
+                 {"TB/s", 1e12},
+                 {"KiB/s", 1024.0},
+                 {"MiB/s", 1048576.0},
+                 {"GiB/s", 1073741824.0},
                  {"TiB/s", 1099511627776.0}};
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
@@ -73,7 +79,9 @@ static int parse_line(const char *s, size_t n, struct prov_dd_summary *o)
         n--;
     if (n == 0 || *s < '0' || *s > '9')
         return -1;
-    size_t digits = strspn(s, "0123456789");
+    size_t digits = 0;
+    while (digits < n && s[digits] >= '0' && s[digits] <= '9')
+        digits++;
     if (digits >= n || digits > 20 || s[digits] != ' ')
         return -1;
     char num[24];

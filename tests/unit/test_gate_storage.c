@@ -8,6 +8,7 @@
 
 #include "provisioner/jobs/gate_checks.h"
 #include "provisioner/jobs/gate_storage.h"
+#include "provisioner/jobs/gate_targeted.h"
 #include "provisioner/parse/parse_storage.h"
 #include "tests/unit/unit.h"
 
@@ -76,7 +77,8 @@ static void dd_forms(void)
     CHECK(s.bytes == 268435456.0 && near(s.mbps, 107.374, 1e-4));
     /* localized wording (de_DE) and IEC units */
     const char *de = "1073741824 Bytes (1,1 GB, 1,0 GiB) kopiert, 0,8 s, 1,3 GB/s\n";
-    CHECK(prov_parse_dd(de, strlen(de), &s) == 0 && s.seconds == 0.8 && near(s.printed_mbps, 1300, 1e-9));
+    CHECK(prov_parse_dd(de, strlen(de), &s) == 0 && s.seconds == 0.8 &&
+          near(s.printed_mbps, 1300, 1e-9));
     const char *iec = "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2 s, 512 MiB/s\n";
     CHECK(prov_parse_dd(iec, strlen(iec), &s) == 0 && near(s.printed_mbps, 536.870912, 1e-9));
     /* pre-8.24 form */
@@ -115,10 +117,12 @@ static void fio_fixtures(void)
     struct prov_fio_summary s;
     char why[200];
     /* 3.39: bw_bytes */
-    CHECK(fio_file("fio_json_v3.39_librbd_randread_1M__Ceph-RBD-network.json", "read", &s, why) == 0);
+    CHECK(fio_file("fio_json_v3.39_librbd_randread_1M__Ceph-RBD-network.json", "read", &s, why) ==
+          0);
     CHECK(s.jobs == 1 && s.mbps == 496.965223 && s.bytes == 29819404288.0 && s.runtime_ms == 60003);
     CHECK_STR(s.version, "fio-3.39-30-g58818");
-    CHECK(fio_file("fio_json_v3.39_librbd_randread_1M__Ceph-RBD-network.json", "write", &s, why) == -1);
+    CHECK(fio_file("fio_json_v3.39_librbd_randread_1M__Ceph-RBD-network.json", "write", &s, why) ==
+          -1);
     /* 3.1: no bw_bytes (bw in KiB/s), io_bytes in bytes */
     CHECK(fio_file("fio_json_v3.1_seqread_4k_qd1__USB-floppy-sde.json", "read", &s, why) == 0);
     CHECK(near(s.mbps, 12 * 1024 / 1e6, 1e-9) && s.bytes == 1474560.0);
@@ -154,11 +158,11 @@ static void sgate(struct prov_gate *g)
     g->storage = (struct prov_storage_ref){1, 1024, 256, NULL, "auto", 1000, 100, 0, 0};
 }
 
-#define READ_DD(secs)                                                                     \
-    "gpufleet-storage: tool=dd direct=1\n1024+0 records in\n1024+0 records out\n"          \
+#define READ_DD(secs)                                                             \
+    "gpufleet-storage: tool=dd direct=1\n1024+0 records in\n1024+0 records out\n" \
     "1073741824 bytes (1.1 GB, 1.0 GiB) copied, " secs " s, 1.1 GB/s\n"
-#define WRITE_DD                                                                          \
-    "gpufleet-storage: tool=dd direct=1\n256+0 records in\n256+0 records out\n"            \
+#define WRITE_DD                                                                \
+    "gpufleet-storage: tool=dd direct=1\n256+0 records in\n256+0 records out\n" \
     "268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s\n"
 
 static void judge(const struct prov_gate *g, const char *rd, int rd_rc, const char *wr,
@@ -222,7 +226,8 @@ static void check_judge(void)
           "[{\"error\": 0, \"read\": {\"io_bytes\": 1073741824, \"io_kbytes\": 1048576, "
           "\"bw_bytes\": 1500000000, \"bw\": 1464843, \"runtime\": 716}}]}\n",
           0, WRITE_DD, &o);
-    CHECK(o.status == PLAN_CHECK_PASS && json_real_value(json_object_get(o.values, "read_mbps")) == 1500);
+    CHECK(o.status == PLAN_CHECK_PASS &&
+          json_real_value(json_object_get(o.values, "read_mbps")) == 1500);
     CHECK_STR(json_string_value(json_object_get(o.values, "read_tool")), "fio");
     json_decref(o.values);
     /* a slow write */
@@ -254,8 +259,8 @@ static void check_commands(void)
     CHECK(c && strstr(c, "f='/data/models/llama-3-70b/model-00001.safetensors'") &&
           strstr(c, "src='artifact'"));
     free(c);
-    const char *bad[] = {"../etc/shadow", "/etc/shadow", "a/../b", "a//b", "a/", "./a", "a b",
-                         "a;b", "$(x)", "a'b", ""};
+    const char *bad[] = {"../etc/shadow", "/etc/shadow", "a/../b", "a//b", "a/", "./a",
+                         "a b",           "a;b",         "$(x)",   "a'b",  ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         g.storage.artifact = bad[i];
         CHECK(!prov_valid_rel_path(bad[i]) && gate_storage_cmd(&g, 0) == NULL);
@@ -298,5 +303,111 @@ UNIT_SUITE(gate_storage_tests) = {
     {"storage_throughput: judgement", check_judge},
     {"storage_throughput: commands, artifact validation, timeouts", check_commands},
     {"storage_throughput: the pool's gate.storage", check_load},
+    UNIT_END,
+};
+
+/* ---- targeted diagnostics ---- */
+
+static void targeted_parse(void)
+{
+    struct prov_targeted t;
+    CHECK(prov_targeted_parse("[\"workload\",\"storage\",\"bandwidth\"]", &t) == 0 && t.n == 3);
+    CHECK_STR(t.test[0], "workload");
+    CHECK(t.id[0] == PROV_CHECK_WORKLOAD && t.id[1] == PROV_CHECK_STORAGE_THROUGHPUT);
+    CHECK_STR(t.check[1], "storage_throughput");
+    CHECK_STR(t.check[2], "bandwidth"); /* resolved by name: -1 until the check exists */
+    int bw = -1;
+    for (int c = 0; c < PROV_CHECK__COUNT; c++)
+        if (!strcmp(prov_check_names[c], "bandwidth"))
+            bw = c;
+    CHECK(t.id[2] == bw);
+    const char *bad[] = {NULL,
+                         "",
+                         "[]",
+                         "[\"disk\"]",
+                         "{\"storage\":1}",
+                         "[1]",
+                         "[\"storage\",\"storage\",\"storage\",\"storage\"]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(prov_targeted_parse(bad[i], &t) == -1 && t.n == 0);
+}
+
+static void targeted_compare(void)
+{
+    json_t *prev = json_loads(
+        "{\"storage_throughput\": {\"gate_run_id\": \"g1\", \"finished_at\": \"t\", \"stack_id\": "
+        "\"s1\", \"values\": {\"read_mbps\": 200.0, \"write_mbps\": 100.0, \"read_bytes\": 1024, "
+        "\"read_tool\": \"dd\", \"read_source\": \"probe\", \"read_path\": \"/d/p\", \"direct\": "
+        "true, \"write_bytes\": 16, \"min_read_mbps\": 1000}},"
+        " \"workload\": {\"gate_run_id\": \"g2\", \"stack_id\": \"s1\", \"values\": {\"metric\": "
+        "\"tokens_per_second\", \"value\": 2000, \"min\": 1000}}}",
+        0, NULL);
+    CHECK(prev != NULL);
+    /* same conditions: comparable, the change in % */
+    json_t *now = json_loads("{\"read_mbps\": 180.0, \"write_mbps\": 100.0, \"read_bytes\": 1024, "
+                             "\"read_tool\": \"dd\", \"read_source\": \"probe\", \"read_path\": "
+                             "\"/d/p\", \"direct\": true, \"write_bytes\": 16, "
+                             "\"min_read_mbps\": 1000}",
+                             0, NULL);
+    json_t *c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
+    CHECK(c != NULL && json_is_true(json_object_get(c, "comparable")));
+    CHECK(json_array_size(json_object_get(c, "differing")) == 0);
+    CHECK(json_is_null(json_object_get(c, "changed")));
+    CHECK_STR(json_string_value(json_object_get(json_object_get(c, "previous"), "gate_run_id")),
+              "g1");
+    json_t *rd = json_object_get(json_object_get(c, "values"), "read_mbps");
+    CHECK(near(json_real_value(json_object_get(rd, "delta_pct")), -10.0, 1e-9));
+    CHECK(json_real_value(json_object_get(rd, "previous")) == 200.0);
+    CHECK(json_number_value(json_object_get(json_object_get(c, "pool"), "min_read_mbps")) == 1000);
+    CHECK(json_object_get(json_object_get(c, "conditions"), "stack_id") == NULL);
+    json_decref(c);
+    /* one parameter changed: comparable, named */
+    json_object_set_new(now, "read_tool", json_string("fio"));
+    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
+    CHECK(json_is_true(json_object_get(c, "comparable")));
+    CHECK_STR(json_string_value(json_object_get(c, "changed")), "read_tool");
+    json_decref(c);
+    /* two: not comparable */
+    json_object_set_new(now, "read_bytes", json_integer(2048));
+    c = prov_targeted_compare("storage", "storage_throughput", now, prev, "s2", NULL);
+    CHECK(json_is_false(json_object_get(c, "comparable")) &&
+          json_array_size(json_object_get(c, "differing")) == 2);
+    CHECK(strstr(json_string_value(json_object_get(c, "summary")), "not comparable") != NULL);
+    json_decref(c);
+    json_decref(now);
+    /* the workload: the stack is a condition (a new stack is the one parameter changed) */
+    now =
+        json_loads("{\"metric\": \"tokens_per_second\", \"value\": 2400, \"min\": 1000}", 0, NULL);
+    json_t *pb = json_loads("{\"matched\": 3, \"reference\": 3000, \"metric\": "
+                            "\"tokens_per_second\", \"baselines\": [\"b1\", \"b2\", \"b3\"]}",
+                            0, NULL);
+    c = prov_targeted_compare("workload", "workload", now, prev, "s2", pb);
+    json_decref(pb);
+    json_t *bl = json_object_get(c, "baselines");
+    CHECK(json_integer_value(json_object_get(bl, "matched")) == 3);
+    CHECK(near(json_real_value(json_object_get(bl, "delta_pct")), -20.0, 1e-9));
+    CHECK(json_array_size(json_object_get(bl, "baselines")) == 3);
+    CHECK(json_is_true(json_object_get(c, "comparable")));
+    CHECK_STR(json_string_value(json_object_get(c, "changed")), "stack_id");
+    CHECK(near(json_real_value(json_object_get(
+                   json_object_get(json_object_get(c, "values"), "value"), "delta_pct")),
+               20.0, 1e-9));
+    json_decref(c);
+    /* nothing to compare with, or nothing measured */
+    c = prov_targeted_compare("workload", "workload", now, NULL, "s2", NULL);
+    CHECK(json_is_null(json_object_get(c, "previous")) &&
+          json_is_false(json_object_get(c, "comparable")));
+    CHECK(json_is_null(json_object_get(c, "baselines")));
+    json_decref(c);
+    c = prov_targeted_compare("bandwidth", "bandwidth", NULL, prev, NULL, NULL);
+    CHECK(c && json_is_false(json_object_get(c, "comparable")));
+    json_decref(c);
+    json_decref(now);
+    json_decref(prev);
+}
+
+UNIT_SUITE(gate_targeted_tests) = {
+    {"targeted diagnostics: tests to gate checks", targeted_parse},
+    {"targeted diagnostics: the comparison with the accepted gate", targeted_compare},
     UNIT_END,
 };
