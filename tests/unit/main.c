@@ -24,7 +24,8 @@ int main(int argc, char **argv)
         rollout_tests,      rollouts_api_tests,   periodic_tests,   dheap_tests,
         host_command_tests, rolemap_tests,        readiness_tests,  rollout_create_tests,
         components_tests,   project_limits_tests, budget_tests,     tbucket_tests,
-        rl_table_tests,     bottleneck_tests,     bandwidth_tests,  gate_storage_tests, gate_targeted_tests};
+        rl_table_tests,     bottleneck_tests,     bandwidth_tests,  gate_storage_tests,
+        gate_targeted_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {
