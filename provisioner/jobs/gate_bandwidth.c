@@ -168,7 +168,7 @@ char *gate_bw_cmd(const struct prov_gate *g, int i)
 struct bw_judge {
     const struct prov_gate *g;
     json_t *values;
-    char fails[400], notes[400];
+    char fails[400], notes[400], seen[300];
     int failed, missing, no_min;
     double min_allreduce, min_d2d;
 };
@@ -186,6 +186,15 @@ static int tool_missing(const struct prov_cmd_result *r)
     const char *e = r->err ? r->err : "";
     return r->ran && (r->exit_status == 127 || ((r->exit_status == 126 || r->exit_status == 125) &&
                                                 strstr(e, "executable file not found") != NULL));
+}
+
+static const char *min_text(double min, char *buf, size_t n)
+{
+    if (min > 0)
+        snprintf(buf, n, "minimum %.2f", min);
+    else
+        snprintf(buf, n, "no minimum");
+    return buf;
 }
 
 static void set_num(json_t *o, const char *k, double v)
@@ -243,6 +252,10 @@ static void judge_nccl(struct bw_judge *j, const struct prov_cmd_result *r)
              "", n.busbw_at_max, j->min_allreduce);
     else if (j->min_allreduce <= 0)
         j->no_min++;
+    char m[40];
+    if (n.busbw_at_max > 0)
+        gate_addf(j->seen, sizeof j->seen, "all_reduce busbw %.2f GB/s at %.0f MiB (%s)",
+                  n.busbw_at_max, n.max_size / 1048576.0, min_text(j->min_allreduce, m, sizeof m));
 }
 
 static void judge_nvbw(struct bw_judge *j, const struct prov_cmd_result *r)
@@ -281,6 +294,9 @@ static void judge_nvbw(struct bw_judge *j, const struct prov_cmd_result *r)
         else {
             set_num(j->values, "d2d_min_gbps", d2d->min);
             set_num(j->values, "d2d_median_gbps", d2d->median);
+            char m[40];
+            gate_addf(j->seen, sizeof j->seen, "D2D %.2f GB/s on the slowest pair (%s)", d2d->min,
+                      min_text(j->min_d2d, m, sizeof m));
             if (j->min_d2d > 0 && d2d->min < j->min_d2d)
                 fail(j,
                      "device-to-device copy %s%.2f GB/s on the slowest GPU pair, below the "
@@ -436,13 +452,13 @@ void gate_eval_bandwidth(const struct prov_gate *g, const struct prov_cmd_result
         gate_set(o, PLAN_CHECK_SKIP, 0, "%s; the pool does not require it (gate.bandwidth.require)",
                  j.notes);
     else if (j.no_min > 0 || j.notes[0])
-        gate_set(o, PLAN_CHECK_WARN, 0, "measured%s%s%s",
+        gate_set(o, PLAN_CHECK_WARN, 0, "%s%s%s%s", j.seen[0] ? j.seen : "measured",
                  j.no_min ? ", but no minimum is known "
                             "for this pool (set gate."
                             "bandwidth minimums)"
                           : "",
                  j.notes[0] ? "; " : "", j.notes);
     else
-        gate_set(o, PLAN_CHECK_PASS, 0, "bandwidth at or above the %s minimum",
-                 from_pool ? "pool's" : "catalog's");
+        gate_set(o, PLAN_CHECK_PASS, 0, "%s; minimums from the %s", j.seen,
+                 from_pool ? "pool" : "catalog");
 }

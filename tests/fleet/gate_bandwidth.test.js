@@ -150,6 +150,10 @@ describe('the bandwidth check on every profile', () => {
     assert.equal(c.values.tool, 'nccl');
     assert.equal(c.values.gpus, 8);
     assert.equal(c.values.allreduce_busbw_gbps, 479.93);
+    assert.match(
+      c.message,
+      /all_reduce busbw 479\.93 GB\/s at 8192 MiB \(minimum 296\.00\); minimums from the catalog/,
+    );
     assert.equal(c.values.allreduce_avg_busbw_gbps, 145.47);
     assert.deepEqual(c.values.expected, {
       min_allreduce_busbw_gbps: 296,
