@@ -138,6 +138,13 @@ SVC_SRC    += service/baseline.c
 API_SRC    += api/baselines.c
 UNIT_SRC   += tests/unit/test_baseline.c
 
+# Bandwidth reference in the gate (issue 26): the catalog's references (data/, generated),
+# the check (the parsers are in provisioner/parse/parsers.mk), their tests.
+GEN_PLAN   += build/gen/bw_reference.c
+PLAN_SRC   += planner/bw_reference.c
+PROV_SRC   += provisioner/jobs/gate_bandwidth.c
+UNIT_SRC   += tests/unit/test_bandwidth.c
+
 # Stack rollouts (docs/rollouts.md): the read side (document, list; the cost view's
 # windows read, then priced in service/) and the routes.
 DB_SRC     += db/rollouts_read.c
@@ -172,6 +179,18 @@ UNIT_SRC   += tests/unit/test_rl_table.c
 DB_SRC     += db/tokens.c
 SVC_SRC    += service/tokens.c
 API_SRC    += api/tokens.c
+# Bottlenecks (issue 26, docs/bottlenecks.md): where the time goes and the next test (the
+# rules, the rollup reads, the route).
+PLAN_SRC   += planner/bottleneck.c planner/bottleneck_json.c planner/recommend_bn.c
+DB_SRC     += db/bottlenecks.c
+SVC_SRC    += service/bottleneck.c service/recommend_bn.c
+API_SRC    += api/bottlenecks.c
+UNIT_SRC   += tests/unit/test_bottleneck.c
+
+# The storage reference in the gate (issue 26): dd and fio parsers, the check.
+PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \
+              provisioner/jobs/gate_storage.c provisioner/jobs/gate_targeted.c
+UNIT_SRC   += tests/unit/test_gate_storage.c
 
 # One archive per layer, $(BUILD)/lib<layer>.a, linked from the top down: a layer's
 # archive resolves only what the ones before it need.
@@ -243,6 +262,10 @@ gen: $(GEN_DB) $(GEN_API) $(GEN_PLAN)
 build/gen/xid_catalog.c: scripts/gen-xid-catalog data/xid_catalog.csv
 	@mkdir -p $(dir $@)
 	scripts/gen-xid-catalog data/xid_catalog.csv > $@.tmp && mv $@.tmp $@
+
+build/gen/bw_reference.c: scripts/gen-bw-reference data/bandwidth_reference.csv
+	@mkdir -p $(dir $@)
+	scripts/gen-bw-reference data/bandwidth_reference.csv > $@.tmp && mv $@.tmp $@
 
 bootstrap:
 	@scripts/bootstrap

@@ -28,21 +28,76 @@ enum MHD_Result api_hosts_gate(struct api_req *r)
     return host_command(r, &cmd);
 }
 
+/* {"level": 1-3} (dcgmi diag), or {"tests": ["storage", "bandwidth", "workload"]}: those
+ * gate checks run again on the drained host and are compared with its accepted gate
+ * (provisioner/jobs/gate_targeted.c). Not both. */
 struct diag_in {
     json_int_t level;
+    int has_level;
+    const json_t *tests;
 };
 static const struct spec_field diag_spec[] = {
-    {"level", SPEC_INTEGER, SPEC_REQUIRED, 1, 3, NULL, NULL, NULL, NULL,
-     SPEC_TO(struct diag_in, level)},
+    {"level", SPEC_INTEGER, 0, 1, 3, NULL, NULL, NULL, NULL,
+     SPEC_TO_SEEN(struct diag_in, level, has_level)},
+    {"tests", SPEC_ARRAY, 0, 1, 3, NULL, NULL, NULL, NULL, SPEC_TO(struct diag_in, tests)},
     SPEC_END,
 };
+static const char *const diag_tests[] = {"storage", "bandwidth", "workload", NULL};
+
+/* The tests as a JSON array text in out[n], or a 400 naming the bad item. */
+static int diag_tests_text(struct api_req *r, const json_t *tests, char *out, size_t n)
+{
+    size_t i, used = 0;
+    const json_t *t;
+    char path[32];
+    out[used++] = '[';
+    json_array_foreach(tests, i, t)
+    {
+        snprintf(path, sizeof path, "tests[%zu]", i);
+        const char *v = json_string_value(t);
+        int k = 0;
+        while (v && diag_tests[k] && strcmp(diag_tests[k], v))
+            k++;
+        if (v == NULL || diag_tests[k] == NULL) {
+            int show = v && strlen(v) <= 40 && spec_printable(v);
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s%s%s is not a test: storage, bandwidth or workload",
+                     show ? "\"" : "", show ? v : "the item", show ? "\"" : "");
+            api_reply_problem(r, API_ERR_INVALID_FIELD, path, "%s", msg);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(tests, j), t)) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "\"%s\" is named twice", v);
+                api_reply_problem(r, API_ERR_INVALID_FIELD, path, "%s", msg);
+                return -1;
+            }
+        used += (size_t)snprintf(out + used, n - used, "%s\"%s\"", i ? "," : "", v);
+    }
+    snprintf(out + used, n - used, "]");
+    return 0;
+}
 
 enum MHD_Result api_hosts_diagnostics(struct api_req *r)
 {
-    struct diag_in in;
+    struct diag_in in = {0, 0, NULL};
     if (api_spec_parse(r, r->json, diag_spec, &in) != 0)
         return MHD_YES;
-    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_DIAGNOSTICS, .diag_level = (int)in.level};
+    if (!in.has_level && in.tests == NULL)
+        return api_reply_problem(r, API_ERR_MISSING_FIELD, "level",
+                                 "give level (dcgmi diag -r 1-3) or tests (storage, bandwidth, "
+                                 "workload)");
+    if (in.has_level && in.tests != NULL)
+        return api_reply_problem(r, API_ERR_INVALID_FIELD, "tests",
+                                 "give either level (dcgmi diag -r 1-3) or tests (storage, "
+                                 "bandwidth, workload), not both");
+    char tests[64];
+    if (in.tests != NULL && diag_tests_text(r, in.tests, tests, sizeof tests) != 0)
+        return MHD_YES;
+    struct svc_host_cmd cmd = {.cmd = PLAN_CMD_DIAGNOSTICS,
+                               .diag_level = in.tests ? 0 : (int)in.level,
+                               .diag_tests = in.tests ? tests : NULL};
     return host_command(r, &cmd);
 }
 

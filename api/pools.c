@@ -129,8 +129,8 @@ static int valid_gpu_model(const char *s)
 /* ---- spec ---- */
 
 static const char *const interconnects[] = {"any", "pcie", "nvlink", NULL};
-static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload", "topology",
-                                          "storage",       "observability", NULL};
+static const char *const check_names[] = {"gpu_inventory", "container_gpu", "workload",  "topology",
+                                          "storage",       "observability", "bandwidth", NULL};
 
 /* What the cross-field rules read; the pool itself is stored whole (with defaults). */
 struct pool_in {
@@ -173,7 +173,51 @@ static const struct spec_field workload_spec[] = {
     {"cache", SPEC_ENUM, 0, 0, 0, NULL, NULL, workload_caches, NULL, SPEC_NONE},
     SPEC_END,
 };
+/* gate.storage: the storage_throughput check (docs/hosts-and-gates.md). The artifact is a
+ * path relative to durable_path with the pattern of the paths. */
+static int valid_artifact(const char *s)
+{
+    char abs[520];
+    return s[0] != '/' && snprintf(abs, sizeof abs, "/%s", s) < (int)sizeof abs &&
+           api_pool_valid_path(abs);
+}
+static const char *const storage_tools[] = {"auto", "dd", "fio", NULL};
+static const struct spec_field storage_spec[] = {
+    INT("read_size_mib", 0, 16, 1048576),
+    INT("write_size_mib", 0, 16, 65536),
+    {"artifact", SPEC_STRING, 0, 1, 500, valid_artifact,
+     "a path relative to durable_path: letters, digits and ._-/, without . or .. components", NULL,
+     NULL, SPEC_NONE},
+    {"tool", SPEC_ENUM, 0, 0, 0, NULL, NULL, storage_tools, NULL, SPEC_NONE},
+    NUM("min_read_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
+    NUM("min_write_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
+    {"require", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("timeout_s", 0, 1, 3600),
+    SPEC_END,
+};
+static const char *const check_enum[] = {
+    "gpu_inventory", "container_gpu", "workload",           "topology", "storage",
+    "observability", "bandwidth",     "storage_throughput", NULL};
+/* gate.bandwidth (issue 26; provisioner/jobs/gate_bandwidth.c, docs/hosts-and-gates.md) */
+static const char *const bw_tools[] = {"nccl", "nvbandwidth", "both", NULL};
+static const struct spec_field bandwidth_spec[] = {
+    {"tool", SPEC_ENUM, 0, 0, 0, NULL, NULL, bw_tools, NULL, SPEC_NONE},
+    {"path", SPEC_STRING, 0, 2, 256, api_pool_valid_path,
+     "an absolute path of letters, digits and ._-, without . or .. components", NULL, NULL,
+     SPEC_NONE},
+    {"require", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    {"host_to_device", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, SPEC_NONE},
+    NUM("min_allreduce_busbw_gbps", SPEC_EXCLUSIVE_MIN, 0, 10000),
+    NUM("min_d2d_gbps", SPEC_EXCLUSIVE_MIN, 0, 10000),
+    INT("min_bytes_mib", 0, 1, 1024),
+    INT("max_bytes_mib", 0, 1, 16384),
+    INT("iterations", 0, 1, 100),
+    INT("timeout_seconds", 0, 5, 3600),
+    INT("expect_numa_nodes", 0, 1, 64),
+    SPEC_END,
+};
 static const struct spec_field gate_spec[] = {
+    {"storage", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, storage_spec, SPEC_NONE},
     NUM("storage_min_mbps", SPEC_EXCLUSIVE_MIN, 0, 1e6),
     {"workload", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, workload_spec, SPEC_NONE},
     {"link_class", SPEC_STRING, 0, 1, 128, api_pool_valid_link_class,
@@ -182,7 +226,8 @@ static const struct spec_field gate_spec[] = {
      "an http(s) URL: letters, digits and .:- in the host (or an IPv6 literal in []), ._~/%- "
      "in the path",
      NULL, NULL, SPEC_NONE},
-    {"checks", SPEC_ENUM_ARRAY, 0, 1, 6, NULL, NULL, check_names, NULL, SPEC_NONE},
+    {"checks", SPEC_ENUM_ARRAY, 0, 1, 8, NULL, NULL, check_enum, NULL, SPEC_NONE},
+    {"bandwidth", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, bandwidth_spec, SPEC_NONE},
     SPEC_END,
 };
 static const struct spec_field thresholds_spec[] = {
@@ -289,6 +334,14 @@ static json_t *pool_check(struct api_req *r)
                           "scale_down_utilization must be below scale_up_utilization");
         return NULL;
     }
+    const json_t *bw = json_object_get(json_object_get(body, "gate"), "bandwidth");
+    json_int_t bmin = json_integer_value(json_object_get(bw, "min_bytes_mib"));
+    json_int_t bmax = json_integer_value(json_object_get(bw, "max_bytes_mib"));
+    if (bmin > (bmax ? bmax : 1024) || (bmax && bmax < (bmin ? bmin : 8))) {
+        api_reply_problem(r, API_ERR_INVALID_FIELD, "gate.bandwidth.max_bytes_mib",
+                          "max_bytes_mib must not be below min_bytes_mib (defaults 8 and 1024)");
+        return NULL;
+    }
     json_t *doc = json_deep_copy(body);
     if (doc == NULL) {
         api_reply_problem(r, API_ERR_INTERNAL_ERROR, NULL, "out of memory");
@@ -323,6 +376,12 @@ static json_t *pool_check(struct api_req *r)
     json_t *workload = json_object_get(gate, "workload");
     if (workload != NULL)
         set_default(workload, "timeout_s", json_integer(300));
+    json_t *bwdoc = json_object_get(gate, "bandwidth");
+    if (bwdoc != NULL) {
+        set_default(bwdoc, "tool", json_string("nccl"));
+        set_default(bwdoc, "require", json_false());
+        set_default(bwdoc, "timeout_seconds", json_integer(300));
+    }
     return doc;
 }
 

@@ -7,6 +7,7 @@
 
 #include "api/audit.h"
 #include "api/baselines.h"
+#include "api/bottlenecks.h"
 #include "api/briefs.h"
 #include "api/costs.h"
 #include "api/credentials.h"
@@ -154,6 +155,7 @@ const struct api_route api_routes[] = {
           ROUTE_BODY | ROUTE_MUTATES, "api/work_reports.c"),
     ROUTE("GET", "/v1/costs", api_costs, ROLES_READ, 0, "api/costs.c"),
     ROUTE("GET", "/v1/recommendations", api_recommendations, ROLES_READ, 0, "api/recommend.c"),
+    ROUTE("GET", "/v1/bottlenecks", api_bottlenecks, ROLES_READ, 0, "api/bottlenecks.c"),
     ROUTE("GET", "/v1/events", api_events_stream, ROLES_READ, ROUTE_TICKET, "api/events.c"),
     ROUTE("POST", "/v1/event-tickets", api_event_tickets_create, ROLES_READ, 0, "api/events.c"),
     ROUTE("POST", "/v1/tokens/revoke", api_tokens_revoke, ROLES_ADMIN, ROUTE_BODY | ROUTE_MUTATES,

@@ -80,7 +80,27 @@ const struct db_stmt db_gate_stmts[] = {
      " p.gate_version, coalesce((SELECT (j.params->>'level')::int FROM jobs j"
      "   WHERE j.id = $2::uuid), 0) AS diag_level,"
      " h.current_stack_id IS NOT NULL AS has_current_stack, h.quarantined_at IS NOT NULL AS held,"
-     " array_to_string(coalesce(m.nvidia_smi_na_fields, '{}'), ',') AS na_fields"
+     " array_to_string(coalesce(m.nvidia_smi_na_fields, '{}'), ',') AS na_fields,"
+     " (SELECT (j.params->'tests')::text FROM jobs j WHERE j.id = $2::uuid"
+     "   AND jsonb_typeof(j.params->'tests') = 'array') AS diag_tests,"
+     " (SELECT json_object_agg(x.name, json_build_object('gate_run_id', x.id,"
+     "   'finished_at', x.finished_at, 'stack_id', x.stack_id, 'values', x.vals))::text"
+     "  FROM (SELECT DISTINCT ON (c->>'name') c->>'name' AS name, r.id, r.finished_at,"
+     "   r.stack_id, c->'values' AS vals FROM gate_runs r, jsonb_array_elements(r.checks) c"
+     "   WHERE r.host_id = h.id AND r.kind = 'gate' AND r.verdict = 'accept'"
+     "   AND c->>'name' IN ('storage_throughput', 'bandwidth', 'workload')"
+     "   AND jsonb_typeof(c->'values') = 'object'"
+     "   AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2::uuid AND j.params ? 'tests')"
+     "   ORDER BY c->>'name', r.seq DESC) x) AS previous,"
+     " (SELECT json_build_object('matched', count(*), 'metric', min(b.metric),"
+     "   'reference', percentile_cont(0.5) WITHIN GROUP (ORDER BY b.value),"
+     "   'baselines', json_agg(b.id ORDER BY b.seq DESC))::text"
+     "  FROM (SELECT b.id, b.seq, b.metric, b.value FROM baselines b"
+     "   WHERE b.pool_id = p.id AND b.source = 'gate'"
+     "   AND b.workload_hash = workload_hash((p.spec->'gate'->'workload')::jsonb)"
+     "   AND b.metric = p.spec->'gate'->'workload'->>'metric'"
+     "   AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2::uuid AND j.params ? 'tests')"
+     "   ORDER BY b.seq DESC LIMIT 20) b HAVING count(*) > 0) AS pool_baselines"
      " FROM hosts h JOIN pools p ON p.id = h.pool_id"
      " LEFT JOIN gpu_models m ON m.key = p.gpu_model WHERE h.id = $1::uuid"},
     {"gate_run_insert",
@@ -111,7 +131,8 @@ static const struct db_str_field context_strings[] = {
     F(state, "state"),         F(current_stack_id, "current_stack_id"),
     F(stack_doc, "stack_doc"), F(pool_id, "pool_id"),
     F(pool_spec, "pool_spec"), F(gpu_name, "nvidia_smi_name"),
-    F(na_fields, "na_fields"),
+    F(na_fields, "na_fields"), F(diag_tests, "diag_tests"),
+    F(previous, "previous"),   F(pool_baselines, "pool_baselines"),
 };
 #undef F
 #define NCONTEXT_STRINGS (sizeof context_strings / sizeof context_strings[0])

@@ -16,6 +16,15 @@ struct db_gate_context {
     int has_current_stack; /* 0: current_stack_id is the desired stack */
     int held;              /* the quarantine hold is set */
     char *na_fields;       /* catalog: query fields the model reports [N/A] legitimately */
+    /* targeted diagnostics: the job's params.tests (a JSON array text, NULL for a dcgmi
+     * level), and per check name (storage_throughput, bandwidth, workload) the host's newest
+     * accepted gate that recorded it with values: {name: {gate_run_id, finished_at,
+     * stack_id, values}} (JSON text; NULL when none) */
+    char *diag_tests, *previous;
+    /* targeted diagnostics: the pool's workload baselines (recorded by its accepted gates,
+     * same workload hash and metric), the newest 20: {matched, reference (their median),
+     * metric, baselines: [ids]} (JSON text; NULL when none) */
+    char *pool_baselines;
 };
 /* Fills *g on DB_ONE_RESULT and leaves it empty otherwise; like db_host_target, it
  * requires an empty *g (overwritten, not freed). */

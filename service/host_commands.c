@@ -184,7 +184,7 @@ static char *stop_params(const struct svc_host_cmd *cmd, const struct db_host_fa
 static enum db_status queue_job(struct db_conn *c, struct svc_host_cmd *cmd,
                                 const struct db_host_facts *f, const struct plan_cmd_decision *d)
 {
-    char superseded[37] = "", params[32], *text = NULL;
+    char superseded[37] = "", params[128], *text = NULL;
     enum db_status s = DB_ONE_RESULT;
     if (d->supersede) {
         char why[200];
@@ -195,7 +195,9 @@ static enum db_status queue_job(struct db_conn *c, struct svc_host_cmd *cmd,
     }
     if (cmd->cmd == PLAN_CMD_STOP && (text = stop_params(cmd, f, superseded)) == NULL)
         return DB_HARD_ERROR;
-    if (cmd->cmd == PLAN_CMD_DIAGNOSTICS)
+    if (cmd->cmd == PLAN_CMD_DIAGNOSTICS && cmd->diag_tests != NULL) /* targeted (api/gates.c) */
+        snprintf(params, sizeof params, "{\"tests\":%s}", cmd->diag_tests);
+    else if (cmd->cmd == PLAN_CMD_DIAGNOSTICS)
         snprintf(params, sizeof params, "{\"level\":%d}", cmd->diag_level);
     s = db_job_create(c, d->job_kind, cmd->host_id,
                       cmd->cmd == PLAN_CMD_PROVISION ? cmd->stack_id : NULL,

@@ -54,6 +54,7 @@ struct svc_host_cmd {
     /* arguments (borrowed) */
     const char *stack_id;      /* provision */
     int diag_level;            /* diagnostics: 1-3 */
+    const char *diag_tests;    /* diagnostics: targeted tests, a JSON array text, or NULL */
     const char *reason;        /* stop, release, drain, resume (optional): the caller's words */
     const char *host_key;      /* release: the new pin, or NULL (record on next contact) */
     int dry_run, force;        /* stop */

@@ -19,16 +19,19 @@
 #include "planner/costs.h"
 #include "planner/recommend.h"
 #include "service/catalog.h"
+#include "service/recommend_bn.h"
 
 struct rec_arg {
     int64_t at_us;
     struct db_rec_input in;
     struct svc_catalog *cat;
+    struct svc_rec_bn bn; /* the bottleneck recommendations' inputs */
 };
 
 static void clear(struct rec_arg *a)
 {
     db_rec_input_free(&a->in);
+    svc_rec_bn_free(&a->bn);
     if (a->cat)
         svc_catalog_release(a->cat);
     a->cat = NULL;
@@ -42,6 +45,11 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
         db_recommend_read(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX, &a->in);
     if (s >= 0)
         a->cat = svc_catalog_get(c, &s);
+    if (s >= 0) {
+        enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
+        if (b < 0)
+            s = b;
+    }
     return s;
 }
 
@@ -392,7 +400,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         b->precision = pb.precision;
         b->sized = 1;
     }
-    if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0)
+    if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0 ||
+        svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0)
         return -1;
     return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
 }

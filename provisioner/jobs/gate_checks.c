@@ -1,6 +1,8 @@
 /* gate_checks.c — see gate_checks.h. */
 #include "provisioner/jobs/gate_checks.h"
+#include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_judges.h"
+#include "provisioner/jobs/gate_storage.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -17,7 +19,8 @@
 
 int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, size_t n)
 {
-    if (c != PROV_CHECK_DIAGNOSTICS && g->checks != 0 && !(g->checks & (1u << c))) {
+    if (c != PROV_CHECK_DIAGNOSTICS && c != PROV_CHECK_STORAGE_THROUGHPUT && g->checks != 0 &&
+        !(g->checks & (1u << c))) {
         snprintf(why, n, "not in the pool's gate checks");
         return 0;
     }
@@ -40,6 +43,8 @@ int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, 
             return 0;
         }
         return 1;
+    case PROV_CHECK_BANDWIDTH: return gate_bw_applies(g, why, n);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return gate_storage_applies(g, why, n);
     default: return 1;
     }
 }
@@ -51,6 +56,8 @@ int prov_check_ncmds(const struct prov_gate *g, enum prov_check c)
     case PROV_CHECK_GPU_INVENTORY: return 2;
     case PROV_CHECK_TOPOLOGY: return 2;
     case PROV_CHECK_STORAGE: return 2;
+    case PROV_CHECK_BANDWIDTH: return gate_bw_ncmds(g);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return 2;
     default: return 1;
     }
 }
@@ -60,16 +67,20 @@ int prov_check_timeout(const struct prov_gate *g, enum prov_check c, int i)
     (void)i;
     if (c == PROV_CHECK_WORKLOAD)
         return g->workload_timeout_s > 0 ? g->workload_timeout_s : 300;
+    if (c == PROV_CHECK_BANDWIDTH)
+        return gate_bw_timeout(g, i);
+    if (c == PROV_CHECK_STORAGE_THROUGHPUT)
+        return gate_storage_timeout(g, i);
     return 0;
 }
 
 enum prov_cmd_class prov_check_cmd_class(const struct prov_gate *g, enum prov_check c, int i)
 {
-    (void)g;
-    (void)i;
     switch (c) {
+    case PROV_CHECK_BANDWIDTH: return gate_bw_is_tool(g, i) ? PROV_CMD_WORKLOAD : PROV_CMD_QUERY;
     case PROV_CHECK_CONTAINER_GPU:
     case PROV_CHECK_WORKLOAD: return PROV_CMD_WORKLOAD; /* docker run of the pinned image */
+    case PROV_CHECK_STORAGE_THROUGHPUT: return PROV_CMD_WORKLOAD; /* its own timeout, no retry */
     case PROV_CHECK_DIAGNOSTICS: return PROV_CMD_DIAG;
     default: return PROV_CMD_QUERY;
     }
@@ -153,10 +164,12 @@ char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i)
     case PROV_CHECK_WORKLOAD: return docker_run(g->image_ref, g->workload_command);
     case PROV_CHECK_TOPOLOGY: return strdup(i == 0 ? "nvidia-smi topo -m" : "nvidia-smi nvlink -s");
     case PROV_CHECK_STORAGE: return storage_cmd(i == 0 ? g->durable_path : g->scratch_path);
+    case PROV_CHECK_STORAGE_THROUGHPUT: return gate_storage_cmd(g, i);
     case PROV_CHECK_OBSERVABILITY: {
         const char *args[1] = {g->observability_url};
         return prov_sh_template("curl -g -fsS -m 5 -o /dev/null -w '%%{http_code}' -- %s", 1, args);
     }
+    case PROV_CHECK_BANDWIDTH: return gate_bw_cmd(g, i);
     case PROV_CHECK_DIAGNOSTICS: {
         char level[4];
         snprintf(level, sizeof level, "%d",
@@ -187,7 +200,9 @@ void prov_check_eval(const struct prov_gate *g, enum prov_check c,
     case PROV_CHECK_WORKLOAD: gate_eval_workload(g, results, out); break;
     case PROV_CHECK_TOPOLOGY: gate_eval_topology(g, results, out); break;
     case PROV_CHECK_STORAGE: gate_eval_storage(g, results, out); break;
+    case PROV_CHECK_STORAGE_THROUGHPUT: gate_eval_storage_throughput(g, results, out); break;
     case PROV_CHECK_OBSERVABILITY: gate_eval_observability(g, results, out); break;
+    case PROV_CHECK_BANDWIDTH: gate_eval_bandwidth(g, results, out); break;
     case PROV_CHECK_DIAGNOSTICS: gate_eval_diagnostics(g, results, out); break;
     default: break;
     }

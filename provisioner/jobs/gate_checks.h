@@ -15,7 +15,7 @@ int prov_check_applies(const struct prov_gate *g, enum prov_check c, char *why, 
 int prov_check_ncmds(const struct prov_gate *g, enum prov_check c);
 char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i);
 /* Timeout for command i, seconds (0: the worker's default for its class): the workload's
- * own timeout_s (default 300). */
+ * own timeout_s (default 300); the bandwidth tools' gate.bandwidth.timeout_seconds. */
 int prov_check_timeout(const struct prov_gate *g, enum prov_check c, int i);
 /* Class of command i: QUERY for nvidia-smi, dd, curl; WORKLOAD for the commands that start a
  * container of the pinned image (container_gpu, workload); DIAG for dcgmi. */

@@ -8,8 +8,9 @@
 
 #include "common/utf8.h"
 
-const char *const prov_check_names[] = {"gpu_inventory", "container_gpu", "workload",   "topology",
-                                        "storage",       "observability", "diagnostics"};
+const char *const prov_check_names[] = {"gpu_inventory", "container_gpu", "workload",
+                                        "topology",      "storage",       "observability",
+                                        "bandwidth",     "diagnostics",   "storage_throughput"};
 
 const char *const prov_inv_fields[] = {"index",
                                        "name",

@@ -19,6 +19,17 @@
 #define GATE_MAX_CMDS     4
 #define GATE_EVIDENCE_MAX 8192
 
+/* The storage reference (gate.storage, provisioner/jobs/gate_storage.c). */
+struct prov_storage_ref {
+    int enabled;                          /* gate.storage set, the check named, or a test */
+    long read_size_mib, write_size_mib;   /* bounded by the pool's spec */
+    const char *artifact;                 /* relative to durable_path, or NULL: the probe */
+    const char *tool;                     /* "auto", "dd" or "fio" */
+    double min_read_mbps, min_write_mbps; /* 0: not judged */
+    int require;                          /* unmeasurable here (fio or artifact absent): fail */
+    int timeout_s;                        /* 0: by the sizes */
+};
+
 /* What the gate checks against: the pool's expectations and gate definition, the
  * catalog entry of the pool's GPU model, and the host's current stack. */
 struct prov_gate {
@@ -41,7 +52,23 @@ struct prov_gate {
      * (catalog; comma-separated, e.g. "retired_pages.pending" on H100/A100): those pass and
      * are listed in values.not_applicable. NULL: every field the gate needs must read. */
     const char *na_fields;
+    /* The bandwidth reference (pool gate.bandwidth; gate_bandwidth.c, issue 26). */
+    struct prov_bw_cfg {
+        int tool;              /* PROV_BW_NCCL | PROV_BW_NVBW bits */
+        const char *path;      /* directory of the tools on the host; NULL: the stack's image */
+        int require;           /* a missing tool fails the check (investigate) instead of a skip */
+        int host_to_device;    /* nvbandwidth host_to_device_memcpy_ce too (any GPU count) */
+        double min_allreduce;  /* GB/s; 0: the catalog's, else none */
+        double min_d2d;        /* GB/s; 0: the catalog's, else none */
+        int min_mib, max_mib;  /* all_reduce_perf -b/-e sizes */
+        int iters;             /* all_reduce_perf -n, nvbandwidth -i */
+        int timeout_s;         /* each tool command */
+        int expect_numa_nodes; /* 0: not checked */
+        const char *gpu_model, *interconnect; /* the catalog's key */
+    } bw;
+    struct prov_storage_ref storage;
 };
+enum { PROV_BW_NCCL = 1, PROV_BW_NVBW = 2 };
 
 enum prov_check {
     PROV_CHECK_GPU_INVENTORY,
@@ -50,7 +77,9 @@ enum prov_check {
     PROV_CHECK_TOPOLOGY,
     PROV_CHECK_STORAGE,
     PROV_CHECK_OBSERVABILITY,
-    PROV_CHECK_DIAGNOSTICS, /* dcgmi diag (diagnostics jobs only) */
+    PROV_CHECK_BANDWIDTH,          /* all_reduce_perf / nvbandwidth (gate_bandwidth.c) */
+    PROV_CHECK_DIAGNOSTICS,        /* dcgmi diag (diagnostics jobs only) */
+    PROV_CHECK_STORAGE_THROUGHPUT, /* the data path's rates (gate.storage) */
     PROV_CHECK__COUNT,
 };
 extern const char *const prov_check_names[]; /* gpu_inventory, container_gpu, … */

@@ -14,12 +14,18 @@
 #include "common/util.h"
 #include "db/gates.h"
 #include "planner/gate.h"
+#include "provisioner/jobs/gate_bandwidth.h"
 #include "provisioner/jobs/gate_checks.h"
+#include "provisioner/jobs/gate_storage.h"
+#include "provisioner/jobs/gate_targeted.h"
 #include "provisioner/jobs/job.h"
 
 struct gate_job {
     struct job_task t; /* first: the core's part */
     int is_diag;
+    struct prov_targeted tg; /* targeted diagnostics: the tests' checks (tg.n 0: dcgmi) */
+    json_t *previous;        /* their previous accepted values (gate_targeted.h) */
+    json_t *baselines;       /* the pool's workload baselines (gate_targeted.h) */
     struct prov_gate gate;
     struct db_gate_context gctx;
     json_t *pool;  /* pool spec (owns strings the gate points into) */
@@ -31,8 +37,8 @@ struct gate_job {
     struct prov_cmd_result res[GATE_MAX_CMDS];
     char *res_out[GATE_MAX_CMDS], *res_err[GATE_MAX_CMDS];
     double check_command_ms;
-    int check_timed_out;
-    json_t *checks;                                    /* recorded entries so far */
+    int check_timed_out, check_timeout_s; /* the timeout of the command that ran past it */
+    json_t *checks;                       /* recorded entries so far */
     struct plan_check_outcome outs[PROV_CHECK__COUNT]; /* the outcomes, in memory */
     int nouts;
     char timed_out_msg[320]; /* a query timed out twice: the gate stops here */
@@ -51,16 +57,18 @@ static struct gate_job *gj_of(struct job_task *t)
 
 static const int gate_order[] = {PROV_CHECK_GPU_INVENTORY, PROV_CHECK_CONTAINER_GPU,
                                  PROV_CHECK_WORKLOAD,      PROV_CHECK_TOPOLOGY,
-                                 PROV_CHECK_STORAGE,       PROV_CHECK_OBSERVABILITY};
+                                 PROV_CHECK_STORAGE,       PROV_CHECK_STORAGE_THROUGHPUT,
+                                 PROV_CHECK_OBSERVABILITY, PROV_CHECK_BANDWIDTH};
 #define NGATE (int)(sizeof gate_order / sizeof gate_order[0])
 
 static int gate_total(const struct gate_job *g)
 {
-    return g->is_diag ? 1 : NGATE;
+    return g->is_diag ? (g->tg.n ? g->tg.n : 1) : NGATE;
 }
+/* -1: a targeted test whose check this build does not have */
 static int gate_check_at(const struct gate_job *g, int i)
 {
-    return g->is_diag ? PROV_CHECK_DIAGNOSTICS : gate_order[i];
+    return g->is_diag ? (g->tg.n ? g->tg.id[i] : PROV_CHECK_DIAGNOSTICS) : gate_order[i];
 }
 
 static void free_outputs(struct gate_job *g)
@@ -81,7 +89,7 @@ static void record_check(struct gate_job *g, int check, const struct prov_check_
     if (g->nouts >= PROV_CHECK__COUNT)
         return;
     struct plan_check_outcome *out = &g->outs[g->nouts++];
-    out->name = prov_check_names[check];
+    out->name = check >= 0 ? prov_check_names[check] : g->tg.check[g->check];
     out->status = o->status;
     out->hardware_evidence = o->hardware_evidence;
     out->recorded = 0;
@@ -97,13 +105,21 @@ static void record_check(struct gate_job *g, int check, const struct prov_check_
     }
     size_t len = 0;
     char *text = sbuf_take(&b, &len);
-    json_t *entry = prov_check_entry(prov_check_names[check], o, text ? text : "", text ? len : 0,
+    json_t *entry = prov_check_entry(out->name, o, text ? text : "", text ? len : 0,
                                      g->check_command_ms, parse_ms);
     free(text);
+    if (entry != NULL && g->tg.n > 0) { /* targeted: compared with the accepted gate */
+        json_t *cmp = prov_targeted_compare(g->tg.test[g->check], out->name, o->values, g->previous,
+                                            g->gctx.current_stack_id, g->baselines);
+        if (cmp == NULL || json_object_set_new(entry, "comparison", cmp) != 0) {
+            json_decref(entry);
+            entry = NULL;
+        }
+    }
     out->recorded = entry != NULL && json_array_append_new(g->checks, entry) == 0;
     if (!out->recorded)
         log_msg(LOG_ERROR, "job %s: check %s ran but could not be recorded", g->t.job.id,
-                prov_check_names[check]);
+                out->name);
 }
 
 /* A check that runs no command: recorded with a status and a message. */
@@ -123,11 +139,21 @@ static void run_current(struct job_task *t)
     while (g->check < gate_total(g)) {
         int check = gate_check_at(g, g->check);
         char why[160];
+        if (check < 0) {
+            record_bare(g, check, PLAN_CHECK_SKIP,
+                        "this version of gpufleet has no such gate check");
+            g->check++;
+            continue;
+        }
         if (g->cmd_i == 0) {
             g->check_command_ms = 0;
             g->check_timed_out = 0;
             free_outputs(g);
             int applies = prov_check_applies(&g->gate, (enum prov_check)check, why, sizeof why);
+            if (!applies && check == PROV_CHECK_STORAGE_THROUGHPUT) {
+                g->check++; /* opt-in (gate.storage): not recorded when the pool has none */
+                continue;
+            }
             if (!applies || g->timed_out_msg[0]) {
                 record_bare(g, check, PLAN_CHECK_SKIP,
                             applies ? "not run: an earlier query did not answer" : why);
@@ -165,7 +191,7 @@ static void judge_check(struct gate_job *g, int check, int ncmds)
             snprintf(o.message, sizeof o.message, "%s", g->timed_out_msg);
         else
             snprintf(o.message, sizeof o.message, "a command exceeded its timeout (%d s)",
-                     g->t.cmd_timeout_s);
+                     g->check_timeout_s);
     } else if (!g->kept) {
         memset(&o, 0, sizeof o);
         o.status = PLAN_CHECK_FAIL;
@@ -225,6 +251,8 @@ static void on_exec(struct job_task *t, const struct prov_ssh_exec_result *r)
     g->check_command_ms += (double)took / 1000.0;
     g->timed_out = job_timed_out(r);
     g->was_query = t->cmd_class == PROV_CMD_QUERY;
+    if (g->timed_out && !g->check_timed_out)
+        g->check_timeout_s = t->cmd_timeout_s;
     if (g->timed_out)
         g->check_timed_out = 1;
     /* the command, for the job's step list */
@@ -278,7 +306,7 @@ static enum db_status gate_finish_fn(struct db_conn *c, void *arg)
                                   NULL,
                                   g->started_at,
                                   g->is_diag ? 0 : g->gctx.gate_version,
-                                  g->is_diag ? g->gate.diag_level : 0,
+                                  g->is_diag && g->tg.n == 0 ? g->gate.diag_level : 0,
                                   t->connect_ms};
     char run_id[37] = "";
     s = db_gate_run_insert(c, &run, run_id);
@@ -378,6 +406,19 @@ static void loaded(struct job_task *t)
         .checks = checks_mask(json_object_get(gate, "checks")),
         .diag_level = g->gctx.diag_level >= 1 && g->gctx.diag_level <= 3 ? g->gctx.diag_level : 1,
     };
+    gate_bw_config(&g->gate, g->pool);
+    prov_storage_ref_load(&g->gate.storage, json_object_get(gate, "storage"),
+                          (g->gate.checks >> PROV_CHECK_STORAGE_THROUGHPUT) & 1u);
+    if (g->is_diag && g->gctx.diag_tests != NULL) { /* targeted: the named checks, always */
+        if (prov_targeted_parse(g->gctx.diag_tests, &g->tg) != 0) {
+            job_fail(t, "step_failed", "the job's tests do not read", 0);
+            return;
+        }
+        g->gate.checks = 0;
+        g->gate.storage.enabled = 1;
+        g->previous = g->gctx.previous ? json_loads(g->gctx.previous, 0, NULL) : NULL;
+        g->baselines = g->gctx.pool_baselines ? json_loads(g->gctx.pool_baselines, 0, NULL) : NULL;
+    }
     job_connect(t);
 }
 
@@ -412,6 +453,8 @@ static void release(struct job_task *t)
     json_decref(g->checks);
     json_decref(g->pool);
     json_decref(g->stack);
+    json_decref(g->previous);
+    json_decref(g->baselines);
     free(g->image_ref);
     db_gate_context_free(&g->gctx);
 }

@@ -15,6 +15,9 @@ PARSER_SRC := provisioner/parse/parse_util.c provisioner/parse/parse_csv.c \
               provisioner/parse/parse_xml.c provisioner/parse/parse_ktime.c \
               provisioner/parse/parse_kmsg.c provisioner/parse/parse_sample.c \
               provisioner/parse/parse_fabric.c
+# bandwidth references (issue 26): nccl-tests, nvbandwidth, numactl -H / lscpu
+PARSER_SRC += provisioner/parse/parse_nccl.c provisioner/parse/parse_nvbandwidth.c \
+              provisioner/parse/parse_numa.c
 PARSER_TEST_SRC := tests/parsers/main.c tests/parsers/test_helpers.c \
                    tests/parsers/test_fixtures_smi.c tests/parsers/test_fixtures_links.c \
                    tests/parsers/test_fixtures.c tests/parsers/test_monitor.c \

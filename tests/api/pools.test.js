@@ -21,7 +21,7 @@ let viewer;
 const uniq = () => crypto.randomBytes(4).toString('hex');
 const clone = (v) => JSON.parse(JSON.stringify(v));
 
-const ALL_CHECKS = ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability'];
+const ALL_CHECKS = ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability', 'bandwidth'];
 
 function minimalPool(overrides = {}) {
   return {

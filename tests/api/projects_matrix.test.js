@@ -241,6 +241,7 @@ const ROUTES = {
   },
   'GET /v1/costs': { kind: 'list', path: () => '/v1/costs?group_by=host', ids: (w) => [w.host.id] },
   'GET /v1/recommendations': { kind: 'list', path: () => '/v1/recommendations', ids: (w) => [w.host.id] },
+  'GET /v1/bottlenecks': { kind: 'read', path: (w) => `/v1/bottlenecks?host=${w.host.id}` },
   'GET /v1/events': { kind: 'stream' },
   'POST /v1/event-tickets': { kind: 'self' }, // a ticket for the caller's own stream
   'POST /v1/tokens/revoke': {

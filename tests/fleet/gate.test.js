@@ -52,7 +52,7 @@ const PROFILES = [
   'hang',
 ];
 const HEALTHY = ['h100x8', 'a100x8', 'l4x1', 'rtx4090x8'];
-const CHECK_ORDER = ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability'];
+const CHECK_ORDER = ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability', 'bandwidth'];
 const SAMPLE = path.join(ROOT, 'test-artifacts', 'fleet-gate-sample.json');
 
 let sim;

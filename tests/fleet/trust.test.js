@@ -166,7 +166,7 @@ describe('the gate fails closed', () => {
     assert.equal(job.state, 'succeeded', `${job.error_class} ${job.error}`);
     assert.deepEqual(
       run.checks.map((c) => c.name),
-      ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability'],
+      ['gpu_inventory', 'container_gpu', 'workload', 'topology', 'storage', 'observability', 'bandwidth'],
       'a check went missing from the record',
     );
     const wl = check(run, 'workload');

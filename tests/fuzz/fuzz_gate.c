@@ -38,7 +38,7 @@ static char *slurp(const char *path)
         fprintf(stderr, "fuzz_gate: cannot read %s (run from the repository root)\n", path);
         abort();
     }
-    static char bufs[3][65536];
+    static char bufs[4][65536];
     static int next;
     char *b = bufs[next++];
     size_t n = fread(b, 1, sizeof bufs[0] - 1, f);
@@ -98,7 +98,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                               .workload_metric = "tokens_per_second",
                               .workload_min = 1000,
                               .observability_url = "http://127.0.0.1:9400/metrics",
-                              .diag_level = 2};
+                              .diag_level = 2,
+                              .bw = {.tool = PROV_BW_NCCL,
+                                     .timeout_s = 60,
+                                     .gpu_model = "h100_sxm",
+                                     .interconnect = "nvlink"},
+                              .storage = {1, 1024, 256, NULL, "auto", 100, 50, 0, 0}};
     static const char dd[] = "16777216 bytes (17 MB, 16 MiB) copied, 0.05 s, 336 MB/s\n" SUM
                              "  -\n16777216 bytes (17 MB, 16 MiB) copied, 0.01 s, 1.7 GB/s\n";
     good[PROV_CHECK_GPU_INVENTORY][0] = query;
@@ -110,10 +115,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     good[PROV_CHECK_TOPOLOGY][1] = "";
     good[PROV_CHECK_STORAGE][0] = good[PROV_CHECK_STORAGE][1] = dd;
     good[PROV_CHECK_OBSERVABILITY][0] = "204";
+    good[PROV_CHECK_BANDWIDTH][0] = good[PROV_CHECK_TOPOLOGY][0];
+    good[PROV_CHECK_BANDWIDTH][1] =
+        "available: 2 nodes (0-1)\nnode 0 cpus: 0-47\nnode 1 cpus: 48-95\n";
+    good[PROV_CHECK_BANDWIDTH][2] = slurp(
+        "tests/fixtures/perf/nccl_all_reduce_perf__H100-SXM-NVSwitch__8gpu_1node_healthy.txt");
+    good[PROV_CHECK_STORAGE_THROUGHPUT][0] =
+        "gpufleet-storage: tool=dd direct=1\n1024+0 records in\n1024+0 records out\n"
+        "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 0.5 s, 2.1 GB/s\n";
+    good[PROV_CHECK_STORAGE_THROUGHPUT][1] =
+        "gpufleet-storage: tool=dd direct=1\n268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, "
+        "537 MB/s\n";
     good[PROV_CHECK_DIAGNOSTICS][0] =
         slurp("tests/fixtures/nvidia/dcgmi_diag_r2_pass__H100-80GB-HBM3__1gpu.txt");
     for (int c = 0; c < PROV_CHECK__COUNT; c++) {
-        struct prov_cmd_result r[2] = {{1, 0, good[c][0], ""}, {1, 0, good[c][1], ""}};
+        struct prov_cmd_result r[GATE_MAX_CMDS];
+        for (int i = 0; i < GATE_MAX_CMDS; i++)
+            r[i] = (struct prov_cmd_result){1, 0, good[c][i] ? good[c][i] : "", ""};
         healthy[c] = judge((enum prov_check)c, r);
         check(healthy[c].status == PLAN_CHECK_PASS, "the healthy baseline passes");
     }
@@ -159,8 +177,17 @@ static int holds_what_a_pass_needs(enum prov_check c, const struct prov_cmd_resu
         return r[0].exit_status == 0 && r[1].exit_status == 0 && has(r[0].out, SUM) &&
                has(r[1].out, SUM) && has(r[0].out, "copied, ") && has(r[1].out, "copied, ");
     case PROV_CHECK_OBSERVABILITY: return r[0].exit_status == 0 && r[0].out[0] == '2';
+    case PROV_CHECK_STORAGE_THROUGHPUT: /* a write measured; a read measured, or not measurable */
+        return r[1].exit_status == 0 && has(r[1].out, "copied, ") &&
+               (has(r[0].out, "gpufleet-storage: missing=") ||
+                (r[0].exit_status == 0 &&
+                 (has(r[0].out, "copied, ") || has(r[0].out, "\"jobs\""))));
     case PROV_CHECK_DIAGNOSTICS:
         return r[0].exit_status == 0 && has(r[0].out, "Pass") && !diag_row_fails(r[0].out);
+    case PROV_CHECK_BANDWIDTH: /* read to its trailer, not failed; or the tool is missing (skip) */
+        return (r[2].exit_status >= 125 && r[2].exit_status <= 127) ||
+               (r[2].exit_status == 0 && has(r[2].out, "Avg bus bandwidth") &&
+                !has(r[2].out, "FAILED"));
     default: return 0;
     }
 }
@@ -200,15 +227,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r[k].err = text;
         r[k].exit_status = 1 + data[1] / 4 % 200;
     }
-    struct plan_check_outcome oc[PROV_CHECK__COUNT];
+    struct plan_check_outcome oc[PROV_CHECK__COUNT], *mine = &oc[0];
     int nout = 0;
     if (c == PROV_CHECK_DIAGNOSTICS) {
         oc[nout++] = judge(c, r);
     } else {
-        for (int i = 0; i < PROV_CHECK_DIAGNOSTICS; i++)
+        for (int i = 0; i < PROV_CHECK__COUNT; i++) {
+            if (i == PROV_CHECK_DIAGNOSTICS)
+                continue;
+            if (i == (int)c)
+                mine = &oc[nout];
             oc[nout++] = i == (int)c ? judge(c, r) : healthy[i];
+        }
     }
-    struct plan_check_outcome *mine = &oc[c == PROV_CHECK_DIAGNOSTICS ? 0 : (int)c];
     check(mine->status <= PLAN_CHECK_TIMEOUT, "a known status");
     char why[400];
     enum plan_verdict v = plan_gate_verdict(oc, nout, why, sizeof why);

@@ -53,10 +53,14 @@ extern const struct unit_test rollouts_api_tests[];
 extern const struct unit_test host_command_tests[];
 extern const struct unit_test rolemap_tests[];
 extern const struct unit_test readiness_tests[];
+extern const struct unit_test bandwidth_tests[];
 extern const struct unit_test rollout_create_tests[];
 extern const struct unit_test components_tests[];
 extern const struct unit_test project_limits_tests[];
 extern const struct unit_test budget_tests[];
+extern const struct unit_test bottleneck_tests[];
+extern const struct unit_test gate_storage_tests[];
+extern const struct unit_test gate_targeted_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;
