@@ -9,6 +9,7 @@
 //   | fio      | fio_storage      | as ok                          | pass (fio JSON)           | accept      | ready         |
 //   | nofio    | h100x8           | tool fio, require              | fail (no fio on the host) | investigate | investigating |
 //   | nodirect | nodirect_durable | as ok                          | pass, direct: false       | accept      | ready         |
+//   | artifact | h100x8           | artifact models/m.bin (8 MiB)  | pass (the artifact read)  | accept      | ready         |
 //
 // Then: diagnostics with tests ["storage"] are refused on a ready host (409
 // host_not_drained) and, after a drain, run the check again and compare it with the
@@ -38,6 +39,7 @@ const HOSTS = [
   { key: 'fio', profile: 'fio_storage', pool: 'ok' },
   { key: 'nofio', profile: 'h100x8', pool: 'fio_required' },
   { key: 'nodirect', profile: 'nodirect_durable', pool: 'ok' },
+  { key: 'artifact', profile: 'h100x8', pool: 'artifact' },
 ];
 const MIB = 1048576;
 const SAMPLE = path.join(ROOT, 'test-artifacts', 'fleet-gate-storage-sample.json');
@@ -118,7 +120,16 @@ before(async () => {
     fio_required: await mk(
       poolInput('stor-fio', { read_size_mib: 16, write_size_mib: 16, tool: 'fio', require: true }),
     ),
+    artifact: await mk(
+      poolInput('stor-art', { read_size_mib: 16, write_size_mib: 16, artifact: 'models/m.bin', min_read_mbps: 1 }),
+    ),
   };
+  // the artifact the pool names: 8 MiB in the host's durable directory (read whole: < 16 MiB)
+  const art = sim.hosts[HOSTS.findIndex((x) => x.key === 'artifact')];
+  const models = path.join(sim.dir, art.name, 'fs', 'durable', 'models');
+  fs.mkdirSync(models, { recursive: true, mode: 0o755 });
+  fs.chmodSync(models, 0o755);
+  fs.writeFileSync(path.join(models, 'm.bin'), Buffer.alloc(8 * MIB, 7), { mode: 0o644 });
   await Promise.all(
     sim.hosts.map(async (h, i) => {
       const { key, pool } = HOSTS[i];
@@ -210,6 +221,20 @@ describe('storage_throughput in the gate', () => {
     for (const c of run.checks) if (c.name !== 'storage_throughput') assert.notEqual(c.status, 'fail', show(run));
     assert.equal((await getHost(hostOf.get('slow').id)).state, 'investigating');
     sample.slow = st;
+  });
+});
+
+describe('an artifact the pool names', () => {
+  test('read instead of the probe, whole when smaller than read_size_mib; no probe written', () => {
+    const run = gateRun.get('artifact');
+    const st = check(run, 'storage_throughput');
+    assert.equal(st.status, 'pass', show(run));
+    assert.equal(st.values.read_source, 'artifact');
+    assert.equal(st.values.read_path, `${sim.env.SIMFLEET_DURABLE_PATH}/models/m.bin`);
+    assert.equal(st.values.read_bytes, 8 * MIB);
+    const art = sim.hosts[HOSTS.findIndex((x) => x.key === 'artifact')];
+    assert.ok(!fs.existsSync(path.join(sim.dir, art.name, 'fs', 'durable', '.gpufleet-storage-probe')));
+    assert.equal(run.verdict, 'accept', show(run));
   });
 });
 
