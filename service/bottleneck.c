@@ -7,6 +7,23 @@
 
 #include "common/util.h"
 
+void svc_bn_add_row(struct plan_bn_host *h, const struct db_bn_row *w)
+{
+    struct plan_bn_sums *s = &h->half[w->half];
+    s->reports += w->reports;
+    s->phase_reports += w->phase_reports;
+    s->busy_s += w->busy_s;
+    s->phase_busy_s += w->phase_busy_s;
+    for (int k = 0; k < PLAN_PHASE_COUNT && k < DB_BN_PHASES; k++)
+        s->phase_s[k] += w->phase_s[k];
+    s->completed += w->completed;
+    s->failed += w->failed;
+    s->retried += w->retried;
+    s->bytes_moved += w->bytes_moved;
+    h->load_buckets += w->load_buckets;
+    h->load_bytes += w->load_bytes;
+}
+
 /* The rows (by host, then half) into hosts, one per host. */
 static int to_hosts(struct svc_bottleneck *b)
 {
@@ -24,19 +41,7 @@ static int to_hosts(struct svc_bottleneck *b)
             h->id = w->host_id;
             h->pool_id = w->pool_id;
         }
-        struct plan_bn_sums *s = &h->half[w->half];
-        s->reports += w->reports;
-        s->phase_reports += w->phase_reports;
-        s->busy_s += w->busy_s;
-        s->phase_busy_s += w->phase_busy_s;
-        for (int k = 0; k < PLAN_PHASE_COUNT && k < DB_BN_PHASES; k++)
-            s->phase_s[k] += w->phase_s[k];
-        s->completed += w->completed;
-        s->failed += w->failed;
-        s->retried += w->retried;
-        s->bytes_moved += w->bytes_moved;
-        h->load_buckets += w->load_buckets;
-        h->load_bytes += w->load_bytes;
+        svc_bn_add_row(h, w);
     }
     return 0;
 }

@@ -30,6 +30,8 @@ struct svc_bottleneck {
  * absent or outside the projects, or a db error. Free b with svc_bottleneck_free. */
 enum db_status svc_bottleneck_run(struct svc_bottleneck *b);
 void svc_bottleneck_free(struct svc_bottleneck *b);
+/* Adds a rollup row's sums into its host's half (the window's first or second). */
+void svc_bn_add_row(struct plan_bn_host *h, const struct db_bn_row *w);
 /* A db signal row as the planner's signals (the strings stay borrowed). */
 void svc_bn_signal(const struct db_bn_signal *g, struct plan_bn_signals *s);
 

@@ -9,23 +9,6 @@
 #include "planner/recommend_bn.h"
 #include "service/bottleneck.h"
 
-static void add_row(struct plan_bn_host *h, const struct db_bn_row *w)
-{
-    struct plan_bn_sums *s = &h->half[w->half];
-    s->reports += w->reports;
-    s->phase_reports += w->phase_reports;
-    s->busy_s += w->busy_s;
-    s->phase_busy_s += w->phase_busy_s;
-    for (int k = 0; k < PLAN_PHASE_COUNT && k < DB_BN_PHASES; k++)
-        s->phase_s[k] += w->phase_s[k];
-    s->completed += w->completed;
-    s->failed += w->failed;
-    s->retried += w->retried;
-    s->bytes_moved += w->bytes_moved;
-    h->load_buckets += w->load_buckets;
-    h->load_bytes += w->load_bytes;
-}
-
 static int by_pool(const void *a, const void *b)
 {
     const struct plan_bn_host *x = a, *y = b;
@@ -49,7 +32,7 @@ static int group(struct svc_rec_bn *b)
             h->id = w->host_id;
             h->pool_id = w->pool_id;
         }
-        add_row(h, w);
+        svc_bn_add_row(h, w);
     }
     if (b->nh > 1)
         qsort(b->hosts, b->nh, sizeof *b->hosts, by_pool);
