@@ -84,13 +84,14 @@ function ensureAppRole(base) {
   appRoleReady = true;
 }
 
-// A fresh, empty database in the test cluster. Returns {name, url, appUrl, drop()}: url is
+// A fresh, empty database in the test cluster (template: a copy of the migrated template
+// instead). Returns {name, url, appUrl, drop()}: url is
 // the owner's (migrations, and the tests' own fixture SQL), appUrl the application role's
 // (what serve runs as).
 function createDatabase(prefix, { base = baseDatabaseUrl(), template } = {}) {
   const name = uniqueName(prefix);
   ensureAppRole(base);
-  if (template) createFromTemplate(base, name, template);
+  if (template) createFromTemplate(base, name);
   else psql(base, `CREATE DATABASE "${name}"`);
   return {
     name,
@@ -106,12 +107,16 @@ function createDatabase(prefix, { base = baseDatabaseUrl(), template } = {}) {
 // cost about a second each (the sanitized binary, every migration), so the servers that
 // want the current schema get a copy (CREATE DATABASE … TEMPLATE) of one database that
 // `gpufleetd migrate` made once per cluster and set of migrations: its name carries a hash
-// of migrations/*.sql, so a changed migration makes a new one. Test files race to make it:
+// of migrations/*.sql and of the binary, so a changed migration or a new build makes a new
+// one (and drops the older ones). Test files race to make it:
 // each migrates its own, renames it into place, and the loser drops its copy. Tests that
 // are about migrating (migrate: false, or a database of their own) still run migrate.
 function migrationsHash() {
   const dir = path.join(ROOT, 'migrations');
   const h = crypto.createHash('sha256');
+  // the binary that migrates too: one built before a new migration file applies the old set
+  const bin = fs.statSync(BIN);
+  h.update(`${BIN}\0${bin.size}\0${bin.mtimeMs}\0${bin.ino}\0`);
   for (const f of fs
     .readdirSync(dir)
     .filter((n) => n.endsWith('.sql'))
@@ -156,21 +161,34 @@ function migratedTemplate(base) {
       }
     }
   }
+  // the templates of earlier builds go (one in use by a copy just now stays: no FORCE)
+  for (const old of psql(
+    base,
+    `SELECT datname FROM pg_database WHERE datname LIKE 'gft\\_template\\_%' AND datname <> '${name}'`,
+  )
+    .split('\n')
+    .filter(Boolean)) {
+    psql(base, `DROP DATABASE IF EXISTS "${old}"`, { allowFail: true });
+  }
   templateName = name;
   return name;
 }
 
 // CREATE DATABASE … TEMPLATE fails while another session is connected to the template;
 // two files copying it at the same moment wait for each other, so try a few times.
-function createFromTemplate(base, name, template) {
+// A template dropped meanwhile (a build's test files next to another build's) is made again.
+function createFromTemplate(base, name) {
   for (let i = 0; ; i++) {
+    const template = migratedTemplate(base);
     const r = spawnSync(
       'psql',
       ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', base, '-c', `CREATE DATABASE "${name}" TEMPLATE "${template}"`],
       { encoding: 'utf8', timeout: 60_000 },
     );
     if (r.status === 0) return;
-    if (i >= 20 || !/being accessed by other users/.test(r.stderr)) {
+    const gone = /does not exist/.test(r.stderr);
+    if (gone) templateName = null;
+    if (i >= 20 || !(gone || /being accessed by other users/.test(r.stderr))) {
       throw new Error(`psql failed (${r.status}): CREATE DATABASE ${name} TEMPLATE ${template}\n${r.stderr}`);
     }
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 + 50 * i);
@@ -327,7 +345,7 @@ async function startServer(options = {}) {
   const copy = !options.databaseUrl && !options.database && options.migrate !== false;
   const database = options.databaseUrl
     ? null
-    : options.database || createDatabase(name, copy ? { template: migratedTemplate(baseDatabaseUrl()) } : {});
+    : options.database || createDatabase(name, copy ? { template: true } : {});
   const dbUrl = options.databaseUrl || database.url;
   // two roles: serve runs as the application's role, migrate as the owner
   const appUrl = options.databaseUrl || !database.appUrl ? dbUrl : database.appUrl;
