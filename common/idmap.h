@@ -15,10 +15,7 @@ struct idmap {
     size_t n;    /* keys held */
     size_t used; /* keys held + deleted slots not yet reused */
 };
-#define IDMAP_INIT    \
-    {                 \
-        NULL, 0, 0, 0 \
-    }
+#define IDMAP_INIT {NULL, 0, 0, 0}
 
 /* The value under key, or NULL. */
 void *idmap_get(const struct idmap *m, const char *key);
