@@ -175,8 +175,7 @@ static json_t *group_json(const struct plan_cost_group *g, const struct plan_cos
         opt_real(c->has_idle_hours, c->idle_hours), "no_usage_data", c->no_usage_data);
     if (doc != NULL) {
         json_object_set_new(doc, "phases", phases_json(&g->acc, c));
-        json_object_set_new(json_object_get(doc, "failed_retried"), "by_class",
-                            failures_json(&g->acc, c));
+        json_object_set_new(doc, "failures", failures_json(&g->acc, c));
     }
     return doc;
 }

@@ -111,7 +111,12 @@ describe('failures in work reports: rejections', () => {
     assert.equal(count(hostR), 0);
   });
   test('an empty failures object answers 400', async () => {
-    const p = expectProblem(await post([rec(hostR, 304, { failures: {} })]), 400, 'invalid_field', 'records[0].failures');
+    const p = expectProblem(
+      await post([rec(hostR, 304, { failures: {} })]),
+      400,
+      'invalid_field',
+      'records[0].failures',
+    );
     assert.match(p.detail, /no class/);
   });
   test('classes adding up to more than failed + retried answer 400 naming the record and both sums', async () => {
@@ -172,7 +177,7 @@ describe('the cost report splits the cost of failed and retried work by class', 
     const g = body.items.find((i) => i.id === hostA.id);
     assert.equal(g.total, 1.37);
     assert.equal(g.failed_retried.amount, 0.14);
-    const f = g.failed_retried.by_class;
+    const f = g.failures;
     assert.equal(f.reports, 1);
     assert.equal(f.of_reports, 1);
     assert.equal(f.units, 100);
@@ -198,7 +203,7 @@ describe('the cost report splits the cost of failed and retried work by class', 
     const g = body.items.find((i) => i.id === pool.id);
     assert.equal(g.total, 2.74);
     assert.equal(g.failed_retried.amount, 0.2);
-    const f = g.failed_retried.by_class;
+    const f = g.failures;
     assert.equal(f.reports, 1);
     assert.equal(f.of_reports, 2);
     assert.equal(f.units, 100);
@@ -216,14 +221,14 @@ describe('the cost report splits the cost of failed and retried work by class', 
   });
   test('over a whole week (the week rollup) the same classes are read', async () => {
     const body = await costs(`from=${hour(0)}&to=${hour(7 * 24)}&group_by=pool`);
-    const f = body.items.find((i) => i.id === pool.id).failed_retried.by_class;
+    const f = body.items.find((i) => i.id === pool.id).failures;
     assert.equal(f.counts.hardware, 55);
     assert.equal(f.reports, 1);
     assert.equal(f.of_units, 145);
   });
   test('reports without failures: the split by class is unknown', async () => {
     const body = await costs(`from=${hour(10)}&to=${hour(11)}&group_by=host`);
-    const f = body.items.find((i) => i.id === hostB.id).failed_retried.by_class;
+    const f = body.items.find((i) => i.id === hostB.id).failures;
     assert.equal(f.reports, 0);
     assert.equal(f.counts, null);
     assert.equal(f.share, null);
