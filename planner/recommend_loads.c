@@ -27,7 +27,8 @@ static int one(const struct plan_rec_load *l, json_t *items)
     double covered = has_phase ? l->host_phase_busy_s / l->host_busy_s : 0;
     covered = covered > 1 ? 1 : covered;
     double phase = has_phase ? l->host_cost * load_s / l->host_phase_s * covered : 0;
-    double cost = (has_move ? plan_round_cents(move) : 0) + (has_phase ? plan_round_cents(phase) : 0);
+    double cost =
+        (has_move ? plan_round_cents(move) : 0) + (has_phase ? plan_round_cents(phase) : 0);
     char reason[400], money[120] = "";
     if (has_move || has_phase)
         snprintf(money, sizeof money, ", costing $%.2f", cost);
@@ -49,11 +50,11 @@ static int one(const struct plan_rec_load *l, json_t *items)
     char id[37];
     const char *hosts[1] = {l->host_id};
     plan_rec_id("investigate", "repeated_loads", hosts, 1, l->pool_id, l->brief_id, id);
-    json_t *rec = json_pack("{s:s,s:s,s:s,s:{s:[s],s:s,s:o},s:s,s:o,s:f}", "id", id, "action",
-                            "investigate", "rule", "repeated_loads", "target", "host_ids",
-                            l->host_id, "pool_id", l->pool_id, "brief_id",
-                            l->brief_id ? json_string(l->brief_id) : json_null(), "reason",
-                            reason, "evidence", ev, "estimated_savings_per_hour", 0.0);
+    json_t *rec =
+        json_pack("{s:s,s:s,s:s,s:{s:[s],s:s,s:o},s:s,s:o,s:f}", "id", id, "action", "investigate",
+                  "rule", "repeated_loads", "target", "host_ids", l->host_id, "pool_id", l->pool_id,
+                  "brief_id", l->brief_id ? json_string(l->brief_id) : json_null(), "reason",
+                  reason, "evidence", ev, "estimated_savings_per_hour", 0.0);
     if (rec == NULL)
         return -1;
     return json_array_append_new(items, rec);

@@ -44,12 +44,12 @@ static json_t *evidence(const struct plan_retry_group *g, double spent_pct, doub
         char url[96], rec[96];
         snprintf(url, sizeof url, "/v1/hosts/%s/health", g->hw_host_id);
         snprintf(rec, sizeof rec, "/v1/hosts/%s/recoveries", g->hw_host_id);
-        json_object_set_new(
-            ev, "hardware_host",
-            json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "host_id", g->hw_host_id, "hardware_units",
-                      g->hw_host_units, "group_hardware_units", g->hw_units, "share",
-                      plan_round_to(g->hw_host_units / g->hw_units, 4), "health_history", url,
-                      "recoveries", rec));
+        json_object_set_new(ev, "hardware_host",
+                            json_pack("{s:s,s:f,s:f,s:f,s:s,s:s}", "host_id", g->hw_host_id,
+                                      "hardware_units", g->hw_host_units, "group_hardware_units",
+                                      g->hw_units, "share",
+                                      plan_round_to(g->hw_host_units / g->hw_units, 4),
+                                      "health_history", url, "recoveries", rec));
     }
     return ev;
 }
@@ -60,8 +60,8 @@ static int one(const struct plan_retry_group *g, json_t *items)
     if (!plan_retry_over(g, &spent))
         return 0;
     const struct plan_cost_failures *f = &g->f;
-    double dom_share = f->dominant >= 0 ? plan_round_to(f->counts[f->dominant] / f->of_units, 4)
-                                        : 0;
+    double dom_share =
+        f->dominant >= 0 ? plan_round_to(f->counts[f->dominant] / f->of_units, 4) : 0;
     int host = one_host(g);
     const char *what = g->is_brief ? "brief" : "pool";
     char reason[512], cls[200];

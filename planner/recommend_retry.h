@@ -35,8 +35,8 @@
 struct plan_retry_group {
     int is_brief; /* 0: a pool (id is its id), 1: a brief */
     const char *id;
-    const char *pool_id; /* a brief's: the pool of its host with the most failed and retried
-                            units (the target's pool_id, which names its project) */
+    const char *pool_id;   /* a brief's: the pool of its host with the most failed and retried
+                              units (the target's pool_id, which names its project) */
     double budget_pct;     /* 0 < x ≤ 100 */
     struct plan_cost cost; /* plan_cost_finish of the group */
     struct plan_cost_failures f;
