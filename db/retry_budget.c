@@ -6,10 +6,10 @@
 
 #include "db/db_pg.h"
 
-#define BUDGET_OF(table, kind)                                                         \
-    "SELECT " kind " AS is_brief, id::text AS id,"                                     \
-    " (spec->>'retry_budget_pct')::float8 AS pct FROM " table                          \
-    " WHERE json_typeof(spec->'retry_budget_pct') = 'number'"                          \
+#define BUDGET_OF(table, kind)                                \
+    "SELECT " kind " AS is_brief, id::text AS id,"            \
+    " (spec->>'retry_budget_pct')::float8 AS pct FROM " table \
+    " WHERE json_typeof(spec->'retry_budget_pct') = 'number'" \
     " AND (spec->>'retry_budget_pct')::float8 > 0"
 
 const struct db_stmt db_retry_stmts[] = {

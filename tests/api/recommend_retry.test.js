@@ -148,7 +148,10 @@ after(async () => {
 describe('retry_budget_pct is validated on pools and briefs', () => {
   test('0, over 100 and a string answer 400 naming the field; 100 is accepted and stored', async () => {
     for (const v of [0, -1, 100.5, '5']) {
-      const res = await client.request('POST', '/v1/pools', { token: admin, body: fleet.poolBody({ retry_budget_pct: v }) });
+      const res = await client.request('POST', '/v1/pools', {
+        token: admin,
+        body: fleet.poolBody({ retry_budget_pct: v }),
+      });
       expectProblem(res, 400, 'invalid_field', 'retry_budget_pct');
       const rb = await client.request('POST', '/v1/briefs', {
         token: operator,

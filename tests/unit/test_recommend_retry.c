@@ -125,9 +125,9 @@ static void retry_budget_rule(void)
     json_t *e = json_object_get(r, "evidence");
     CHECK_STR(json_string_value(json_object_get(e, "dominant_class")), "hardware");
     CHECK(NEAR(json_real_value(json_object_get(e, "dominant_share_of_failure_cost")), 0.64));
-    CHECK_STR(json_string_value(json_object_get(json_object_get(e, "hardware_host"),
-                                                "health_history")),
-              "/v1/hosts/" HA "/health");
+    CHECK_STR(
+        json_string_value(json_object_get(json_object_get(e, "hardware_host"), "health_history")),
+        "/v1/hosts/" HA "/health");
     json_decref(items);
 
     /* exactly at the budget: within it */
@@ -145,8 +145,8 @@ static void retry_budget_rule(void)
     t = json_object_get(json_array_get(items, 0), "target");
     CHECK(json_array_size(json_object_get(t, "host_ids")) == 0);
     CHECK_STR(json_string_value(json_object_get(t, "pool_id")), PA);
-    CHECK(json_object_get(json_object_get(json_array_get(items, 0), "evidence"),
-                          "hardware_host") == NULL);
+    CHECK(json_object_get(json_object_get(json_array_get(items, 0), "evidence"), "hardware_host") ==
+          NULL);
     json_decref(items);
 
     /* nothing classified: no class is invented, the reason asks for failures */
