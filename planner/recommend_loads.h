@@ -4,7 +4,9 @@
  * in which load time was recorded and the bytes moved in them; this file applies
  * planner/bottleneck.c's repeated-load rule (plan_bn_repeated_loads: load time in at least
  * 3 buckets, at least 1 GB moved per such bucket on average) to each host's work for each
- * brief and appends recommendations (schema Recommendation).
+ * brief and appends recommendations (schema Recommendation). The read's rows are per unit
+ * too: a bucket with reports in two units is counted once (per half of the read, the most
+ * buckets any unit has: service/recommend_loads.c), never twice.
  *
  *   investigate  rule "repeated_loads", per host and brief (brief_id null: the host's
  *                reports that named none): the host loads the brief's artifacts again and

@@ -56,11 +56,17 @@ int svc_rec_loads_apply(const struct svc_rec_bn *b, const struct usage_host *hel
             x->egress_per_gb = hi >= 0 ? held[hi].prices.egress_per_gb : 0;
             x->has_host_cost = ci >= 0;
             x->host_cost = ci >= 0 ? costs[ci].total : 0;
+            /* A bucket with reports in two units is a row of each: per half, the
+             * buckets are the most any unit has (never counted twice). */
+            long most[2] = {0, 0};
             for (; i < in->nrows && strcmp(in->rows[i].host_id, host) == 0 &&
                    same_brief(in->rows[i].brief_id, brief);
                  i++) {
                 const struct db_bn_row *w = &in->rows[i];
                 svc_bn_add_row(&x->work, w);
+                if (w->load_buckets > most[w->half & 1])
+                    most[w->half & 1] = w->load_buckets;
+                x->work.load_buckets = most[0] + most[1];
                 busy += w->busy_s;
                 phbusy += w->phase_busy_s;
                 for (int k = 0; k < DB_BN_PHASES; k++)

@@ -24,7 +24,7 @@
 //   load in 3 buckets with 5 GB per bucket → investigate. data movement 15 GB × 0.09 =
 //   $1.35; L's day cost 48 + 1.35 = $49.35, load is 2,700 / 10,800 = 25% of its phase time,
 //   all busy time covered: $12.3375 → $12.34; cost $13.69. Host L2 loads in 2 quarters
-//   only → nothing.
+//   only → nothing; L3 too, with reports in two units in each (a bucket counts once).
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -98,6 +98,7 @@ before(async () => {
     ['h6', P.NB],
     ['L', P.LP],
     ['L2', P.LP],
+    ['L3', P.LP],
   ]) {
     H[n] = await fleet.createHost(client, operator, {
       name: `rr-${n.toLowerCase()}-${fleet.uniq()}`,
@@ -135,6 +136,10 @@ before(async () => {
         rec(H.L, -11, load),
         rec(H.L2, -23, load),
         rec(H.L2, -17, load),
+        rec(H.L3, -23, load),
+        rec(H.L3, -17, load),
+        rec(H.L3, -23, { ...load, unit: 'requests' }),
+        rec(H.L3, -17, { ...load, unit: 'requests' }),
       ],
     },
   });
@@ -243,10 +248,10 @@ describe('investigate: repeated_loads', () => {
     assert.equal(e.cost, 13.69);
     assert.match(r.reason, /3 buckets with 15 GB moved in them \(5 GB per bucket\), costing \$13\.69/);
   });
-  test('loads in only 2 buckets are not repeated loads', async () => {
+  test('loads in only 2 buckets are not repeated loads, even when each bucket has reports in two units', async () => {
     const items = rule(await recs(), 'repeated_loads');
     assert.deepEqual(
-      items.filter((i) => i.target.host_ids.includes(H.L2.id)),
+      items.filter((i) => i.target.host_ids.includes(H.L2.id) || i.target.host_ids.includes(H.L3.id)),
       [],
     );
   });
