@@ -186,6 +186,12 @@ DB_SRC     += db/bottlenecks.c
 SVC_SRC    += service/bottleneck.c service/recommend_bn.c
 API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
+# Retry budgets and repeated loads (issue 27, items 2 and 3): the rules, the budgets' read,
+# the glue into the recommendations.
+PLAN_SRC   += planner/recommend_retry.c planner/recommend_loads.c
+DB_SRC     += db/retry_budget.c
+SVC_SRC    += service/recommend_retry.c service/recommend_loads.c
+UNIT_SRC   += tests/unit/test_recommend_retry.c
 
 # The storage reference in the gate (issue 26): dd and fio parsers, the check.
 PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \

@@ -131,6 +131,9 @@ static const struct spec_field brief_spec[] = {
     {"data", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, data_spec, SPEC_NONE},
     {"availability", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, availability_spec, SPEC_NONE},
     {"training", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, training_spec, SPEC_NONE},
+    /* share of spend failed + retried work may cost (planner/recommend_retry.h) */
+    {"retry_budget_pct", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 100, NULL, NULL, NULL, NULL,
+     SPEC_NONE},
     SPEC_END,
 };
 

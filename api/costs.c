@@ -110,6 +110,46 @@ static json_t *phases_json(const struct plan_cost_acc *acc, const struct plan_co
                      "cost_per_completed_unit", per, "note", phase_note(&ph));
 }
 
+/* {class: v[k], …}, with "not_broken_down" when rest is not NULL. */
+static json_t *class_map(const double *v, const double *rest)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
+        json_object_set_new(o, usage_failure_names[k], json_real(v[k]));
+    if (rest != NULL)
+        json_object_set_new(o, "not_broken_down", json_real(*rest));
+    return o;
+}
+
+/* What the failure coverage note says. */
+static json_t *failure_note(const struct plan_cost_failures *f)
+{
+    if (!f->has_split)
+        return json_string("no failed or retried work: nothing to split");
+    if (f->reports == 0)
+        return json_string("no report classified its failures: the split by class is unknown");
+    return json_sprintf("failures classified for %.4g%% of the failed and retried units (%ld of "
+                        "%ld reports)%s",
+                        f->covered_share * 100, f->reports, f->of_reports,
+                        f->covered_share < 1 ? "; the rest of their cost is not broken down" : "");
+}
+
+/* The cost of failed and retried work by class (planner/costs.h plan_cost_failures). */
+static json_t *failures_json(const struct plan_cost_acc *acc, const struct plan_cost *c)
+{
+    struct plan_cost_failures f;
+    plan_cost_failures(acc, c, &f);
+    int split = f.has_split && f.reports > 0;
+    return json_pack("{s:I,s:I,s:f,s:f,s:o,s:o,s:o,s:o,s:o,s:o}", "reports", (json_int_t)f.reports,
+                     "of_reports", (json_int_t)f.of_reports, "units", f.units, "of_units",
+                     f.of_units, "covered_share", opt_real(f.has_split, f.covered_share), "counts",
+                     f.reports > 0 ? class_map(f.counts, NULL) : json_null(), "share",
+                     f.has_share ? class_map(f.share, NULL) : json_null(), "cost",
+                     split ? class_map(f.cost, &f.not_broken_down) : json_null(), "dominant",
+                     f.dominant >= 0 ? json_string(usage_failure_names[f.dominant]) : json_null(),
+                     "note", failure_note(&f));
+}
+
 static json_t *group_json(const struct plan_cost_group *g, const struct plan_cost *c)
 {
     json_t *units = json_object(), *per = json_object();
@@ -133,8 +173,10 @@ static json_t *group_json(const struct plan_cost_group *g, const struct plan_cos
         "cost_per_completed_unit", per, "held_hours", c->held_hours, "busy_hours", c->busy_hours,
         "utilization", opt_real(c->has_utilization, c->utilization), "idle_hours",
         opt_real(c->has_idle_hours, c->idle_hours), "no_usage_data", c->no_usage_data);
-    if (doc != NULL)
+    if (doc != NULL) {
         json_object_set_new(doc, "phases", phases_json(&g->acc, c));
+        json_object_set_new(doc, "failures", failures_json(&g->acc, c));
+    }
     return doc;
 }
 

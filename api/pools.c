@@ -273,6 +273,7 @@ static const struct spec_field pool_spec[] = {
     NUM("overhead_pct", 0, 0, 100),
     INT("idle_stop_after_seconds", 0, 60, 2592000),
     NUM("idle_gpu_utilization_pct", 0, 0, 100),
+    NUM("retry_budget_pct", SPEC_EXCLUSIVE_MIN, 0, 100), /* planner/recommend_retry.h */
     {"auto_stop", SPEC_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL, TO(auto_stop)},
     {"recommendation_thresholds", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, thresholds_spec,
      SPEC_NONE},

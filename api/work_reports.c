@@ -39,6 +39,11 @@ struct wr_record {
     double ph_queue, ph_load, ph_preprocess, ph_compute, ph_communication, ph_write;
     int has_ph_queue, has_ph_load, has_ph_preprocess, has_ph_compute, has_ph_communication,
         has_ph_write;
+    /* "failures": failed and retried units per class, any subset (has_fl_* says given) */
+    const json_t *failures;
+    int has_failures;
+    double fl_oom, fl_timeout, fl_data, fl_hardware, fl_preempted, fl_other;
+    int has_fl_oom, has_fl_timeout, has_fl_data, has_fl_hardware, has_fl_preempted, has_fl_other;
 };
 
 #define TO(m)   SPEC_TO(struct wr_record, m)
@@ -84,6 +89,19 @@ static const struct spec_field phases_spec[] = {
     SPEC_END,
 };
 
+/* Failures: units per class, each finite and ≥ 0; together at most failed + retried
+ * (check_failures). */
+#define FAILURE(name, m) NUM(name, 0, 2e15, SEEN(m))
+static const struct spec_field failures_spec[] = {
+    FAILURE("oom", fl_oom),
+    FAILURE("timeout", fl_timeout),
+    FAILURE("data", fl_data),
+    FAILURE("hardware", fl_hardware),
+    FAILURE("preempted", fl_preempted),
+    FAILURE("other", fl_other),
+    SPEC_END,
+};
+
 static const struct spec_field record_spec[] = {
     UUID("host_id", SPEC_REQUIRED, TO(host_id)),
     UUID("brief_id", SPEC_NULLABLE, TO(brief_id)),
@@ -100,6 +118,7 @@ static const struct spec_field record_spec[] = {
     NUM("storage_gb", SPEC_NULLABLE, 1e9, SEEN(storage_gb)),
     {"baseline", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, baseline_spec, SEEN(baseline)},
     {"phases", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, phases_spec, SEEN(phases)},
+    {"failures", SPEC_OBJECT, SPEC_NULLABLE, 0, 0, NULL, NULL, NULL, failures_spec, SEEN(failures)},
     SPEC_END,
 };
 
@@ -141,6 +160,33 @@ static void check_window(struct batch_check *b, int i, const struct wr_record *w
         snprintf(msg, sizeof msg, ".busy_seconds (%g) must not exceed the window (%g s)", busy,
                  (double)(end - start) / 1e6);
         record_error(b, i, API_ERR_INVALID_FIELD, "busy_seconds", msg);
+    }
+}
+
+/* The failure classes of one record whose fields passed record_spec: a non-empty object
+ * whose counts add up to at most failed + retried (each failed unit failed once for good,
+ * each retried unit failed once before it ran again), with a relative tolerance of 1e-9
+ * for float rounding. */
+static void check_failures(struct batch_check *b, int i, const struct wr_record *w)
+{
+    if (!w->has_failures || w->failures == NULL)
+        return;
+    if (json_object_size(w->failures) == 0) {
+        record_error(b, i, API_ERR_INVALID_FIELD, "failures",
+                     ".failures names no class: give at least one of oom, timeout, data, "
+                     "hardware, preempted, other (units), or leave failures out");
+        return;
+    }
+    double sum =
+        w->fl_oom + w->fl_timeout + w->fl_data + w->fl_hardware + w->fl_preempted + w->fl_other;
+    double bad = (double)w->failed + (double)w->retried;
+    if (sum > bad * (1 + 1e-9) + 1e-9) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 ".failures add up to %.17g units, more than failed + retried (%lld + %lld = "
+                 "%.17g)",
+                 sum, (long long)w->failed, (long long)w->retried, bad);
+        record_error(b, i, API_ERR_INVALID_FIELD, "failures", msg);
     }
 }
 
@@ -197,7 +243,10 @@ static int check_records(const json_t *records, struct wr_record *rec, struct ba
                          "compute, communication, write (seconds), or leave phases out");
             continue;
         }
+        int before = b->bad;
         check_window(b, (int)i, &rec[i]);
+        if (b->bad == before)
+            check_failures(b, (int)i, &rec[i]);
     }
     return b->bad ? -1 : 0;
 }
@@ -264,6 +313,12 @@ static void add_column(struct sbuf *s, const struct wr_record *w, int c)
     case 16: add_num(s, w->ph_compute, w->has_ph_compute); break;
     case 17: add_num(s, w->ph_communication, w->has_ph_communication); break;
     case 18: add_num(s, w->ph_write, w->has_ph_write); break;
+    case 19: add_num(s, w->fl_oom, w->has_fl_oom); break;
+    case 20: add_num(s, w->fl_timeout, w->has_fl_timeout); break;
+    case 21: add_num(s, w->fl_data, w->has_fl_data); break;
+    case 22: add_num(s, w->fl_hardware, w->has_fl_hardware); break;
+    case 23: add_num(s, w->fl_preempted, w->has_fl_preempted); break;
+    case 24: add_num(s, w->fl_other, w->has_fl_other); break;
     }
 }
 

@@ -5,3 +5,6 @@ const char *const usage_unit_names[] = {"tokens", "requests", "items", "samples"
 
 const char *const usage_phase_names[] = {"queue",         "load",  "preprocess", "compute",
                                          "communication", "write", NULL};
+
+const char *const usage_failure_names[] = {"oom",       "timeout", "data", "hardware",
+                                           "preempted", "other",   NULL};

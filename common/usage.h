@@ -42,6 +42,29 @@ struct usage_phases {
     double busy_seconds;
 };
 
+/* The classes of failed and retried work (work reports' `failures`, migrations/0035):
+ * out of memory, timeout, bad input data, hardware fault, preempted, anything else. */
+enum usage_failure {
+    USAGE_FAIL_OOM,
+    USAGE_FAIL_TIMEOUT,
+    USAGE_FAIL_DATA,
+    USAGE_FAIL_HARDWARE,
+    USAGE_FAIL_PREEMPTED,
+    USAGE_FAIL_OTHER,
+    USAGE_FAIL_COUNT
+};
+/* "oom", "timeout", … in enum order, NULL-terminated. */
+extern const char *const usage_failure_names[];
+
+/* Failure classes summed over some reports: Σ units per class (0 for a class none gave),
+ * how many reports classified their failures and Σ failed + retried of those reports.
+ * Reports without failures add nothing here. */
+struct usage_failures {
+    double units[USAGE_FAIL_COUNT];
+    long reports;
+    double of_units;
+};
+
 /* A pool's prices. */
 struct usage_prices {
     double per_hour;
@@ -66,7 +89,8 @@ struct usage_row {
     double completed, failed, retried, busy_seconds;
     double covered_seconds; /* Σ report window lengths */
     double storage_gb_seconds, storage_seconds, bytes_moved;
-    struct usage_phases phases; /* zero where the read does not ask for them */
+    struct usage_phases phases;     /* zero where the read does not ask for them */
+    struct usage_failures failures; /* likewise */
 };
 
 #endif

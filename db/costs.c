@@ -39,14 +39,26 @@
 #define PHASE_COLS(x)                                                                   \
     x "phase_queue_seconds, " x "phase_load_seconds, " x "phase_preprocess_seconds, " x \
       "phase_compute_seconds, " x "phase_communication_seconds, " x "phase_write_seconds"
-#define ROLLUP_PHASES PHASE_COLS("d.") ", d.phase_reports, d.phase_busy_seconds"
-#define RAW_GAVE      "num_nonnulls(" PHASE_COLS("r.") ") > 0"
+#define ROLLUP_PHASES PHASE_COLS("d.") ", d.phase_reports, d.phase_busy_seconds," ROLLUP_FAILS
+/* The failure class sums (migrations/0035), likewise. */
+#define FAIL_COLS(x)                                                                        \
+    x "failures_oom, " x "failures_timeout, " x "failures_data, " x "failures_hardware, " x \
+      "failures_preempted, " x "failures_other"
+#define ROLLUP_FAILS " " FAIL_COLS("d.") ", d.failures_reports, d.failures_units"
+#define RAW_FGAVE    "num_nonnulls(" FAIL_COLS("r.") ") > 0"
+#define RAW_FAILS                                                        \
+    " coalesce(r.failures_oom, 0), coalesce(r.failures_timeout, 0),"     \
+    " coalesce(r.failures_data, 0), coalesce(r.failures_hardware, 0),"   \
+    " coalesce(r.failures_preempted, 0), coalesce(r.failures_other, 0)," \
+    " CASE WHEN " RAW_FGAVE " THEN 1 ELSE 0 END, CASE WHEN " RAW_FGAVE   \
+    " THEN (r.failed + r.retried)::float8 ELSE 0 END"
+#define RAW_GAVE "num_nonnulls(" PHASE_COLS("r.") ") > 0"
 #define RAW_PHASES                                                                          \
     "coalesce(r.phase_queue_seconds, 0), coalesce(r.phase_load_seconds, 0),"                \
     " coalesce(r.phase_preprocess_seconds, 0), coalesce(r.phase_compute_seconds, 0),"       \
     " coalesce(r.phase_communication_seconds, 0), coalesce(r.phase_write_seconds, 0),"      \
     " CASE WHEN " RAW_GAVE " THEN 1 ELSE 0 END, CASE WHEN " RAW_GAVE " THEN r.busy_seconds" \
-    " ELSE 0 END"
+    " ELSE 0 END," RAW_FAILS
 #define ROLLUP_PART(table, cond)                                                                 \
     "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS ", " ROLLUP_PHASES " FROM " table \
     " d WHERE " cond
@@ -115,7 +127,11 @@ const struct db_stmt db_cost_stmts[] = {
      "  sum(phase_preprocess_seconds) AS ph_preprocess, sum(phase_compute_seconds) AS ph_compute,"
      "  sum(phase_communication_seconds) AS ph_communication,"
      "  sum(phase_write_seconds) AS ph_write, sum(phase_reports)::int AS ph_reports,"
-     "  sum(phase_busy_seconds) AS ph_busy"
+     "  sum(phase_busy_seconds) AS ph_busy, sum(failures_oom) AS fl_oom,"
+     "  sum(failures_timeout) AS fl_timeout, sum(failures_data) AS fl_data,"
+     "  sum(failures_hardware) AS fl_hardware, sum(failures_preempted) AS fl_preempted,"
+     "  sum(failures_other) AS fl_other, sum(failures_reports)::int AS fl_reports,"
+     "  sum(failures_units) AS fl_units"
      "  FROM src WHERE " IN_SCOPE(
          "src.host_id",
          "11") " GROUP BY host_id, brief_id, unit)"
@@ -123,7 +139,8 @@ const struct db_stmt db_cost_stmts[] = {
                "g.reports,"
                "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes,"
                "  g.ph_queue, g.ph_load, g.ph_preprocess, g.ph_compute, g.ph_communication,"
-               "  g.ph_write, g.ph_reports, g.ph_busy"
+               "  g.ph_write, g.ph_reports, g.ph_busy, g.fl_oom, g.fl_timeout, g.fl_data,"
+               "  g.fl_hardware, g.fl_preempted, g.fl_other, g.fl_reports, g.fl_units"
                " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"
                " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"},
 };
@@ -161,6 +178,29 @@ static void phase_row(const PGresult *r, const int cols[USAGE_PHASE_COUNT + 2], 
     out->busy_seconds = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
 }
 
+/* The failure columns of cost_reports: fl_<class> in enum order, fl_reports, fl_units
+ * (-1 for a column the result lacks: its figure reads 0). */
+static void failure_cols(const PGresult *r, int cols[USAGE_FAIL_COUNT + 2])
+{
+    char name[32];
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++) {
+        snprintf(name, sizeof name, "fl_%s", usage_failure_names[k]);
+        cols[k] = PQfnumber(r, name);
+    }
+    cols[USAGE_FAIL_COUNT] = PQfnumber(r, "fl_reports");
+    cols[USAGE_FAIL_COUNT + 1] = PQfnumber(r, "fl_units");
+}
+
+static void failure_row(const PGresult *r, const int cols[USAGE_FAIL_COUNT + 2], int i,
+                        struct usage_failures *out)
+{
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
+        out->units[k] = cols[k] < 0 ? 0 : db_val_num(r, i, cols[k]);
+    int n = USAGE_FAIL_COUNT;
+    out->reports = cols[n] < 0 ? 0 : db_val_long(r, i, cols[n]);
+    out->of_units = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
+}
+
 enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost_input *in)
 {
     int hc[DB_HOST_NCOLS], uc[DB_USE_NCOLS];
@@ -184,10 +224,13 @@ enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost
     db_usage_cols(reports, uc);
     int pc[USAGE_PHASE_COUNT + 2];
     phase_cols(reports, pc);
+    int fc[USAGE_FAIL_COUNT + 2];
+    failure_cols(reports, fc);
     for (size_t i = 0; i < nr; i++) {
         struct usage_row *row = &in->rows[in->nrows];
         db_usage_row(reports, uc, (int)i, in->hosts, nh, &pos, row);
         phase_row(reports, pc, (int)i, &row->phases);
+        failure_row(reports, fc, (int)i, &row->failures);
         if (row->host != DB_NO_HOST)
             in->nrows++; /* else: not in the hosts result (deleted meanwhile) */
     }

@@ -1,4 +1,4 @@
-/* work_reports.c — see work_reports.h. A batch travels as 19 array parameters and is
+/* work_reports.c — see work_reports.h. A batch travels as 25 array parameters and is
  * unnested by PostgreSQL: one INSERT … ON CONFLICT DO NOTHING per batch, never one
  * statement per record. */
 #include "db/work_reports.h"
@@ -10,19 +10,26 @@
 #include "db/db_pg.h"
 #include "db/scope_sql.h"
 
-#define WR_INPUT                                                                           \
-    "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"   \
-    " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[],"  \
-    " $11::float8[], $12::bigint[], $13::float8[], $14::float8[], $15::float8[],"          \
-    " $16::float8[], $17::float8[], $18::float8[], $19::float8[]) WITH ORDINALITY"         \
-    " AS t(host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
-    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb," WR_PHASES ", idx)"
+#define WR_INPUT                                                                          \
+    "SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[],"  \
+    " $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::float8[], $10::float8[]," \
+    " $11::float8[], $12::bigint[], $13::float8[], $14::float8[], $15::float8[],"         \
+    " $16::float8[], $17::float8[], $18::float8[], $19::float8[], $20::float8[],"         \
+    " $21::float8[], $22::float8[], $23::float8[], $24::float8[], $25::float8[])"         \
+    " WITH ORDINALITY AS t(host_id, brief_id, window_start, window_end, unit, completed," \
+    " failed, retried, busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved,"        \
+    " storage_gb," WR_PHASES "," WR_FAILURES ", idx)"
 #define WR_PHASES                                                         \
     " phase_queue_seconds, phase_load_seconds, phase_preprocess_seconds," \
     " phase_compute_seconds, phase_communication_seconds, phase_write_seconds"
-#define WR_COLS                                                                      \
-    "host_id, brief_id, window_start, window_end, unit, completed, failed, retried," \
-    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb," WR_PHASES
+/* the failure classes (migrations/0035) */
+#define WR_FAILURES                                                      \
+    " failures_oom, failures_timeout, failures_data, failures_hardware," \
+    " failures_preempted, failures_other"
+#define WR_COLS                                                                         \
+    "host_id, brief_id, window_start, window_end, unit, completed, failed, retried,"    \
+    " busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb," WR_PHASES \
+    "," WR_FAILURES
 
 // clang-format off
 /* phases: the given ones, or null when the report gave none */
@@ -31,6 +38,12 @@
     "'queue', phase_queue_seconds, 'load', phase_load_seconds,"                                 \
     " 'preprocess', phase_preprocess_seconds, 'compute', phase_compute_seconds,"                \
     " 'communication', phase_communication_seconds, 'write', phase_write_seconds)) END"
+/* failures: the given classes, or null when the report gave none */
+#define WR_FAILURES_DOC                                                                         \
+    "CASE WHEN num_nonnulls(" WR_FAILURES ") > 0 THEN json_strip_nulls(json_build_object("      \
+    "'oom', failures_oom, 'timeout', failures_timeout, 'data', failures_data,"                  \
+    " 'hardware', failures_hardware, 'preempted', failures_preempted,"                          \
+    " 'other', failures_other)) END"
 #define WR_DOC                                                                                  \
     "json_build_object('id', id, 'host_id', host_id,"                                           \
     " 'project', " DB_HOST_PROJECT_JSON("work_reports.host_id") ","                             \
@@ -40,6 +53,7 @@
     " 'busy_seconds', busy_seconds, 'p95_latency_ms', p95_latency_ms,"                          \
     " 'queue_delay_ms', queue_delay_ms, 'bytes_moved', bytes_moved, "                           \
     "'storage_gb', storage_gb, 'phases', " WR_PHASES_DOC ","                                       \
+    " 'failures', " WR_FAILURES_DOC ","                                       \
     " 'reported_by', reported_by, 'received_at', "                                              \
     DB_TS("received_at") ")::text"
 // clang-format on
@@ -67,7 +81,7 @@ const struct db_stmt db_work_report_stmts[] = {
      " FROM o ORDER BY idx LIMIT 1"},
     {"wr_insert",
      "WITH i AS (" WR_INPUT "), ins AS (INSERT INTO work_reports (" WR_COLS ", reported_by)"
-     " SELECT " WR_COLS ", $20 FROM i ORDER BY idx"
+     " SELECT " WR_COLS ", $26 FROM i ORDER BY idx"
      " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
      " SELECT count(*)::text FROM ins"},
     {"wr_conflicts",
@@ -77,11 +91,14 @@ const struct db_stmt db_work_report_stmts[] = {
      " WHERE (w.brief_id, w.completed, w.failed, w.retried, w.busy_seconds, w.p95_latency_ms,"
      " w.queue_delay_ms, w.bytes_moved, w.storage_gb, w.phase_queue_seconds,"
      " w.phase_load_seconds, w.phase_preprocess_seconds, w.phase_compute_seconds,"
-     " w.phase_communication_seconds, w.phase_write_seconds) IS DISTINCT FROM (i.brief_id,"
+     " w.phase_communication_seconds, w.phase_write_seconds, w.failures_oom,"
+     " w.failures_timeout, w.failures_data, w.failures_hardware, w.failures_preempted,"
+     " w.failures_other) IS DISTINCT FROM (i.brief_id,"
      " i.completed, i.failed, i.retried, i.busy_seconds, i.p95_latency_ms, i.queue_delay_ms,"
      " i.bytes_moved, i.storage_gb, i.phase_queue_seconds, i.phase_load_seconds,"
      " i.phase_preprocess_seconds, i.phase_compute_seconds, i.phase_communication_seconds,"
-     " i.phase_write_seconds) ORDER BY i.idx"},
+     " i.phase_write_seconds, i.failures_oom, i.failures_timeout, i.failures_data,"
+     " i.failures_hardware, i.failures_preempted, i.failures_other) ORDER BY i.idx"},
     /* The phases of a record add up to at most its window × its host's GPUs: the GPU
      * count the last provisioning found (facts.gpu_count), else the pool's, else 1. A
      * relative tolerance of 1e-9 (and 1 µs) absorbs float rounding. Unknown hosts are
@@ -158,7 +175,7 @@ enum db_status db_wr_phase_excess(struct db_conn *c, const struct db_wr_batch *b
     out->first = -1;
     const char *p[9] = {b->col[0], b->col[2], b->col[3]};
     for (int i = 0; i < DB_WR_PHASES; i++)
-        p[3 + i] = b->col[DB_WR_COLUMNS - DB_WR_PHASES + i];
+        p[3 + i] = b->col[DB_WR_FIRST_PHASE + i];
     PGresult *r;
     enum db_status s = db_exec(c, "wr_phase_excess", 9, p, &r);
     if (s < 0)

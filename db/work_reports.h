@@ -8,9 +8,12 @@
  * host_id, brief_id, window_start, window_end, unit, completed, failed, retried,
  * busy_seconds, p95_latency_ms, queue_delay_ms, bytes_moved, storage_gb, then the
  * DB_WR_PHASES phases in seconds (NULL when not given): queue, load, preprocess, compute,
- * communication, write. */
-#define DB_WR_COLUMNS 19
-#define DB_WR_PHASES  6
+ * communication, write; then the DB_WR_FAILURES failure classes in units (NULL when not
+ * given): oom, timeout, data, hardware, preempted, other. */
+#define DB_WR_COLUMNS     25
+#define DB_WR_PHASES      6
+#define DB_WR_FIRST_PHASE 13
+#define DB_WR_FAILURES    6
 struct db_wr_batch {
     const char *col[DB_WR_COLUMNS];
 };

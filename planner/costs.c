@@ -55,6 +55,14 @@ static void add_phases(struct usage_phases *to, const struct usage_phases *from)
     to->busy_seconds += from->busy_seconds;
 }
 
+static void add_failures(struct usage_failures *to, const struct usage_failures *from)
+{
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
+        to->units[k] += from->units[k];
+    to->reports += from->reports;
+    to->of_units += from->of_units;
+}
+
 void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
                    const struct plan_usage *u)
 {
@@ -80,6 +88,7 @@ void plan_cost_add(struct plan_cost_acc *acc, const struct usage_prices *p,
         acc->has_unit[k] |= u->has_unit[k];
     }
     add_phases(&acc->phases, &u->phases);
+    add_failures(&acc->failures, &u->failures);
 }
 
 void plan_cost_finish(const struct plan_cost_acc *acc, struct plan_cost *out)
@@ -162,6 +171,42 @@ void plan_cost_phases(const struct plan_cost_acc *acc, const struct plan_cost *c
     }
 }
 
+void plan_cost_failures(const struct plan_cost_acc *acc, const struct plan_cost *c,
+                        struct plan_cost_failures *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct usage_failures *f = &acc->failures;
+    double all = 0;
+    out->reports = f->reports;
+    out->of_reports = acc->reports;
+    out->units = f->of_units;
+    out->dominant = -1;
+    for (int k = 0; k < USAGE_UNIT_COUNT; k++) {
+        out->of_units += acc->failed[k] + acc->retried[k];
+        all += acc->completed[k] + acc->failed[k] + acc->retried[k];
+    }
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++) {
+        out->counts[k] = f->units[k];
+        out->classified += f->units[k];
+        if (f->units[k] > 0 && (out->dominant < 0 || f->units[k] > f->units[out->dominant]))
+            out->dominant = k;
+    }
+    out->has_share = out->classified > 0;
+    for (int k = 0; out->has_share && k < USAGE_FAIL_COUNT; k++)
+        out->share[k] = plan_round_to(f->units[k] / out->classified, 4);
+    out->has_split = out->of_units > 0 && all > 0;
+    if (!out->has_split)
+        return;
+    /* the classes never claim more than the failed and retried units (the API checks
+     * each report; this guards sums that drift by rounding) */
+    double classified = out->classified < out->of_units ? out->classified : out->of_units;
+    double scale = out->classified > 0 ? classified / out->classified : 0;
+    out->covered_share = plan_round_to(classified / out->of_units, 4);
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
+        out->cost[k] = plan_round_cents(c->total * f->units[k] * scale / all);
+    out->not_broken_down = plan_round_cents(c->total * (out->of_units - classified) / all);
+}
+
 int plan_cost_main_unit(const struct plan_cost *c)
 {
     int unit = -1;
@@ -214,6 +259,7 @@ static void add_row(struct plan_usage *u, const struct usage_row *r)
     u->storage_seconds += r->storage_seconds;
     u->bytes_moved += r->bytes_moved;
     add_phases(&u->phases, &r->phases);
+    add_failures(&u->failures, &r->failures);
     if (r->unit >= 0 && r->unit < USAGE_UNIT_COUNT) {
         u->completed[r->unit] += r->completed;
         u->failed[r->unit] += r->failed;

@@ -54,7 +54,8 @@ struct plan_usage {
     double bytes_moved;
     double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
     int has_unit[USAGE_UNIT_COUNT];
-    struct usage_phases phases; /* the reports that gave phases */
+    struct usage_phases phases;     /* the reports that gave phases */
+    struct usage_failures failures; /* the reports that classified their failures */
 };
 
 /* A group being summed: the unrounded components and the usage. Zero it to start. */
@@ -65,6 +66,7 @@ struct plan_cost_acc {
     double completed[USAGE_UNIT_COUNT], failed[USAGE_UNIT_COUNT], retried[USAGE_UNIT_COUNT];
     int has_unit[USAGE_UNIT_COUNT];
     struct usage_phases phases;
+    struct usage_failures failures;
 };
 
 /* Adds one slice, priced with its host's pool prices. */
@@ -125,6 +127,42 @@ struct plan_cost_phases {
 /* The split of c (plan_cost_finish of acc). */
 void plan_cost_phases(const struct plan_cost_acc *acc, const struct plan_cost *c,
                       struct plan_cost_phases *out);
+
+/* ---- the cost of failed and retried work split by failure class ----
+ *
+ * The cost of failed and retried work is the total × (failed + retried) ÷ (completed +
+ * failed + retried) (failed_retried above): cost attributed in proportion to units. Each
+ * classified unit carries the same cost as any other unit, so with N = completed + failed
+ * + retried units of every report:
+ *
+ *   cost[c]          = total × units[c] ÷ N, to the cent (units[c]: Σ failures.c of the
+ *                      reports that classified their failures)
+ *   not_broken_down  = total × (failed + retried − Σ units[c]) ÷ N, to the cent: the
+ *                      failed and retried units nobody classified (reports without
+ *                      failures, and the part of a report's failed + retried that its
+ *                      failures leave out), never guessed from the classified ones
+ *   share[c]         = units[c] ÷ Σ units[c] (4 decimals): the class's share of the
+ *                      classified failure cost
+ *   covered_share    = Σ units[c] ÷ (failed + retried) (4 decimals): how much of the
+ *                      failed and retried work is classified
+ *
+ * Without failed or retried units nothing is split (has_split 0); without classified
+ * units there are no shares. */
+struct plan_cost_failures {
+    long reports, of_reports; /* reports that classified failures, of all reports */
+    double units, of_units;   /* failed + retried of those reports, of all reports */
+    double classified;        /* Σ units[c] */
+    double counts[USAGE_FAIL_COUNT];
+    int has_share; /* classified > 0 */
+    double share[USAGE_FAIL_COUNT];
+    int has_split;                                  /* of_units > 0 */
+    double covered_share;                           /* 4 decimals */
+    double cost[USAGE_FAIL_COUNT], not_broken_down; /* dollars, to the cent */
+    int dominant; /* the class with the most units (first on a tie), or -1 */
+};
+/* The split of c (plan_cost_finish of acc). */
+void plan_cost_failures(const struct plan_cost_acc *acc, const struct plan_cost *c,
+                        struct plan_cost_failures *out);
 
 /* Rounds half away from zero to the cent (tolerating binary representation error). */
 double plan_round_cents(double dollars);

@@ -20,18 +20,22 @@
 #include "planner/recommend.h"
 #include "service/catalog.h"
 #include "service/recommend_bn.h"
+#include "service/recommend_loads.h"
+#include "service/recommend_retry.h"
 
 struct rec_arg {
     int64_t at_us;
     struct db_rec_input in;
     struct svc_catalog *cat;
-    struct svc_rec_bn bn; /* the bottleneck recommendations' inputs */
+    struct svc_rec_bn bn;       /* the bottleneck recommendations' inputs */
+    struct svc_rec_retry retry; /* the retry budgets' (issue 27) */
 };
 
 static void clear(struct rec_arg *a)
 {
     db_rec_input_free(&a->in);
     svc_rec_bn_free(&a->bn);
+    svc_rec_retry_free(&a->retry);
     if (a->cat)
         svc_catalog_release(a->cat);
     a->cat = NULL;
@@ -47,6 +51,8 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
         a->cat = svc_catalog_get(c, &s);
     if (s >= 0) {
         enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
+        if (b >= 0)
+            b = svc_rec_retry_read(c, a->at_us, &a->retry);
         if (b < 0)
             s = b;
     }
@@ -401,7 +407,10 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         b->sized = 1;
     }
     if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0 ||
-        svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0)
+        svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0 ||
+        svc_rec_retry_apply(&k->a.retry, all) != 0 ||
+        svc_rec_loads_apply(&k->a.bn, in->held, in->nheld, wc[DB_REC_DAY].ids, wc[DB_REC_DAY].costs,
+                            wc[DB_REC_DAY].n, all) != 0)
         return -1;
     return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
 }

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
                                         tbucket_tests,
                                         rl_table_tests,
                                         bottleneck_tests,
+                                        recommend_retry_tests,
                                         bandwidth_tests,
                                         gate_storage_tests,
                                         gate_targeted_tests};

@@ -59,6 +59,7 @@ extern const struct unit_test components_tests[];
 extern const struct unit_test project_limits_tests[];
 extern const struct unit_test budget_tests[];
 extern const struct unit_test bottleneck_tests[];
+extern const struct unit_test recommend_retry_tests[];
 extern const struct unit_test gate_storage_tests[];
 extern const struct unit_test gate_targeted_tests[];
 
