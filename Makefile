@@ -187,6 +187,14 @@ SVC_SRC    += service/bottleneck.c service/recommend_bn.c
 API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
 
+# Placement (issue 27, docs/placement.md): the cheapest place to run a brief (the
+# arithmetic, the rightsize rule, the reads, the route).
+PLAN_SRC   += planner/placement.c planner/recommend_place.c
+DB_SRC     += db/placement.c
+SVC_SRC    += service/placement.c
+API_SRC    += api/placement.c
+UNIT_SRC   += tests/unit/test_placement.c
+
 # The storage reference in the gate (issue 26): dd and fio parsers, the check.
 PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \
               provisioner/jobs/gate_storage.c provisioner/jobs/gate_targeted.c
