@@ -24,11 +24,10 @@ const struct db_stmt db_place_stmts[] = {
      "  coalesce(r.last_end, 0) AS last_end"
      " FROM pools p LEFT JOIN r ON r.pool_id = p.id WHERE p.project_id = $1::uuid"
      " ORDER BY p.seq LIMIT 1000"},
-    {"place_baselines",
-     "SELECT b.gpu_model, b.gpu_count, b.model_revision, b.concurrency, b.value"
-     " FROM baselines b WHERE b.metric = $2"
-     "  AND b.pool_id IN (SELECT id FROM pools WHERE project_id = $1::uuid)"
-     " ORDER BY b.seq DESC LIMIT 2000"},
+    {"place_baselines", "SELECT b.gpu_model, b.gpu_count, b.model_revision, b.concurrency, b.value"
+                        " FROM baselines b WHERE b.metric = $2"
+                        "  AND b.pool_id IN (SELECT id FROM pools WHERE project_id = $1::uuid)"
+                        " ORDER BY b.seq DESC LIMIT 2000"},
 };
 const size_t db_place_nstmts = sizeof db_place_stmts / sizeof db_place_stmts[0];
 

@@ -23,10 +23,9 @@ static int fail(struct plan_error *err, const char *field, const char *detail)
 static const char *const alt_kinds[] = {"api", "on_demand", "reserved", NULL};
 /* Per kind: the fields it requires, and those only it may carry. */
 static const char *const api_required[] = {"price_per_unit", "per_units", "unit", NULL};
-static const char *const api_only[] = {"price_per_unit", "per_units", "unit",
+static const char *const api_only[] = {"price_per_unit", "per_units",        "unit",
                                        "latency_ms_p95", "availability_pct", NULL};
-static const char *const od_required[] = {"price_per_gpu_hour", "gpus", "cold_start_seconds",
-                                          NULL};
+static const char *const od_required[] = {"price_per_gpu_hour", "gpus", "cold_start_seconds", NULL};
 static const char *const res_required[] = {"price_per_gpu_hour", "gpus", NULL};
 static const char *const gpu_only[] = {"price_per_gpu_hour", "gpus", "gpu_model", NULL};
 
@@ -41,10 +40,10 @@ static int check_one(const json_t *a, size_t i, struct plan_error *err)
             snprintf(detail, sizeof detail, "a %s alternative needs %s", alt_kinds[kind], *f);
             return fail(err, field, detail);
         }
-    const char *const *foreign[] = {kind == 0 ? gpu_only : api_only,
-                                    kind == 1 ? NULL : (const char *const[]){"cold_start_seconds", NULL},
-                                    kind == 2 ? NULL
-                                              : (const char *const[]){"commitment_months", NULL}};
+    const char *const *foreign[] = {
+        kind == 0 ? gpu_only : api_only,
+        kind == 1 ? NULL : (const char *const[]){"cold_start_seconds", NULL},
+        kind == 2 ? NULL : (const char *const[]){"commitment_months", NULL}};
     for (size_t k = 0; k < 3; k++)
         for (const char *const *f = foreign[k]; f && *f; f++)
             if (json_object_get(a, *f) != NULL) {
@@ -71,8 +70,8 @@ int plan_place_check(const json_t *brief, struct plan_error *err)
             return -1;
         const char *name = json_string_value(json_object_get(a, "name"));
         for (j = 0; j < i; j++)
-            if (strcmp(name, json_string_value(
-                                 json_object_get(json_array_get(alts, j), "name"))) == 0) {
+            if (strcmp(name, json_string_value(json_object_get(json_array_get(alts, j), "name"))) ==
+                0) {
                 char field[128], detail[256];
                 snprintf(field, sizeof field, "alternatives[%zu].name", i);
                 snprintf(detail, sizeof detail, "alternatives[%zu] is named %s already", j, name);
@@ -139,12 +138,11 @@ static int measured_row(const struct plan_place_brief *b, const struct plan_plac
     r->cost_per_unit = r->has_cost ? c.cost_per_unit[b->unit] : 0;
     r->per_hour = c.held_hours > 0 ? c.total / c.held_hours : 0;
     set_why(r, -1, "work reports carry no measure of the brief's targets per pool", 0, 0);
-    r->evidence = json_pack("{s:f,s:f,s:I,s:I,s:f,s:f,s:f}", "total", c.total, "completed",
-                            b->unit >= 0 ? c.completed[b->unit] : 0.0, "reports",
-                            (json_int_t)p->acc.reports, "days",
-                            (json_int_t)p->days, "held_hours", plan_round_to(c.held_hours, 4),
-                            "busy_hours", plan_round_to(c.busy_hours, 4), "idle_hours",
-                            plan_round_to(c.idle_hours, 4));
+    r->evidence = json_pack(
+        "{s:f,s:f,s:I,s:I,s:f,s:f,s:f}", "total", c.total, "completed",
+        b->unit >= 0 ? c.completed[b->unit] : 0.0, "reports", (json_int_t)p->acc.reports, "days",
+        (json_int_t)p->days, "held_hours", plan_round_to(c.held_hours, 4), "busy_hours",
+        plan_round_to(c.busy_hours, 4), "idle_hours", plan_round_to(c.idle_hours, 4));
     if (r->evidence == NULL)
         return -1;
     json_object_set_new(r->evidence, "utilization",
@@ -210,8 +208,9 @@ static int estimated_row(const struct place_ctx *x, const struct plan_place_pool
     if (r->evidence == NULL)
         return -1;
     json_object_set_new(r->evidence, "gpus_needed", json_integer(p->gpus_needed));
-    if (b->unit < 0 || !nearest(x->bl, x->nbl, p->gpu_model, p->gpu_count, x->revision,
-                                x->concurrency, &ps, &bl_gpus, &n, &score) ||
+    if (b->unit < 0 ||
+        !nearest(x->bl, x->nbl, p->gpu_model, p->gpu_count, x->revision, x->concurrency, &ps,
+                 &bl_gpus, &n, &score) ||
         ps <= 0) {
         json_object_set_new(r->evidence, "throughput",
                             json_string(b->unit < 0 ? "unknown: the brief has no work report"
@@ -226,7 +225,8 @@ static int estimated_row(const struct place_ctx *x, const struct plan_place_pool
     double hourly = (double)hosts * p->prices.per_hour * (1 + p->prices.overhead_pct / 100);
     r->has_cost = 1;
     r->per_hour = hourly;
-    r->cost_per_unit = d > 0 ? hourly / d : p->prices.per_hour * (1 + p->prices.overhead_pct / 100) / t;
+    r->cost_per_unit =
+        d > 0 ? hourly / d : p->prices.per_hour * (1 + p->prices.overhead_pct / 100) / t;
     json_object_set_new(r->evidence, "throughput_per_host_hour", json_real(t));
     json_object_set_new(r->evidence, "baselines", json_integer(n));
     json_object_set_new(r->evidence, "baseline_gpu_count", json_integer(bl_gpus));
@@ -332,15 +332,14 @@ static int api_row(const struct plan_place_brief *b, const json_t *a, struct pla
     const json_t *lat = json_object_get(a, "latency_ms_p95");
     const json_t *av = json_object_get(a, "availability_pct");
     r->basis = PLACE_DECLARED;
-    r->evidence = json_pack("{s:f,s:f,s:s}", "price_per_unit", price, "per_units", per, "unit",
-                            unit);
+    r->evidence =
+        json_pack("{s:f,s:f,s:s}", "price_per_unit", price, "per_units", per, "unit", unit);
     if (r->evidence == NULL)
         return -1;
     json_object_set_new(r->evidence, "note", json_string("priced per unit: no idle cost"));
     if (json_object_get(a, "notes"))
         json_object_set(r->evidence, "notes", json_object_get(a, "notes"));
-    set_why(r, -1, "no latency or availability declared to compare with the brief's targets", 0,
-            0);
+    set_why(r, -1, "no latency or availability declared to compare with the brief's targets", 0, 0);
     if (b->has_latency && lat)
         set_why(r, json_number_value(lat) <= b->latency_ms,
                 "declared p95 latency %.0f ms against the brief's target %.0f ms",

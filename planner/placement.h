@@ -54,15 +54,15 @@ extern const char *const plan_place_basis_names[]; /* "measured", "estimated", "
 
 /* The brief as placement sees it. */
 struct plan_place_brief {
-    int unit;           /* the unit it completed most of, or -1 (no report) */
-    double completed;   /* Σ completed of that unit over every pool in the window */
-    double span_hours;  /* first report start → last report end, in the window */
-    int has_latency;    /* a time_to_first_token_ms or tail_latency_ms target */
-    double latency_ms;  /* the lowest of them */
-    int has_avail;      /* availability.target_pct */
+    int unit;          /* the unit it completed most of, or -1 (no report) */
+    double completed;  /* Σ completed of that unit over every pool in the window */
+    double span_hours; /* first report start → last report end, in the window */
+    int has_latency;   /* a time_to_first_token_ms or tail_latency_ms target */
+    double latency_ms; /* the lowest of them */
+    int has_avail;     /* availability.target_pct */
     double avail_pct;
-    double margin_pct;  /* rightsize_margin_pct (default 20) */
-    long min_days;      /* rightsize_min_days (default 7) */
+    double margin_pct;    /* rightsize_margin_pct (default 20) */
+    long min_days;        /* rightsize_min_days (default 7) */
     const char *revision; /* model.revision, or NULL: a baseline condition */
     long concurrency;     /* load.concurrency: a baseline condition */
 };
@@ -79,8 +79,8 @@ struct plan_place_pool {
     const char *id, *name, *gpu_model;
     long gpu_count;
     struct usage_prices prices;
-    int fits;          /* the sizing estimate fits one host of the pool */
-    long gpus_needed;  /* from sizing (0 when not estimated) */
+    int fits;                 /* the sizing estimate fits one host of the pool */
+    long gpus_needed;         /* from sizing (0 when not estimated) */
     struct plan_cost_acc acc; /* the brief's slice of the pool (zero: never ran there) */
     long days;                /* distinct UTC days with the brief's reports here */
 };

@@ -48,9 +48,10 @@ json_t *plan_rec_rightsize(const struct plan_place_brief *b, const struct plan_p
              cur->days, best->kind, best->option, best->cost_per_unit * 1e6,
              best->basis == PLACE_MEASURED ? "measured" : "declared price", saving * 100,
              b->margin_pct);
-    double per_hour = cur->per_hour > 0 && b->span_hours > 0
-                          ? b->completed / b->span_hours * (cur->cost_per_unit - best->cost_per_unit)
-                          : 0;
+    double per_hour =
+        cur->per_hour > 0 && b->span_hours > 0
+            ? b->completed / b->span_hours * (cur->cost_per_unit - best->cost_per_unit)
+            : 0;
     json_t *ev = json_object();
     json_t *rec = json_pack("{s:s,s:s,s:s,s:{s:[],s:s,s:s},s:s,s:o,s:f}", "id", id, "action",
                             "rightsize", "rule", "rightsize", "target", "host_ids", "pool_id",

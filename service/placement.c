@@ -30,16 +30,17 @@ static void brief_facts(const json_t *brief, struct plan_place_brief *b)
     b->margin_pct = m ? json_number_value(m) : PLAN_PLACE_DEFAULT_MARGIN;
     b->min_days = d ? (long)json_integer_value(d) : PLAN_PLACE_DEFAULT_MIN_DAYS;
     b->revision = json_string_value(json_object_get(json_object_get(brief, "model"), "revision"));
-    b->concurrency = (long)json_integer_value(
-        json_object_get(json_object_get(brief, "load"), "concurrency"));
+    b->concurrency =
+        (long)json_integer_value(json_object_get(json_object_get(brief, "load"), "concurrency"));
     size_t i;
     const json_t *t;
     json_array_foreach(json_object_get(brief, "targets"), i, t)
     {
         const char *metric = json_string_value(json_object_get(t, "metric"));
         double v = json_number_value(json_object_get(t, "value"));
-        if (metric && (strcmp(metric, "time_to_first_token_ms") == 0 ||
-                       strcmp(metric, "tail_latency_ms") == 0) &&
+        if (metric &&
+            (strcmp(metric, "time_to_first_token_ms") == 0 ||
+             strcmp(metric, "tail_latency_ms") == 0) &&
             (!b->has_latency || v < b->latency_ms)) {
             b->has_latency = 1;
             b->latency_ms = v;
@@ -76,8 +77,8 @@ static void pools_in(const json_t *brief, const struct svc_catalog *cat,
             struct plan_gpu_fit fit;
             plan_fit(&s, &o, g, pb.precision, &fit);
             p->gpus_needed = fit.gpus_needed;
-            p->fits = fit.precision_supported && fit.gpus_needed >= 1 &&
-                      fit.gpus_needed <= d->gpu_count;
+            p->fits =
+                fit.precision_supported && fit.gpus_needed >= 1 && fit.gpus_needed <= d->gpu_count;
         }
     }
     size_t ri = 0;
@@ -91,8 +92,7 @@ static void pools_in(const json_t *brief, const struct svc_catalog *cat,
             continue;
         for (size_t i = 0; i < pin->npools; i++)
             if (strcmp(pin->pools[i].id, cin->hosts[h].pool_id) == 0)
-                plan_place_add_host(&pools[i].acc, &cin->hosts[h], cin->rows, first, ri,
-                                    brief_id);
+                plan_place_add_host(&pools[i].acc, &cin->hosts[h], cin->rows, first, ri, brief_id);
     }
 }
 
@@ -178,7 +178,8 @@ json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, 
     struct place_work w;
     struct plan_place_brief b;
     memset(&w, 0, sizeof w);
-    const char *project = json_string_value(json_object_get(json_object_get(brief, "project"), "id"));
+    const char *project =
+        json_string_value(json_object_get(json_object_get(brief, "project"), "id"));
     const char *id = json_string_value(json_object_get(brief, "id"));
     char scope[40];
     snprintf(scope, sizeof scope, "{%s}", project ? project : "");

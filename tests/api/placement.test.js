@@ -91,7 +91,10 @@ async function report(h, brief, d0, d1, completed, busy) {
   }
   for (let i = 0; i < records.length; i += 1000) {
     expectStatus(
-      await client.request('POST', '/v1/work-reports', { token: operator, body: { records: records.slice(i, i + 1000) } }),
+      await client.request('POST', '/v1/work-reports', {
+        token: operator,
+        body: { records: records.slice(i, i + 1000) },
+      }),
       201,
     );
   }
@@ -102,7 +105,10 @@ async function placement(brief, token = viewer, query = WINDOW) {
 const row = (doc, option) => doc.items.find((r) => r.option === option);
 
 before(async () => {
-  srv = await startServer({ name: 'placement', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' } });
+  srv = await startServer({
+    name: 'placement',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
   client = api(srv);
   admin = srv.token('admin');
   operator = srv.token('operator');
@@ -110,7 +116,12 @@ before(async () => {
   cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   stack = await fleet.createStack(client, admin);
   const mk = (key, gpu, price) =>
-    fleet.createPool(client, admin, { name: `${key}-${fleet.uniq()}`, gpu_model: gpu, gpu_count: 1, price_per_hour: price });
+    fleet.createPool(client, admin, {
+      name: `${key}-${fleet.uniq()}`,
+      gpu_model: gpu,
+      gpu_count: 1,
+      price_per_hour: price,
+    });
   pools.H = await mk('h100', 'h100_sxm', 4);
   pools.L = await mk('l4', 'l4', 1);
   pools.E = await mk('l40s', 'l40s', 2);
@@ -130,7 +141,9 @@ after(async () => {
 
 describe('alternatives on a brief', () => {
   test('a brief stores its alternatives and rightsize settings', async () => {
-    const b = await createBrief(briefBody({ alternatives: ALTERNATIVES, rightsize_margin_pct: 30, rightsize_min_days: 3 }));
+    const b = await createBrief(
+      briefBody({ alternatives: ALTERNATIVES, rightsize_margin_pct: 30, rightsize_min_days: 3 }),
+    );
     assert.equal(b.alternatives.length, 3);
     assert.equal(b.rightsize_margin_pct, 30);
     assert.equal(b.rightsize_min_days, 3);
@@ -138,25 +151,85 @@ describe('alternatives on a brief', () => {
 
   const bad = [
     ['an unknown kind', [{ name: 'x', kind: 'spot' }], 'invalid_field', 'alternatives[0].kind'],
-    ['an api without its price', [ALTERNATIVES[0], { name: 'b', kind: 'api', per_units: 1e6, unit: 'tokens' }], 'invalid_field', 'alternatives[1].price_per_unit'],
+    [
+      'an api without its price',
+      [ALTERNATIVES[0], { name: 'b', kind: 'api', per_units: 1e6, unit: 'tokens' }],
+      'invalid_field',
+      'alternatives[1].price_per_unit',
+    ],
     ['a price of 0', [{ ...ALTERNATIVES[0], price_per_unit: 0 }], 'invalid_field', 'alternatives[0].price_per_unit'],
     ['a negative per_units', [{ ...ALTERNATIVES[0], per_units: -1 }], 'invalid_field', 'alternatives[0].per_units'],
     ['an unknown unit', [{ ...ALTERNATIVES[0], unit: 'bananas' }], 'invalid_field', 'alternatives[0].unit'],
-    ['an api without a unit', [{ name: 'a', kind: 'api', price_per_unit: 1, per_units: 1e6 }], 'invalid_field', 'alternatives[0].unit'],
-    ['two alternatives of one name', [ALTERNATIVES[0], { ...ALTERNATIVES[1], name: 'managed-api' }], 'invalid_field', 'alternatives[1].name'],
+    [
+      'an api without a unit',
+      [{ name: 'a', kind: 'api', price_per_unit: 1, per_units: 1e6 }],
+      'invalid_field',
+      'alternatives[0].unit',
+    ],
+    [
+      'two alternatives of one name',
+      [ALTERNATIVES[0], { ...ALTERNATIVES[1], name: 'managed-api' }],
+      'invalid_field',
+      'alternatives[1].name',
+    ],
     ['a name with a space', [{ ...ALTERNATIVES[0], name: 'my api' }], 'invalid_field', 'alternatives[0].name'],
-    ['an on_demand without its cold start', [{ name: 'o', kind: 'on_demand', price_per_gpu_hour: 2, gpus: 1 }], 'invalid_field', 'alternatives[0].cold_start_seconds'],
-    ['an on_demand without gpus', [{ name: 'o', kind: 'on_demand', price_per_gpu_hour: 2, cold_start_seconds: 1 }], 'invalid_field', 'alternatives[0].gpus'],
-    ['an on_demand with a per-unit price', [{ ...ALTERNATIVES[1], price_per_unit: 1 }], 'invalid_field', 'alternatives[0].price_per_unit'],
-    ['an api with a GPU-hour price', [{ ...ALTERNATIVES[0], price_per_gpu_hour: 1 }], 'invalid_field', 'alternatives[0].price_per_gpu_hour'],
-    ['a reserved without a commitment', [{ name: 'r', kind: 'reserved', price_per_gpu_hour: 1, gpus: 1 }], 'invalid_field', 'alternatives[0].commitment_months'],
-    ['a reserved with a cold start', [{ ...ALTERNATIVES[2], cold_start_seconds: 5 }], 'invalid_field', 'alternatives[0].cold_start_seconds'],
-    ['an on_demand with a commitment', [{ ...ALTERNATIVES[1], commitment_months: 1 }], 'invalid_field', 'alternatives[0].commitment_months'],
+    [
+      'an on_demand without its cold start',
+      [{ name: 'o', kind: 'on_demand', price_per_gpu_hour: 2, gpus: 1 }],
+      'invalid_field',
+      'alternatives[0].cold_start_seconds',
+    ],
+    [
+      'an on_demand without gpus',
+      [{ name: 'o', kind: 'on_demand', price_per_gpu_hour: 2, cold_start_seconds: 1 }],
+      'invalid_field',
+      'alternatives[0].gpus',
+    ],
+    [
+      'an on_demand with a per-unit price',
+      [{ ...ALTERNATIVES[1], price_per_unit: 1 }],
+      'invalid_field',
+      'alternatives[0].price_per_unit',
+    ],
+    [
+      'an api with a GPU-hour price',
+      [{ ...ALTERNATIVES[0], price_per_gpu_hour: 1 }],
+      'invalid_field',
+      'alternatives[0].price_per_gpu_hour',
+    ],
+    [
+      'a reserved without a commitment',
+      [{ name: 'r', kind: 'reserved', price_per_gpu_hour: 1, gpus: 1 }],
+      'invalid_field',
+      'alternatives[0].commitment_months',
+    ],
+    [
+      'a reserved with a cold start',
+      [{ ...ALTERNATIVES[2], cold_start_seconds: 5 }],
+      'invalid_field',
+      'alternatives[0].cold_start_seconds',
+    ],
+    [
+      'an on_demand with a commitment',
+      [{ ...ALTERNATIVES[1], commitment_months: 1 }],
+      'invalid_field',
+      'alternatives[0].commitment_months',
+    ],
     ['zero gpus', [{ ...ALTERNATIVES[1], gpus: 0 }], 'invalid_field', 'alternatives[0].gpus'],
     ['an unknown member', [{ ...ALTERNATIVES[0], discount: 3 }], 'unknown_field', 'alternatives[0].discount'],
-    ['availability over 100', [{ ...ALTERNATIVES[0], availability_pct: 101 }], 'invalid_field', 'alternatives[0].availability_pct'],
+    [
+      'availability over 100',
+      [{ ...ALTERNATIVES[0], availability_pct: 101 }],
+      'invalid_field',
+      'alternatives[0].availability_pct',
+    ],
     ['alternatives not an array', { name: 'x' }, 'invalid_field', 'alternatives'],
-    ['more than 16', Array.from({ length: 17 }, (_, i) => ({ ...ALTERNATIVES[0], name: `api-${i}` })), 'invalid_field', 'alternatives'],
+    [
+      'more than 16',
+      Array.from({ length: 17 }, (_, i) => ({ ...ALTERNATIVES[0], name: `api-${i}` })),
+      'invalid_field',
+      'alternatives',
+    ],
   ];
   for (const [what, alternatives, code, field] of bad) {
     test(`refuses ${what}`, async () => {
@@ -324,7 +397,10 @@ describe('placement: reads and rejections', () => {
   });
   test('another project sees 404', async () => {
     const b = await createBrief(briefBody());
-    expectStatus(await client.request('POST', '/v1/projects', { token: admin, body: { name: `other-${fleet.uniq()}` } }), 201);
+    expectStatus(
+      await client.request('POST', '/v1/projects', { token: admin, body: { name: `other-${fleet.uniq()}` } }),
+      201,
+    );
     const projects = expectStatus(await client.request('GET', '/v1/projects', { token: admin }), 200);
     const other = projects.items.find((p) => p.name.startsWith('other-'));
     const outsider = srv.token('viewer', { project: other.name });
