@@ -191,7 +191,7 @@ UNIT_SRC   += tests/unit/test_bottleneck.c
 # arithmetic, the rightsize rule, the reads, the route).
 PLAN_SRC   += planner/placement.c planner/recommend_place.c
 DB_SRC     += db/placement.c
-SVC_SRC    += service/placement.c
+SVC_SRC    += service/placement.c service/recommend_place.c
 API_SRC    += api/placement.c
 UNIT_SRC   += tests/unit/test_placement.c
 

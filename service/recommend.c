@@ -20,18 +20,22 @@
 #include "planner/recommend.h"
 #include "service/catalog.h"
 #include "service/recommend_bn.h"
+#include "service/recommend_place.h"
 
 struct rec_arg {
     int64_t at_us;
     struct db_rec_input in;
     struct svc_catalog *cat;
     struct svc_rec_bn bn; /* the bottleneck recommendations' inputs */
+    json_t *rightsize;    /* the rightsize recommendations (service/recommend_place.h) */
 };
 
 static void clear(struct rec_arg *a)
 {
     db_rec_input_free(&a->in);
     svc_rec_bn_free(&a->bn);
+    json_decref(a->rightsize);
+    a->rightsize = NULL;
     if (a->cat)
         svc_catalog_release(a->cat);
     a->cat = NULL;
@@ -49,6 +53,11 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
         enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
         if (b < 0)
             s = b;
+    }
+    if (s >= 0 && (a->rightsize = json_array()) != NULL) {
+        enum db_status p = svc_rec_place_read(c, a->at_us, &a->in, a->rightsize);
+        if (p < 0)
+            s = p;
     }
     return s;
 }
@@ -401,7 +410,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         b->sized = 1;
     }
     if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0 ||
-        svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0)
+        svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0 ||
+        (k->a.rightsize && json_array_extend(all, k->a.rightsize) != 0))
         return -1;
     return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
 }

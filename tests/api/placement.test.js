@@ -326,6 +326,20 @@ describe('placement: the worked case', () => {
     assert.equal(rec.estimated_savings_per_hour, 5.1);
   });
 
+  test('GET /v1/recommendations lists the same rightsize (action=rightsize)', async () => {
+    const res = expectStatus(
+      await client.request('GET', `/v1/recommendations?action=rightsize&at=${hour(192)}`, { token: viewer }),
+      200,
+    );
+    const rec = res.items.find((r) => r.target.brief_id === brief.id);
+    assert.ok(rec, 'the pass carries the rightsize');
+    assert.equal(rec.action, 'rightsize');
+    assert.equal(rec.rule, 'rightsize');
+    assert.equal(rec.evidence.proposed.option, 'managed-api');
+    assert.equal(rec.project.name, 'default');
+    assert.ok(res.items.every((r) => r.action === 'rightsize'));
+  });
+
   test('an api priced in another unit has no cost and is never proposed', async () => {
     const b = await createBrief(briefBody({ alternatives: [{ ...ALTERNATIVES[0], unit: 'requests' }] }));
     await report(await host(pools.H), b, 0, 8, 1000000, 1800);
@@ -347,6 +361,9 @@ describe('rightsize needs enough measured evidence', () => {
     let doc = await placement(b);
     assert.equal(row(doc, pools.H.name).evidence.days, 6);
     assert.equal(doc.recommendation, null, 'six days are not enough');
+    const recs = (at) => client.request('GET', `/v1/recommendations?action=rightsize&at=${at}`, { token: viewer });
+    let res = expectStatus(await recs(hour(192)), 200);
+    assert.equal(res.items.filter((r) => r.target.brief_id === b.id).length, 0, 'nor in the pass');
     await report(a, b, 6, 7, 1000000, 1800);
     await report(l, b, 6, 7, 500000, 3600);
     doc = await placement(b);
@@ -356,6 +373,8 @@ describe('rightsize needs enough measured evidence', () => {
     assert.equal(rec.evidence.proposed.option, pools.L.name);
     assert.equal(rec.evidence.proposed.basis, 'measured');
     assert.equal(rec.evidence.current.basis, 'measured');
+    res = expectStatus(await recs(hour(192)), 200);
+    assert.equal(res.items.filter((r) => r.target.brief_id === b.id).length, 1, 'the pass has it');
   });
 
   test('never on estimates alone: an estimated pool and on-demand capacity far cheaper', async () => {
