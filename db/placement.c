@@ -7,14 +7,17 @@
 #include "db/db_pg.h"
 
 const struct db_stmt db_place_stmts[] = {
+    /* The brief's reports per pool from the day rollup (its brief index): the UTC days
+     * from the one holding from up to to, their first start and last end (clipped to
+     * the window). */
     {"place_pools",
-     "WITH r AS (SELECT h.pool_id,"
-     "   count(DISTINCT date_trunc('day', w.window_start AT TIME ZONE 'UTC'))::int AS days,"
-     "   extract(epoch FROM min(w.window_start)) AS first_start,"
-     "   extract(epoch FROM max(w.window_end)) AS last_end"
-     "  FROM work_reports w JOIN hosts h ON h.id = w.host_id"
-     "  WHERE w.brief_id = $2::uuid AND w.window_start >= $3::timestamptz"
-     "   AND w.window_start < $4::timestamptz GROUP BY h.pool_id)"
+     "WITH r AS (SELECT h.pool_id, count(DISTINCT d.bucket)::int AS days,"
+     "   extract(epoch FROM greatest(min(d.min_start), $3::timestamptz)) AS first_start,"
+     "   extract(epoch FROM least(max(d.max_end), $4::timestamptz)) AS last_end"
+     "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
+     "  WHERE d.brief_id = $2::uuid AND d.reports > 0"
+     "   AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
+     "   AND d.bucket < $4::timestamptz GROUP BY h.pool_id)"
      " SELECT p.id::text, p.name, p.gpu_model, (p.spec->>'gpu_count')::int AS gpu_count,"
      "  (p.spec->>'price_per_hour')::float8 AS hour,"
      "  coalesce((p.spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"

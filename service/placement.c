@@ -175,6 +175,12 @@ static json_t *document(const struct place_work *w, const struct plan_place_brie
 json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, const char *to,
                       enum db_status *status)
 {
+    return svc_placement_with(c, brief, from, to, NULL, status);
+}
+
+json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *from, const char *to,
+                           const struct db_cost_input *cost, enum db_status *status)
+{
     struct place_work w;
     struct plan_place_brief b;
     memset(&w, 0, sizeof w);
@@ -188,14 +194,14 @@ json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, 
     if (project == NULL || id == NULL)
         goto out;
     if ((*status = db_place_read(c, project, id, from, to, &w.pin)) < 0 ||
-        (*status = db_cost_read(c, from, to, scope, &w.cin)) < 0 ||
+        (cost == NULL && (*status = db_cost_read(c, from, to, scope, &w.cin)) < 0) ||
         (w.cat = svc_catalog_get(c, status)) == NULL)
         goto out;
     brief_facts(brief, &b);
     w.pools = calloc(w.pin.npools + 1, sizeof *w.pools);
     if (w.pools == NULL)
         goto oom;
-    pools_in(brief, w.cat, &w.pin, &w.cin, id, w.pools);
+    pools_in(brief, w.cat, &w.pin, cost ? cost : &w.cin, id, w.pools);
     demand_of(w.pools, &w.pin, &b);
     if (b.unit >= 0) {
         char metric[64];

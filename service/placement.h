@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "db/costs.h"
 #include "db/db.h"
 
 /* The default window: the last 30 days. */
@@ -18,5 +19,10 @@
  * *status set when a read failed (DB_HARD_ERROR also when out of memory). */
 json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, const char *to,
                       enum db_status *status);
+/* The same with the cost report's input of the brief's project over [from, to) read
+ * already (db_cost_read with the scope "{project id}"), or NULL to read it: the
+ * recommendations pass reads it once per project. */
+json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *from, const char *to,
+                           const struct db_cost_input *cost, enum db_status *status);
 
 #endif

@@ -38,11 +38,7 @@ export function placementItem(brief, doc) {
       el(
         'thead',
         {},
-        el(
-          'tr',
-          {},
-          ...['option', 'kind', 'basis', unit, 'meets target'].map((h) => el('th', { text: h })),
-        ),
+        el('tr', {}, ...['option', 'kind', 'basis', unit, 'meets target'].map((h) => el('th', { text: h }))),
       ),
       el('tbody', {}, ...(Array.isArray(doc.items) ? doc.items : []).map(placementRow)),
     ),

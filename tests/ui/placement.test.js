@@ -84,8 +84,18 @@ before(async () => {
   operator = srv.token('operator');
   viewer = srv.token('viewer', { sub: 'ui-placement-viewer' });
   const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
-  const h100 = await fleet.createPool(client, admin, { name: 'h100-pool', gpu_model: 'h100_sxm', gpu_count: 1, price_per_hour: 4 });
-  const l4 = await fleet.createPool(client, admin, { name: 'l4-pool', gpu_model: 'l4', gpu_count: 1, price_per_hour: 1 });
+  const h100 = await fleet.createPool(client, admin, {
+    name: 'h100-pool',
+    gpu_model: 'h100_sxm',
+    gpu_count: 1,
+    price_per_hour: 4,
+  });
+  const l4 = await fleet.createPool(client, admin, {
+    name: 'l4-pool',
+    gpu_model: 'l4',
+    gpu_count: 1,
+    price_per_hour: 1,
+  });
   brief = expectStatus(
     await client.request('POST', '/v1/briefs', {
       token: operator,

@@ -10,7 +10,7 @@
 #include "tests/unit/unit.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
-#define CENTS(x)   plan_round_cents((x) * 1e6) /* per 1M units, to the cent */
+#define CENTS(x)   plan_round_cents((x)*1e6) /* per 1M units, to the cent */
 #define BRIEF_ID   "00000000-0000-4000-8000-0000000000b1"
 
 /* A pool where the brief ran: one host held `held_h` hours, reporting `completed` tokens
@@ -69,8 +69,12 @@ static void worked_case(void)
     measured(&pools[0], "h100", "h100_sxm", 4, 192, 192e6, 96, 8); /* $768 */
     measured(&pools[1], "l4", "l4", 1, 192, 96e6, 192, 8);         /* $192 */
     memset(&pools[2], 0, sizeof pools[2]);
-    pools[2] = (struct plan_place_pool){.id = "l40s", .name = "l40s", .gpu_model = "l40s",
-                                        .gpu_count = 1, .fits = 1, .gpus_needed = 1};
+    pools[2] = (struct plan_place_pool){.id = "l40s",
+                                        .name = "l40s",
+                                        .gpu_model = "l40s",
+                                        .gpu_count = 1,
+                                        .fits = 1,
+                                        .gpus_needed = 1};
     pools[2].prices.per_hour = 2;
     struct plan_place_baseline bl[] = {{"l40s", NULL, 1, 1, 500}};
     brief(&b, 288e6, 192);
@@ -159,10 +163,18 @@ static void idle_and_attribution(void)
     struct usage_host h = {"h", "h", "p", "p", "pr", "pr", {2, 0, 0, 0}, 10 * 3600};
     struct usage_row rows[2];
     memset(rows, 0, sizeof rows);
-    rows[0] = (struct usage_row){.brief_id = BRIEF_ID, .unit = 0, .reports = 3, .completed = 300,
-                                 .busy_seconds = 3600, .covered_seconds = 3 * 3600};
-    rows[1] = (struct usage_row){.brief_id = "other", .unit = 0, .reports = 1, .completed = 100,
-                                 .busy_seconds = 3600, .covered_seconds = 3600};
+    rows[0] = (struct usage_row){.brief_id = BRIEF_ID,
+                                 .unit = 0,
+                                 .reports = 3,
+                                 .completed = 300,
+                                 .busy_seconds = 3600,
+                                 .covered_seconds = 3 * 3600};
+    rows[1] = (struct usage_row){.brief_id = "other",
+                                 .unit = 0,
+                                 .reports = 1,
+                                 .completed = 100,
+                                 .busy_seconds = 3600,
+                                 .covered_seconds = 3600};
     plan_place_add_host(&acc, &h, rows, 0, 2, BRIEF_ID);
     plan_cost_finish(&acc, &c);
     /* 10 h held × 3/4 of the covered time = 7.5 h × $2 = $15 over 300 units */
@@ -200,7 +212,6 @@ static void check_alternatives(void)
 UNIT_SUITE(placement_tests) = {
     {"placement: worked case ranked to the cent, rightsize to the api, then to l4", worked_case},
     {"placement: rightsize needs min_days on both measured sides", evidence_days},
-    {"placement: idle hours paid, held time attributed by covered seconds",
-     idle_and_attribution},
+    {"placement: idle hours paid, held time attributed by covered seconds", idle_and_attribution},
     {"placement: alternatives' cross-field checks", check_alternatives},
     UNIT_END};
