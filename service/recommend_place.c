@@ -87,8 +87,15 @@ enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct
             break;
         }
         json_t *rec = json_object_get(doc, "recommendation");
-        if (json_is_object(rec)) {
-            json_object_del(rec, "project"); /* add_projects sets it with the name */
+        if (json_is_object(rec)) { /* the brief's project, named from the hosts read */
+            const char *name = "";
+            for (size_t h = 0; h < cost->nhosts; h++)
+                if (cost->hosts[h].project_name != NULL) {
+                    name = cost->hosts[h].project_name;
+                    break;
+                }
+            json_object_set_new(rec, "project",
+                                json_pack("{s:s,s:s}", "id", b->project_id, "name", name));
             json_array_append(out, rec);
         }
         json_decref(doc);
