@@ -80,7 +80,8 @@ GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
 GEN_PLAN   := build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
-              ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js
+              ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js \
+              ui/placement.js
 # The composition root: gpufleetd's entry point, its subcommands, the components.
 CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
@@ -192,6 +193,14 @@ PLAN_SRC   += planner/recommend_retry.c planner/recommend_loads.c
 DB_SRC     += db/retry_budget.c
 SVC_SRC    += service/recommend_retry.c service/recommend_loads.c
 UNIT_SRC   += tests/unit/test_recommend_retry.c
+
+# Placement (issue 27, docs/placement.md): the cheapest place to run a brief (the
+# arithmetic, the rightsize rule, the reads, the route).
+PLAN_SRC   += planner/placement.c planner/recommend_place.c
+DB_SRC     += db/placement.c
+SVC_SRC    += service/placement.c service/recommend_place.c
+API_SRC    += api/placement.c
+UNIT_SRC   += tests/unit/test_placement.c
 
 # The storage reference in the gate (issue 26): dd and fio parsers, the check.
 PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \

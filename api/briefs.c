@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "db/briefs.h"
 #include "planner/brief.h"
+#include "planner/placement.h"
 
 /* ---- validation ---- */
 
@@ -121,6 +122,42 @@ static const struct spec_field training_spec[] = {
     {"activation_bytes", SPEC_NUMBER, 0, 0, 1e15, NULL, NULL, NULL, NULL, SPEC_NONE},
     SPEC_END,
 };
+/* Alternatives to the project's pools (docs/placement.md): which fields each kind needs,
+ * and that names are unique, is plan_place_check's. */
+static const char *const alt_kinds[] = {"api", "on_demand", "reserved", NULL};
+static int valid_alt_name(const char *s)
+{
+    return charset(s, "._-", 1);
+}
+static int valid_gpu_key(const char *s)
+{
+    return charset(s, "._-", 1);
+}
+#define NUMX(name, lo, hi)                                                               \
+    {                                                                                    \
+        name, SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, lo, hi, NULL, NULL, NULL, NULL, SPEC_NONE \
+    }
+static const struct spec_field alt_fields[] = {
+    {"name", SPEC_STRING, SPEC_REQUIRED, 1, 64, valid_alt_name, "letters, digits and ._-", NULL,
+     NULL, SPEC_NONE},
+    {"kind", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, alt_kinds, NULL, SPEC_NONE},
+    NUMX("price_per_unit", 0, 1e9),
+    NUMX("per_units", 0, 1e15),
+    {"unit", SPEC_ENUM, 0, 0, 0, NULL, NULL, usage_unit_names, NULL, SPEC_NONE},
+    NUMX("latency_ms_p95", 0, 1e9),
+    NUMX("availability_pct", 0, 100),
+    {"notes", SPEC_STRING, 0, 0, 1000, NULL, NULL, NULL, NULL, SPEC_NONE},
+    NUMX("price_per_gpu_hour", 0, 1e6),
+    INT("gpus", 0, 1, 100000),
+    {"gpu_model", SPEC_STRING, 0, 1, 64, valid_gpu_key, "a GPU model key (letters, digits, ._-)",
+     NULL, NULL, SPEC_NONE},
+    {"cold_start_seconds", SPEC_NUMBER, 0, 0, 86400, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("commitment_months", 0, 1, 120),
+    SPEC_END,
+};
+static const struct spec_field alt_item[] = {
+    {"", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, alt_fields, SPEC_NONE},
+};
 static const struct spec_field brief_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"kind", SPEC_ENUM, SPEC_REQUIRED, 0, 0, NULL, NULL, kinds, NULL, SPEC_NONE},
@@ -134,6 +171,10 @@ static const struct spec_field brief_spec[] = {
     /* share of spend failed + retried work may cost (planner/recommend_retry.h) */
     {"retry_budget_pct", SPEC_NUMBER, SPEC_EXCLUSIVE_MIN, 0, 100, NULL, NULL, NULL, NULL,
      SPEC_NONE},
+    {"alternatives", SPEC_ARRAY, 0, 0, PLAN_PLACE_MAX_ALTERNATIVES, NULL, NULL, NULL, alt_item,
+     SPEC_NONE},
+    {"rightsize_margin_pct", SPEC_NUMBER, 0, 0, 100, NULL, NULL, NULL, NULL, SPEC_NONE},
+    INT("rightsize_min_days", 0, 1, 366),
     SPEC_END,
 };
 
@@ -142,7 +183,7 @@ int api_brief_check(struct api_req *r, const json_t *body)
     if (api_spec_parse(r, body, brief_spec, NULL) != 0)
         return -1;
     struct plan_error err;
-    if (plan_brief_check(body, &err) != 0) {
+    if (plan_brief_check(body, &err) != 0 || plan_place_check(body, &err) != 0) {
         api_reply_problem(r, API_ERR_INVALID_FIELD, err.field, "%s", err.detail);
         return -1;
     }

@@ -21,7 +21,7 @@ static int valid_action(const char *v)
 }
 
 static const struct list_filter rec_filters[] = {
-    {"action", valid_action, "one of stop, scale_up, scale_down, reuse, investigate"},
+    {"action", valid_action, "one of stop, scale_up, scale_down, reuse, investigate, rightsize"},
     {"pool_id", api_valid_uuid, "a UUID"},
     {"brief_id", api_valid_uuid, "a UUID"},
     {"at", api_valid_rfc3339, "an RFC 3339 date-time"},

@@ -17,6 +17,7 @@
 #include "api/health.h"
 #include "api/hosts.h"
 #include "api/metrics.h"
+#include "api/placement.h"
 #include "api/pools.h"
 #include "api/projects.h"
 #include "api/recommend.h"
@@ -79,6 +80,8 @@ const struct api_route api_routes[] = {
     ROUTE("DELETE", "/v1/briefs/{id}", api_briefs_delete, ROLES_ADMIN, ROUTE_MUTATES,
           "api/briefs.c"),
     ROUTE("GET", "/v1/briefs/{id}/sizing", api_briefs_sizing, ROLES_READ, 0, "api/sizing.c"),
+    ROUTE("GET", "/v1/briefs/{id}/placement", api_briefs_placement, ROLES_READ, 0,
+          "api/placement.c"),
     ROUTE("POST", "/v1/sizing", api_sizing, ROLES_READ, ROUTE_BODY, "api/sizing.c"),
     ROUTE("GET", "/v1/stacks", api_stacks_list, ROLES_READ, 0, "api/stacks.c"),
     ROUTE("POST", "/v1/stacks", api_stacks_create, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,

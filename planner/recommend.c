@@ -10,8 +10,8 @@
 #include "planner/costs.h"
 #include "planner/scope.h"
 
-const char *const plan_rec_actions[] = {"stop",  "scale_up",    "scale_down",
-                                        "reuse", "investigate", NULL};
+const char *const plan_rec_actions[] = {"stop",        "scale_up",  "scale_down", "reuse",
+                                        "investigate", "rightsize", NULL};
 
 void plan_rec_id(const char *action, const char *rule, const char *const *host_ids, size_t n,
                  const char *pool_id, const char *brief_id, char out[37])

@@ -153,7 +153,8 @@ int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
 void plan_rec_id(const char *action, const char *rule, const char *const *host_ids, size_t n,
                  const char *pool_id, const char *brief_id, char out[37]);
 
-extern const char *const plan_rec_actions[]; /* stop, scale_up, scale_down, reuse, investigate */
+extern const char *const plan_rec_actions[]; /* stop, scale_up, scale_down, reuse, investigate,
+                                                rightsize (planner/recommend_place.h) */
 
 /* Projects. The rules run over the whole fleet, so a reuse may lend an idle host of one
  * project to another project's brief: that is the platform's to decide. Who may see a

@@ -21,6 +21,7 @@
 #include "service/catalog.h"
 #include "service/recommend_bn.h"
 #include "service/recommend_loads.h"
+#include "service/recommend_place.h"
 #include "service/recommend_retry.h"
 
 struct rec_arg {
@@ -29,6 +30,7 @@ struct rec_arg {
     struct svc_catalog *cat;
     struct svc_rec_bn bn;       /* the bottleneck recommendations' inputs */
     struct svc_rec_retry retry; /* the retry budgets' (issue 27) */
+    json_t *rightsize;          /* the rightsize recommendations (service/recommend_place.h) */
 };
 
 static void clear(struct rec_arg *a)
@@ -36,6 +38,8 @@ static void clear(struct rec_arg *a)
     db_rec_input_free(&a->in);
     svc_rec_bn_free(&a->bn);
     svc_rec_retry_free(&a->retry);
+    json_decref(a->rightsize);
+    a->rightsize = NULL;
     if (a->cat)
         svc_catalog_release(a->cat);
     a->cat = NULL;
@@ -55,6 +59,14 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
             b = svc_rec_retry_read(c, a->at_us, &a->retry);
         if (b < 0)
             s = b;
+    }
+    if (s >= 0) { /* out of memory is an error, never "no rightsize" */
+        a->rightsize = json_array();
+        enum db_status p = a->rightsize != NULL
+                               ? svc_rec_place_read(c, a->at_us, &a->in, a->rightsize)
+                               : DB_HARD_ERROR;
+        if (p < 0)
+            s = p;
     }
     return s;
 }
@@ -410,7 +422,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
         svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0 ||
         svc_rec_retry_apply(&k->a.retry, all) != 0 ||
         svc_rec_loads_apply(&k->a.bn, in->held, in->nheld, wc[DB_REC_DAY].ids, wc[DB_REC_DAY].costs,
-                            wc[DB_REC_DAY].n, all) != 0)
+                            wc[DB_REC_DAY].n, all) != 0 ||
+        (k->a.rightsize && json_array_extend(all, k->a.rightsize) != 0))
         return -1;
     return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
 }

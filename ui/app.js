@@ -13,6 +13,7 @@ import { startLive } from './live.js';
 import { budgetItem, loadProjects, projectQuery, renderSelector } from './projects.js';
 import { costRow, hostRow, recItem, tickSeen } from './render.js';
 import { activeRollouts, rolloutItem } from './rollouts.js';
+import { loadPlacements } from './placement.js';
 
 const TOKEN_KEY = 'gpufleet.token';
 const HOST_STATES = [
@@ -475,6 +476,20 @@ async function loadRollouts() {
 // a burst of rollout events (a wave's hosts moving) is one read of the list
 const rolloutsLoader = makeLoader(loadRollouts, { limit: 1, delayMs: 300 });
 
+// ---- placement per brief (docs/placement.md) ----
+
+async function loadPlacement(gen) {
+  try {
+    const items = await loadPlacements(api, projectQuery(st.project));
+    if (gen !== st.generation) return;
+    $('placements').replaceChildren(...items);
+    $('placements-empty').hidden = items.length > 0;
+  } catch (err) {
+    if (gen !== st.generation) return;
+    if (err.status !== 404) fail(err, gen);
+  }
+}
+
 // ---- loading and live updates ----
 
 /** Everything, from scratch. */
@@ -497,7 +512,7 @@ async function refreshAll() {
     if (gen !== st.generation) return; // signed out
   }
   st.costs.last = Date.now();
-  await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts()]);
+  await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts(), loadPlacement(gen)]);
 }
 
 function onEvent(type, data) {

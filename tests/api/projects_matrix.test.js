@@ -101,6 +101,7 @@ const ROUTES = {
   },
   'DELETE /v1/briefs/{id}': { kind: 'write', path: (w) => `/v1/briefs/${w.brief.id}` },
   'GET /v1/briefs/{id}/sizing': { kind: 'read', path: (w) => `/v1/briefs/${w.brief.id}/sizing` },
+  'GET /v1/briefs/{id}/placement': { kind: 'read', path: (w) => `/v1/briefs/${w.brief.id}/placement` },
   'POST /v1/sizing': { kind: 'self' }, // sizes the body it is given: no project's object
   'GET /v1/stacks': { kind: 'list', path: () => '/v1/stacks?limit=500', ids: (w) => [w.stack.id] },
   'POST /v1/stacks': {

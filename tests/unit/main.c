@@ -59,7 +59,8 @@ int main(int argc, char **argv)
                                         recommend_retry_tests,
                                         bandwidth_tests,
                                         gate_storage_tests,
-                                        gate_targeted_tests};
+                                        gate_targeted_tests,
+                                        placement_tests};
     int passed = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const struct unit_test *t = suites[s]; t->name; t++) {

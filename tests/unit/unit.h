@@ -62,6 +62,7 @@ extern const struct unit_test bottleneck_tests[];
 extern const struct unit_test recommend_retry_tests[];
 extern const struct unit_test gate_storage_tests[];
 extern const struct unit_test gate_targeted_tests[];
+extern const struct unit_test placement_tests[];
 
 /* A healthy 2× H100 host's outputs (test_gate.c), for the gate's tests. */
 struct prov_gate;

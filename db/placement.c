@@ -1,0 +1,107 @@
+/* placement.c — see placement.h. */
+#include "db/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_pg.h"
+
+const struct db_stmt db_place_stmts[] = {
+    /* The brief's reports per pool from the day rollup (its brief index): the UTC days
+     * from the one holding from up to to, their first start and last end (clipped to
+     * the window). */
+    {"place_pools",
+     "WITH r AS (SELECT h.pool_id, count(DISTINCT d.bucket)::int AS days,"
+     "   extract(epoch FROM greatest(min(d.min_start), $3::timestamptz)) AS first_start,"
+     "   extract(epoch FROM least(max(d.max_end), $4::timestamptz)) AS last_end"
+     "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
+     "  WHERE d.brief_id = $2::uuid AND d.reports > 0"
+     "   AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
+     "   AND d.bucket < $4::timestamptz GROUP BY h.pool_id)"
+     " SELECT p.id::text, p.name, p.gpu_model, (p.spec->>'gpu_count')::int AS gpu_count,"
+     "  (p.spec->>'price_per_hour')::float8 AS hour,"
+     "  coalesce((p.spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"
+     "  coalesce((p.spec->>'egress_price_per_gb')::float8, 0) AS egress,"
+     "  coalesce((p.spec->>'overhead_pct')::float8, 0) AS overhead,"
+     "  coalesce(r.days, 0) AS days, coalesce(r.first_start, 0) AS first_start,"
+     "  coalesce(r.last_end, 0) AS last_end"
+     " FROM pools p LEFT JOIN r ON r.pool_id = p.id WHERE p.project_id = $1::uuid"
+     " ORDER BY p.seq LIMIT 1000"},
+    {"place_baselines", "SELECT b.gpu_model, b.gpu_count, b.model_revision, b.concurrency, b.value"
+                        " FROM baselines b WHERE b.metric = $2"
+                        "  AND b.pool_id IN (SELECT id FROM pools WHERE project_id = $1::uuid)"
+                        " ORDER BY b.seq DESC LIMIT 2000"},
+};
+const size_t db_place_nstmts = sizeof db_place_stmts / sizeof db_place_stmts[0];
+
+void db_place_free(struct db_place_input *in)
+{
+    free(in->pools);
+    free(in->baselines);
+    for (int i = 0; i < 3; i++)
+        PQclear(in->res[i]);
+    memset(in, 0, sizeof *in);
+}
+
+enum db_status db_place_read(struct db_conn *c, const char *project_id, const char *brief_id,
+                             const char *from, const char *to, struct db_place_input *in)
+{
+    PGresult *r = NULL;
+    db_place_free(in);
+    const char *p[4] = {project_id, brief_id, from, to};
+    enum db_status s = db_exec(c, "place_pools", 4, p, &r);
+    if (s < 0)
+        return s;
+    size_t n = (size_t)PQntuples(r);
+    in->res[0] = r;
+    in->pools = calloc(n + 1, sizeof *in->pools);
+    if (in->pools == NULL) {
+        db_place_free(in);
+        return DB_HARD_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct db_place_pool *o = &in->pools[i];
+        int row = (int)i;
+        o->id = db_val(r, row, 0);
+        o->name = db_val(r, row, 1);
+        o->gpu_model = db_val(r, row, 2);
+        o->gpu_count = db_val_long(r, row, 3);
+        o->prices.per_hour = db_val_num(r, row, 4);
+        o->prices.storage_per_gb_month = db_val_num(r, row, 5);
+        o->prices.egress_per_gb = db_val_num(r, row, 6);
+        o->prices.overhead_pct = db_val_num(r, row, 7);
+        o->days = db_val_long(r, row, 8);
+        o->first_start = db_val_num(r, row, 9);
+        o->last_end = db_val_num(r, row, 10);
+    }
+    in->npools = n;
+    return n == 0 ? DB_NO_RESULTS : DB_MANY_RESULTS;
+}
+
+enum db_status db_place_baselines(struct db_conn *c, const char *project_id, const char *metric,
+                                  struct db_place_input *in)
+{
+    PGresult *r = NULL;
+    const char *p[2] = {project_id, metric};
+    enum db_status s = db_exec(c, "place_baselines", 2, p, &r);
+    if (s < 0)
+        return s;
+    size_t n = (size_t)PQntuples(r);
+    PQclear(in->res[1]);
+    free(in->baselines);
+    in->res[1] = r;
+    in->nbaselines = 0;
+    in->baselines = calloc(n + 1, sizeof *in->baselines);
+    if (in->baselines == NULL)
+        return DB_HARD_ERROR;
+    for (size_t i = 0; i < n; i++) {
+        struct db_place_baseline *o = &in->baselines[i];
+        o->gpu_model = db_val(r, (int)i, 0);
+        o->gpu_count = db_val_long(r, (int)i, 1);
+        o->model_revision = db_val(r, (int)i, 2);
+        o->concurrency = db_val_long(r, (int)i, 3);
+        o->value = db_val_num(r, (int)i, 4);
+    }
+    in->nbaselines = n;
+    return n == 0 ? DB_NO_RESULTS : DB_MANY_RESULTS;
+}
