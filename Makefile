@@ -186,6 +186,12 @@ DB_SRC     += db/bottlenecks.c
 SVC_SRC    += service/bottleneck.c service/recommend_bn.c
 API_SRC    += api/bottlenecks.c
 UNIT_SRC   += tests/unit/test_bottleneck.c
+# Restore drills (issue 27 item 1, docs/hosts-and-gates.md "Restore drills"): the table,
+# the job, the scheduling pass, the routes.
+DB_SRC     += db/drills.c
+PROV_SRC   += provisioner/jobs/job_drill.c
+SVC_SRC    += service/drills.c
+API_SRC    += api/drills.c
 
 # The storage reference in the gate (issue 26): dd and fio parsers, the check.
 PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \
