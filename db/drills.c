@@ -39,8 +39,8 @@ const struct db_stmt db_drill_stmts[] = {
                               " WHERE ($1::uuid IS NULL OR d.host_id = $1)"
                               "   AND ($2::text IS NULL OR d.verdict = $2)"
                               "   AND d.seq < coalesce($3::bigint, 9223372036854775807)"
-                              "   AND " DB_HOST_IN_SCOPE("d.host_id", "$5",
-                                                         "$6") " ORDER BY d.seq DESC LIMIT $4::int"},
+                              "   AND " DB_HOST_IN_SCOPE(
+                                  "d.host_id", "$5", "$6") " ORDER BY d.seq DESC LIMIT $4::int"},
     {"drill_pool_ready",
      "SELECT (jsonb_typeof(p.spec::jsonb->'durable_state'->'artifacts') = 'array')::int::text"
      "   AS durable,"

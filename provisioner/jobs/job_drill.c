@@ -44,7 +44,7 @@ struct drill_job {
     json_t *pool, *stack;
     char *image_ref;
     struct prov_gate gate;
-    int n;                                /* artifacts */
+    int n;                                 /* artifacts */
     const char *path[DRILL_MAX_ARTIFACTS]; /* relative (borrowed from pool) */
     const char *sum[DRILL_MAX_ARTIFACTS];
     char dir[600]; /* the scratch copy */
@@ -77,8 +77,7 @@ static void fail_with(struct drill_job *d, const char *fmt, const char *a, const
 /* "durable/rel" or "dir/rel", validated as an absolute path; 0 when it does not pass. */
 static int join(char *out, size_t n, const char *base, const char *rel)
 {
-    return base && rel && snprintf(out, n, "%s/%s", base, rel) < (int)n &&
-           prov_valid_abs_path(out);
+    return base && rel && snprintf(out, n, "%s/%s", base, rel) < (int)n && prov_valid_abs_path(out);
 }
 
 /* The restore: per artifact, missing -> "missing I", else the copy and its size. */
@@ -108,8 +107,9 @@ static char *restore_cmd(const struct drill_job *d)
         prov_sh_quote(&b, src);
         sbuf_adds(&b, " of=");
         prov_sh_quote(&b, dst);
-        sbuf_printf(&b, " bs=4M 2>/dev/null || { echo 'copy failed %d'; exit 4; }; echo \"copied %d"
-                        " $(stat -c %%s -- ",
+        sbuf_printf(&b,
+                    " bs=4M 2>/dev/null || { echo 'copy failed %d'; exit 4; }; echo \"copied %d"
+                    " $(stat -c %%s -- ",
                     i, i);
         prov_sh_quote(&b, dst);
         sbuf_adds(&b, ")\"");
@@ -269,8 +269,8 @@ static void on_exec(struct job_task *t, const struct prov_ssh_exec_result *r)
         case DS_VERIFY: judge_verify(d, r); break;
         case DS_START:
             if (!judge_gate(d, PROV_CHECK_CONTAINER_GPU, r, msg, sizeof msg))
-                fail_with(d, "the stack's container did not start with the restored copy: %s",
-                          msg, "");
+                fail_with(d, "the stack's container did not start with the restored copy: %s", msg,
+                          "");
             break;
         case DS_WORK: ok = judge_gate(d, PROV_CHECK_WORKLOAD, r, msg, sizeof msg); break;
         default: break;
@@ -301,17 +301,9 @@ static void on_exec(struct job_task *t, const struct prov_ssh_exec_result *r)
         d->step = ran ? DS_CLEANUP : DS__DONE;
     else
         d->step = st == DS_VERIFY ? DS_START : st + 1;
-    struct db_job_step js = {++d->cmd_no,
-                             "check",
-                             step_names[st],
-                             t->cmd,
-                             ran ? "ok" : "error",
-                             r->out_tail,
-                             r->err_tail,
-                             msg,
-                             r->exit_status >= 0,
-                             r->exit_status,
-                             secs * 1000.0};
+    struct db_job_step js = {++d->cmd_no,          "check",        step_names[st], t->cmd,
+                             ran ? "ok" : "error", r->out_tail,    r->err_tail,    msg,
+                             r->exit_status >= 0,  r->exit_status, secs * 1000.0};
     job_record(t, &js, r, 5, "a drill step's result", step_recorded);
 }
 
@@ -385,8 +377,7 @@ static enum db_status drill_finish_fn(struct db_conn *c, void *arg)
     if (s < 0)
         return s;
     char reason[700];
-    snprintf(reason, sizeof reason, "restore drill %s: %s", d->failed ? "fail" : "pass",
-             d->reason);
+    snprintf(reason, sizeof reason, "restore drill %s: %s", d->failed ? "fail" : "pass", d->reason);
     s = job_host_event(c, t, HE_DIAGNOSTICS_FINISHED, -1, reason, NULL);
     if (s < 0)
         return s;
@@ -456,7 +447,8 @@ static int load_spec(struct job_task *t)
     }
     const json_t *mx = json_object_get(json_object_get(d->pool, "drill"), "max_recovery_seconds");
     d->max_s = json_is_number(mx) ? json_number_value(mx) : DRILL_DEFAULT_MAX_S;
-    if (snprintf(d->dir, sizeof d->dir, "%s/.gpufleet-drill-%s", t->host.scratch_path ? t->host.scratch_path : "",
+    if (snprintf(d->dir, sizeof d->dir, "%s/.gpufleet-drill-%s",
+                 t->host.scratch_path ? t->host.scratch_path : "",
                  t->job.id) >= (int)sizeof d->dir ||
         !prov_valid_abs_path(d->dir) || t->host.durable_path == NULL) {
         job_fail(t, "step_failed", "the pool's durable or scratch path does not pass validation",
