@@ -80,7 +80,7 @@ GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c
 GEN_PLAN   := build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
-              ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js
+              ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js ui/drills.js
 # The composition root: gpufleetd's entry point, its subcommands, the components.
 CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk

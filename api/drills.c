@@ -68,7 +68,8 @@ enum MHD_Result api_hosts_drills(struct api_req *r)
         api_list_query_free(&q);
         return api_reply_problem(r, API_ERR_INVALID_CURSOR, "cursor", "the cursor is not valid");
     }
-    struct db_drill_filter f = {id, q.values[0], q.after, q.limit + 1, api_scope_read(r), NULL};
+    struct db_drill_filter f = {id,   q.values[0], q.after, q.limit + 1, api_scope_read(r),
+                                NULL, NULL};
     struct db_page page = {NULL};
     enum db_status s;
     struct db_conn *c = db_acquire(&s);
@@ -85,6 +86,31 @@ enum MHD_Result api_hosts_drills(struct api_req *r)
     enum MHD_Result ret = api_page_reply(r, &page, limit, "drill");
     db_page_clear(&page);
     return ret;
+}
+
+/* Every drill the caller may see, newest first (the status page takes each pool's
+ * newest). */
+static const struct list_filter drill_filters[] = {
+    {"host_id", api_valid_uuid, "a host id"},
+    {"pool_id", api_valid_uuid, "a pool id"},
+    {"verdict", valid_verdict, "pass or fail"},
+    {"project", NULL, "a project name or id"},
+};
+
+static enum db_status drill_page(struct db_conn *c, const struct list_query *q,
+                                 struct db_page *page)
+{
+    struct db_drill_filter f = {q->values[0], q->values[2], q->after,    q->limit + 1,
+                                q->scope,     q->values[3], q->values[1]};
+    return db_drill_list(c, &f, page);
+}
+
+static const struct list_def drill_list = {"drill", drill_filters, 4,         api_valid_seq,
+                                           NULL,    NULL,          drill_page};
+
+enum MHD_Result api_drills_list(struct api_req *r)
+{
+    return api_list_serve(r, &drill_list);
 }
 
 enum MHD_Result api_drills_get(struct api_req *r)

@@ -6,6 +6,7 @@
 
 enum MHD_Result api_hosts_drill(struct api_req *r);
 enum MHD_Result api_hosts_drills(struct api_req *r);
+enum MHD_Result api_drills_list(struct api_req *r);
 enum MHD_Result api_drills_get(struct api_req *r);
 
 #endif

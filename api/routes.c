@@ -136,6 +136,7 @@ const struct api_route api_routes[] = {
     ROUTE("POST", "/v1/hosts/{id}/drills", api_hosts_drill, ROLES_WRITE, ROUTE_MUTATES,
           "api/drills.c"),
     ROUTE("GET", "/v1/hosts/{id}/drills", api_hosts_drills, ROLES_READ, 0, "api/drills.c"),
+    ROUTE("GET", "/v1/drills", api_drills_list, ROLES_READ, 0, "api/drills.c"),
     ROUTE("GET", "/v1/drills/{id}", api_drills_get, ROLES_READ, 0, "api/drills.c"),
     ROUTE("GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0, "api/gates.c"),

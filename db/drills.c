@@ -38,6 +38,7 @@ const struct db_stmt db_drill_stmts[] = {
      "SELECT " DRILL_DOC("d") " AS doc, d.seq::text AS key FROM drills d"
                               " WHERE ($1::uuid IS NULL OR d.host_id = $1)"
                               "   AND ($2::text IS NULL OR d.verdict = $2)"
+                              "   AND ($7::uuid IS NULL OR d.pool_id = $7)"
                               "   AND d.seq < coalesce($3::bigint, 9223372036854775807)"
                               "   AND " DB_HOST_IN_SCOPE(
                                   "d.host_id", "$5", "$6") " ORDER BY d.seq DESC LIMIT $4::int"},
@@ -118,8 +119,9 @@ enum db_status db_drill_list(struct db_conn *c, const struct db_drill_filter *f,
 {
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", f->limit);
-    const char *p[6] = {f->host_id, f->verdict, f->after_seq, limit, f->scope, f->project_id};
-    return db_exec_page(c, "drill_list", 6, p, page);
+    const char *p[7] = {f->host_id, f->verdict,    f->after_seq, limit,
+                        f->scope,   f->project_id, f->pool_id};
+    return db_exec_page(c, "drill_list", 7, p, page);
 }
 
 enum db_status db_drill_pool_ready(struct db_conn *c, const char *host_id, const char *scope,

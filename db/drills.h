@@ -21,6 +21,7 @@ struct db_drill_filter {
     const char *host_id, *verdict, *after_seq;
     long limit;
     const char *scope, *project_id;
+    const char *pool_id; /* NULL: every pool */
 };
 enum db_status db_drill_list(struct db_conn *c, const struct db_drill_filter *f,
                              struct db_page *page);
