@@ -31,6 +31,8 @@ export function drillItem(d, ctx) {
     el('span', { class: 'drill-recovery', 'data-field': 'recovery', text: `${secs(d.recovery_seconds)}${max}` }),
     ' ',
     el('span', { class: 'sub', 'data-field': 'finished', text: String(d.finished_at || '') }),
-    d.verdict === 'fail' && d.reason ? el('p', { class: 'drill-reason', 'data-field': 'reason', text: String(d.reason) }) : null,
+    d.verdict === 'fail' && d.reason
+      ? el('p', { class: 'drill-reason', 'data-field': 'reason', text: String(d.reason) })
+      : null,
   );
 }

@@ -296,9 +296,9 @@ static void on_exec(struct job_task *t, const struct prov_ssh_exec_result *r)
     add_step(d, step_names[st], ok ? "pass" : "fail", secs, msg);
     /* what runs next */
     if (st == DS_WORK && !ok && !d->failed)
-        ; /* another attempt */
-    else if (d->failed && st < DS_CLEANUP)
-        d->step = ran ? DS_CLEANUP : DS__DONE;
+        ;                                  /* another attempt */
+    else if (d->failed && st < DS_CLEANUP) /* the session still answers: clean up */
+        d->step = ran || job_timed_out(r) ? DS_CLEANUP : DS__DONE;
     else
         d->step = st == DS_VERIFY ? DS_START : st + 1;
     struct db_job_step js = {++d->cmd_no,          "check",        step_names[st], t->cmd,

@@ -69,7 +69,10 @@ describe('pool durable_state and drill', () => {
     assert.deepEqual(p.durable_state, ARTS);
     assert.deepEqual(p.drill, { max_recovery_seconds: 900, every_days: 7 });
     const sixteen = Array.from({ length: 16 }, (_, i) => ({ path: `ckpt/shard-${i}.bin`, sha256: SUM }));
-    expectStatus(await create(pool({ durable_state: { artifacts: sixteen }, drill: { max_recovery_seconds: 1 } })), 201);
+    expectStatus(
+      await create(pool({ durable_state: { artifacts: sixteen }, drill: { max_recovery_seconds: 1 } })),
+      201,
+    );
   });
 
   test('each refusal is a 400 naming the field', async () => {
@@ -152,7 +155,11 @@ describe('POST /v1/hosts/{id}/drills', () => {
       'host_not_drained',
     );
     assert.match(b.detail, /drained/);
-    expectProblem(await client.request('POST', `/v1/hosts/${h.id}/drills`, { token: viewer }), 403, 'insufficient_role');
+    expectProblem(
+      await client.request('POST', `/v1/hosts/${h.id}/drills`, { token: viewer }),
+      403,
+      'insufficient_role',
+    );
     expectProblem(
       await client.request('POST', '/v1/hosts/00000000-0000-4000-8000-00000000abcd/drills', { token: operator }),
       404,
@@ -171,7 +178,10 @@ describe('POST /v1/hosts/{id}/drills', () => {
     const job = expectStatus(res, 202);
     assert.equal(job.kind, 'drill');
     assert.equal(res.headers.get('location'), `/v1/jobs/${job.id}`);
-    const listed = expectStatus(await client.request('GET', `/v1/jobs?kind=drill&host_id=${h.id}`, { token: viewer }), 200);
+    const listed = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${h.id}`, { token: viewer }),
+      200,
+    );
     assert.ok(listed.items.some((j) => j.id === job.id));
   });
 });
@@ -233,10 +243,7 @@ describe('drill reads', () => {
       [second, first],
     );
     // the event of each drill
-    const ev = psqlUnguarded(
-      url,
-      `SELECT count(*) FROM events WHERE type = 'drill.completed' AND host_id = '${h.id}'`,
-    );
+    const ev = psqlUnguarded(url, `SELECT count(*) FROM events WHERE type = 'drill.completed' AND host_id = '${h.id}'`);
     assert.equal(ev.trim(), '2');
   });
 });

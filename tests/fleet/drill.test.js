@@ -71,7 +71,9 @@ function poolInput(name, extra) {
     price_per_hour: 10,
     durable_path: sim.env.SIMFLEET_DURABLE_PATH,
     scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
-    gate: { workload: { command: ['python3', 'serve_check.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 } },
+    gate: {
+      workload: { command: ['python3', 'serve_check.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
+    },
     ...extra,
   };
 }
@@ -319,7 +321,10 @@ describe('restore drills', () => {
     // a few scheduler passes with no drained host in the pool: nothing is queued
     await new Promise((r) => setTimeout(r, 3500));
     const busy = hostOf.get('busy').id;
-    const none = expectStatus(await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }), 200);
+    const none = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
+      200,
+    );
     assert.equal(none.items.length, 0, JSON.stringify(none.items));
     // the spare drained: the scheduler picks it, once
     const spare = hostOf.get('spare').id;
@@ -339,9 +344,15 @@ describe('restore drills', () => {
     assert.equal(page.items[0].verdict, 'pass', show(page.items[0]));
     // due no more: no second drill; the busy host never got one
     await new Promise((r) => setTimeout(r, 3000));
-    const again = expectStatus(await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }), 200);
+    const again = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }),
+      200,
+    );
     assert.equal(again.items.length, 1);
-    const still = expectStatus(await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }), 200);
+    const still = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
+      200,
+    );
     assert.equal(still.items.length, 0);
     const bd = expectStatus(await client.request('GET', `/v1/hosts/${busy}/drills`, { token: viewer }), 200);
     assert.equal(bd.items.length, 0);
