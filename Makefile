@@ -81,7 +81,7 @@ GEN_PLAN   := build/gen/xid_catalog.c
 # The status page (served under /ui/), in the order embedded.
 UI_FILES   := ui/index.html ui/style.css ui/icon.svg ui/app.js ui/api.js ui/live.js \
               ui/render.js ui/dom.js ui/health.js ui/rollouts.js ui/projects.js \
-              ui/placement.js
+              ui/placement.js ui/drills.js
 # The composition root: gpufleetd's entry point, its subcommands, the components.
 CMD_SRC    := cmd/main.c cmd/cmd.c cmd/serve.c cmd/token.c cmd/components.c
 include provisioner/parse/parsers.mk
@@ -201,6 +201,13 @@ DB_SRC     += db/placement.c
 SVC_SRC    += service/placement.c service/recommend_place.c
 API_SRC    += api/placement.c
 UNIT_SRC   += tests/unit/test_placement.c
+
+# Restore drills (issue 27 item 1, docs/hosts-and-gates.md "Restore drills"): the table,
+# the job, the scheduling pass, the routes.
+DB_SRC     += db/drills.c
+PROV_SRC   += provisioner/jobs/job_drill.c
+SVC_SRC    += service/drills.c
+API_SRC    += api/drills.c
 
 # The storage reference in the gate (issue 26): dd and fio parsers, the check.
 PROV_SRC   += provisioner/parse/parse_dd.c provisioner/parse/parse_fio.c \

@@ -299,6 +299,15 @@ static struct plan_readiness_facts readiness_view(const struct db_readiness_fact
                                         .message = d->observability_message}},
         .accepted_gate_runs = d->accepted_gate_runs,
         .successful_provisionings = d->successful_provisionings,
+        .drill = {.id = d->drill_id,
+                  .host_id = d->drill_host_id,
+                  .verdict = d->drill_verdict,
+                  .reason = d->drill_reason,
+                  .finished_at = d->drill_finished_at,
+                  .recovery_seconds = d->drill_recovery_seconds,
+                  .max_recovery_seconds = d->drill_max_recovery_seconds,
+                  .age_seconds = d->drill_age_seconds,
+                  .every_days = d->drill_every_days},
     };
 }
 

@@ -31,6 +31,11 @@ static enum MHD_Result not_drained(struct api_req *r, const struct svc_host_cmd 
     if (cmd->cmd == PLAN_CMD_RESUME)
         return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                                  "only a drained host can be resumed (this one is %s)", cmd->state);
+    if (cmd->cmd == PLAN_CMD_DRILL)
+        return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
+                                 "a restore drill runs only on a drained host, never one doing "
+                                 "work (this one is %s); POST /v1/hosts/{id}/drain first",
+                                 cmd->state);
     return api_reply_problem(r, API_ERR_HOST_NOT_DRAINED, NULL,
                              "active diagnostics are invasive and run only on a drained host "
                              "(this one is %s); POST /v1/hosts/{id}/drain first",

@@ -314,12 +314,12 @@ static int valid_job_state(const char *v)
 static int valid_job_kind(const char *v)
 {
     return !strcmp(v, "provision") || !strcmp(v, "gate") || !strcmp(v, "diagnostics") ||
-           !strcmp(v, "stop");
+           !strcmp(v, "stop") || !strcmp(v, "drill");
 }
 
 static const struct list_filter job_filters[] = {
     {"state", valid_job_state, "queued, running, succeeded, failed or cancelled"},
-    {"kind", valid_job_kind, "provision, gate, diagnostics or stop"},
+    {"kind", valid_job_kind, "provision, gate, diagnostics, stop or drill"},
     {"host_id", api_valid_uuid, "a host id"},
     {"project", NULL, "a project name or id"},
 };

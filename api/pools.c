@@ -261,6 +261,34 @@ static const struct spec_field monitor_spec[] = {
     INT("recovery_diagnostics_level", 0, 1, 3),
     SPEC_END,
 };
+/* durable_state and drill (restore drills, issue 27; docs/hosts-and-gates.md): artifacts by
+ * path relative to durable_path (the pattern of gate.storage.artifact), each with its
+ * sha256 (64 lowercase hex digits), at most 16. */
+static int valid_sha256(const char *s)
+{
+    return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+static const struct spec_field durable_artifact_fields[] = {
+    {"path", SPEC_STRING, SPEC_REQUIRED, 1, 200, valid_artifact,
+     "a path relative to durable_path: letters, digits and ._-/, without . or .. components", NULL,
+     NULL, SPEC_NONE},
+    {"sha256", SPEC_STRING, SPEC_REQUIRED, 64, 64, valid_sha256, "64 lowercase hex digits", NULL,
+     NULL, SPEC_NONE},
+    SPEC_END,
+};
+static const struct spec_field durable_artifact_item[] = {
+    {"", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, durable_artifact_fields, SPEC_NONE},
+};
+static const struct spec_field durable_state_spec[] = {
+    {"artifacts", SPEC_ARRAY, SPEC_REQUIRED, 1, 16, NULL, NULL, NULL, durable_artifact_item,
+     SPEC_NONE},
+    SPEC_END,
+};
+static const struct spec_field drill_spec[] = {
+    INT("max_recovery_seconds", SPEC_REQUIRED, 1, 86400),
+    INT("every_days", 0, 1, 365),
+    SPEC_END,
+};
 static const struct spec_field pool_spec[] = {
     {"name", SPEC_STRING, SPEC_REQUIRED, 1, 128, NULL, NULL, NULL, NULL, SPEC_NONE},
     {"gpu_model", SPEC_STRING, SPEC_REQUIRED, 2, 64, valid_gpu_model,
@@ -285,6 +313,8 @@ static const struct spec_field pool_spec[] = {
     PATH("scratch_path", TO(scratch_path)),
     {"gate", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, gate_spec, SPEC_NONE},
     {"monitor", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, monitor_spec, SPEC_NONE},
+    {"durable_state", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, durable_state_spec, SPEC_NONE},
+    {"drill", SPEC_OBJECT, 0, 0, 0, NULL, NULL, NULL, drill_spec, SPEC_NONE},
     SPEC_END,
 };
 

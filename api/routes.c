@@ -11,6 +11,7 @@
 #include "api/briefs.h"
 #include "api/costs.h"
 #include "api/credentials.h"
+#include "api/drills.h"
 #include "api/events.h"
 #include "api/gates.h"
 #include "api/gpu_models.h"
@@ -135,6 +136,11 @@ const struct api_route api_routes[] = {
           ROUTE_BODY | ROUTE_MUTATES, "api/gates.c"),
     ROUTE("POST", "/v1/hosts/{id}/stop", api_hosts_stop, ROLES_WRITE, ROUTE_BODY | ROUTE_MUTATES,
           "api/stop.c"),
+    ROUTE("POST", "/v1/hosts/{id}/drills", api_hosts_drill, ROLES_WRITE, ROUTE_MUTATES,
+          "api/drills.c"),
+    ROUTE("GET", "/v1/hosts/{id}/drills", api_hosts_drills, ROLES_READ, 0, "api/drills.c"),
+    ROUTE("GET", "/v1/drills", api_drills_list, ROLES_READ, 0, "api/drills.c"),
+    ROUTE("GET", "/v1/drills/{id}", api_drills_get, ROLES_READ, 0, "api/drills.c"),
     ROUTE("GET", "/v1/hosts/{id}/gate-runs", api_hosts_gate_runs, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/hosts/{id}/readiness", api_hosts_readiness, ROLES_READ, 0, "api/gates.c"),
     ROUTE("GET", "/v1/hosts/{id}/recoveries", api_hosts_recoveries, ROLES_READ, 0,

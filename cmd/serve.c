@@ -32,6 +32,7 @@
 #include "provisioner/jobs/worker.h"
 #include "service/budget.h"
 #include "service/catalog.h"
+#include "service/drills.h"
 #include "service/events_hub.h"
 #include "service/host_commands.h"
 #include "service/idle_policy.h"
@@ -101,6 +102,7 @@ STOP_ADAPTER(recovery_stop, svc_recovery_stop)
 STOP_ADAPTER(rollout_stop, svc_rollout_stop)
 STOP_ADAPTER(idle_policy_stop_c, idle_policy_stop)
 STOP_ADAPTER(budget_stop_c, svc_budget_stop)
+STOP_ADAPTER(drills_stop_c, svc_drills_stop)
 
 /* ---- what the others stand on ---- */
 
@@ -204,7 +206,7 @@ static int pool_start(void *ctx, char *err, size_t errlen)
     const struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
     int size = (s->api ? cfg->db_pool_size + 3 : 0) + cfg->workers * (PROV_DB_WRITERS + 1) +
-               (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0);
+               2 * (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0);
     db_set_statement_timeout(cfg->db_statement_timeout_ms);
     db_set_keepalives(cfg->db_keepalives_idle_s, cfg->db_keepalives_interval_s,
                       cfg->db_keepalives_count, cfg->db_tcp_user_timeout_ms);
@@ -331,6 +333,14 @@ static int idle_policy_start_c(void *ctx, char *err, size_t errlen)
                    "idle policy scheduler", err, errlen);
 }
 
+/* The restore drill scheduler (service/drills.h): every replica runs one, at the idle
+ * policy's interval; an advisory lock picks who acts. */
+static int drills_start_c(void *ctx, char *err, size_t errlen)
+{
+    return started(svc_drills_start(((struct serve *)ctx)->cfg.idle_policy_interval_s),
+                   "drill scheduler", err, errlen);
+}
+
 /* The budget pass: every replica runs one; the alerts' inserts decide who emits. */
 static int budget_start_c(void *ctx, char *err, size_t errlen)
 {
@@ -357,6 +367,7 @@ static const struct cmd_component components[] = {
     {"rollout driver", workers_wanted, rollout_start, rollout_stop},
     {"idle policy", idle_policy_wanted, idle_policy_start_c, idle_policy_stop_c},
     {"budget pass", budget_wanted, budget_start_c, budget_stop_c},
+    {"drill scheduler", idle_policy_wanted, drills_start_c, drills_stop_c},
 };
 
 /* serve: the API (and GPUFLEET_WORKERS job workers); worker: job workers only. */

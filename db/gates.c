@@ -58,8 +58,18 @@
     " (SELECT count(*) FROM gate_runs a WHERE a.host_id = h.id AND a.kind = 'gate'"          \
     "   AND a.verdict = 'accept') AS accepted_gate_runs,"                                    \
     " (SELECT count(*) FROM jobs j WHERE j.host_id = h.id AND j.kind = 'provision'"          \
-    "   AND j.state = 'succeeded') AS successful_provisionings"                              \
+    "   AND j.state = 'succeeded') AS successful_provisionings,"                             \
+    " dr.id::text AS drill_id, dr.host_id::text AS drill_host_id, dr.verdict AS drill_verdict," \
+    " dr.reason AS drill_reason, " DB_TS("dr.finished_at") " AS drill_finished_at,"           \
+    " coalesce(dr.recovery_seconds, -1) AS drill_recovery_seconds,"                          \
+    " coalesce(dr.max_recovery_seconds, -1) AS drill_max_recovery_seconds,"                  \
+    " extract(epoch FROM now() - dr.finished_at) AS drill_age_seconds,"                      \
+    " CASE WHEN json_typeof(p.spec->'drill'->'every_days') = 'number'"                       \
+    "   THEN (p.spec->'drill'->>'every_days')::numeric::bigint ELSE 0 END AS drill_every_days" \
     " FROM hosts h JOIN pools p ON p.id = h.pool_id"                                         \
+    " LEFT JOIN LATERAL (SELECT d.id, d.host_id, d.verdict, d.reason, d.finished_at,"        \
+    "   d.recovery_seconds, d.max_recovery_seconds FROM drills d WHERE d.pool_id = h.pool_id" \
+    "   ORDER BY d.seq DESC LIMIT 1) dr ON true"                                             \
     " LEFT JOIN credentials c ON c.id = h.credential_id"                                     \
     " LEFT JOIN stacks s ON s.id = h.current_stack_id"                                       \
     " LEFT JOIN gate_runs g ON g.id = h.accepted_gate_run_id"                                \
@@ -236,6 +246,11 @@ static const struct db_str_field readiness_strings[] = {
     F(last_gate_id),
     F(observability_status),
     F(observability_message),
+    F(drill_id),
+    F(drill_host_id),
+    F(drill_verdict),
+    F(drill_reason),
+    F(drill_finished_at),
 };
 #undef F
 #define NREADINESS_STRINGS (sizeof readiness_strings / sizeof readiness_strings[0])
@@ -250,6 +265,11 @@ enum db_status db_readiness_facts_decode(const PGresult *r, struct db_readiness_
     f->idle_stop_after_seconds = db_long(r, 0, "idle_stop_after_seconds");
     f->accepted_gate_runs = db_long(r, 0, "accepted_gate_runs");
     f->successful_provisionings = db_long(r, 0, "successful_provisionings");
+    f->drill_recovery_seconds = db_num(r, 0, "drill_recovery_seconds");
+    f->drill_max_recovery_seconds = db_num(r, 0, "drill_max_recovery_seconds");
+    f->drill_age_seconds =
+        db_isnull(r, 0, "drill_age_seconds") ? 0 : db_num(r, 0, "drill_age_seconds");
+    f->drill_every_days = db_long(r, 0, "drill_every_days");
     return DB_ONE_RESULT;
 }
 

@@ -69,6 +69,11 @@ struct db_readiness_facts {
     char *topology_status, *topology_values, *workload_status, *workload_values; /* its checks */
     char *last_gate_id, *observability_status, *observability_message; /* the newest gate */
     long accepted_gate_runs, successful_provisionings;
+    /* the newest restore drill of the host's pool (drill_id NULL: none) */
+    char *drill_id, *drill_host_id, *drill_verdict, *drill_reason, *drill_finished_at;
+    double drill_recovery_seconds, drill_max_recovery_seconds; /* -1: NULL */
+    double drill_age_seconds;
+    long drill_every_days; /* 0: none */
 };
 /* Fills *f on DB_ONE_RESULT (DB_NO_RESULTS: no such host, or one outside scope, the
  * projects that may be read: a uuid[] literal, NULL for every project); on any other

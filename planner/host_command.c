@@ -13,6 +13,7 @@ const char *const plan_cmd_names[PLAN_CMD__COUNT] = {
     [PLAN_CMD_STOP] = "stop",
     [PLAN_CMD_DELETE] = "delete",
     [PLAN_CMD_MOVE_POOL] = "move_pool",
+    [PLAN_CMD_DRILL] = "drill",
 };
 
 const char *const plan_cmd_refusal_names[PLAN_CMD__REFUSALS] = {
@@ -85,12 +86,17 @@ static enum plan_cmd_refusal job_command(enum plan_cmd cmd, const struct plan_ho
                               : cmd == PLAN_CMD_GATE    ? HE_GATE_REQUESTED
                                                         : HE_DIAGNOSTICS_REQUESTED;
     enum plan_host_answer ans = ask(f, ev, -1, actor);
+    /* a drill runs the host's durable-state restore and its stack's workload: only on a
+     * drained host (never one doing work, nor a quarantined one); its job runs through the
+     * diagnostics events (drained -> diagnosing -> drained) */
+    if (cmd == PLAN_CMD_DRILL && f->state != HS_DRAINED)
+        return f->held ? PLAN_CMD_QUARANTINED : refused(f, ans, PLAN_CMD_NOT_DRAINED);
     if (ans != PLAN_HOST_OK) {
         if (cmd == PLAN_CMD_PROVISION) /* a job's own state: it runs one now */
             return ans == PLAN_HOST_QUARANTINED ? PLAN_CMD_QUARANTINED
                    : ans == PLAN_HOST_FORBIDDEN ? PLAN_CMD_FORBIDDEN
                                                 : PLAN_CMD_BUSY;
-        if (cmd == PLAN_CMD_DIAGNOSTICS)
+        if (cmd == PLAN_CMD_DIAGNOSTICS || cmd == PLAN_CMD_DRILL)
             return refused(f, ans, PLAN_CMD_NOT_DRAINED);
         int draining = f->state == HS_DRAINING || f->state == HS_DRAINED;
         return refused(f, ans, draining ? PLAN_CMD_DRAINING : PLAN_CMD_BUSY);
@@ -190,7 +196,8 @@ enum plan_cmd_refusal plan_host_command(enum plan_cmd cmd, const struct plan_hos
     switch (cmd) {
     case PLAN_CMD_PROVISION:
     case PLAN_CMD_GATE:
-    case PLAN_CMD_DIAGNOSTICS: return job_command(cmd, f, actor, d);
+    case PLAN_CMD_DIAGNOSTICS:
+    case PLAN_CMD_DRILL: return job_command(cmd, f, actor, d);
     case PLAN_CMD_STOP: return stop_command(f, actor, force, d);
     default: return state_command(cmd, f, actor, d);
     }

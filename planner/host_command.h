@@ -23,6 +23,7 @@ enum plan_cmd {
     PLAN_CMD_STOP,
     PLAN_CMD_DELETE,
     PLAN_CMD_MOVE_POOL,
+    PLAN_CMD_DRILL, /* a restore drill: drained hosts only (docs/hosts-and-gates.md) */
     PLAN_CMD__COUNT
 };
 

@@ -158,15 +158,29 @@ static int observability(json_t *qs, facts_t *f)
                          "message", ob->message));
 }
 
-/* 8. The host passed the gate again after a first acceptance. */
+/* 8. A restore drill of the host's pool passed: restored from durable storage onto a
+ * fresh scratch, the stack started and its first unit of work accepted, in time. */
 static int recovery(json_t *qs, facts_t *f)
 {
-    return add(qs, "recovery", "Has a restart or replacement been tested?",
-               f->accepted_gate_runs >= 2 ? "yes" : "no",
-               json_pack("{s:I, s:I, s:s}", "accepted_gate_runs", (json_int_t)f->accepted_gate_runs,
-                         "successful_provisionings", (json_int_t)f->successful_provisionings,
-                         "rule",
-                         "yes once the host passed the gate again after a first acceptance"));
+    double age_days = f->drill.age_seconds / 86400.0;
+    int stale =
+        f->drill.id != NULL && f->drill.every_days > 0 && age_days > (double)f->drill.every_days;
+    int yes = f->drill.id != NULL && is(f->drill.verdict, "pass") && !stale;
+    json_t *num =
+        f->drill.recovery_seconds >= 0 ? json_real(f->drill.recovery_seconds) : json_null();
+    json_t *max =
+        f->drill.max_recovery_seconds >= 0 ? json_real(f->drill.max_recovery_seconds) : json_null();
+    json_t *age = f->drill.id != NULL ? json_real(age_days) : json_null();
+    json_t *every =
+        f->drill.every_days > 0 ? json_integer((json_int_t)f->drill.every_days) : json_null();
+    return add(qs, "recovery", "Has a restart or replacement been tested?", yes ? "yes" : "no",
+               json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:b, s:s}", "drill_id",
+                         f->drill.id, "drill_host_id", f->drill.host_id, "verdict",
+                         f->drill.verdict, "reason", f->drill.reason, "finished_at",
+                         f->drill.finished_at, "recovery_seconds", num, "max_recovery_seconds", max,
+                         "age_days", age, "every_days", every, "stale", stale, "rule",
+                         "yes when the pool's newest restore drill passed (and is not older "
+                         "than drill.every_days); no without one"));
 }
 
 /* 9. The pool stops idle hosts: auto_stop with a stop command. */

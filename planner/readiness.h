@@ -44,10 +44,18 @@ struct plan_readiness_facts {
     } last_gate;
     long accepted_gate_runs;       /* gate runs of the host with verdict accept */
     long successful_provisionings; /* provision jobs of the host that succeeded */
+    struct {                       /* the newest restore drill of the host's pool (id NULL: none) */
+        const char *id, *host_id, *verdict, *reason, *finished_at;
+        double recovery_seconds, max_recovery_seconds; /* < 0: not recorded */
+        double age_seconds;
+        long every_days; /* the pool's drill.every_days, 0: none */
+    } drill;
 };
 
 /* Returns {"host_id", "state", "questions": [{id, question, answer, evidence}],
- * "summary": {"yes", "of": 9}}. The accepted gate answers topology and baseline only when
+ * "summary": {"yes", "of": 9}}. Question 8 (recovery) answers from the newest restore drill
+ * of the host's pool: yes when it passed (and, with drill.every_days, is not older than
+ * that), no otherwise or without one. The accepted gate answers topology and baseline only when
  * it covers the current stack (plan_gate_covers_stack). New reference; NULL only when out
  * of memory. */
 json_t *plan_readiness(const struct plan_readiness_facts *f);

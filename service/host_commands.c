@@ -117,6 +117,7 @@ static int answer_status(enum plan_cmd cmd)
     case PLAN_CMD_PROVISION:
     case PLAN_CMD_GATE:
     case PLAN_CMD_DIAGNOSTICS:
+    case PLAN_CMD_DRILL:
     case PLAN_CMD_STOP: return 202;
     case PLAN_CMD_DELETE: return 204;
     default: return 200;

@@ -14,6 +14,7 @@ import { budgetItem, loadProjects, projectQuery, renderSelector } from './projec
 import { costRow, hostRow, recItem, tickSeen } from './render.js';
 import { activeRollouts, rolloutItem } from './rollouts.js';
 import { loadPlacements } from './placement.js';
+import { drillItem, lastDrills } from './drills.js';
 
 const TOKEN_KEY = 'gpufleet.token';
 const HOST_STATES = [
@@ -473,6 +474,23 @@ async function loadRollouts() {
     if (err.status !== 404) fail(err, gen); // 404: a server without rollouts
   }
 }
+// ---- restore drills: each pool's last ----
+
+async function loadDrills() {
+  const gen = st.generation;
+  try {
+    const page = await api.get(`/v1/drills?limit=500${projectQuery(st.project)}`);
+    if (gen !== st.generation) return;
+    const items = lastDrills(page.items || [], ctx);
+    $('drills').replaceChildren(...items.map((d) => drillItem(d, ctx)));
+    setText($('drill-count'), `(${items.length})`);
+    $('drills-empty').hidden = items.length > 0;
+  } catch (err) {
+    if (gen !== st.generation) return;
+    if (err.status !== 404) fail(err, gen); // 404: a server without drills
+  }
+}
+
 // a burst of rollout events (a wave's hosts moving) is one read of the list
 const rolloutsLoader = makeLoader(loadRollouts, { limit: 1, delayMs: 300 });
 
@@ -512,13 +530,14 @@ async function refreshAll() {
     if (gen !== st.generation) return; // signed out
   }
   st.costs.last = Date.now();
-  await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts(), loadPlacement(gen)]);
+  await Promise.all([loadCosts(gen), loadRecs(gen), loadRollouts(), loadPlacement(gen), loadDrills()]);
 }
 
 function onEvent(type, data) {
   // Another project's event, while one is selected: not about what the page shows.
   if (st.project && typeof data.project_id === 'string' && data.project_id !== st.project) return;
   if (type === 'budget.threshold') return budgetsSoon();
+  if (type === 'drill.completed') loadDrills();
   if (type.startsWith('recommendation.')) return recsSoon();
   if (type.startsWith('work_reports.')) return costsSoon();
   if (type === 'rollout' || type === 'rollout.host') rolloutsLoader.want('active');

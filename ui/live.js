@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'rollout',
   'rollout.host',
   'budget.threshold',
+  'drill.completed',
 ];
 
 const BACKOFF_MIN_MS = 1000;

@@ -112,12 +112,25 @@ void prov_timeout_message(char *buf, size_t n, const char *cmd, int seconds)
 }
 
 /* "docker run --rm --gpus all -- IMAGE arg…" with every argument quoted; -- ends docker's
- * options, so neither the image nor anything after it is taken for one. */
-static char *docker_run(const char *image, const json_t *args)
+ * options, so neither the image nor anything after it is taken for one. A drill's restored
+ * copy (mount, a validated absolute path, or NULL) is mounted read-only. */
+static char *docker_run(const char *image, const json_t *args, const char *mount)
 {
     struct sbuf b;
     sbuf_init(&b, 256);
-    sbuf_adds(&b, "docker run --rm --gpus all -- ");
+    sbuf_adds(&b, "docker run --rm --gpus all ");
+    if (mount != NULL) {
+        if (!prov_valid_abs_path(mount)) {
+            free(sbuf_take(&b, NULL));
+            return NULL;
+        }
+        char vol[600];
+        snprintf(vol, sizeof vol, "%s:/gpufleet/restored:ro", mount);
+        sbuf_adds(&b, "-v ");
+        prov_sh_quote(&b, vol);
+        sbuf_adds(&b, " -e GPUFLEET_RESTORED_DIR=/gpufleet/restored ");
+    }
+    sbuf_adds(&b, "-- ");
     prov_sh_quote(&b, image);
     size_t i;
     const json_t *a;
@@ -157,11 +170,11 @@ char *prov_check_cmd(const struct prov_gate *g, enum prov_check c, int i)
         return strdup("nvidia-smi");
     case PROV_CHECK_CONTAINER_GPU: {
         json_t *args = json_pack("[s, s]", "nvidia-smi", "-L");
-        char *cmd = docker_run(g->image_ref, args);
+        char *cmd = docker_run(g->image_ref, args, g->restore_dir);
         json_decref(args);
         return cmd;
     }
-    case PROV_CHECK_WORKLOAD: return docker_run(g->image_ref, g->workload_command);
+    case PROV_CHECK_WORKLOAD: return docker_run(g->image_ref, g->workload_command, g->restore_dir);
     case PROV_CHECK_TOPOLOGY: return strdup(i == 0 ? "nvidia-smi topo -m" : "nvidia-smi nvlink -s");
     case PROV_CHECK_STORAGE: return storage_cmd(i == 0 ? g->durable_path : g->scratch_path);
     case PROV_CHECK_STORAGE_THROUGHPUT: return gate_storage_cmd(g, i);

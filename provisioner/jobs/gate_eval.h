@@ -67,6 +67,10 @@ struct prov_gate {
         const char *gpu_model, *interconnect; /* the catalog's key */
     } bw;
     struct prov_storage_ref storage;
+    /* A restore drill (job_drill.c): the restored copy on scratch, mounted read-only at
+     * /gpufleet/restored (GPUFLEET_RESTORED_DIR) in the containers of container_gpu and
+     * workload; NULL for a gate. */
+    const char *restore_dir;
 };
 enum { PROV_BW_NCCL = 1, PROV_BW_NVBW = 2 };
 

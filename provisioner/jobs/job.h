@@ -65,7 +65,8 @@ struct job_kind {
     void (*release)(struct job_task *t);
 };
 
-extern const struct job_kind job_kind_provision, job_kind_gate, job_kind_diagnostics, job_kind_stop;
+extern const struct job_kind job_kind_provision, job_kind_gate, job_kind_diagnostics, job_kind_stop,
+    job_kind_drill;
 
 /* A kind's table, from the functions every kind file names the same way. */
 #define JOB_KIND(kind_, what_, type_)                                                           \

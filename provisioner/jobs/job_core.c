@@ -612,8 +612,8 @@ void job_contact(struct job_task *t, const struct prov_ssh_conn_status *st, job_
 
 /* ---- tasks ---- */
 
-static const struct job_kind *const job_kinds[] = {&job_kind_provision, &job_kind_gate,
-                                                   &job_kind_diagnostics, &job_kind_stop};
+static const struct job_kind *const job_kinds[] = {
+    &job_kind_provision, &job_kind_gate, &job_kind_diagnostics, &job_kind_stop, &job_kind_drill};
 
 struct job_task *job_task_new(struct job_worker *w, const struct db_job_claim *cl,
                               int64_t claimed_us)

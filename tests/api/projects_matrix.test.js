@@ -189,6 +189,14 @@ const ROUTES = {
     path: (w) => `/v1/hosts/${w.host.id}/diagnostics`,
     body: () => ({ level: 1 }),
   },
+  'POST /v1/hosts/{id}/drills': { kind: 'write', path: (w) => `/v1/hosts/${w.host.id}/drills` },
+  'GET /v1/hosts/{id}/drills': {
+    kind: 'list',
+    path: (w) => `/v1/hosts/${w.host.id}/drills`,
+    ids: (w) => [w.drillId],
+  },
+  'GET /v1/drills': { kind: 'list', path: () => '/v1/drills?limit=500', ids: (w) => [w.drillId] },
+  'GET /v1/drills/{id}': { kind: 'read', path: (w) => `/v1/drills/${w.drillId}` },
   'POST /v1/hosts/{id}/stop': {
     kind: 'write',
     path: (w) => `/v1/hosts/${w.host.id}/stop`,
@@ -404,6 +412,12 @@ before(async () => {
       ` VALUES ('gate', '${a.host.id}', '${a.stack.id}', '${a.pool.id}', 1, 'accept', 'ok',` +
       ` '[{"name":"workload","status":"pass","hardware_evidence":false,"message":"ok","evidence":"","values":{"metric":"tokens_per_second","value":2400,"min":1000},"duration_ms":3,"phases":{"command_ms":2,"parse_ms":1}}]'::jsonb,` +
       ` 10, now()) RETURNING id`,
+  );
+  a.drillId = uuid(
+    `INSERT INTO drills (host_id, pool_id, stack_id, verdict, reason, restore_seconds, start_seconds,` +
+      ` first_work_seconds, recovery_seconds, max_recovery_seconds, bytes_restored, steps, started_at)` +
+      ` VALUES ('${a.host.id}', '${a.pool.id}', '${a.stack.id}', 'pass', 'recovered in 3.0 s', 1, 1, 1, 3, 900,` +
+      ` 1024, '[]'::jsonb, now()) RETURNING id`,
   );
   a.baselineId = (psqlUnguarded(url, `SELECT id FROM baselines WHERE gate_run_id = '${a.gateRunId}'`).match(IDS) ||
     [])[0];

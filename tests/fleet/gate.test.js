@@ -603,13 +603,14 @@ describe('after the gate', () => {
     assert.equal((await getHost(hostOf.get('gpu_err').id)).state, 'quarantined');
   });
 
-  test('readiness: a second accepted gate answers recovery yes; auto_stop flips idle_stop', async () => {
+  test('readiness: a second accepted gate is no restore test (recovery stays no); auto_stop flips idle_stop', async () => {
     const id = hostOf.get('h100x8').id;
     const { run } = await runGate(id);
     assert.equal(run.verdict, 'accept', show(run));
     let r = await readiness(id);
-    assert.equal(r.a.recovery, 'yes', JSON.stringify(r.q.recovery));
-    assert.equal(r.q.recovery.evidence.accepted_gate_runs, 2);
+    // question 8 answers from restore drills only (tests/fleet/drill.test.js)
+    assert.equal(r.a.recovery, 'no', JSON.stringify(r.q.recovery));
+    assert.equal(r.q.recovery.evidence.drill_id, null);
     assert.equal(r.a.idle_stop, 'no');
     const got = await client.request('GET', `/v1/pools/${pools.h100.id}`, { token: viewer });
     const cur = expectStatus(got, 200);

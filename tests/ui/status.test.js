@@ -523,6 +523,24 @@ describe('the status page', () => {
     assert.ok(digitless(text).includes(digitless(stop.reason)), `${text} / ${stop.reason}`);
   });
 
+  test("each pool's last restore drill and its recovery time, live on drill.completed", async () => {
+    for (const [verdict, secs] of [
+      ['fail', 1200],
+      ['pass', 61.5],
+    ])
+      psql(
+        srv.database.url,
+        `INSERT INTO drills (host_id, pool_id, verdict, reason, restore_seconds, start_seconds, first_work_seconds,` +
+          ` recovery_seconds, max_recovery_seconds, bytes_restored, steps, started_at) VALUES ('${hosts.spare.id}',` +
+          ` '${pools.h100.id}', '${verdict}', 'r', 1, 1, 1, ${secs}, 900, 1, '[]'::jsonb, now())`,
+      );
+    const sel = `#drills li[data-pool-id="${pools.h100.id}"][data-verdict="pass"]`;
+    await page.waitForSelector(sel, { timeout: 15_000 });
+    const text = await page.textContent(sel);
+    assert.ok(text.includes('h100-nvlink') && text.includes('61.5 s') && text.includes('max 900 s'), text);
+    assert.equal(await page.$$eval('#drills li', (lis) => lis.length), 1); // the newest per pool
+  });
+
   test("a screenshot for the README: a realistic fleet on a server of its own, one host's view open", async () => {
     const shot = await startServer({
       name: 'ui-shot',

@@ -14,7 +14,7 @@
 #include "service/catalog.h"
 #include "tests/unit/unit.h"
 
-#define MAX_COLS 32
+#define MAX_COLS 48
 #define TEXT_OID 25
 
 /* Fault injection: while strdup_countdown > 0, the countdown-th strdup from now fails
@@ -271,7 +271,16 @@ static void host_target_oom(void)
  * absent idle_stop_after_seconds reads as absent, not 0; free empties it. */
 static void readiness_facts(void)
 {
-    static const char *const n[] = {"successful_provisionings",
+    static const char *const n[] = {"drill_every_days",
+                                    "drill_age_seconds",
+                                    "drill_max_recovery_seconds",
+                                    "drill_recovery_seconds",
+                                    "drill_finished_at",
+                                    "drill_reason",
+                                    "drill_verdict",
+                                    "drill_host_id",
+                                    "drill_id",
+                                    "successful_provisionings",
                                     "accepted_gate_runs",
                                     "observability_message",
                                     "observability_status",
@@ -302,6 +311,7 @@ static void readiness_facts(void)
                                     "host_id"};
     /* clang-format off */
     static const char *const v[] = {
+        "7", "86400", "900", "61.5", "2026-01-01T00:00:00.000000Z", "recovered", "pass", "h9", "d1",
         "1",    "2",        NULL,    "skip", "g2",  "{\"value\":2400}", "pass", "null",
         "pass", "s1",       "g1",    "12.4", "550", "sha256:a",         "s1",   "1800",
         "t",    "poweroff", "/s",    "/d",   "p1",  "ssh-ed25519",      "c1",   "df lines",
@@ -336,19 +346,25 @@ static void readiness_facts(void)
     CHECK_STR(f.last_gate_id, "g2");
     CHECK_STR(f.observability_status, "skip");
     CHECK(f.accepted_gate_runs == 2 && f.successful_provisionings == 1);
+    CHECK_STR(f.drill_id, "d1");
+    CHECK_STR(f.drill_host_id, "h9");
+    CHECK_STR(f.drill_verdict, "pass");
+    CHECK(f.drill_recovery_seconds == 61.5 && f.drill_max_recovery_seconds == 900);
+    CHECK(f.drill_age_seconds == 86400 && f.drill_every_days == 7);
     db_readiness_facts_free(&f);
     CHECK(f.host_id == NULL && f.workload_values == NULL && f.accepted_gate_runs == 0);
     db_readiness_facts_free(&f);
     PQclear(r);
 
-    static const char *const v2[] = {"0",  "0",  NULL,         NULL, NULL, NULL, NULL, NULL,
-                                     NULL, NULL, NULL,         NULL, NULL, NULL, NULL, NULL,
-                                     "f",  NULL, NULL,         NULL, "p1", NULL, NULL, NULL,
-                                     NULL, NULL, "registered", "{}", "h1"};
+    static const char *const v2[] = {
+        "0",  NULL, "-1", "-1", NULL, NULL, NULL, NULL, NULL, "0",          "0",  NULL, NULL,
+        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,         NULL, NULL, "f",
+        NULL, NULL, NULL, "p1", NULL, NULL, NULL, NULL, NULL, "registered", "{}", "h1"};
     r = FAKE(n, v2);
     CHECK(db_readiness_facts_decode(r, &f) == DB_ONE_RESULT);
     CHECK(f.auto_stop == 0 && f.has_idle_stop_after == 0);
     CHECK(f.gate_id == NULL && f.stack_id == NULL && f.credential_id == NULL);
+    CHECK(f.drill_id == NULL && f.drill_age_seconds == 0 && f.drill_recovery_seconds == -1);
     db_readiness_facts_free(&f);
     PQclear(r);
 }

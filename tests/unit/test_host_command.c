@@ -57,6 +57,27 @@ static void gate_and_diagnostics(void)
     CHECK(ask(PLAN_CMD_DIAGNOSTICS, in(HS_STOPPED), OP, 0, &d) == PLAN_CMD_STOPPED);
 }
 
+/* a restore drill: drained hosts only (never one doing work, nor a quarantined one), the
+ * system actor (the scheduler) too; it runs through the diagnostics events */
+static void drill(void)
+{
+    struct plan_cmd_decision d;
+    static const enum plan_host_state not_drained[] = {HS_READY,  HS_DRAINING,      HS_PROVISIONED,
+                                                       HS_GATING, HS_INVESTIGATING, HS_DIAGNOSING};
+    for (size_t i = 0; i < sizeof not_drained / sizeof not_drained[0]; i++)
+        CHECK(ask(PLAN_CMD_DRILL, in(not_drained[i]), SY, 0, &d) == PLAN_CMD_NOT_DRAINED);
+    struct plan_host_facts q = in(HS_QUARANTINED);
+    q.held = 1;
+    CHECK(ask(PLAN_CMD_DRILL, q, OP, 0, &d) == PLAN_CMD_QUARANTINED);
+    CHECK(ask(PLAN_CMD_DRILL, in(HS_STOPPED), OP, 0, &d) == PLAN_CMD_STOPPED);
+    struct plan_host_facts busy = in(HS_DRAINED);
+    busy.active_job = 1;
+    CHECK(ask(PLAN_CMD_DRILL, busy, OP, 0, &d) == PLAN_CMD_BUSY);
+    CHECK(ask(PLAN_CMD_DRILL, in(HS_DRAINED), OP, 0, &d) == PLAN_CMD_OK);
+    CHECK(d.ev == HE_DIAGNOSTICS_REQUESTED && !strcmp(d.job_kind, "drill"));
+    CHECK(ask(PLAN_CMD_DRILL, in(HS_DRAINED), SY, 0, &d) == PLAN_CMD_OK);
+}
+
 static void drain_resume_release(void)
 {
     struct plan_cmd_decision d;
@@ -317,5 +338,6 @@ UNIT_SUITE(host_command_tests) = {
     {"host commands: a pool move clears the gate when it changes project or GPUs", pool_move},
     {"monitor policy: misses, returns, isolation and key mismatches", monitor_consequences},
     {"monitor policy: a GPU's readings (remap, ECC growth, page retirement, clocks)", gpu_findings},
+    {"host commands: a restore drill only on a drained host", drill},
     UNIT_END,
 };

@@ -42,6 +42,15 @@ static struct plan_readiness_facts full(void)
         .last_gate = {.id = "g2", .observability = {.status = "pass", .message = "ok"}},
         .accepted_gate_runs = 2,
         .successful_provisionings = 1,
+        .drill = {.id = "d",
+                  .host_id = "h",
+                  .verdict = "pass",
+                  .reason = "recovered in 61.5 s",
+                  .finished_at = "2026-01-01T00:00:00.000000Z",
+                  .recovery_seconds = 61.5,
+                  .max_recovery_seconds = 900,
+                  .age_seconds = 86400,
+                  .every_days = 7},
     };
 }
 
@@ -143,7 +152,7 @@ static void fresh_host(void)
     CHECK(json_is_null(json_object_get(idle, "idle_stop_after_seconds")));
     CHECK(json_is_null(json_object_get(idle, "stop_command")));
     CHECK_STR(json_string_value(json_object_get(idle, "pool_id")), "p");
-    CHECK(json_integer_value(json_object_get(evidence(r, "recovery"), "accepted_gate_runs")) == 0);
+    CHECK(json_is_null(json_object_get(evidence(r, "recovery"), "drill_id")));
     json_decref(r);
 }
 
@@ -298,20 +307,33 @@ static void observability(void)
     }
 }
 
-/* 8: a second acceptance. */
+/* 8: the pool's newest restore drill: a pass is yes (not when older than every_days); a
+ * fail, or no drill (a second accepted gate is no longer a proxy), is no. */
 static void recovery(void)
 {
     struct plan_readiness_facts f = full();
     json_t *r = plan_readiness(&f);
     const json_t *e = evidence(r, "recovery");
-    CHECK(json_integer_value(json_object_get(e, "accepted_gate_runs")) == 2);
-    CHECK(json_integer_value(json_object_get(e, "successful_provisionings")) == 1);
+    CHECK_STR(json_string_value(json_object_get(e, "drill_id")), "d");
+    CHECK_STR(json_string_value(json_object_get(e, "verdict")), "pass");
+    CHECK(json_real_value(json_object_get(e, "recovery_seconds")) == 61.5);
+    CHECK(json_real_value(json_object_get(e, "max_recovery_seconds")) == 900);
+    CHECK(json_real_value(json_object_get(e, "age_days")) == 1.0);
+    CHECK(json_is_false(json_object_get(e, "stale")));
     CHECK(json_string_value(json_object_get(e, "rule")) != NULL);
     json_decref(r);
-    f.accepted_gate_runs = 1;
-    CHECK_STR(answer(&f, "recovery"), "no");
-    f.accepted_gate_runs = 3;
     CHECK_STR(answer(&f, "recovery"), "yes");
+    f.drill.verdict = "fail";
+    CHECK_STR(answer(&f, "recovery"), "no");
+    f.drill.verdict = "pass";
+    f.drill.age_seconds = 8 * 86400.0; /* older than every_days 7 */
+    CHECK_STR(answer(&f, "recovery"), "no");
+    f.drill.every_days = 0; /* no schedule: a pass stays a pass */
+    CHECK_STR(answer(&f, "recovery"), "yes");
+    f.drill.id = NULL; /* no drill: no, whatever the gates */
+    f.drill.verdict = NULL;
+    f.accepted_gate_runs = 3;
+    CHECK_STR(answer(&f, "recovery"), "no");
 }
 
 /* 9: auto_stop with a stop command. */
@@ -342,7 +364,7 @@ UNIT_SUITE(readiness_tests) = {
     {"readiness: access needs a pinned key and a login key", access_question},
     {"readiness: baseline from a passed workload check", baseline},
     {"readiness: observability from the last gate", observability},
-    {"readiness: recovery after a second acceptance", recovery},
+    {"readiness: recovery from the newest restore drill", recovery},
     {"readiness: idle stop needs auto_stop and a stop command", idle_stop},
     UNIT_END,
 };
