@@ -16,8 +16,6 @@ const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 
-const { startServer } = require('../api/lib/server');
-const { api } = require('../api/lib/openapi');
 const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 
@@ -74,21 +72,18 @@ const finding = async (q) =>
   expectStatus(await client.request('GET', `/v1/bottlenecks?${q}&${WINDOW}`, { token: viewer }), 200);
 
 before(async () => {
-  sim = fleet.simfleet.up({
-    count: 2,
-    profile: ['slow_durable', 'h100x8'],
-    net: 237,
-    user: 'gpufleet-bntest',
-    delay: 0,
-    dir: fs.mkdtempSync('/tmp/gft-bottleneck-fleet-'),
+  const f = await fleet.startFleet({
+    name: 'bottleneck',
+    sim: {
+      count: 2,
+      profile: ['slow_durable', 'h100x8'],
+      net: 237,
+      user: 'gpufleet-bntest',
+    },
+    env: WORKER_ENV,
   });
-  srv = await startServer({ name: 'fleet-bottleneck', env: WORKER_ENV });
-  client = api(srv);
-  admin = srv.token('admin');
-  operator = srv.token('operator');
-  viewer = srv.token('viewer');
-  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  const stack = await fleet.createStack(client, operator);
+  ({ sim, srv, client, admin, operator, viewer } = f);
+  const { cred, stack } = f;
   pool = expectStatus(
     await client.request('POST', '/v1/pools', {
       token: admin,

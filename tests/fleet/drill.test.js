@@ -23,8 +23,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { startServer, psql } = require('../api/lib/server');
-const { api } = require('../api/lib/openapi');
+const { psql } = require('../api/lib/server');
 const { expectProblem, expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 
@@ -111,21 +110,18 @@ async function readiness(id) {
 }
 
 before(async () => {
-  sim = fleet.simfleet.up({
-    count: HOSTS.length,
-    profile: HOSTS.map((h) => h.profile),
-    net: 238,
-    user: 'gpufleet-drill',
-    delay: 0,
-    dir: fs.mkdtempSync('/tmp/gft-drill-fleet-'),
+  const f = await fleet.startFleet({
+    name: 'drill',
+    sim: {
+      count: HOSTS.length,
+      profile: HOSTS.map((h) => h.profile),
+      net: 238,
+      user: 'gpufleet-drill',
+    },
+    env: WORKER_ENV,
   });
-  srv = await startServer({ name: 'fleet-drill', env: WORKER_ENV });
-  client = api(srv);
-  admin = srv.token('admin');
-  operator = srv.token('operator');
-  viewer = srv.token('viewer');
-  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  const stack = await fleet.createStack(client, operator);
+  ({ sim, srv, client, admin, operator, viewer } = f);
+  const { cred, stack } = f;
   const mk = async (body) => expectStatus(await client.request('POST', '/v1/pools', { token: admin, body }), 201);
   const artifacts = [
     { path: 'models/m1/model.safetensors', sha256: sha(MODEL) },

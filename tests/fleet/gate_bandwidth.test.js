@@ -20,8 +20,6 @@ const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 
-const { startServer } = require('../api/lib/server');
-const { api } = require('../api/lib/openapi');
 const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 
@@ -77,21 +75,18 @@ const show = (key) => {
 };
 
 before(async () => {
-  sim = fleet.simfleet.up({
-    count: HOSTS.length,
-    profile: HOSTS.map((h) => h[1]),
-    net: 236,
-    user: 'gpufleet-bwtest',
-    delay: 0,
-    dir: fs.mkdtempSync('/tmp/gft-bw-fleet-'),
+  const f = await fleet.startFleet({
+    name: 'gate-bandwidth',
+    sim: {
+      count: HOSTS.length,
+      profile: HOSTS.map((h) => h[1]),
+      net: 236,
+      user: 'gpufleet-bwtest',
+    },
+    env: WORKER_ENV,
   });
-  srv = await startServer({ name: 'fleet-gate-bandwidth', env: WORKER_ENV });
-  client = api(srv);
-  admin = srv.token('admin');
-  operator = srv.token('operator');
-  viewer = srv.token('viewer');
-  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  const stack = await fleet.createStack(client, operator);
+  ({ sim, srv, client, admin, operator, viewer } = f);
+  const { cred, stack } = f;
   const mk = async (body, bandwidth) =>
     expectStatus(
       await client.request('POST', '/v1/pools', {

@@ -21,8 +21,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { startServer, ROOT } = require('../api/lib/server');
-const { api } = require('../api/lib/openapi');
+const { ROOT } = require('../api/lib/server');
 const { expectProblem, expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 
@@ -98,21 +97,19 @@ async function getHost(id) {
 }
 
 before(async () => {
-  sim = fleet.simfleet.up({
-    count: HOSTS.length,
-    profile: HOSTS.map((h) => h.profile),
-    net: 226,
-    user: 'gpufleet-gstor',
-    delay: 0,
-    dir: fs.mkdtempSync('/tmp/gft-gstor-fleet-'),
+  const f = await fleet.startFleet({
+    name: 'gate-storage',
+    sim: {
+      count: HOSTS.length,
+      profile: HOSTS.map((h) => h.profile),
+      net: 226,
+      user: 'gpufleet-gstor',
+    },
+    env: WORKER_ENV,
   });
-  srv = await startServer({ name: 'fleet-gate-storage', env: WORKER_ENV });
-  client = api(srv);
-  admin = srv.token('admin');
-  operator = srv.token('operator');
-  viewer = srv.token('viewer');
-  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  stack = await fleet.createStack(client, operator);
+  ({ sim, srv, client, admin, operator, viewer } = f);
+  const { cred } = f;
+  stack = f.stack;
   const mk = async (body) => expectStatus(await client.request('POST', '/v1/pools', { token: admin, body }), 201);
   const pools = {
     ok: await mk(poolInput('stor-ok', { read_size_mib: 32, write_size_mib: 16, min_read_mbps: 20, min_write_mbps: 5 })),

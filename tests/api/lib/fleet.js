@@ -265,6 +265,30 @@ function up({ dir, count, profile = 'h100x8', net = 210, user = 'gpufleet-ftest'
   };
 }
 
+/**
+ * The set-up of a fleet test file: simulated hosts (simfleet up, options as up() takes
+ * them, dir made under /tmp), a server with a worker (env), a client, admin, operator and
+ * viewer tokens, a credential for the simulated hosts' key and a stack. The hosts go down
+ * again when the server or a record cannot be made.
+ * Returns {sim, srv, client, admin, operator, viewer, cred, stack}.
+ */
+async function startFleet({ name, sim: simOptions, env }) {
+  const { startServer } = require('./server');
+  const { api } = require('./openapi');
+  const sim = up({ delay: 0, ...simOptions, dir: fs.mkdtempSync(path.join(os.tmpdir(), `gft-${name}-fleet-`)) });
+  try {
+    const srv = await startServer({ name: `fleet-${name}`, env });
+    const client = api(srv);
+    const t = { admin: srv.token('admin'), operator: srv.token('operator'), viewer: srv.token('viewer') };
+    const cred = await createCredential(client, t.admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
+    const stack = await createStack(client, t.operator);
+    return { sim, srv, client, ...t, cred, stack };
+  } catch (e) {
+    sim.down();
+    throw e;
+  }
+}
+
 module.exports = {
   sshKey,
   keyBodyLines,
@@ -282,5 +306,6 @@ module.exports = {
   uniq,
   hex64,
   sleep,
+  startFleet,
   simfleet: { up, parseEnv, parseHosts, SIMFLEET },
 };
