@@ -72,6 +72,7 @@ function poolInput(name, extra) {
     scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
     gate: {
       workload: { command: ['python3', 'serve_check.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
+      storage_min_mbps: 1, // the integrity probe is not under test here (and the disk is shared)
     },
     ...extra,
   };
