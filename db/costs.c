@@ -118,7 +118,9 @@
 // clang-format on
 
 /* cost_reports ($11 the scope) and cost_reports_of ($11 a uuid[] of hosts): SCOPE filters
- * src (a plain condition: PostgreSQL pushes it into each part of the UNION ALL). */
+ * src. cost_reports_of's is a semi-join on the array's elements (a hash of the hosts), not
+ * host_id = ANY ($11): in the generic plan of the prepared statement that one becomes an
+ * index condition or a linear search of the array per row (4 times slower at 1,000 hosts). */
 #define COST_REPORTS_SQL(SCOPE)                                                                   \
     "WITH src AS (" WINDOW_SOURCES "),"                                                           \
     " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"                        \
@@ -149,7 +151,7 @@ const struct db_stmt db_cost_stmts[] = {
                                   "$3::uuid[] IS NULL OR h.project_id = ANY ($3::uuid[])")},
     {"cost_hosts_of", COST_HOSTS_SQL(HOSTS_IN("s.host_id", "3"), HOSTS_IN("h.id", "3"))},
     {"cost_reports", COST_REPORTS_SQL(IN_SCOPE("src.host_id", "11"))},
-    {"cost_reports_of", COST_REPORTS_SQL(HOSTS_IN("src.host_id", "11"))},
+    {"cost_reports_of", COST_REPORTS_SQL("src.host_id IN (SELECT unnest($11::uuid[]))")},
 };
 const size_t db_cost_nstmts = sizeof db_cost_stmts / sizeof db_cost_stmts[0];
 
