@@ -12,10 +12,10 @@ const struct db_stmt db_place_stmts[] = {
      * the window), and the project's hosts that hold them (a uuid[] literal per pool). */
     {"place_pools",
      "WITH r AS (SELECT h.pool_id, count(DISTINCT d.bucket)::int AS days,"
-     "   array_agg(DISTINCT d.host_id)::text AS hosts,"
+     "   (array_agg(DISTINCT d.host_id) FILTER (WHERE h.project_id = $1::uuid))::text AS hosts,"
      "   extract(epoch FROM greatest(min(d.min_start), $3::timestamptz)) AS first_start,"
      "   extract(epoch FROM least(max(d.max_end), $4::timestamptz)) AS last_end"
-     "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id AND h.project_id = $1::uuid"
+     "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
      "  WHERE d.brief_id = $2::uuid AND d.reports > 0"
      "   AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
      "   AND d.bucket < $4::timestamptz GROUP BY h.pool_id)"
