@@ -31,6 +31,10 @@ struct db_cost_input {
  * host. */
 enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
                             const char *projects, struct db_cost_input *in);
+/* The same for the hosts of hosts only (a uuid[] literal, "{}" for none), whatever their
+ * project: the placement of a brief reads the hosts that ran it (db/placement.h). */
+enum db_status db_cost_read_hosts(struct db_conn *c, const char *from, const char *to,
+                                  const char *hosts, struct db_cost_input *in);
 void db_cost_input_free(struct db_cost_input *in);
 
 /* A usage row whose host is not among the hosts read with it (db/recommend.h). */

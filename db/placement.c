@@ -9,9 +9,10 @@
 const struct db_stmt db_place_stmts[] = {
     /* The brief's reports per pool from the day rollup (its brief index): the UTC days
      * from the one holding from up to to, their first start and last end (clipped to
-     * the window). */
+     * the window), and the project's hosts that hold them (a uuid[] literal per pool). */
     {"place_pools",
      "WITH r AS (SELECT h.pool_id, count(DISTINCT d.bucket)::int AS days,"
+     "   (array_agg(DISTINCT d.host_id) FILTER (WHERE h.project_id = $1::uuid))::text AS hosts,"
      "   extract(epoch FROM greatest(min(d.min_start), $3::timestamptz)) AS first_start,"
      "   extract(epoch FROM least(max(d.max_end), $4::timestamptz)) AS last_end"
      "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
@@ -24,7 +25,7 @@ const struct db_stmt db_place_stmts[] = {
      "  coalesce((p.spec->>'egress_price_per_gb')::float8, 0) AS egress,"
      "  coalesce((p.spec->>'overhead_pct')::float8, 0) AS overhead,"
      "  coalesce(r.days, 0) AS days, coalesce(r.first_start, 0) AS first_start,"
-     "  coalesce(r.last_end, 0) AS last_end"
+     "  coalesce(r.last_end, 0) AS last_end, coalesce(r.hosts, '{}') AS hosts"
      " FROM pools p LEFT JOIN r ON r.pool_id = p.id WHERE p.project_id = $1::uuid"
      " ORDER BY p.seq LIMIT 1000"},
     {"place_baselines", "SELECT b.gpu_model, b.gpu_count, b.model_revision, b.concurrency, b.value"
@@ -38,9 +39,39 @@ void db_place_free(struct db_place_input *in)
 {
     free(in->pools);
     free(in->baselines);
+    free(in->hosts);
     for (int i = 0; i < 3; i++)
         PQclear(in->res[i]);
     memset(in, 0, sizeof *in);
+}
+
+/* in->hosts: the pools' host lists (column 11, each "{a,b}" or "{}") joined into one. */
+static int hosts_literal(struct db_place_input *in)
+{
+    const PGresult *r = in->res[0];
+    size_t len = 3;
+    for (size_t i = 0; i < in->npools; i++) {
+        const char *v = db_val(r, (int)i, 11);
+        len += (v ? strlen(v) : 0) + 1;
+    }
+    in->hosts = malloc(len);
+    if (in->hosts == NULL)
+        return -1;
+    size_t at = 0;
+    in->hosts[at++] = '{';
+    for (size_t i = 0; i < in->npools; i++) {
+        const char *v = db_val(r, (int)i, 11);
+        size_t n = v ? strlen(v) : 0;
+        if (n <= 2 || v[0] != '{' || v[n - 1] != '}')
+            continue; /* "{}": no host of this pool ran the brief */
+        if (at > 1)
+            in->hosts[at++] = ',';
+        memcpy(in->hosts + at, v + 1, n - 2);
+        at += n - 2;
+    }
+    in->hosts[at++] = '}';
+    in->hosts[at] = '\0';
+    return 0;
 }
 
 enum db_status db_place_read(struct db_conn *c, const char *project_id, const char *brief_id,
@@ -75,6 +106,10 @@ enum db_status db_place_read(struct db_conn *c, const char *project_id, const ch
         o->last_end = db_val_num(r, row, 10);
     }
     in->npools = n;
+    if (hosts_literal(in) != 0) {
+        db_place_free(in);
+        return DB_HARD_ERROR;
+    }
     return n == 0 ? DB_NO_RESULTS : DB_MANY_RESULTS;
 }
 

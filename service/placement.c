@@ -179,7 +179,7 @@ json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, 
 }
 
 json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *from, const char *to,
-                           const struct db_cost_input *cost, enum db_status *status)
+                           struct db_cost_input *cost_out, enum db_status *status)
 {
     struct place_work w;
     struct plan_place_brief b;
@@ -187,21 +187,22 @@ json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *f
     const char *project =
         json_string_value(json_object_get(json_object_get(brief, "project"), "id"));
     const char *id = json_string_value(json_object_get(brief, "id"));
-    char scope[40];
-    snprintf(scope, sizeof scope, "{%s}", project ? project : "");
     *status = DB_HARD_ERROR;
     json_t *doc = NULL;
     if (project == NULL || id == NULL)
         goto out;
+    /* The cost input of the hosts that ran the brief only: the others add nothing to it
+     * (plan_place_add_host), and each of these brings all its reports (its idle time). */
     if ((*status = db_place_read(c, project, id, from, to, &w.pin)) < 0 ||
-        (cost == NULL && (*status = db_cost_read(c, from, to, scope, &w.cin)) < 0) ||
+        (strcmp(w.pin.hosts, "{}") != 0 &&
+         (*status = db_cost_read_hosts(c, from, to, w.pin.hosts, &w.cin)) < 0) ||
         (w.cat = svc_catalog_get(c, status)) == NULL)
         goto out;
     brief_facts(brief, &b);
     w.pools = calloc(w.pin.npools + 1, sizeof *w.pools);
     if (w.pools == NULL)
         goto oom;
-    pools_in(brief, w.cat, &w.pin, cost ? cost : &w.cin, id, w.pools);
+    pools_in(brief, w.cat, &w.pin, &w.cin, id, w.pools);
     demand_of(w.pools, &w.pin, &b);
     if (b.unit >= 0) {
         char metric[64];
@@ -222,6 +223,10 @@ json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *f
         goto oom;
     doc = document(&w, &b, brief, from, to);
     *status = doc ? DB_ONE_RESULT : DB_HARD_ERROR;
+    if (doc && cost_out) { /* handed over: work_free frees a zeroed one */
+        *cost_out = w.cin;
+        memset(&w.cin, 0, sizeof w.cin);
+    }
     goto out;
 oom:
     *status = DB_HARD_ERROR;

@@ -19,54 +19,10 @@ static int brief_ran(const struct db_rec_input *in, const char *id)
     return 0;
 }
 
-/* The cost input of one project over the window, read once per pass. */
-struct project_cost {
-    const char *project_id;
-    struct db_cost_input in;
-};
-struct cost_cache {
-    struct project_cost *p;
-    size_t n;
-};
-
-static const struct db_cost_input *cost_of(struct db_conn *c, struct cost_cache *cc,
-                                           const char *project, const char *from, const char *to,
-                                           enum db_status *s)
-{
-    for (size_t i = 0; i < cc->n; i++)
-        if (strcmp(cc->p[i].project_id, project) == 0)
-            return &cc->p[i].in;
-    struct project_cost *p = realloc(cc->p, (cc->n + 1) * sizeof *p);
-    if (p == NULL) {
-        *s = DB_HARD_ERROR;
-        return NULL;
-    }
-    cc->p = p;
-    struct project_cost *pc = &cc->p[cc->n];
-    memset(pc, 0, sizeof *pc);
-    pc->project_id = project;
-    char scope[40];
-    snprintf(scope, sizeof scope, "{%s}", project);
-    if ((*s = db_cost_read(c, from, to, scope, &pc->in)) < 0) {
-        db_cost_input_free(&pc->in);
-        return NULL;
-    }
-    cc->n++;
-    return &pc->in;
-}
-
-static void cache_free(struct cost_cache *cc)
-{
-    for (size_t i = 0; i < cc->n; i++)
-        db_cost_input_free(&cc->p[i].in);
-    free(cc->p);
-}
-
 enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct db_rec_input *in,
                                   json_t *out)
 {
     char from[40], to[40];
-    struct cost_cache cc = {NULL, 0};
     enum db_status s = DB_ONE_RESULT;
     util_rfc3339(at_us - (int64_t)(SVC_PLACE_DEFAULT_WINDOW_S * 1e6), from, sizeof from);
     util_rfc3339(at_us, to, sizeof to);
@@ -74,13 +30,15 @@ enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct
         const struct db_rec_brief *b = &in->briefs[j];
         if (!brief_ran(in, b->id))
             continue;
-        const struct db_cost_input *cost = cost_of(c, &cc, b->project_id, from, to, &s);
-        json_t *brief = cost ? json_loads(b->spec, 0, NULL) : NULL;
+        json_t *brief = json_loads(b->spec, 0, NULL);
         if (brief == NULL)
             continue;
         json_object_set_new(brief, "id", json_string(b->id));
         json_object_set_new(brief, "project", json_pack("{s:s}", "id", b->project_id));
-        json_t *doc = svc_placement_with(c, brief, from, to, cost, &s);
+        /* Each brief reads the cost input of the hosts that ran it only. */
+        struct db_cost_input cost;
+        memset(&cost, 0, sizeof cost);
+        json_t *doc = svc_placement_with(c, brief, from, to, &cost, &s);
         json_decref(brief);
         if (doc == NULL) {
             s = s < 0 ? s : DB_HARD_ERROR;
@@ -89,9 +47,9 @@ enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct
         json_t *rec = json_object_get(doc, "recommendation");
         if (json_is_object(rec)) { /* the brief's project, named from the hosts read */
             const char *name = "";
-            for (size_t h = 0; h < cost->nhosts; h++)
-                if (cost->hosts[h].project_name != NULL) {
-                    name = cost->hosts[h].project_name;
+            for (size_t h = 0; h < cost.nhosts; h++)
+                if (cost.hosts[h].project_name != NULL) {
+                    name = cost.hosts[h].project_name;
                     break;
                 }
             json_object_set_new(rec, "project",
@@ -99,7 +57,7 @@ enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct
             json_array_append(out, rec);
         }
         json_decref(doc);
+        db_cost_input_free(&cost);
     }
-    cache_free(&cc);
     return s < 0 ? s : DB_ONE_RESULT;
 }
