@@ -233,8 +233,9 @@ async function latencyPhase() {
   out.rss_streams_kib = statusKib('VmRSS');
   log(`${CLIENTS} streams open in ${out.open_ms.toFixed(0)} ms; server VmRSS ${out.rss_streams_kib} KiB`);
   const cpuIdle0 = serverCpuS();
-  await sleep(3000);
-  out.idle_cpu_s_per_s = (serverCpuS() - cpuIdle0) / 3;
+  const idleMs = Number(env('BENCH_IDLE_MS', 3000)); // BENCH_SMOKE: 500
+  await sleep(idleMs);
+  out.idle_cpu_s_per_s = (serverCpuS() - cpuIdle0) / (idleMs / 1000);
   out.wrk_with = await wrkRounds('with-streams');
   out.rss_after_wrk_kib = statusKib('VmRSS');
   log(`latency: ${CHANGES} host state changes, each awaited on all ${CLIENTS} streams`);

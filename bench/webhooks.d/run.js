@@ -163,7 +163,8 @@ async function run(label, { slow = false, events = EVENTS, batch = BATCH, pause 
 }
 
 (async () => {
-  await run('warm-up', { events: 200 }); // JIT, connections, caches: not reported
+  // JIT, connections, caches: not reported
+  await run('warm-up', { events: Number(env('BENCH_WARMUP_EVENTS', 200)) });
   await sleep(1000);
   const a = await run('A: ten fast receivers');
   await sleep(1000);
