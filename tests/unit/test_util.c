@@ -77,6 +77,8 @@ static void uuid_format(void)
     CHECK(util_is_uuid(u) && util_is_uuid(v) && strcmp(u, v) != 0);
     CHECK(u[14] == '4');
     CHECK(strchr("89ab", u[19]) != NULL);
+    CHECK(u[8] == '-' && u[13] == '-' && u[18] == '-' && u[23] == '-' && u[36] == '\0');
+    CHECK(strspn(u, "0123456789abcdef-") == UTIL_UUID_LEN);
     CHECK(!util_is_uuid("not-a-uuid"));
     CHECK(!util_is_uuid("123e4567-e89b-12d3-a456-42661417400"));
     CHECK(!util_is_uuid("123e4567-e89b-12d3-a456-4266141740000"));
@@ -110,6 +112,12 @@ static void sha256_vector(void)
     char hex[65];
     util_sha256_hex("abc", 3, hex);
     CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    /* the empty input, and a second call (the digest is fetched once, then reused) */
+    util_sha256_hex("", 0, hex);
+    CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    unsigned char md[32];
+    util_sha256("abc", 3, md);
+    CHECK(md[0] == 0xba && md[31] == 0xad);
 }
 
 static void hkdf_rfc5869_case1(void)
