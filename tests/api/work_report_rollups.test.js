@@ -1,0 +1,210 @@
+'use strict';
+// The work-report rollups are exact at every commit (issue 28, item 4): after batches whose
+// records repeat rollup keys inside one statement (many hours of one host in one quarter,
+// day and week; one host-hour under two units; the same host with and without a brief),
+// across statements (a second batch into the same day and week), with duplicates and a
+// refused (409) batch, each of the four rollups equals a recomputation from work_reports,
+// row for row and column for column. The figures are multiples of 1/4, so every sum is
+// exact in float8 whatever the order of the additions.
+
+const { describe, test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+
+const { startServer, psql } = require('./lib/server');
+const { api } = require('./lib/openapi');
+const { expectProblem, expectStatus } = require('./lib/assert');
+const fleet = require('./lib/fleet');
+
+const T0 = '2025-03-03T00:00:00Z'; // a Monday
+const hour = (h) => new Date(Date.parse(T0) + h * 3600e3).toISOString().replace('.000Z', 'Z');
+
+let srv;
+let client;
+let operator;
+let brief;
+let hosts; // A, B, C
+
+// Record r of host `host` for hour h: figures vary with h and r so that a wrong sum, a
+// lost record or a record counted twice changes some column.
+function rec(host, h, r, overrides = {}) {
+  const busy = 1800 + 25 * h + r;
+  return {
+    host_id: host.id,
+    window_start: hour(h),
+    window_end: hour(h + 1),
+    unit: 'tokens',
+    completed: 1000 * (h + 1) + r,
+    failed: (h + r) % 7,
+    retried: (h * r) % 5,
+    busy_seconds: busy,
+    p95_latency_ms: 100 + ((h * 37 + r * 11) % 400) + 0.25,
+    queue_delay_ms: ((h * 13 + r) % 50) + 0.5,
+    bytes_moved: 1e6 * (h + 1) + r,
+    ...(h % 3 === 0 ? { storage_gb: 10 + h + 0.5 } : {}),
+    ...(h % 2 === 0 ? { phases: { queue: 100, load: 200.25, compute: busy - 400.5, write: 100.25 } } : {}),
+    ...((h + r) % 7 > 1 ? { failures: { oom: 1, timeout: 0.5 } } : {}),
+    ...overrides,
+  };
+}
+const post = (records) => client.request('POST', '/v1/work-reports', { token: operator, body: { records } });
+
+const BUCKETS = {
+  work_report_hours: "date_trunc('hour', window_start, 'UTC')",
+  work_report_quarters: "date_bin('6 hours', window_start, timestamptz '2000-01-01 00:00Z')",
+  work_report_days: "date_trunc('day', window_start, 'UTC')",
+  work_report_weeks: "date_trunc('week', window_start, 'UTC')",
+};
+const PHASES =
+  'num_nonnulls(phase_queue_seconds, phase_load_seconds, phase_preprocess_seconds, ' +
+  'phase_compute_seconds, phase_communication_seconds, phase_write_seconds) > 0';
+const FAILURES =
+  'num_nonnulls(failures_oom, failures_timeout, failures_data, failures_hardware, ' +
+  'failures_preempted, failures_other) > 0';
+const SPAN = 'extract(epoch FROM window_end - window_start)::float8';
+
+// The rollup of `table` recomputed from work_reports (the definition in migrations/0010,
+// 0032 and 0035), with the table's column types.
+function recompute(table, where) {
+  return `SELECT ${BUCKETS[table]} AS bucket, host_id, brief_id, unit, count(*)::integer,
+    sum(completed)::float8, sum(failed)::float8, sum(retried)::float8, sum(busy_seconds),
+    sum(${SPAN}), coalesce(sum(storage_gb * ${SPAN}), 0),
+    coalesce(sum(${SPAN}) FILTER (WHERE storage_gb IS NOT NULL), 0),
+    coalesce(sum(bytes_moved), 0)::float8, min(window_start), max(window_end),
+    max(window_end) FILTER (WHERE completed > 0 OR busy_seconds > 0),
+    max(p95_latency_ms), max(queue_delay_ms),
+    coalesce(sum(phase_queue_seconds), 0), coalesce(sum(phase_load_seconds), 0),
+    coalesce(sum(phase_preprocess_seconds), 0), coalesce(sum(phase_compute_seconds), 0),
+    coalesce(sum(phase_communication_seconds), 0), coalesce(sum(phase_write_seconds), 0),
+    (count(*) FILTER (WHERE ${PHASES}))::integer,
+    coalesce(sum(busy_seconds) FILTER (WHERE ${PHASES}), 0),
+    coalesce(sum(failures_oom), 0), coalesce(sum(failures_timeout), 0),
+    coalesce(sum(failures_data), 0), coalesce(sum(failures_hardware), 0),
+    coalesce(sum(failures_preempted), 0), coalesce(sum(failures_other), 0),
+    (count(*) FILTER (WHERE ${FAILURES}))::integer,
+    coalesce(sum(failed + retried) FILTER (WHERE ${FAILURES}), 0)::float8
+    FROM work_reports WHERE ${where} GROUP BY 1, 2, 3, 4`;
+}
+function stored(table, where) {
+  return `SELECT bucket, host_id, brief_id, unit, reports, completed, failed, retried,
+    busy_seconds, covered_seconds, storage_gb_seconds, storage_seconds, bytes_moved,
+    min_start, max_end, useful_end, p95_max, queue_max, phase_queue_seconds,
+    phase_load_seconds, phase_preprocess_seconds, phase_compute_seconds,
+    phase_communication_seconds, phase_write_seconds, phase_reports, phase_busy_seconds,
+    failures_oom, failures_timeout, failures_data, failures_hardware, failures_preempted,
+    failures_other, failures_reports, failures_units FROM ${table} WHERE ${where}`;
+}
+
+// For each rollup (one psql call for the four): its rows for the test's hosts, the
+// recomputed rows, and how many rows differ either way; the differing rows themselves are
+// fetched only when some differ, for the failure message.
+const where = () => `host_id IN (${hosts.map((h) => `'${h.id}'`).join(', ')})`;
+const diffSql = (t) =>
+  `(${stored(t, where())} EXCEPT ALL ${recompute(t, where())})
+   UNION ALL (${recompute(t, where())} EXCEPT ALL ${stored(t, where())})`;
+function assertExact(expectedRows) {
+  const tables = Object.keys(BUCKETS);
+  const counts = psql(
+    srv.database.url,
+    tables
+      .map(
+        (t) => `SELECT '${t}', (SELECT count(*) FROM (${stored(t, where())}) s),
+                (SELECT count(*) FROM (${recompute(t, where())}) r),
+                (SELECT count(*) FROM (${diffSql(t)}) d)`,
+      )
+      .join(' UNION ALL '),
+  )
+    .trim()
+    .split('\n')
+    .map((l) => l.split('|'));
+  for (const [t, n, m, d] of counts) {
+    const rows = d === '0' ? '' : psql(srv.database.url, diffSql(t));
+    assert.equal(d, '0', `${t}: ${d} rows differ from the recomputation (stored ones first):\n${rows}`);
+    assert.equal(n, m, t);
+    assert.equal(Number(n), expectedRows[t], `${t}: rows`);
+  }
+  assert.equal(counts.length, tables.length);
+}
+const reports = () => Number(psql(srv.database.url, `SELECT count(*) FROM work_reports WHERE ${where()}`));
+
+before(async () => {
+  srv = await startServer({
+    name: 'work_report_rollups',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  });
+  client = api(srv);
+  const admin = srv.token('admin');
+  operator = srv.token('operator');
+  const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
+  const pool = await fleet.createPool(client, admin, { name: `ru-${fleet.uniq()}`, price_per_hour: 2 });
+  hosts = [];
+  for (const n of ['a', 'b', 'c']) {
+    hosts.push(
+      await fleet.createHost(client, operator, {
+        name: `ru-${n}-${fleet.uniq()}`,
+        address: '127.0.0.1',
+        port: 2222,
+        user: 'gpufleet',
+        credential_id: cred.id,
+        pool_id: pool.id,
+      }),
+    );
+  }
+  brief = expectStatus(
+    await client.request('POST', '/v1/briefs', {
+      token: operator,
+      body: {
+        name: `ru-brief-${fleet.uniq()}`,
+        kind: 'inference_interactive',
+        model: { name: 'acme/chat-7b', parameter_count: 7e9, precision: 'bf16' },
+        load: { concurrency: 1 },
+        targets: [{ metric: 'time_to_first_token_ms', value: 500, percentile: 'p95' }],
+      },
+    }),
+    201,
+  );
+});
+
+after(async () => {
+  if (srv) await srv.stop();
+});
+
+describe('work-report rollups equal a recomputation from work_reports', () => {
+  test('one batch whose records repeat rollup keys', async () => {
+    const [a, b, c] = hosts;
+    const records = [];
+    // A: hours 0-9 (quarters 0-5 and 6-11, one day, one week), in a shuffled order.
+    for (const h of [7, 0, 3, 9, 1, 5, 2, 8, 4, 6]) records.push(rec(a, h, 0));
+    // A again at hours 0-1 under another unit: other work_reports keys, other rollup keys.
+    records.push(rec(a, 0, 1, { unit: 'requests' }), rec(a, 1, 2, { unit: 'requests' }));
+    // B: hours 0-5 with the brief and hours 2-3 of the next day without (one week).
+    for (let h = 0; h < 6; h++) records.push(rec(b, h, 3, { brief_id: brief.id }));
+    records.push(rec(b, 26, 4), rec(b, 27, 5));
+    // C: idle hours (no useful end) around busy ones, and two-hour windows.
+    const idle = { completed: 0, busy_seconds: 0, failed: 0, retried: 0, phases: undefined, failures: undefined };
+    records.push(rec(c, 0, 6, idle), { ...rec(c, 1, 7), window_end: hour(3) }, rec(c, 3, 8, idle));
+    assert.deepEqual(expectStatus(await post(records), 201), { accepted: records.length, duplicates: 0 });
+    assert.equal(reports(), records.length);
+    assertExact({ work_report_hours: 23, work_report_quarters: 6, work_report_days: 5, work_report_weeks: 5 });
+  });
+
+  test('a second batch into the same quarters, days and weeks, with duplicates of the first', async () => {
+    const [a, b, c] = hosts;
+    const records = [rec(a, 0, 0), rec(a, 9, 0)]; // duplicates: not counted again
+    for (let h = 10; h < 18; h++) records.push(rec(a, h, 0)); // quarters 6-11 and 12-17
+    records.push(rec(b, 28, 5), rec(b, 6, 3, { brief_id: brief.id }), rec(c, 4, 9), rec(c, 5, 9));
+    assert.deepEqual(expectStatus(await post(records), 201), {
+      accepted: records.length - 2,
+      duplicates: 2,
+    });
+    assertExact({ work_report_hours: 35, work_report_quarters: 8, work_report_days: 5, work_report_weeks: 5 });
+  });
+
+  test('a refused batch (a conflicting re-send) leaves the rollups as they were', async () => {
+    const [a] = hosts;
+    const before = reports();
+    const res = await post([rec(a, 30, 0), rec(a, 31, 0), { ...rec(a, 5, 0), completed: 1 }]);
+    expectProblem(res, 409, 'work_report_conflict', 'records[2]');
+    assert.equal(reports(), before);
+    assertExact({ work_report_hours: 35, work_report_quarters: 8, work_report_days: 5, work_report_weeks: 5 });
+  });
+});
