@@ -48,7 +48,7 @@ static enum db_status legacy_fn(struct db_conn *c, void *arg)
 static enum db_status one_fn(struct db_conn *c, void *arg)
 {
     struct mon_host *x = arg;
-    struct mon_group_item it = {x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
+    struct mon_group_item it = {x->h.id,  x->doc,     x->isolate[0] ? x->isolate : NULL,
                                 x->state, &x->result, DB_NO_RESULTS};
     enum db_status s = mon_sampled_group_tx(c, x->m->w->owner, &it, 1);
     return s < 0 ? s : it.status;
@@ -78,8 +78,9 @@ static enum db_status group_fn(struct db_conn *c, void *arg)
         struct mon_host *x = g->hosts[i];
         free(x->result);
         x->result = NULL;
-        g->items[i] = (struct mon_group_item){x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
-                                              x->state, &x->result, DB_NO_RESULTS};
+        g->items[i] =
+            (struct mon_group_item){x->h.id,  x->doc,     x->isolate[0] ? x->isolate : NULL,
+                                    x->state, &x->result, DB_NO_RESULTS};
     }
     return mon_sampled_group_tx(c, g->m->w->owner, g->items, g->n);
 }

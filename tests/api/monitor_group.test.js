@@ -65,7 +65,9 @@ const lastAt = (id) =>
 const gpus = (id) => Number(psql(srv.database.url, `SELECT count(*) FROM gpus WHERE host_id = '${id}'`));
 
 before(async () => {
-  srv = await startServer({ name: 'monitor_group', env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+  srv = await startServer({
+    name: 'monitor_group',
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
   });
   const client = api(srv);
   const admin = srv.token('admin');
@@ -123,7 +125,7 @@ describe('monitor_store_fenced', () => {
     assert.notEqual(lastAt(a), '');
   });
 
-  test("a worker whose lease lapsed stores nothing, even for hosts it still names", () => {
+  test('a worker whose lease lapsed stores nothing, even for hosts it still names', () => {
     const d = hosts[3];
     const out = group('w-lapsed', [d], [doc(d, Date.now() - 30_000)]);
     assert.deepEqual(
@@ -134,7 +136,7 @@ describe('monitor_store_fenced', () => {
     assert.equal(lastAt(d), '');
   });
 
-  test('a host taken over by another worker is fenced out of the old owner\'s next group', () => {
+  test("a host taken over by another worker is fenced out of the old owner's next group", () => {
     const [a, , c] = hosts;
     psql(srv.database.url, `UPDATE host_monitor SET owner = 'w-other' WHERE host_id = '${c}'`);
     try {
