@@ -96,7 +96,8 @@ PROV_SRC   := $(PARSER_SRC) $(SSH_SRC) provisioner/shell.c \
               provisioner/jobs/job_core.c provisioner/jobs/job_provision.c \
               provisioner/jobs/job_gate.c provisioner/jobs/job_stop.c \
               provisioner/monitor/monitor.c provisioner/monitor/monitor_hosts.c provisioner/monitor/monitor_sample.c \
-              provisioner/monitor/monitor_state.c provisioner/host_port.c
+              provisioner/monitor/monitor_state.c provisioner/monitor/monitor_group.c \
+              provisioner/host_port.c
 
 UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.c \
               tests/unit/test_auth.c tests/unit/test_oidc.c tests/unit/test_jwk.c \

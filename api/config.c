@@ -281,6 +281,8 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_MONITOR_KEEP_GPUS", 30 * 86400, 3600, 3650 * 86400, monitor_keep_s[3]),
     INT_SETTING("GPUFLEET_MONITOR_KMSG_PAGE", 100000, 100, 10000000, monitor_kmsg_page),
     INT_SETTING("GPUFLEET_MONITOR_KMSG_BACKLOG", 1000000, 1, 100000000, monitor_kmsg_backlog),
+    INT_SETTING("GPUFLEET_MONITOR_GROUP_MAX", 64, 0, 256, monitor_group_max),
+    INT_SETTING("GPUFLEET_MONITOR_GROUP_MS", 500, 0, 5000, monitor_group_ms),
     INT_SETTING("GPUFLEET_WORKER_CONCURRENCY", 256, 1, 4096, worker_concurrency),
     INT_SETTING("GPUFLEET_JOB_LEASE_SECONDS", 30, 3, 3600, job_lease_s),
     INT_SETTING("GPUFLEET_SSH_COMMAND_TIMEOUT", 86400, 1, 86400, ssh_command_timeout_s),
@@ -526,6 +528,8 @@ void config_log(const struct api_config *cfg)
     json_object_set_new(o, "monitor", json_boolean(cfg->monitor));
     json_object_set_new(o, "monitor_kmsg_page", json_integer(cfg->monitor_kmsg_page));
     json_object_set_new(o, "monitor_kmsg_backlog", json_integer(cfg->monitor_kmsg_backlog));
+    json_object_set_new(o, "monitor_group_max", json_integer(cfg->monitor_group_max));
+    json_object_set_new(o, "monitor_group_ms", json_integer(cfg->monitor_group_ms));
     json_object_set_new(o, "monitor_keep_s",
                         json_pack("{s:i, s:i, s:i, s:i}", "raw", cfg->monitor_keep_s[0], "5m",
                                   cfg->monitor_keep_s[1], "1h", cfg->monitor_keep_s[2], "gpus",

@@ -45,6 +45,10 @@ struct api_config {
     int monitor_keep_s[4];    /* GPUFLEET_MONITOR_KEEP_RAW/_5M/_1H/_GPUS: retention, seconds */
     int monitor_kmsg_page;    /* GPUFLEET_MONITOR_KMSG_PAGE: kernel log entries read per sample */
     int monitor_kmsg_backlog; /* GPUFLEET_MONITOR_KMSG_BACKLOG: entries left to read later */
+    int monitor_group_max;    /* GPUFLEET_MONITOR_GROUP_MAX: samples committed together (0: one
+                               * transaction of five round trips per sample, the path before
+                               * issue 28, kept for bench/monitor's comparison) */
+    int monitor_group_ms;     /* GPUFLEET_MONITOR_GROUP_MS: how long a group collects samples */
     int worker_concurrency;   /* jobs one worker thread holds at once */
     int job_lease_s;
     int ssh_command_timeout_s;   /* upper bound on every remote command (unset: none) */

@@ -306,6 +306,8 @@ static int workers_start(void *ctx, char *err, size_t errlen)
                            cfg->monitor_keep_s[3]},
         .monitor_kmsg_page = cfg->monitor_kmsg_page,
         .monitor_kmsg_backlog = cfg->monitor_kmsg_backlog,
+        .monitor_group_max = cfg->monitor_group_max,
+        .monitor_group_ms = cfg->monitor_group_ms,
     };
     return started(prov_workers_start(&wc), "job workers", err, errlen);
 }

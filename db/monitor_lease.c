@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sbuf.h"
 #include "db/db_pg.h"
 #include "db/monitor.h"
 
@@ -98,6 +99,10 @@ const struct db_stmt db_mon_stmts[] = {
      "SELECT from_state FROM host_state_history WHERE host_id = $1 AND to_state = 'unreachable'"
      " ORDER BY id DESC LIMIT 1"},
     {"mon_store", "SELECT monitor_store($1::uuid, $2::jsonb)::text AS result"},
+    /* a group of samples, each fenced by its own lease (migrations/0037) */
+    {"mon_store_fenced",
+     "SELECT o_i, o_fenced, o_result, o_state, o_held, o_back"
+     " FROM monitor_store_fenced($1, $2::uuid[], $3::jsonb)"},
     {"mon_gpus_prune", "SELECT gpus_prune(make_interval(secs => $1::float8), 10000)"},
     {"mon_housekeeping_lock",
      "SELECT pg_try_advisory_xact_lock(hashtext('gpufleet.monitor.housekeeping')) AS locked"},
@@ -377,5 +382,77 @@ enum db_status db_mon_housekeeping(struct db_conn *c, const long keep_s[4], int 
         s = db_exec_noresult(c, "mon_gpus_prune", 1, p);
     }
     *ran = s >= 0;
+    return s;
+}
+
+void db_mon_stored_clear(struct db_mon_stored *out, int n)
+{
+    for (int i = 0; out != NULL && i < n; i++) {
+        free(out[i].result);
+        out[i].result = NULL;
+    }
+}
+
+/* The rows of monitor_store_fenced into out (by o_i). */
+static int read_stored(const PGresult *r, int n, struct db_mon_stored *out)
+{
+    int rows = PQntuples(r);
+    if (rows != n)
+        return -1;
+    for (int row = 0; row < rows; row++) {
+        long i = db_long(r, row, "o_i");
+        if (i < 1 || i > n || out[i - 1].seen)
+            return -1;
+        struct db_mon_stored *o = &out[i - 1];
+        o->seen = 1;
+        o->stored = !db_bool(r, row, "o_fenced");
+        if (!o->stored)
+            continue;
+        int oom = 0;
+        o->result = db_dup(r, row, "o_result", &oom);
+        if (oom)
+            return -1;
+        db_copy(r, row, "o_state", o->st.state, sizeof o->st.state);
+        db_copy(r, row, "o_back", o->st.back, sizeof o->st.back);
+        o->st.held = db_bool(r, row, "o_held");
+    }
+    return 0;
+}
+
+enum db_status db_mon_store_group(struct db_conn *c, const char *owner, int n,
+                                  const char *const *host_ids, const char *const *docs,
+                                  struct db_mon_stored *out)
+{
+    memset(out, 0, (size_t)n * sizeof *out);
+    struct sbuf ids, arr;
+    sbuf_init(&ids, (size_t)n * 38 + 2);
+    sbuf_init(&arr, 4096);
+    sbuf_adds(&ids, "{");
+    sbuf_adds(&arr, "[");
+    for (int i = 0; i < n; i++) {
+        /* the ids are the claim's (uuids read from the database); the documents are
+         * JSON texts the monitor rendered (json_dumps): an array of them is JSON too */
+        sbuf_printf(&ids, "%s%s", i ? "," : "", host_ids[i]);
+        sbuf_adds(&arr, i ? "," : "");
+        sbuf_adds(&arr, docs[i]);
+    }
+    sbuf_adds(&ids, "}");
+    sbuf_adds(&arr, "]");
+    char *id_lit = sbuf_take(&ids, NULL), *doc_arr = sbuf_take(&arr, NULL);
+    enum db_status s = DB_HARD_ERROR;
+    if (id_lit != NULL && doc_arr != NULL) {
+        const char *p[3] = {owner, id_lit, doc_arr};
+        PGresult *r;
+        s = db_exec(c, "mon_store_fenced", 3, p, &r);
+        if (s >= 0) {
+            if (read_stored(r, n, out) != 0) {
+                db_mon_stored_clear(out, n);
+                s = DB_HARD_ERROR;
+            }
+            PQclear(r);
+        }
+    }
+    free(id_lit);
+    free(doc_arr);
     return s;
 }

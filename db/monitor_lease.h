@@ -80,6 +80,26 @@ enum db_status db_mon_store_missed(struct db_conn *c, const char *owner, const c
 enum db_status db_mon_store_sample(struct db_conn *c, const char *owner, const char *host_id,
                                    const char *doc, char **result, struct db_mon_state *st);
 
+/* One sample of a group (db_mon_store_group): stored, or fenced out (its host's lease is
+ * not this worker's any more: nothing stored). */
+struct db_mon_stored {
+    int seen;     /* its row came back */
+    int stored;   /* 0: fenced out */
+    char *result; /* monitor_store's answer (owned; db_mon_stored_clear) */
+    struct db_mon_state st;
+};
+
+/* Stores the samples docs[i] (JSON texts) of hosts host_ids[i] in one statement
+ * (monitor_store_fenced, migrations/0037), each fenced by its own lease, *out[i] its
+ * outcome; the caller's transaction holds the leases' rows until it ends. Any error
+ * (an invalid document among them too) fails the whole call: nothing is kept by the
+ * transaction, and the caller stores the samples one at a time. */
+enum db_status db_mon_store_group(struct db_conn *c, const char *owner, int n,
+                                  const char *const *host_ids, const char *const *docs,
+                                  struct db_mon_stored *out);
+/* Frees the results of n outcomes. */
+void db_mon_stored_clear(struct db_mon_stored *out, int n);
+
 /* The lease checked and *st read (the host presented another key than its pin).
  * DB_NO_RESULTS when the lease is gone. */
 enum db_status db_mon_fenced_state(struct db_conn *c, const char *owner, const char *host_id,

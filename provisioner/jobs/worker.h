@@ -27,6 +27,9 @@ struct prov_worker_config {
     long monitor_keep_s[4];    /* retention of raw samples, 5-minute and 1-hour rollups, GPU rows */
     long monitor_kmsg_page;    /* kernel log entries a sample reads at most (0: the default) */
     long monitor_kmsg_backlog; /* entries behind that are read later; more are skipped */
+    int monitor_group_max;     /* samples committed in one transaction (0: the per-sample path
+                                * of five round trips, kept for bench/monitor) */
+    int monitor_group_ms;      /* a group collects samples this long at most */
 };
 
 /* Starts the worker threads (uses the shared db pool). Returns 0. */

@@ -33,6 +33,7 @@ struct monitor *mon_new(struct job_worker *w)
     if (m != NULL) {
         m->w = w;
         m->claim_full = 1;
+        m->group_due_us = INT64_MAX;
     }
     return m;
 }
@@ -40,27 +41,6 @@ struct monitor *mon_new(struct job_worker *w)
 int mon_active(const struct monitor *m)
 {
     return m->nconn;
-}
-
-/* Every op's done ends here: the host is free for the next op and takes a claim row
- * that waited for it. */
-static void op_finished(struct mon_host *x)
-{
-    mon_poke(x);
-    x->kind = MO_NONE;
-    if (x->has_pend) {
-        x->has_pend = 0;
-        mon_adopt(x, &x->pend);
-    }
-}
-
-static void submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_done_fn done)
-{
-    if (x->m->stopping)
-        return;
-    x->kind = kind;
-    x->op = (struct job_op){.fn = fn, .arg = x, .tx = 1, .done = done, .ctx = x};
-    job_writer_submit(x->m->w->writer, &x->op);
 }
 
 /* ---- missed samples ---- */
@@ -75,7 +55,7 @@ static enum db_status missed_fn(struct db_conn *c, void *arg)
 static void missed_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    op_finished(x);
+    mon_op_finished(x);
     if (op->status > 0 && !strcmp(x->state, "unreachable") && x->missed == x->h.unreachable_after)
         log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:i, s:s}", "msg",
                                            "monitor: host unreachable", "host_id", x->h.id, "host",
@@ -88,7 +68,7 @@ static void missed(struct mon_host *x, const char *why)
     if (x->op.busy) /* its fn may be reading x->reason: the count is carried to the next */
         return;
     utf8_clean(why, strlen(why), x->reason, sizeof x->reason);
-    submit(x, MO_MISSED, missed_fn, missed_done);
+    mon_submit(x, MO_MISSED, missed_fn, missed_done);
 }
 
 /* ---- a host key that is not the pin ---- */
@@ -102,7 +82,7 @@ static enum db_status key_fn(struct db_conn *c, void *arg)
 static void key_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    op_finished(x);
+    mon_op_finished(x);
     x->key_mismatch = 0;
     if (op->status > 0 && !strcmp(x->state, "quarantined"))
         log_json_steal(LOG_WARN,
@@ -111,30 +91,6 @@ static void key_done(struct job_op *op)
 }
 
 /* ---- samples ---- */
-
-static enum db_status sampled_fn(struct db_conn *c, void *arg)
-{
-    struct mon_host *x = arg;
-    free(x->result);
-    x->result = NULL;
-    return mon_sampled_tx(c, x->m->w->owner, x->h.id, x->doc, x->isolate[0] ? x->isolate : NULL,
-                          x->state, &x->result);
-}
-
-static void sampled_done(struct job_op *op)
-{
-    struct mon_host *x = op->ctx;
-    op_finished(x);
-    free(x->doc);
-    x->doc = NULL;
-    if (op->status < 0)
-        log_msg(LOG_WARN, "monitor: host %s: the sample could not be stored", x->h.id);
-    else if (x->isolate[0] != '\0' && !strcmp(x->state, "quarantined"))
-        /* the reason quotes host output: valid UTF-8 before JSON (jansson refuses others) */
-        log_json_steal(LOG_WARN, json_pack("{s:s, s:s, s:s, s:o}", "msg", "monitor: host isolated",
-                                           "host_id", x->h.id, "host", x->h.name, "reason",
-                                           utf8_json(x->isolate, strlen(x->isolate))));
-}
 
 static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result *r, void *ctx)
 {
@@ -180,7 +136,7 @@ static void on_sample(struct prov_ssh_conn *c, const struct prov_ssh_exec_result
         return;
     }
     if (!x->op.busy)
-        submit(x, MO_SAMPLED, sampled_fn, sampled_done);
+        mon_store_sample(x); /* monitor_group.c */
 }
 
 static void sample(struct mon_host *x, int64_t now)
@@ -258,7 +214,7 @@ static enum db_status cred_fn(struct db_conn *c, void *arg)
 static void cred_done(struct job_op *op)
 {
     struct mon_host *x = op->ctx;
-    op_finished(x);
+    mon_op_finished(x);
     x->key_ok = op->status > 0;
     if (!x->key_ok) {
         x->next_connect_us = util_mono_us() + (int64_t)x->h.interval_s * 1000000;
@@ -369,10 +325,10 @@ static int64_t host_tick(struct mon_host *x, int64_t now)
     if (x->op.busy || x->sampling) /* its done or its sample's callback pokes; or a due */
         return x->next_sample_us > now ? x->next_sample_us : 0;
     if (x->key_mismatch) {
-        submit(x, MO_KEY, key_fn, key_done);
+        mon_submit(x, MO_KEY, key_fn, key_done);
     } else if (x->cs == MC_NONE && now >= x->next_connect_us) {
         if (!x->key_ok)
-            submit(x, MO_CRED, cred_fn, cred_done);
+            mon_submit(x, MO_CRED, cred_fn, cred_done);
         else
             connect(x);
     } else if (x->cs == MC_UP && now >= x->next_sample_us) {
@@ -409,6 +365,7 @@ void mon_tick(struct monitor *m)
     int64_t now = util_mono_us();
     mon_claim(m, now);
     housekeeping(m, now);
+    mon_group_tick(m, now);
     struct dheap_node *top;
     while ((top = dheap_pop_due(&m->due, now)) != NULL)
         mon_poke(DHEAP_OWNER(top, struct mon_host, due));
@@ -445,6 +402,8 @@ int64_t mon_next_due_us(const struct monitor *m)
             d = m->next_claim_us;
         if (!m->hk_op.busy && m->next_hk_us < d)
             d = m->next_hk_us;
+        if (m->group_due_us < d)
+            d = m->group_due_us;
     }
     return d;
 }
@@ -453,6 +412,7 @@ void mon_close(struct monitor *m)
 {
     if (m == NULL)
         return;
+    mon_group_flush(m); /* the samples collected so far are stored (job_writer_free) */
     m->stopping = 1;
     for (struct mon_host *x = m->hosts; x != NULL; x = x->next)
         mon_conn_close(x);
@@ -467,6 +427,7 @@ void mon_free(struct monitor *m)
         m->hosts = x->next;
         host_free(x);
     }
+    mon_group_discard(m);
     db_mon_claim_clear(&m->claim);
     dheap_free(&m->due);
     idmap_free(&m->byid);

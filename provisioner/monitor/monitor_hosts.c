@@ -186,3 +186,24 @@ void mon_claim(struct monitor *m, int64_t now)
     m->claim_op = (struct job_op){.fn = claim_fn, .arg = m, .tx = 1, .done = claim_done, .ctx = m};
     job_writer_submit(m->w->writer, &m->claim_op);
 }
+
+/* Every op's done ends here: the host is free for the next op and takes a claim row
+ * that waited for it. */
+void mon_op_finished(struct mon_host *x)
+{
+    mon_poke(x);
+    x->kind = MO_NONE;
+    if (x->has_pend) {
+        x->has_pend = 0;
+        mon_adopt(x, &x->pend);
+    }
+}
+
+void mon_submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_done_fn done)
+{
+    if (x->m->stopping)
+        return;
+    x->kind = kind;
+    x->op = (struct job_op){.fn = fn, .arg = x, .tx = 1, .done = done, .ctx = x};
+    job_writer_submit(x->m->w->writer, &x->op);
+}

@@ -73,6 +73,10 @@ struct monitor {
      * next action time (connect, sample) has come, kept in a heap */
     struct dheap due;
     struct mon_host *poke_head;
+    /* the samples collecting to be committed together (monitor_group.c), and when the
+     * group is submitted at the latest (INT64_MAX: no group open) */
+    struct mon_group *group;
+    int64_t group_due_us;
 };
 
 /* Puts x on the poke list: the next mon_tick looks at it. */
@@ -83,5 +87,20 @@ void mon_conn_close(struct mon_host *x);
 void mon_adopt(struct mon_host *x, struct db_mon_host *row);
 /* Submits the next claim when one is due. */
 void mon_claim(struct monitor *m, int64_t now);
+/* Submits x's op (nothing once the monitor stops). */
+void mon_submit(struct mon_host *x, enum mon_op kind, db_tx_fn fn, job_op_done_fn done);
+/* Every op's done starts with it: x is free for its next op. */
+void mon_op_finished(struct mon_host *x);
+
+/* monitor_group.c: x's sample (x->doc, x->isolate) is stored: it joins the open group
+ * (x->op busy until the group's done), or with GPUFLEET_MONITOR_GROUP_MAX=0 is its own
+ * transaction as before issue 28. */
+void mon_store_sample(struct mon_host *x);
+/* Submits the open group when its window has passed. */
+void mon_group_tick(struct monitor *m, int64_t now);
+/* Submits the open group now (if any). */
+void mon_group_flush(struct monitor *m);
+/* Frees an open group never submitted (mon_free; its hosts are freed with the monitor). */
+void mon_group_discard(struct monitor *m);
 
 #endif

@@ -2,6 +2,7 @@
 #include "provisioner/monitor/monitor_state.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/monitor_lease.h"
@@ -69,4 +70,44 @@ enum db_status mon_key_mismatch_tx(struct db_conn *c, const char *owner, const c
         return s;
     int n = plan_mon_after_key_mismatch(plan_host_state_parse(st.state), steps);
     return apply(c, owner, host_id, steps, n, reason, &st, state);
+}
+
+enum db_status mon_sampled_group_tx(struct db_conn *c, const char *owner, struct mon_group_item *it,
+                                    int n)
+{
+    const char **ids = calloc((size_t)n, sizeof *ids), **docs = calloc((size_t)n, sizeof *docs);
+    struct db_mon_stored *out = calloc((size_t)n, sizeof *out);
+    enum db_status s = DB_HARD_ERROR;
+    if (ids == NULL || docs == NULL || out == NULL)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        ids[i] = it[i].host_id;
+        docs[i] = it[i].doc;
+        it[i].state[0] = '\0';
+        it[i].status = DB_NO_RESULTS;
+    }
+    if ((s = db_mon_store_group(c, owner, n, ids, docs, out)) < 0)
+        goto done;
+    for (int i = 0; i < n && s >= 0; i++) {
+        if (!out[i].stored)
+            continue; /* fenced out: nothing stored, nothing applied */
+        free(*it[i].result);
+        *it[i].result = out[i].result;
+        out[i].result = NULL;
+        struct plan_mon_step steps[PLAN_MON_MAX_STEPS];
+        const struct db_mon_state *st = &out[i].st;
+        int k =
+            plan_mon_after_sample(plan_host_state_parse(st->state), plan_host_state_parse(st->back),
+                                  it[i].isolate != NULL, steps);
+        s = apply(c, owner, it[i].host_id, steps, k, it[i].isolate, st, it[i].state);
+        it[i].status = DB_ONE_RESULT;
+    }
+    if (s >= 0)
+        s = DB_ONE_RESULT;
+done:
+    db_mon_stored_clear(out, n);
+    free(ids);
+    free(docs);
+    free(out);
+    return s;
 }

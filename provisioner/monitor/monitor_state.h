@@ -22,6 +22,22 @@ enum db_status mon_sampled_tx(struct db_conn *c, const char *owner, const char *
                               const char *doc, const char *isolate_reason, char state[24],
                               char **result);
 
+/* One sample of a group (mon_sampled_group_tx). */
+struct mon_group_item {
+    const char *host_id, *doc;
+    const char *isolate;   /* why the reading isolates the host, or NULL */
+    char *state;           /* [24]: the host's state afterwards ("" when fenced out) */
+    char **result;         /* monitor_store's answer (replaced; the caller frees) */
+    enum db_status status; /* DB_ONE_RESULT stored, DB_NO_RESULTS fenced out */
+};
+
+/* The samples of many hosts in the caller's transaction: one statement stores them, each
+ * fenced by its own lease (a host this worker lost is not stored and not acted on; the
+ * others are), then each stored one is acted on as mon_sampled_tx does. Any error fails
+ * the whole group (the transaction keeps nothing; the caller retries each sample alone). */
+enum db_status mon_sampled_group_tx(struct db_conn *c, const char *owner, struct mon_group_item *it,
+                                    int n);
+
 /* The host presented another key than its pin: a watched host not quarantined yet is. */
 enum db_status mon_key_mismatch_tx(struct db_conn *c, const char *owner, const char *host_id,
                                    const char *reason, char state[24]);

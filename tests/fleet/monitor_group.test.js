@@ -1,0 +1,131 @@
+'use strict';
+// The monitor's group commit against simulated hosts (issue 28, item 1; needs root). Four
+// h100x8 hosts go to ready together (host_transition events in SQL, as bench/monitor
+// does), so that their samples fall due together and are committed in the same groups
+// (a 4 s window). One host then reports a GPU at 300 C: its parser takes it (up to
+// 1000 C), monitor_store refuses it (-100..250), so every group holding its sample fails.
+// The group's samples are then stored one by one: the others' samples go on being
+// stored, the bad one is logged and not stored. Without that fallback a failed group
+// would drop the samples of every host in it.
+
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { startServer, psql, ROOT } = require('../api/lib/server');
+const { api } = require('../api/lib/openapi');
+const { expectStatus } = require('../api/lib/assert');
+const fleet = require('../api/lib/fleet');
+
+const INTERVAL_S = 10;
+const SIMFLEET = path.join(ROOT, 'tests', 'fleet', 'simfleet');
+const N = 4;
+
+let sim, srv;
+const ids = [];
+
+const sql = (q) => psql(srv.database.url, q);
+function simctl(...args) {
+  const r = spawnSync(SIMFLEET, [...args, '--dir', sim.dir], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`simfleet ${args.join(' ')}: ${r.status}\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+const rows = (id) => Number(sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${id}'`));
+
+before(async () => {
+  sim = fleet.simfleet.up({
+    count: N,
+    profile: 'h100x8',
+    net: 217,
+    user: 'gpufleet-mgtest',
+    delay: 0,
+    dir: fs.mkdtempSync('/tmp/gft-monitor-group-'),
+  });
+  srv = await startServer({
+    name: 'fleet-monitor-group',
+    env: {
+      GPUFLEET_WORKERS: '1',
+      GPUFLEET_MONITOR: '1',
+      GPUFLEET_MONITOR_GROUP_MAX: '64',
+      GPUFLEET_MONITOR_GROUP_MS: '4000',
+      GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8',
+      GPUFLEET_SSH_QUERY_TIMEOUT: '5',
+      GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
+    },
+  });
+  const client = api(srv);
+  const admin = srv.token('admin');
+  const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
+  const pool = expectStatus(
+    await client.request('POST', '/v1/pools', {
+      token: admin,
+      body: {
+        name: `mgroup-${fleet.uniq()}`,
+        gpu_model: 'h100_sxm',
+        gpu_count: 8,
+        interconnect: 'nvlink',
+        price_per_hour: 10,
+        durable_path: sim.env.SIMFLEET_DURABLE_PATH,
+        scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
+        monitor: { interval_seconds: INTERVAL_S },
+      },
+    }),
+    201,
+  );
+  for (const s of sim.hosts) {
+    const host = await fleet.createHost(client, srv.token('operator'), {
+      name: `mgroup-${fleet.uniq()}`,
+      address: s.address,
+      port: s.port,
+      user: s.user,
+      credential_id: cred.id,
+      pool_id: pool.id,
+      host_key_sha256: s.host_key_sha256,
+    });
+    ids.push(host.id);
+  }
+  // to ready through the state machine, all at once (bench/monitor's release)
+  const list = ids.map((id) => `'${id}'`).join(',');
+  for (const [ev, to] of [
+    ['drain', 'draining'],
+    ['drained_when_idle', 'drained'],
+    ['resume', 'ready'],
+  ]) {
+    sql(`SELECT count(host_transition(id, '${ev}', '${to}', 'test', NULL, 'monitor-group', NULL))
+           FROM hosts WHERE id IN (${list})`);
+  }
+});
+
+after(async () => {
+  if (srv) await srv.stop();
+  if (sim) {
+    sim.down();
+    fs.rmSync(sim.dir, { recursive: true, force: true });
+  }
+});
+
+test("a group holding a sample PostgreSQL refuses still stores the others' samples", async () => {
+  // every host sampled and stored through groups first
+  const deadline = Date.now() + 60_000;
+  while (Number(sql(`SELECT count(*) FROM host_monitor WHERE last_sample_at IS NOT NULL`)) < N) {
+    assert.ok(Date.now() < deadline, 'not every host had a sample stored within 60 s');
+    await fleet.sleep(500);
+  }
+  const [bad, ...good] = ids;
+  simctl('set', sim.hosts[0].name, 'temp.0=300');
+  // a sample already taken before the change may still be stored: start counting after it
+  await fleet.sleep((INTERVAL_S + 5) * 1000);
+  const before = ids.map(rows);
+  await fleet.sleep((2 * INTERVAL_S + 5) * 1000);
+  const after = ids.map(rows);
+  assert.equal(after[0], before[0], "the refused host's samples are not stored");
+  for (let i = 1; i < N; i++) {
+    assert.ok(after[i] - before[i] >= 2 * 8, `host ${i}: ${after[i] - before[i]} GPU rows stored, want >= 16`);
+  }
+  assert.equal(Number(sql(`SELECT count(*) FROM hosts WHERE id IN ('${good.join("','")}') AND state = 'ready'`)), 3);
+  const log = fs.readFileSync(srv.logPath, 'utf8');
+  assert.match(log, /a group of \d+ samples could not be stored together/, 'no group held the refused sample');
+  assert.match(log, new RegExp(`host ${bad}: the sample could not be stored`));
+});
