@@ -3,7 +3,8 @@
 // this file, and GPUFLEET_TEST_CPU_FILE): when a test file's process exits, appends
 // "<CPU seconds>\t<file>" to that file. The CPU is the process's own (user + system) and
 // that of the children it waited for: the servers it started and stopped, psql, the
-// tools. Not PostgreSQL's nor the simulated hosts' sshd (daemons nobody here waits for).
+// tools. Not PostgreSQL's. The simulated hosts' (their sshd and every command they ran)
+// are added by tests/api/lib/fleet.js when it stops them (simfleet down --cpu).
 
 const fs = require('node:fs');
 const path = require('node:path');
