@@ -32,4 +32,4 @@ for (const f of rows) {
   sc += cpu.get(f) || 0;
   console.log(`  ${col(wall.get(f))} ${col(cpu.get(f))}  ${f}`);
 }
-console.log(`  ${col(sw)} ${col(sc)}  sum of ${rows.length} files`);
+console.log(`  ${col(sw)} ${col(sc)}  sum of ${rows.length} file${rows.length === 1 ? '' : 's'}`);
