@@ -260,7 +260,16 @@ function up({ dir, count, profile = 'h100x8', net = 210, user = 'gpufleet-ftest'
     down() {
       if (down) return;
       down = true;
-      spawnSync(SIMFLEET, ['down', '--dir', dir], { encoding: 'utf8', timeout: 120_000 });
+      // In tests/*/run, the hosts' CPU is counted with this file's (tests/lib/times-at-exit.js).
+      const timesFile = process.env.GPUFLEET_TEST_TIMES_FILE;
+      const r = spawnSync(SIMFLEET, ['down', '--dir', dir, ...(timesFile ? ['--cpu'] : [])], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      const m = /the hosts used ([\d.]+) s of CPU/.exec(r.stdout || '');
+      if (timesFile && m && process.argv[1]) {
+        fs.appendFileSync(timesFile, `0\t${m[1]}\t${path.relative(process.cwd(), process.argv[1])}\n`);
+      }
     },
   };
 }

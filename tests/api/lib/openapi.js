@@ -26,9 +26,10 @@
 // only for CORS preflight (OPTIONS), which the spec deliberately does not
 // list; cors.test.js is its only user.
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const YAML = require('yaml');
+const { isDeepStrictEqual } = require('node:util');
 const Ajv2020 = require('ajv/dist/2020').default;
 const addFormats = require('ajv-formats').default;
 
@@ -45,10 +46,39 @@ class ContractError extends Error {
 
 let cached = null;
 
+// Parsing the 550 kB YAML costs every test process about a second of CPU; its JSON, a
+// hundredth of that. The first process of a run (per spec text: the key is its hash)
+// writes the parsed document as JSON under test-artifacts/.cache/ (written to a temporary
+// name, then renamed: processes side by side read a whole file or none), and the others
+// read that. The JSON is written only if it reads back equal to the parsed YAML.
+const CACHE_DIR = path.resolve(__dirname, '..', '..', '..', 'test-artifacts', '.cache');
+
+function parseSpec(text) {
+  const file = path.join(CACHE_DIR, `openapi-${crypto.createHash('sha256').update(text).digest('hex')}.json`);
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    // not there yet (or unreadable): parse the YAML
+  }
+  const spec = require('yaml').parse(text);
+  const json = JSON.stringify(spec);
+  if (isDeepStrictEqual(JSON.parse(json), spec)) {
+    try {
+      fs.mkdirSync(CACHE_DIR, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, json);
+      fs.renameSync(tmp, file);
+    } catch {
+      // no cache: every process parses the YAML
+    }
+  }
+  return spec;
+}
+
 function loadSpec() {
   if (cached) return cached;
   const text = fs.readFileSync(SPEC_PATH, 'utf8');
-  const spec = YAML.parse(text);
+  const spec = parseSpec(text);
 
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
