@@ -27,12 +27,12 @@
 #define T(n) "$" #n "::timestamptz"
 #define ROLL(table, part, cond)                                                      \
     "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS "," \
-    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue"  \
-    " FROM " table " d WHERE " cond
-#define RAW(part, cond)                                                       \
-    "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","     \
-    " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END," \
-    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"       \
+    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS "       \
+    "queue," USAGE_ROLLUP_FAILS " FROM " table " d WHERE " cond
+#define RAW(part, cond)                                                                  \
+    "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","                \
+    " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END,"            \
+    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms," USAGE_RAW_FAILS \
     " FROM work_reports r WHERE " cond
 // clang-format off
 #define SEGMENT(part, x, y, ch, fh, cq, fq)                                                  \
@@ -73,11 +73,13 @@
     "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered," \
     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"\
     "  max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end," \
-    "  max(p95) AS p95, max(queue) AS queue  FROM src GROUP BY 1, 2, 3, 4, 5)"               \
+    "  max(p95) AS p95, max(queue) AS queue, " USAGE_FAIL_SUMS                              \
+    "  FROM src GROUP BY 1, 2, 3, 4, 5)"                                                     \
     " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, g.reports,"   \
     "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.part, g.lb," \
     "  " EPOCH_OF("g.useful_end") " AS useful_end, " EPOCH_OF("g.min_start") " AS min_start," \
-    "  " EPOCH_OF("g.max_end") " AS max_end, g.p95, g.queue"                                 \
+    "  " EPOCH_OF("g.max_end") " AS max_end, g.p95, g.queue, g.fl_oom, g.fl_timeout,"        \
+    "  g.fl_data, g.fl_hardware, g.fl_preempted, g.fl_other, g.fl_reports, g.fl_units"      \
     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"                                      \
     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"
 // clang-format on
@@ -278,14 +280,16 @@ static void decode_usage(const PGresult *r, struct db_rec_input *in)
     static const char *const names[C_N] = {
         [C_PART] = "part",    [C_LB] = "lb",   [C_USEFUL] = "useful_end", [C_FIRST] = "min_start",
         [C_LAST] = "max_end", [C_P95] = "p95", [C_QUEUE] = "queue"};
-    int uc[DB_USE_NCOLS], col[C_N];
+    int uc[DB_USE_NCOLS], col[C_N], fc[USAGE_FAIL_COUNT + 2];
     size_t pos = 0;
     db_usage_cols(r, uc);
     db_cols(r, names, C_N, col);
+    db_usage_failure_cols(r, fc);
     for (size_t k = 0; k < in->nusage; k++) {
         struct db_rec_usage *u = &in->usage[k];
         int i = (int)k;
         u->host_id = db_usage_row(r, uc, i, in->held, in->nheld, &pos, &u->row);
+        db_usage_failures(r, fc, i, &u->row.failures);
         u->part = (int)db_val_long(r, i, col[C_PART]);
         u->lb = db_val_bool(r, i, col[C_LB]);
         u->has_useful_end = !db_val_isnull(r, i, col[C_USEFUL]);

@@ -56,7 +56,7 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
     if (s >= 0) {
         enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
         if (b >= 0)
-            b = svc_rec_retry_read(c, a->at_us, &a->retry);
+            b = svc_rec_retry_read(c, &a->in, &a->retry);
         if (b < 0)
             s = b;
     }
