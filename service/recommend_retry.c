@@ -30,14 +30,16 @@ static int day_input(const struct db_rec_input *rin, struct db_cost_input *out)
     return 0;
 }
 
-enum db_status svc_rec_retry_read(struct db_conn *c, const struct db_rec_input *in,
-                                  struct svc_rec_retry *r)
+enum db_status svc_rec_retry_budgets(struct db_conn *c, struct svc_rec_retry *r)
 {
     svc_rec_retry_free(r);
     enum db_status s = db_retry_budgets_read(c, &r->budgets);
-    if (s < 0 || r->budgets.n == 0)
-        return s < 0 ? s : DB_ONE_RESULT;
-    return day_input(in, &r->in) == 0 ? DB_ONE_RESULT : DB_HARD_ERROR;
+    return s < 0 ? s : DB_ONE_RESULT;
+}
+
+int svc_rec_retry_take(const struct db_rec_input *in, struct svc_rec_retry *r)
+{
+    return r->budgets.n == 0 ? 0 : day_input(in, &r->in);
 }
 
 static int same(const char *a, const char *b)

@@ -21,10 +21,16 @@ struct svc_rec_retry {
     struct db_cost_input in; /* built only when a budget is set; points into the rec input */
 };
 
-/* Reads the budgets; when there is one, takes the day's costs from in (read by
- * db_recommend_read, which must outlive r's use). */
-enum db_status svc_rec_retry_read(struct db_conn *c, const struct db_rec_input *in,
-                                  struct svc_rec_retry *r);
+/* Reads the budgets (first: the recommendations' read then asks for the failure classes
+ * only when there is one, svc_rec_retry_wanted). */
+enum db_status svc_rec_retry_budgets(struct db_conn *c, struct svc_rec_retry *r);
+static inline int svc_rec_retry_wanted(const struct svc_rec_retry *r)
+{
+    return r->budgets.n > 0;
+}
+/* When a budget is set, takes the day's costs from in (read by db_recommend_read_with
+ * with failures, which must outlive r's use). Returns 0, or -1 when out of memory. */
+int svc_rec_retry_take(const struct db_rec_input *in, struct svc_rec_retry *r);
 /* Prices the groups with a budget and appends the recommendations to items. Returns 0, or
  * -1 when out of memory. */
 int svc_rec_retry_apply(const struct svc_rec_retry *r, json_t *items);
