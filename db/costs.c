@@ -105,7 +105,7 @@
     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"       \
     " WHERE " HOSTS                                                                        \
     " ORDER BY h.id"
-#define HOSTS_IN(col, N) col " = ANY ($" N "::uuid[])"
+#define HOSTS_IN(col, N) col " IN (SELECT unnest($" N "::uuid[]))"
 // clang-format on
 
 /* cost_reports ($11 the scope) and cost_reports_of ($11 a uuid[] of hosts): SCOPE filters
