@@ -171,7 +171,7 @@ function normalize(doc) {
     return v;
   };
   const out = sortArrays(JSON.parse(text));
-  for (const key of ['items', 'no_usage'])
+  for (const key of ['items', 'no_usage_data'])
     if (Array.isArray(out[key]))
       out[key] = out[key]
         .map((x) => [JSON.stringify(x), x])
