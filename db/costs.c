@@ -40,19 +40,10 @@
     x "phase_queue_seconds, " x "phase_load_seconds, " x "phase_preprocess_seconds, " x \
       "phase_compute_seconds, " x "phase_communication_seconds, " x "phase_write_seconds"
 #define ROLLUP_PHASES PHASE_COLS("d.") ", d.phase_reports, d.phase_busy_seconds," ROLLUP_FAILS
-/* The failure class sums (migrations/0035), likewise. */
-#define FAIL_COLS(x)                                                                        \
-    x "failures_oom, " x "failures_timeout, " x "failures_data, " x "failures_hardware, " x \
-      "failures_preempted, " x "failures_other"
-#define ROLLUP_FAILS " " FAIL_COLS("d.") ", d.failures_reports, d.failures_units"
-#define RAW_FGAVE    "num_nonnulls(" FAIL_COLS("r.") ") > 0"
-#define RAW_FAILS                                                        \
-    " coalesce(r.failures_oom, 0), coalesce(r.failures_timeout, 0),"     \
-    " coalesce(r.failures_data, 0), coalesce(r.failures_hardware, 0),"   \
-    " coalesce(r.failures_preempted, 0), coalesce(r.failures_other, 0)," \
-    " CASE WHEN " RAW_FGAVE " THEN 1 ELSE 0 END, CASE WHEN " RAW_FGAVE   \
-    " THEN (r.failed + r.retried)::float8 ELSE 0 END"
-#define RAW_GAVE "num_nonnulls(" PHASE_COLS("r.") ") > 0"
+/* The failure class sums (migrations/0035), likewise (usage_sql.h). */
+#define ROLLUP_FAILS USAGE_ROLLUP_FAILS
+#define RAW_FAILS    USAGE_RAW_FAILS
+#define RAW_GAVE     "num_nonnulls(" PHASE_COLS("r.") ") > 0"
 #define RAW_PHASES                                                                          \
     "coalesce(r.phase_queue_seconds, 0), coalesce(r.phase_load_seconds, 0),"                \
     " coalesce(r.phase_preprocess_seconds, 0), coalesce(r.phase_compute_seconds, 0),"       \
@@ -114,7 +105,7 @@
     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"       \
     " WHERE " HOSTS                                                                        \
     " ORDER BY h.id"
-#define HOSTS_IN(col, N) col " = ANY ($" N "::uuid[])"
+#define HOSTS_IN(col, N) col " IN (SELECT unnest($" N "::uuid[]))"
 // clang-format on
 
 /* cost_reports ($11 the scope) and cost_reports_of ($11 a uuid[] of hosts): SCOPE filters
@@ -187,29 +178,6 @@ static void phase_row(const PGresult *r, const int cols[USAGE_PHASE_COUNT + 2], 
     out->busy_seconds = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
 }
 
-/* The failure columns of cost_reports: fl_<class> in enum order, fl_reports, fl_units
- * (-1 for a column the result lacks: its figure reads 0). */
-static void failure_cols(const PGresult *r, int cols[USAGE_FAIL_COUNT + 2])
-{
-    char name[32];
-    for (int k = 0; k < USAGE_FAIL_COUNT; k++) {
-        snprintf(name, sizeof name, "fl_%s", usage_failure_names[k]);
-        cols[k] = PQfnumber(r, name);
-    }
-    cols[USAGE_FAIL_COUNT] = PQfnumber(r, "fl_reports");
-    cols[USAGE_FAIL_COUNT + 1] = PQfnumber(r, "fl_units");
-}
-
-static void failure_row(const PGresult *r, const int cols[USAGE_FAIL_COUNT + 2], int i,
-                        struct usage_failures *out)
-{
-    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
-        out->units[k] = cols[k] < 0 ? 0 : db_val_num(r, i, cols[k]);
-    int n = USAGE_FAIL_COUNT;
-    out->reports = cols[n] < 0 ? 0 : db_val_long(r, i, cols[n]);
-    out->of_units = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
-}
-
 enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost_input *in)
 {
     int hc[DB_HOST_NCOLS], uc[DB_USE_NCOLS];
@@ -234,12 +202,12 @@ enum db_status db_cost_decode(PGresult *hosts, PGresult *reports, struct db_cost
     int pc[USAGE_PHASE_COUNT + 2];
     phase_cols(reports, pc);
     int fc[USAGE_FAIL_COUNT + 2];
-    failure_cols(reports, fc);
+    db_usage_failure_cols(reports, fc);
     for (size_t i = 0; i < nr; i++) {
         struct usage_row *row = &in->rows[in->nrows];
         db_usage_row(reports, uc, (int)i, in->hosts, nh, &pos, row);
         phase_row(reports, pc, (int)i, &row->phases);
-        failure_row(reports, fc, (int)i, &row->failures);
+        db_usage_failures(reports, fc, (int)i, &row->failures);
         if (row->host != DB_NO_HOST)
             in->nrows++; /* else: not in the hosts result (deleted meanwhile) */
     }

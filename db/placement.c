@@ -7,26 +7,46 @@
 #include "db/db_pg.h"
 
 const struct db_stmt db_place_stmts[] = {
-    /* The brief's reports per pool from the day rollup (its brief index): the UTC days
-     * from the one holding from up to to, their first start and last end (clipped to
-     * the window), and the project's hosts that hold them (a uuid[] literal per pool). */
+    /* The brief's reports per pool from the day rollup: the UTC days from the one holding
+     * from up to to, their first start and last end (clipped to the window), and the
+     * project's hosts that hold them (a uuid[] literal per pool). The days and the hosts
+     * are an index-only scan of the brief index (migrations/0036: (brief_id, bucket)
+     * INCLUDE (host_id)); a rollup row always counts at least one report (the trigger
+     * inserts counts and only adds to them), so every row is a day with reports. The first
+     * start is in a pool's first day (a report belongs to the day of its window_start),
+     * the last end in its last day or the one before (a window is at most 24 h,
+     * api/work_reports.c): only those days' rows are read from the heap. */
     {"place_pools",
-     "WITH r AS (SELECT h.pool_id, count(DISTINCT d.bucket)::int AS days,"
-     "   (array_agg(DISTINCT d.host_id) FILTER (WHERE h.project_id = $1::uuid))::text AS hosts,"
-     "   extract(epoch FROM greatest(min(d.min_start), $3::timestamptz)) AS first_start,"
-     "   extract(epoch FROM least(max(d.max_end), $4::timestamptz)) AS last_end"
+     "WITH d AS MATERIALIZED (SELECT h.pool_id, h.project_id, d.host_id, d.bucket"
      "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
-     "  WHERE d.brief_id = $2::uuid AND d.reports > 0"
-     "   AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
-     "   AND d.bucket < $4::timestamptz GROUP BY h.pool_id)"
+     "  WHERE d.brief_id = $2::uuid AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
+     "   AND d.bucket < $4::timestamptz),"
+     " days AS (SELECT pool_id, count(*)::int AS days, min(bucket) AS lo, max(bucket) AS hi"
+     "  FROM (SELECT DISTINCT pool_id, bucket FROM d) x GROUP BY pool_id),"
+     " hs AS (SELECT pool_id, (array_agg(host_id ORDER BY host_id) FILTER (WHERE mine))::text"
+     "  AS hosts FROM (SELECT pool_id, host_id, bool_or(project_id = $1::uuid) AS mine FROM d"
+     "   GROUP BY pool_id, host_id) x GROUP BY pool_id),"
+     " b AS (SELECT DISTINCT e.bucket FROM days, unnest(ARRAY[days.lo, days.hi,"
+     "   days.hi - interval '24 hours']) AS e(bucket)"
+     "  WHERE e.bucket >= date_trunc('day', $3::timestamptz, 'UTC')),"
+     " x AS (SELECT h.pool_id, x.bucket, x.min_start, x.max_end FROM b CROSS JOIN LATERAL"
+     "  (SELECT y.host_id, y.bucket, y.min_start, y.max_end FROM work_report_days y"
+     "   WHERE y.brief_id = $2::uuid AND y.bucket = b.bucket) x JOIN hosts h ON h.id = x.host_id),"
+     " ends AS (SELECT days.pool_id,"
+     "   extract(epoch FROM greatest(min(x.min_start) FILTER (WHERE x.bucket = days.lo),"
+     "    $3::timestamptz)) AS first_start,"
+     "   extract(epoch FROM least(max(x.max_end) FILTER (WHERE x.bucket >= days.hi"
+     "    - interval '24 hours'), $4::timestamptz)) AS last_end"
+     "  FROM days JOIN x ON x.pool_id = days.pool_id GROUP BY days.pool_id)"
      " SELECT p.id::text, p.name, p.gpu_model, (p.spec->>'gpu_count')::int AS gpu_count,"
      "  (p.spec->>'price_per_hour')::float8 AS hour,"
      "  coalesce((p.spec->>'storage_price_per_gb_month')::float8, 0) AS storage,"
      "  coalesce((p.spec->>'egress_price_per_gb')::float8, 0) AS egress,"
      "  coalesce((p.spec->>'overhead_pct')::float8, 0) AS overhead,"
-     "  coalesce(r.days, 0) AS days, coalesce(r.first_start, 0) AS first_start,"
-     "  coalesce(r.last_end, 0) AS last_end, coalesce(r.hosts, '{}') AS hosts"
-     " FROM pools p LEFT JOIN r ON r.pool_id = p.id WHERE p.project_id = $1::uuid"
+     "  coalesce(days.days, 0) AS days, coalesce(ends.first_start, 0) AS first_start,"
+     "  coalesce(ends.last_end, 0) AS last_end, coalesce(hs.hosts, '{}') AS hosts"
+     " FROM pools p LEFT JOIN days ON days.pool_id = p.id LEFT JOIN ends ON ends.pool_id = p.id"
+     "  LEFT JOIN hs ON hs.pool_id = p.id WHERE p.project_id = $1::uuid"
      " ORDER BY p.seq LIMIT 1000"},
     {"place_baselines", "SELECT b.gpu_model, b.gpu_count, b.model_revision, b.concurrency, b.value"
                         " FROM baselines b WHERE b.metric = $2"

@@ -25,22 +25,25 @@
  * straddles a segment edge. Parameters: $1 at − 24 h (the lookback's start), then per
  * segment k = 0, 1, 2 from $(2 + 6k): x, y, ch, fh, cq, fq (computed in C, bounds()). */
 #define T(n) "$" #n "::timestamptz"
-#define ROLL(table, part, cond)                                                      \
-    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS "," \
-    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue"  \
+/* RF and WF: the failure class columns of a rollup row and of a report (usage_sql.h), each
+ * with its leading comma, or "" (recommend_usage reads them only when a retry budget is
+ * set: recommend_usage_failures). */
+#define ROLL(table, part, cond, RF)                                                    \
+    "SELECT d.host_id, d.brief_id, d.unit, " part " AS part, " USAGE_ROLLUP_SUMS ","   \
+    " d.useful_end, d.min_start, d.max_end, d.p95_max AS p95, d.queue_max AS queue" RF \
     " FROM " table " d WHERE " cond
-#define RAW(part, cond)                                                       \
+#define RAW(part, cond, WF)                                                   \
     "SELECT r.host_id, r.brief_id, r.unit, " part ", " USAGE_RAW_SUMS ","     \
     " CASE WHEN r.completed > 0 OR r.busy_seconds > 0 THEN r.window_end END," \
-    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms"       \
+    " r.window_start, r.window_end, r.p95_latency_ms, r.queue_delay_ms" WF    \
     " FROM work_reports r WHERE " cond
 // clang-format off
-#define SEGMENT(part, x, y, ch, fh, cq, fq)                                                  \
-    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq)              \
-    " UNION ALL " ROLL("work_report_hours", part, USAGE_BEFORE("d.bucket", ch, fh, cq))      \
-    " UNION ALL " ROLL("work_report_hours", part, USAGE_AFTER("d.bucket", fh, cq, fq))       \
-    " UNION ALL " RAW(part, USAGE_BEFORE("r.window_start", x, y, ch))                        \
-    " UNION ALL " RAW(part, USAGE_AFTER("r.window_start", y, ch, fh))
+#define SEGMENT(part, x, y, ch, fh, cq, fq, RF, WF)                                              \
+    ROLL("work_report_quarters", part, "d.bucket >= " cq " AND d.bucket < " fq, RF)              \
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_BEFORE("d.bucket", ch, fh, cq), RF)      \
+    " UNION ALL " ROLL("work_report_hours", part, USAGE_AFTER("d.bucket", fh, cq, fq), RF)       \
+    " UNION ALL " RAW(part, USAGE_BEFORE("r.window_start", x, y, ch), WF)                        \
+    " UNION ALL " RAW(part, USAGE_AFTER("r.window_start", y, ch, fh), WF)
 
 /* recommend_held: see db_rec_input.held ($1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h). */
 #define HELD_SQL                                                                             \
@@ -63,23 +66,27 @@
     " FROM hosts h JOIN p ON p.id = h.pool_id LEFT JOIN held ON held.host_id = h.id"         \
     " ORDER BY h.id"
 
-/* recommend_usage: see SEGMENT and db_rec_usage. */
-#define USAGE_SQL                                                                            \
-    "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7))                         \
-    "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13))                      \
-    "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19)) "),"               \
+/* recommend_usage: see SEGMENT and db_rec_usage; with the failure classes (RF, WF, the
+ * sums FS and the columns FC) for recommend_usage_failures. */
+#define USAGE_SQL(RF, WF, FS, FC)                                                            \
+    "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7), RF, WF)                 \
+    "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13), RF, WF)              \
+    "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19), RF, WF) "),"       \
     " g AS (SELECT host_id, brief_id, unit, part, max_end > $1::timestamptz AS lb,"          \
     "  sum(reports)::int AS reports, sum(completed) AS completed, sum(failed) AS failed,"    \
     "  sum(retried) AS retried, sum(busy_seconds) AS busy, sum(covered_seconds) AS covered," \
     "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, sum(bytes_moved) AS bytes,"\
     "  max(useful_end) AS useful_end, min(min_start) AS min_start, max(max_end) AS max_end," \
-    "  max(p95) AS p95, max(queue) AS queue  FROM src GROUP BY 1, 2, 3, 4, 5)"               \
+    "  max(p95) AS p95, max(queue) AS queue" FS "  FROM src GROUP BY 1, 2, 3, 4, 5)"          \
     " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, g.reports,"   \
     "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes, g.part, g.lb," \
     "  " EPOCH_OF("g.useful_end") " AS useful_end, " EPOCH_OF("g.min_start") " AS min_start," \
-    "  " EPOCH_OF("g.max_end") " AS max_end, g.p95, g.queue"                                 \
+    "  " EPOCH_OF("g.max_end") " AS max_end, g.p95, g.queue" FC                              \
     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"                                      \
     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit, g.part"
+#define USAGE_FAILS_FC                                                                       \
+    ", g.fl_oom, g.fl_timeout, g.fl_data, g.fl_hardware, g.fl_preempted, g.fl_other,"        \
+    " g.fl_reports, g.fl_units"
 // clang-format on
 
 // clang-format off
@@ -180,7 +187,9 @@ const struct db_stmt db_recommend_stmts[] = {
      " WHERE h.state <> 'stopped'"
      " ORDER BY h.id"},
     {"recommend_held", HELD_SQL},
-    {"recommend_usage", USAGE_SQL},
+    {"recommend_usage", USAGE_SQL("", "", "", "")},
+    {"recommend_usage_failures",
+     USAGE_SQL("," USAGE_ROLLUP_FAILS, "," USAGE_RAW_FAILS, ", " USAGE_FAIL_SUMS, USAGE_FAILS_FC)},
     {"recommend_briefs",
      "SELECT id::text, project_id::text AS project_id, spec::text FROM briefs ORDER BY id"},
     /* A reuse that lends a host to another project's brief is the platform's to decide:
@@ -278,14 +287,16 @@ static void decode_usage(const PGresult *r, struct db_rec_input *in)
     static const char *const names[C_N] = {
         [C_PART] = "part",    [C_LB] = "lb",   [C_USEFUL] = "useful_end", [C_FIRST] = "min_start",
         [C_LAST] = "max_end", [C_P95] = "p95", [C_QUEUE] = "queue"};
-    int uc[DB_USE_NCOLS], col[C_N];
+    int uc[DB_USE_NCOLS], col[C_N], fc[USAGE_FAIL_COUNT + 2];
     size_t pos = 0;
     db_usage_cols(r, uc);
     db_cols(r, names, C_N, col);
+    db_usage_failure_cols(r, fc);
     for (size_t k = 0; k < in->nusage; k++) {
         struct db_rec_usage *u = &in->usage[k];
         int i = (int)k;
         u->host_id = db_usage_row(r, uc, i, in->held, in->nheld, &pos, &u->row);
+        db_usage_failures(r, fc, i, &u->row.failures);
         u->part = (int)db_val_long(r, i, col[C_PART]);
         u->lb = db_val_bool(r, i, col[C_LB]);
         u->has_useful_end = !db_val_isnull(r, i, col[C_USEFUL]);
@@ -507,6 +518,12 @@ enum db_status db_rec_decode_health(PGresult *gpu, PGresult *isolated, struct db
 enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_default_s,
                                  int events_max, struct db_rec_input *in)
 {
+    return db_recommend_read_with(c, at_us, idle_default_s, events_max, 0, in);
+}
+
+enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                      int events_max, int failures, struct db_rec_input *in)
+{
     struct rec_bounds b;
     PGresult *r[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     db_rec_input_free(in);
@@ -521,7 +538,7 @@ enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_d
     const char *pg[2] = {b.held[0], win}, *pi[1] = {nev};
     enum db_status s = db_exec(c, "recommend_held", 4, ph, &r[0]);
     if (s >= 0)
-        s = db_exec(c, "recommend_usage", 19, pu, &r[1]);
+        s = db_exec(c, failures ? "recommend_usage_failures" : "recommend_usage", 19, pu, &r[1]);
     if (s >= 0)
         s = db_exec(c, "recommend_hosts", 0, NULL, &r[2]);
     if (s >= 0)

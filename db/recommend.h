@@ -100,6 +100,11 @@ struct db_rec_input {
  * events to read per host (struct db_rec_isolated). */
 enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_default_s,
                                  int events_max, struct db_rec_input *in);
+/* The same, the usage rows with their failure classes (row.failures) when failures is
+ * non-zero (the retry budgets price the day from them, service/recommend_retry.h; read
+ * only when a budget is set, as they cost 8 more sums per row). */
+enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                      int events_max, int failures, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
 
 /* Decodes the results of recommend_gpu_util and recommend_isolated into in (filled by

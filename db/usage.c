@@ -1,6 +1,7 @@
 /* usage.c — see usage.h. */
 #include "db/usage.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -79,4 +80,25 @@ const char *db_usage_row(const PGresult *r, const int cols[DB_USE_NCOLS], int i,
     out->storage_seconds = db_val_num(r, i, cols[DB_USE_SS]);
     out->bytes_moved = db_val_num(r, i, cols[DB_USE_BYTES]);
     return host_id;
+}
+
+void db_usage_failure_cols(const PGresult *r, int cols[USAGE_FAIL_COUNT + 2])
+{
+    char name[32];
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++) {
+        snprintf(name, sizeof name, "fl_%s", usage_failure_names[k]);
+        cols[k] = PQfnumber(r, name);
+    }
+    cols[USAGE_FAIL_COUNT] = PQfnumber(r, "fl_reports");
+    cols[USAGE_FAIL_COUNT + 1] = PQfnumber(r, "fl_units");
+}
+
+void db_usage_failures(const PGresult *r, const int cols[USAGE_FAIL_COUNT + 2], int i,
+                       struct usage_failures *out)
+{
+    for (int k = 0; k < USAGE_FAIL_COUNT; k++)
+        out->units[k] = cols[k] < 0 ? 0 : db_val_num(r, i, cols[k]);
+    int n = USAGE_FAIL_COUNT;
+    out->reports = cols[n] < 0 ? 0 : db_val_long(r, i, cols[n]);
+    out->of_units = cols[n + 1] < 0 ? 0 : db_val_num(r, i, cols[n + 1]);
 }

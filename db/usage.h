@@ -58,4 +58,10 @@ const char *db_usage_row(const PGresult *r, const int cols[DB_USE_NCOLS], int i,
                          const struct usage_host *hosts, size_t nh, size_t *pos,
                          struct usage_row *out);
 
+/* The failure class columns fl_<class> (enum order), fl_reports and fl_units of r (-1 for
+ * a column r lacks: its figure reads 0; usage_sql.h: USAGE_FAIL_SUMS), and row i's. */
+void db_usage_failure_cols(const PGresult *r, int cols[USAGE_FAIL_COUNT + 2]);
+void db_usage_failures(const PGresult *r, const int cols[USAGE_FAIL_COUNT + 2], int i,
+                       struct usage_failures *out);
+
 #endif

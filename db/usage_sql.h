@@ -21,6 +21,27 @@
     " CASE WHEN r.storage_gb IS NULL THEN 0 ELSE " USAGE_SECS " END,"                          \
     " coalesce(r.bytes_moved, 0)::float8"
 
+/* The failure class sums (migrations/0035) of rollup row d (USAGE_ROLLUP_FAILS) and of
+ * report r alone, as the rollup trigger sums it (USAGE_RAW_FAILS): Σ of each class,
+ * reports that classified, and their failed + retried units. */
+#define USAGE_FAIL_COLS(x)                                                                  \
+    x "failures_oom, " x "failures_timeout, " x "failures_data, " x "failures_hardware, " x \
+      "failures_preempted, " x "failures_other"
+#define USAGE_ROLLUP_FAILS " " USAGE_FAIL_COLS("d.") ", d.failures_reports, d.failures_units"
+#define USAGE_RAW_FGAVE    "num_nonnulls(" USAGE_FAIL_COLS("r.") ") > 0"
+#define USAGE_RAW_FAILS                                                            \
+    " coalesce(r.failures_oom, 0), coalesce(r.failures_timeout, 0),"               \
+    " coalesce(r.failures_data, 0), coalesce(r.failures_hardware, 0),"             \
+    " coalesce(r.failures_preempted, 0), coalesce(r.failures_other, 0),"           \
+    " CASE WHEN " USAGE_RAW_FGAVE " THEN 1 ELSE 0 END, CASE WHEN " USAGE_RAW_FGAVE \
+    " THEN (r.failed + r.retried)::float8 ELSE 0 END"
+/* Their sums over rows of either, named as db_usage_failure_cols reads them. */
+#define USAGE_FAIL_SUMS                                                          \
+    "sum(failures_oom) AS fl_oom, sum(failures_timeout) AS fl_timeout,"          \
+    " sum(failures_data) AS fl_data, sum(failures_hardware) AS fl_hardware,"     \
+    " sum(failures_preempted) AS fl_preempted, sum(failures_other) AS fl_other," \
+    " sum(failures_reports)::int AS fl_reports, sum(failures_units) AS fl_units"
+
 /* A stretch [lo, hi) read at one grain around the whole buckets [clo, chi) of a coarser
  * grain: the part before clo and the part after chi, each one index range on col.
  * least/greatest make the second part empty when [clo, chi) is empty. */

@@ -49,14 +49,17 @@ static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct rec_arg *a = arg;
     clear(a);
-    enum db_status s =
-        db_recommend_read(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX, &a->in);
+    /* the budgets first: the usage read carries the failure classes only when one is set */
+    enum db_status s = svc_rec_retry_budgets(c, &a->retry);
+    if (s >= 0)
+        s = db_recommend_read_with(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX,
+                                   svc_rec_retry_wanted(&a->retry), &a->in);
+    if (s >= 0 && svc_rec_retry_take(&a->in, &a->retry) != 0)
+        s = DB_HARD_ERROR;
     if (s >= 0)
         a->cat = svc_catalog_get(c, &s);
     if (s >= 0) {
         enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
-        if (b >= 0)
-            b = svc_rec_retry_read(c, a->at_us, &a->retry);
         if (b < 0)
             s = b;
     }

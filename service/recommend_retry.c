@@ -4,21 +4,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "planner/costs.h"
 #include "planner/recommend_retry.h"
 
-enum db_status svc_rec_retry_read(struct db_conn *c, int64_t at_us, struct svc_rec_retry *r)
+/* The day window's cost input from the recommendations' read: every host with its held
+ * seconds of [at − 24 h, at), and the usage rows of that window (parts 0 and 1), sorted by
+ * host id as the cost report's rows. The same reports and held time db_cost_read reads
+ * over [at − 24 h, at), in more rows (split by part and lookback), which the groups sum. */
+static int day_input(const struct db_rec_input *rin, struct db_cost_input *out)
+{
+    out->hosts = calloc(rin->nheld + 1, sizeof *out->hosts);
+    out->rows = calloc(rin->nusage + 1, sizeof *out->rows);
+    if (out->hosts == NULL || out->rows == NULL)
+        return -1;
+    for (size_t i = 0; i < rin->nheld; i++) {
+        out->hosts[i] = rin->held[i];
+        out->hosts[i].held_seconds = rin->held_seconds[i][DB_REC_DAY];
+    }
+    out->nhosts = rin->nheld;
+    for (size_t i = 0; i < rin->nusage; i++) {
+        const struct db_rec_usage *u = &rin->usage[i];
+        if (u->part <= 1 && u->row.host != DB_NO_HOST)
+            out->rows[out->nrows++] = u->row;
+    }
+    return 0;
+}
+
+enum db_status svc_rec_retry_budgets(struct db_conn *c, struct svc_rec_retry *r)
 {
     svc_rec_retry_free(r);
     enum db_status s = db_retry_budgets_read(c, &r->budgets);
-    if (s < 0 || r->budgets.n == 0)
-        return s < 0 ? s : DB_ONE_RESULT;
-    char from[40], to[40];
-    util_rfc3339(at_us - 24LL * 3600 * 1000000, from, sizeof from);
-    util_rfc3339(at_us, to, sizeof to);
-    s = db_cost_read(c, from, to, NULL, &r->in);
     return s < 0 ? s : DB_ONE_RESULT;
+}
+
+int svc_rec_retry_take(const struct db_rec_input *in, struct svc_rec_retry *r)
+{
+    return r->budgets.n == 0 ? 0 : day_input(in, &r->in);
 }
 
 static int same(const char *a, const char *b)
