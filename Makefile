@@ -41,7 +41,7 @@ endif
 # linked in that order.
 COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw.c \
               common/crypt.c common/utf8.c common/sshkey.c common/netpolicy.c common/jwk.c \
-              common/dheap.c common/idmap.c common/actor.c common/gpu.c common/usage.c common/baseline.c
+              common/dheap.c common/idmap.c common/ptrset.c common/actor.c common/gpu.c common/usage.c common/baseline.c
 # Rate limits (issue 25): the token-bucket arithmetic (common/), the table, the wiring.
 COMMON_SRC += common/tbucket.c
 DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
@@ -110,6 +110,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_host_state.c tests/unit/test_db.c \
               tests/unit/test_xid.c tests/unit/test_monitor_sample.c tests/unit/test_utf8.c \
               tests/unit/test_netpolicy.c tests/unit/test_dheap.c tests/unit/test_idmap.c \
+              tests/unit/test_ptrset.c \
               tests/unit/test_host_command.c tests/unit/test_rolemap.c tests/unit/test_readiness.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with

@@ -98,6 +98,51 @@ static void conn_fire(struct prov_ssh_conn *c, enum prov_ssh_err err, const char
         c->cb(c, &c->status, c->ctx);
 }
 
+/* libssh2's allocator for a session: every block it holds is in c->mem, so that what
+ * libssh2 1.10 forgets when a session is freed in the middle of a key exchange (its
+ * curve25519 key pair: a handshake that times out, a shutdown) is freed with the session
+ * (see common/ptrset.h). Room in the set is made first, so a block is never untracked. */
+static void *ssh_mem_alloc(size_t n, void **abstract)
+{
+    struct prov_ssh_conn *c = *abstract;
+    if (ptrset_reserve(&c->mem) != 0)
+        return NULL;
+    void *p = malloc(n);
+    if (p != NULL)
+        (void)ptrset_add(&c->mem, p); /* reserved: cannot fail */
+    return p;
+}
+
+static void ssh_mem_free(void *p, void **abstract)
+{
+    struct prov_ssh_conn *c = *abstract;
+    if (p == NULL)
+        return;
+    (void)ptrset_del(&c->mem, p);
+    free(p);
+}
+
+static void *ssh_mem_realloc(void *p, size_t n, void **abstract)
+{
+    struct prov_ssh_conn *c = *abstract;
+    if (p == NULL)
+        return ssh_mem_alloc(n, abstract);
+    if (ptrset_reserve(&c->mem) != 0)
+        return NULL;
+    /* out of the set first (p is not looked at after realloc), then the block that holds
+     * the data now: q, or p again when realloc failed (room was reserved: no failure) */
+    (void)ptrset_del(&c->mem, p);
+    void *q = realloc(p, n);
+    (void)ptrset_add(&c->mem, q != NULL ? q : p);
+    return q;
+}
+
+static void ssh_mem_release(void *p, void *arg)
+{
+    (void)arg;
+    free(p);
+}
+
 /* Frees channels and the session without ever blocking: the socket is shut
  * down first, so every libssh2 send/recv fails at once instead of EAGAIN,
  * and blocking mode makes libssh2 finish its internal states in one call. */
@@ -117,6 +162,7 @@ static void conn_hard_teardown(struct prov_ssh_conn *c)
         libssh2_session_free(c->sess);
         c->sess = NULL;
     }
+    ptrset_drain(&c->mem, ssh_mem_release, NULL); /* what libssh2 left behind */
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;
@@ -206,7 +252,7 @@ static enum step st_connecting(struct prov_ssh_conn *c)
         return prov_ssh_set_fail(c, prov_ssh_map_err(PH_CONNECT, 0, soerr, 0, NULL),
                                  "connect %s port %d: %s", c->address, c->port, strerror(soerr));
 
-    c->sess = libssh2_session_init_ex(NULL, NULL, NULL, c);
+    c->sess = libssh2_session_init_ex(ssh_mem_alloc, ssh_mem_free, ssh_mem_realloc, c);
     if (!c->sess)
         return prov_ssh_set_fail(c, PROV_SSH_NO_MEMORY, "libssh2_session_init failed");
     libssh2_session_callback_set(c->sess, LIBSSH2_CALLBACK_RECV, (void *)sock_recv);

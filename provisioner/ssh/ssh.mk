@@ -9,9 +9,11 @@
 
 SSH_SRC       := provisioner/ssh/state.c provisioner/ssh/connect.c provisioner/ssh/exec.c \
                  provisioner/ssh/loop.c
-SSH_TEST_SRC  := tests/ssh/test_ssh.c tests/ssh/test_ssh_sessions.c tests/ssh/test_ssh_load.c
+SSH_TEST_SRC  := tests/ssh/test_ssh.c tests/ssh/test_ssh_sessions.c tests/ssh/test_ssh_load.c \
+                 tests/ssh/test_ssh_kex.c
 
-SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o $(BUILD)/common/dheap.o
+SSH_OBJ       := $(SSH_SRC:%.c=$(BUILD)/%.o) $(BUILD)/common/netpolicy.o $(BUILD)/common/dheap.o \
+                 $(BUILD)/common/ptrset.o
 SSH_TEST_OBJ  := $(SSH_TEST_SRC:%.c=$(BUILD)/%.o)
 SSH_TEST_BIN  := $(BUILD)/ssh-tests
 

@@ -40,6 +40,7 @@
 #define PROV_SSH_INTERNAL_H
 
 #include "common/dheap.h"
+#include "common/ptrset.h"
 #include "provisioner/ssh/ssh.h"
 
 #include <libssh2.h>
@@ -116,6 +117,7 @@ struct prov_ssh_conn {
     enum conn_state st;
     int fd;
     LIBSSH2_SESSION *sess;
+    struct ptrset mem; /* every block libssh2 holds for sess (see ssh_mem_* in connect.c) */
     char *address, *user, *pin; /* owned copies */
     char *key;                  /* owned copy, wiped before free */
     size_t key_len;

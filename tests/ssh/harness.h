@@ -75,6 +75,7 @@ void test_policy(void);
 void test_healthy(void);
 void test_hang(void);
 void test_failures(void);
+void test_kex_stall(void);
 void test_exec_sent(void);
 void test_first_contact(void);
 /* test_ssh_load.c */

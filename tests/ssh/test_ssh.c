@@ -252,6 +252,7 @@ int main(int argc, char **argv)
             test_healthy();
             test_hang();
             test_failures();
+            test_kex_stall();
             test_first_contact();
             test_exec_sent();
             test_many();

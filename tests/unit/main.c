@@ -46,6 +46,7 @@ int main(int argc, char **argv)
                                         periodic_tests,
                                         dheap_tests,
                                         idmap_tests,
+                                        ptrset_tests,
                                         host_command_tests,
                                         rolemap_tests,
                                         readiness_tests,
