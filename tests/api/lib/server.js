@@ -161,10 +161,12 @@ function migratedTemplate(base) {
       }
     }
   }
-  // the templates of earlier builds go (one in use by a copy just now stays: no FORCE)
+  // the templates of earlier builds go (one in use by a copy just now stays: no FORCE); only
+  // finished templates (the hash form): another file's copy still migrating
+  // (gft_template_<pid>_<random>) is not one, and dropping it failed that file's migrate
   for (const old of psql(
     base,
-    `SELECT datname FROM pg_database WHERE datname LIKE 'gft\\_template\\_%' AND datname <> '${name}'`,
+    `SELECT datname FROM pg_database WHERE datname ~ '^gft_template_[0-9a-f]{16}$' AND datname <> '${name}'`,
   )
     .split('\n')
     .filter(Boolean)) {
