@@ -49,6 +49,10 @@ const ENV = {
   GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8,10.0.0.0/8',
   GPUFLEET_THREADS: '8',
   GPUFLEET_DB_POOL_SIZE: '8',
+  // The budget tests below plant project_spend rows; the servers' own budget pass (every
+  // 60 s, the first at start) would race them (on a loaded machine it wrote the project's
+  // row, spend 0, just before the planted one). The pass has its tests in projects_money.
+  GPUFLEET_BUDGET_INTERVAL: '0',
 };
 let srv, replica, client, replicaClient, platform, keyText;
 const P = {}; // projects by name: {id, name}
@@ -837,7 +841,8 @@ describe('budget', () => {
     sql(
       `INSERT INTO project_spend (project_id, month, spend, burn_per_hour, forecast, exhausted)` +
         ` VALUES ('${P['budget-b'].id}', ${month}, 150, 2, 250, ${exhausted})` +
-        ' ON CONFLICT (project_id) DO UPDATE SET month = EXCLUDED.month, exhausted = EXCLUDED.exhausted',
+        ' ON CONFLICT (project_id) DO UPDATE SET month = EXCLUDED.month, spend = EXCLUDED.spend,' +
+        ' burn_per_hour = EXCLUDED.burn_per_hour, forecast = EXCLUDED.forecast, exhausted = EXCLUDED.exhausted',
     );
   before(async () => {
     await project('budget-b', { budget: { monthly: 100, on_exhausted: 'refuse_new' } });
