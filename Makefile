@@ -44,7 +44,7 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
               common/dheap.c common/idmap.c common/ptrset.c common/actor.c common/gpu.c common/usage.c common/baseline.c
 # Rate limits (issue 25): the token-bucket arithmetic (common/), the table, the wiring.
 COMMON_SRC += common/tbucket.c
-DB_SRC     := db/db.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
+DB_SRC     := db/db.c db/listener.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
               db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
               db/monitor.c db/gpu_metrics.c

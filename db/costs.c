@@ -58,29 +58,22 @@
     " r WHERE " cond
 
 /* Each part is one index range: at each grain, the stretch before the first whole bucket
- * of the coarser grain and the stretch after its last (usage_sql.h). */
-#define EDGES(table, lo, hi, clo, chi)                        \
-    ROLLUP_PART(table, USAGE_BEFORE("d.bucket", lo, hi, clo)) \
-    " UNION ALL " ROLLUP_PART(table, USAGE_AFTER("d.bucket", hi, clo, chi))
-#define WINDOW_SOURCES                                                                              \
-    ROLLUP_PART("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)                   \
-    " UNION ALL " EDGES("work_report_days", B_FD, B_TD, B_FW, B_TW) " UNION ALL " EDGES(            \
-        "work_report_quarters", B_FQ, B_TQ, B_FD,                                                   \
-        B_TD) " UNION ALL " EDGES("work_report_hours", B_FH, B_TH, B_FQ,                            \
-                                  B_TQ) " UNION ALL " RAW_PART(USAGE_BEFORE("r.window_start", B_F,  \
-                                                                            B_T,                    \
-                                                                            B_FH)) " UNION "        \
-                                                                                   "ALL"            \
-                                                                                   " " RAW_PART(    \
-                                                                                       USAGE_AFTER( \
-                                                                                           "r."     \
-                                                                                           "windo"  \
-                                                                                           "w_"     \
-                                                                                           "star"   \
-                                                                                           "t",     \
-                                                                                           B_T,     \
-                                                                                           B_FH,    \
-                                                                                           B_TH))
+ * of the coarser grain and the stretch after its last (usage_sql.h). RP and WP: the
+ * columns of a rollup part and of a raw part (ROLLUP_PART and RAW_PART, or the narrow
+ * ones of placement). */
+#define EDGES(RP, table, lo, hi, clo, chi)           \
+    RP(table, USAGE_BEFORE("d.bucket", lo, hi, clo)) \
+    " UNION ALL " RP(table, USAGE_AFTER("d.bucket", hi, clo, chi))
+// clang-format off
+#define WINDOW_SOURCES_OF(RP, WP)                                                  \
+    RP("work_report_weeks", "d.bucket >= " B_FW " AND d.bucket < " B_TW)           \
+    " UNION ALL " EDGES(RP, "work_report_days", B_FD, B_TD, B_FW, B_TW)             \
+    " UNION ALL " EDGES(RP, "work_report_quarters", B_FQ, B_TQ, B_FD, B_TD)         \
+    " UNION ALL " EDGES(RP, "work_report_hours", B_FH, B_TH, B_FQ, B_TQ)            \
+    " UNION ALL " WP(USAGE_BEFORE("r.window_start", B_F, B_T, B_FH))               \
+    " UNION ALL " WP(USAGE_AFTER("r.window_start", B_T, B_FH, B_TH))
+// clang-format on
+#define WINDOW_SOURCES WINDOW_SOURCES_OF(ROLLUP_PART, RAW_PART)
 
 /* The hosts of the scope ($3: a uuid[] literal of projects, NULL for every host). */
 #define IN_SCOPE(col, N)                                              \
@@ -108,10 +101,10 @@
 #define HOSTS_IN(col, N) col " IN (SELECT unnest($" N "::uuid[]))"
 // clang-format on
 
-/* cost_reports ($11 the scope) and cost_reports_of ($11 a uuid[] of hosts): SCOPE filters
- * src. cost_reports_of's is a semi-join on the array's elements (a hash of the hosts), not
- * host_id = ANY ($11): in the generic plan of the prepared statement that one becomes an
- * index condition or a linear search of the array per row (4 times slower at 1,000 hosts). */
+/* cost_reports ($11 the scope): SCOPE filters src. (A filter on a uuid[] of hosts is a
+ * semi-join on the array's elements, as cost_hosts_of's, not host_id = ANY ($11): in the
+ * generic plan of a prepared statement that one becomes an index condition or a linear
+ * search of the array per row, 4 times slower at 1,000 hosts.) */
 #define COST_REPORTS_SQL(SCOPE)                                                                   \
     "WITH src AS (" WINDOW_SOURCES "),"                                                           \
     " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"                        \
@@ -137,12 +130,41 @@
     " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"                                           \
     " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"
 
+/* The placement's cost input (cost_reports_brief): the 9 usage sums only (the phases and
+ * the failure classes are not priced), of the hosts of project $11 that hold brief $12's
+ * day-rollup rows from the UTC day of $1 up to $2 (the hosts place_pools lists, derived
+ * here so that this statement need not wait for it: it runs beside it, db_send). */
+#define NARROW_ROLLUP(table, cond) \
+    "SELECT d.host_id, d.brief_id, d.unit, " USAGE_ROLLUP_SUMS " FROM " table " d WHERE " cond
+#define NARROW_RAW(cond) \
+    "SELECT r.host_id, r.brief_id, r.unit, " USAGE_RAW_SUMS " FROM work_reports r WHERE " cond
+#define BRIEF_HOSTS                                                                             \
+    "src.host_id IN (SELECT b.host_id FROM work_report_days b JOIN hosts bh ON bh.id ="         \
+    " b.host_id WHERE b.brief_id = $12::uuid AND b.bucket >= date_trunc('day', " B_F ", 'UTC')" \
+    " AND b.bucket < " B_T " AND bh.project_id = $11::uuid)"
+#define COST_REPORTS_BRIEF_SQL                                                                    \
+    "WITH src AS (" WINDOW_SOURCES_OF(                                                            \
+        NARROW_ROLLUP,                                                                            \
+        NARROW_RAW) "),"                                                                          \
+                    " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"        \
+                    "  sum(completed) AS completed, sum(failed) AS failed, sum(retried) AS "      \
+                    "retried,"                                                                    \
+                    "  sum(busy_seconds) AS busy, sum(covered_seconds) AS covered,"               \
+                    "  sum(storage_gb_seconds) AS sgs, sum(storage_seconds) AS ss, "              \
+                    "sum(bytes_moved) AS bytes"                                                   \
+                    "  FROM src WHERE " BRIEF_HOSTS " GROUP BY host_id, brief_id, unit)"          \
+                    " SELECT g.host_id::text, g.brief_id::text, br.name AS brief_name, g.unit, "  \
+                    "g.reports,"                                                                  \
+                    "  g.completed, g.failed, g.retried, g.busy, g.covered, g.sgs, g.ss, g.bytes" \
+                    " FROM g LEFT JOIN briefs br ON br.id = g.brief_id"                           \
+                    " ORDER BY g.host_id, g.brief_id NULLS FIRST, g.unit"
+
 const struct db_stmt db_cost_stmts[] = {
     {"cost_hosts", COST_HOSTS_SQL(IN_SCOPE("s.host_id", "3"),
                                   "$3::uuid[] IS NULL OR h.project_id = ANY ($3::uuid[])")},
     {"cost_hosts_of", COST_HOSTS_SQL(HOSTS_IN("s.host_id", "3"), HOSTS_IN("h.id", "3"))},
     {"cost_reports", COST_REPORTS_SQL(IN_SCOPE("src.host_id", "11"))},
-    {"cost_reports_of", COST_REPORTS_SQL("src.host_id IN (SELECT unnest($11::uuid[]))")},
+    {"cost_reports_brief", COST_REPORTS_BRIEF_SQL},
 };
 const size_t db_cost_nstmts = sizeof db_cost_stmts / sizeof db_cost_stmts[0];
 
@@ -260,12 +282,33 @@ enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
     return read_with(c, "cost_hosts", "cost_reports", from, to, projects, in);
 }
 
-enum db_status db_cost_read_hosts(struct db_conn *c, const char *from, const char *to,
+enum db_status db_cost_send_brief(struct db_conn *side, const char *from, const char *to,
+                                  const char *project_id, const char *brief_id)
+{
+    char b[8][40];
+    if (report_bounds(from, to, b) != 0)
+        return DB_HARD_ERROR;
+    const char *p[12] = {from, to,   b[0], b[1], b[2],       b[3],
+                         b[4], b[5], b[6], b[7], project_id, brief_id};
+    return db_send(side, "cost_reports_brief", 12, p);
+}
+
+enum db_status db_cost_read_brief(struct db_conn *c, struct db_conn *side, const char *from,
+                                  const char *to, const char *project_id, const char *brief_id,
                                   const char *hosts, struct db_cost_input *in)
 {
-    if (hosts == NULL) {
-        db_cost_input_free(in);
-        return DB_HARD_ERROR;
+    PGresult *hr = NULL, *rr = NULL;
+    db_cost_input_free(in);
+    const char *ph[3] = {from, to, hosts};
+    enum db_status s = hosts ? db_exec(c, "cost_hosts_of", 3, ph, &hr) : DB_HARD_ERROR;
+    /* side's result is received whatever happened here, so that side is free again */
+    enum db_status sr = side ? db_receive(side, "cost_reports_brief", &rr) : DB_NO_RESULTS;
+    if (s >= 0 && side == NULL && (sr = db_cost_send_brief(c, from, to, project_id, brief_id)) >= 0)
+        sr = db_receive(c, "cost_reports_brief", &rr);
+    if (s < 0 || sr < 0) {
+        PQclear(hr);
+        PQclear(rr);
+        return s < 0 ? s : sr;
     }
-    return read_with(c, "cost_hosts_of", "cost_reports_of", from, to, hosts, in);
+    return db_cost_decode(hr, rr, in);
 }

@@ -31,9 +31,18 @@ struct db_cost_input {
  * host. */
 enum db_status db_cost_read(struct db_conn *c, const char *from, const char *to,
                             const char *projects, struct db_cost_input *in);
-/* The same for the hosts of hosts only (a uuid[] literal, "{}" for none), whatever their
- * project: the placement of a brief reads the hosts that ran it (db/placement.h). */
-enum db_status db_cost_read_hosts(struct db_conn *c, const char *from, const char *to,
+/* The placement's cost input of brief_id in project_id: the hosts of hosts (the uuid[]
+ * literal place_pools gives, "{}" for none) with their held time, and their reports' 9
+ * usage sums per brief and unit (no phases, no failure classes: the placement does not
+ * price them), the hosts of the reports derived in SQL from the same day rollup as
+ * place_pools (cost_reports_brief). db_cost_send_brief sends the reports' statement on
+ * side, a second connection, before the caller reads place_pools on its own;
+ * db_cost_read_brief then reads the hosts on c and receives the reports from side (side
+ * NULL: it reads both on c). A side sent to is always received, whatever fails. */
+enum db_status db_cost_send_brief(struct db_conn *side, const char *from, const char *to,
+                                  const char *project_id, const char *brief_id);
+enum db_status db_cost_read_brief(struct db_conn *c, struct db_conn *side, const char *from,
+                                  const char *to, const char *project_id, const char *brief_id,
                                   const char *hosts, struct db_cost_input *in);
 void db_cost_input_free(struct db_cost_input *in);
 

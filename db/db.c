@@ -1,5 +1,6 @@
-/* db.c — connection pool, statement registry, execution and transactions, listeners.
- * Reading results (columns, pages, documents) is in result.c. See db.h, db_pg.h. */
+/* db.c — connection pool, statement registry, execution and transactions. Reading
+ * results (columns, pages, documents) is in result.c, listeners in listener.c. See db.h,
+ * db_pg.h. */
 #include "db/db.h"
 
 #include <assert.h>
@@ -209,7 +210,7 @@ void db_set_keepalives(int idle_s, int interval_s, int count, int tcp_user_timeo
 
 /* Opens a connection with a bounded connect timeout and a statement timeout. The caller
  * owns the result (PQfinish). Returns NULL on failure. */
-static PGconn *connect_url(const char *url)
+PGconn *db_connect_url(const char *url)
 {
     /* TCP keepalives and tcp_user_timeout: a partitioned server is noticed within seconds,
      * not when the kernel gives up (minutes), so a worker cannot keep acting on a lease it
@@ -253,7 +254,7 @@ static int ensure_connected(struct db_conn *c)
     int64_t now = util_mono_us();
     if (c->last_connect_fail_us != 0 && now - c->last_connect_fail_us < DB_RECONNECT_BACKOFF_US)
         return -1;
-    PGconn *pg = connect_url(pool.url);
+    PGconn *pg = db_connect_url(pool.url);
     if (pg == NULL) {
         c->last_connect_fail_us = util_mono_us();
         atomic_fetch_add(&pool.connect_failures, 1);
@@ -268,17 +269,19 @@ static int ensure_connected(struct db_conn *c)
 /* The request transaction of this thread (db_request_begin), or NULL. */
 static _Thread_local struct db_conn *request_conn;
 
-struct db_conn *db_acquire(enum db_status *status)
+/* A free slot of the pool, connected; wait: up to DB_ACQUIRE_TIMEOUT_US for one. */
+static struct db_conn *acquire(enum db_status *status, int wait)
 {
-    if (request_conn != NULL) { /* everything this thread does joins the request's */
-        *status = request_conn->pg != NULL ? DB_ONE_RESULT : DB_UNAVAILABLE;
-        return request_conn->pg != NULL ? request_conn : NULL;
-    }
     struct db_conn *c = NULL;
     int64_t start = 0;
     atomic_fetch_add(&pool.acquires, 1);
     pthread_mutex_lock(&pool.mu);
     while (pool.in_use == pool.size) {
+        if (!wait) {
+            pthread_mutex_unlock(&pool.mu);
+            *status = DB_UNAVAILABLE;
+            return NULL;
+        }
         if (start == 0) {
             start = util_mono_us();
             atomic_fetch_add(&pool.waits, 1);
@@ -325,10 +328,28 @@ struct db_conn *db_acquire(enum db_status *status)
     return c;
 }
 
+struct db_conn *db_acquire(enum db_status *status)
+{
+    if (request_conn != NULL) { /* everything this thread does joins the request's */
+        *status = request_conn->pg != NULL ? DB_ONE_RESULT : DB_UNAVAILABLE;
+        return request_conn->pg != NULL ? request_conn : NULL;
+    }
+    return acquire(status, 1);
+}
+
+struct db_conn *db_try_acquire(void)
+{
+    enum db_status s;
+    return request_conn != NULL ? NULL : acquire(&s, 0);
+}
+
 void db_release(struct db_conn *c)
 {
     if (c == NULL || c == request_conn)
-        return; /* the request transaction's ends with db_request_end */
+        return;     /* the request transaction's ends with db_request_end */
+    PGresult *left; /* a statement sent (db_send) and never received */
+    while (c->pg != NULL && (left = PQgetResult(c->pg)) != NULL)
+        PQclear(left);
     /* A connection left inside a transaction (error path) must not be reused as is. */
     if (c->pg != NULL && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
         PGresult *r = PQexec(c->pg, "ROLLBACK");
@@ -369,10 +390,9 @@ static enum db_status classify(struct db_conn *c, const PGresult *r, const char 
     return DB_HARD_ERROR;
 }
 
-enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const char *const *params,
-                       PGresult **res)
+/* Prepares stmt on c the first time it runs there. */
+static enum db_status prepare(struct db_conn *c, const char *stmt)
 {
-    *res = NULL;
     int idx = stmt_index(stmt);
     assert(idx >= 0 && idx < DB_MAX_STMTS); /* an unregistered statement is a bug */
     if (!c->prepared[idx]) {
@@ -385,7 +405,12 @@ enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const c
         PQclear(pr);
         c->prepared[idx] = 1;
     }
-    PGresult *r = PQexecPrepared(c->pg, stmt, nparams, params, NULL, NULL, 0);
+    return DB_NO_RESULTS;
+}
+
+/* The status of stmt's result r: *res = r on success; r cleared on failure. */
+static enum db_status finish(struct db_conn *c, PGresult *r, const char *stmt, PGresult **res)
+{
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         enum db_status s = classify(c, r, stmt);
@@ -401,6 +426,41 @@ enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const c
     }
     *res = r;
     return n == 0 ? DB_NO_RESULTS : n == 1 ? DB_ONE_RESULT : DB_MANY_RESULTS;
+}
+
+enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const char *const *params,
+                       PGresult **res)
+{
+    *res = NULL;
+    enum db_status s = prepare(c, stmt);
+    if (s < 0)
+        return s;
+    return finish(c, PQexecPrepared(c->pg, stmt, nparams, params, NULL, NULL, 0), stmt, res);
+}
+
+enum db_status db_send(struct db_conn *c, const char *stmt, int nparams, const char *const *params)
+{
+    enum db_status s = prepare(c, stmt);
+    if (s < 0)
+        return s;
+    if (PQsendQueryPrepared(c->pg, stmt, nparams, params, NULL, NULL, 0) != 1)
+        return classify(c, NULL, stmt);
+    return DB_NO_RESULTS;
+}
+
+enum db_status db_receive(struct db_conn *c, const char *stmt, PGresult **res)
+{
+    PGresult *r, *first = NULL; /* one statement: one result, then NULL */
+    *res = NULL;
+    if (c->pg == NULL)
+        return DB_UNAVAILABLE;
+    while ((r = PQgetResult(c->pg)) != NULL) {
+        if (first == NULL)
+            first = r;
+        else
+            PQclear(r);
+    }
+    return finish(c, first, stmt, res);
 }
 
 enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams,
@@ -593,91 +653,4 @@ enum db_status db_schema_applied(int *applied, char *last, size_t lastlen)
 {
     struct schema_arg a = {applied, last, lastlen};
     return db_run(schema_fn, &a);
-}
-
-/* ---- listeners ---- */
-
-struct db_listener {
-    char *url;
-    char *channel;
-    PGconn *pg;
-    int64_t last_try_us;
-};
-
-static int listener_connect(struct db_listener *l)
-{
-    int64_t now = util_mono_us();
-    if (l->last_try_us != 0 && now - l->last_try_us < 1000000)
-        return -1;
-    l->last_try_us = now;
-    PGconn *pg = connect_url(l->url);
-    if (pg == NULL)
-        return -1;
-    /* Never LISTEN on another channel than asked: no identifier, no connection. */
-    char *ident = PQescapeIdentifier(pg, l->channel, strlen(l->channel));
-    char sql[160];
-    int ok = ident != NULL && (size_t)snprintf(sql, sizeof sql, "LISTEN %s", ident) < sizeof sql;
-    PQfreemem(ident);
-    if (ok) {
-        PGresult *r = PQexec(pg, sql);
-        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-    }
-    if (!ok || PQsetnonblocking(pg, 1) != 0) {
-        PQfinish(pg);
-        return -1;
-    }
-    l->pg = pg;
-    return 0;
-}
-
-struct db_listener *db_listen(const char *url, const char *channel)
-{
-    struct db_listener *l = calloc(1, sizeof *l);
-    if (l == NULL)
-        return NULL;
-    l->url = strdup(url);
-    l->channel = strdup(channel);
-    if (l->url == NULL || l->channel == NULL) {
-        db_listener_free(l);
-        return NULL;
-    }
-    listener_connect(l);
-    return l;
-}
-
-int db_listener_fd(struct db_listener *l)
-{
-    if (l->pg == NULL)
-        listener_connect(l);
-    return l->pg ? PQsocket(l->pg) : -1;
-}
-
-int db_listener_drain(struct db_listener *l)
-{
-    if (l->pg == NULL)
-        return listener_connect(l) == 0 ? 1 : 0;
-    int n = 0;
-    if (PQconsumeInput(l->pg) == 0 || PQstatus(l->pg) != CONNECTION_OK) {
-        PQfinish(l->pg);
-        l->pg = NULL;
-        return 1;
-    }
-    PGnotify *note;
-    while ((note = PQnotifies(l->pg)) != NULL) {
-        n++;
-        PQfreemem(note);
-    }
-    return n;
-}
-
-void db_listener_free(struct db_listener *l)
-{
-    if (l == NULL)
-        return;
-    if (l->pg != NULL)
-        PQfinish(l->pg);
-    free(l->url);
-    free(l->channel);
-    free(l);
 }

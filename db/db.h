@@ -54,6 +54,10 @@ void db_pool_stats(struct db_pool_stats *out);
 /* Borrows a live connection (waits up to 5 s for a free slot). NULL when the database is
  * unavailable or the pool is exhausted; *status tells which. */
 struct db_conn *db_acquire(enum db_status *status);
+/* Borrows a free connection without waiting, for a read run beside the caller's own
+ * (db_send): NULL when none is free now, when the database is unavailable, or inside the
+ * request transaction (everything then runs on its connection). */
+struct db_conn *db_try_acquire(void);
 void db_release(struct db_conn *c);
 
 /* Runs fn inside BEGIN … COMMIT on a pooled connection, retrying on serialization

@@ -32,6 +32,15 @@ struct db_stmt {
  * (for commands without rows: affected rows); on failure *res is NULL. */
 enum db_status db_exec(struct db_conn *c, const char *stmt, int nparams, const char *const *params,
                        PGresult **res);
+/* The same in two halves, so that a statement runs on a second connection while the
+ * caller reads on its own: db_send sends it without waiting (preparing it first where it
+ * has not run), db_receive waits for its result (*res and the status as db_exec's). One
+ * statement in flight per connection; db_release discards a result never received. */
+enum db_status db_send(struct db_conn *c, const char *stmt, int nparams, const char *const *params);
+enum db_status db_receive(struct db_conn *c, const char *stmt, PGresult **res);
+/* A new connection to url with the pool's settings (statement timeout, keepalives), or
+ * NULL; the caller PQfinish()es it (db/listener.c). */
+PGconn *db_connect_url(const char *url);
 /* Same, discarding the result; returns the status only. */
 enum db_status db_exec_noresult(struct db_conn *c, const char *stmt, int nparams,
                                 const char *const *params);

@@ -36,7 +36,7 @@ struct db_place_input {
 /* The pools of project_id (seq order, at most DB_PLACE_MAX_POOLS) and the brief's reports
  * with window_start in [from, to) per pool; hosts: the project's hosts of those pools with
  * a day rollup row of the brief in the window's days (a superset of the hosts whose
- * reports of the brief lie in [from, to): the cost read needs no other, db_cost_read_hosts). */
+ * reports of the brief lie in [from, to): the cost read needs no other, db_cost_read_brief). */
 enum db_status db_place_read(struct db_conn *c, const char *project_id, const char *brief_id,
                              const char *from, const char *to, struct db_place_input *in);
 /* The baselines of the project's pools whose metric is metric, newest first (at most

@@ -192,11 +192,21 @@ json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *f
     if (project == NULL || id == NULL)
         goto out;
     /* The cost input of the hosts that ran the brief only: the others add nothing to it
-     * (plan_place_add_host), and each of these brings all its reports (its idle time). */
-    if ((*status = db_place_read(c, project, id, from, to, &w.pin)) < 0 ||
-        (strcmp(w.pin.hosts, "{}") != 0 &&
-         (*status = db_cost_read_hosts(c, from, to, w.pin.hosts, &w.cin)) < 0) ||
-        (w.cat = svc_catalog_get(c, status)) == NULL)
+     * (plan_place_add_host), and each of these brings all its reports (its idle time).
+     * Its reports are read on a second connection while this one reads the pools (the
+     * two largest reads side by side), or after them when no connection is free. */
+    struct db_conn *side = db_try_acquire();
+    if (side != NULL && db_cost_send_brief(side, from, to, project, id) < 0) {
+        db_release(side);
+        side = NULL;
+    }
+    enum db_status ps = db_place_read(c, project, id, from, to, &w.pin);
+    *status =
+        db_cost_read_brief(c, side, from, to, project, id, ps < 0 ? NULL : w.pin.hosts, &w.cin);
+    db_release(side);
+    if (ps < 0)
+        *status = ps;
+    if (*status < 0 || (w.cat = svc_catalog_get(c, status)) == NULL)
         goto out;
     brief_facts(brief, &b);
     w.pools = calloc(w.pin.npools + 1, sizeof *w.pools);

@@ -20,7 +20,7 @@
 json_t *svc_placement(struct db_conn *c, const json_t *brief, const char *from, const char *to,
                       enum db_status *status);
 /* The same; with cost_out not NULL, the cost input it read (of the hosts that ran the
- * brief in the window, db_cost_read_hosts) is handed over to *cost_out (start it zeroed;
+ * brief in the window, db_cost_read_brief) is handed over to *cost_out (start it zeroed;
  * the caller frees it with db_cost_input_free) when the document is returned. */
 json_t *svc_placement_with(struct db_conn *c, const json_t *brief, const char *from, const char *to,
                            struct db_cost_input *cost_out, enum db_status *status);

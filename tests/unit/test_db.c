@@ -523,6 +523,24 @@ static void pool_init_twice(void)
     CHECK(st.size == 0);
 }
 
+/* db_try_acquire (a second connection beside the caller's, db_send) never waits: without
+ * a reachable server it answers NULL at once and gives the slot back. */
+static void try_acquire(void)
+{
+    enum log_level lvl = log_get_level();
+    log_set_level(LOG_ERROR); /* the failed connection logs a warning */
+    CHECK(db_pool_init("host=/nonexistent dbname=x", 1) == 0);
+    int64_t t0 = util_mono_us();
+    CHECK(db_try_acquire() == NULL);
+    CHECK(db_try_acquire() == NULL); /* within the reconnect backoff */
+    CHECK(util_mono_us() - t0 < 2000000);
+    struct db_pool_stats st;
+    db_pool_stats(&st);
+    CHECK(st.in_use == 0);
+    db_pool_shutdown();
+    log_set_level(lvl);
+}
+
 /* A pool or listener whose strings cannot be copied is not made, and leaks nothing. */
 static void pool_listener_oom(void)
 {
@@ -554,6 +572,7 @@ static void listener_unreachable(void)
 
 UNIT_SUITE(db_tests) = {
     {"db: every statement is found by name", registry},
+    {"db: try_acquire never waits for a slot", try_acquire},
     {"db: cost inputs decoded by column name", cost_decode},
     {"db: recommendation inputs decoded by column name", rec_decode},
     {"db: host target decoded, freed, filled again", host_target},
