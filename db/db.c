@@ -207,8 +207,8 @@ void db_set_keepalives(int idle_s, int interval_s, int count, int tcp_user_timeo
     snprintf(tcp_user_timeout, sizeof tcp_user_timeout, "%d", tcp_user_timeout_ms);
 }
 
-/* Opens a connection with a bounded connect timeout and a statement timeout. The caller
- * owns the result (PQfinish). Returns NULL on failure. */
+/* Opens a connection with a bounded connect timeout and a statement timeout (NULL on
+ * failure; the caller owns it: PQfinish). */
 static PGconn *connect_url(const char *url)
 {
     /* TCP keepalives and tcp_user_timeout: a partitioned server is noticed within seconds,
@@ -268,17 +268,20 @@ static int ensure_connected(struct db_conn *c)
 /* The request transaction of this thread (db_request_begin), or NULL. */
 static _Thread_local struct db_conn *request_conn;
 
-struct db_conn *db_acquire(enum db_status *status)
+/* A free slot of the pool, connected; waits up to DB_ACQUIRE_TIMEOUT_US for one when wait. */
+static struct db_conn *take(int wait, enum db_status *status)
 {
-    if (request_conn != NULL) { /* everything this thread does joins the request's */
-        *status = request_conn->pg != NULL ? DB_ONE_RESULT : DB_UNAVAILABLE;
-        return request_conn->pg != NULL ? request_conn : NULL;
-    }
     struct db_conn *c = NULL;
     int64_t start = 0;
     atomic_fetch_add(&pool.acquires, 1);
     pthread_mutex_lock(&pool.mu);
     while (pool.in_use == pool.size) {
+        if (!wait || (start != 0 && util_mono_us() - start > DB_ACQUIRE_TIMEOUT_US)) {
+            pthread_mutex_unlock(&pool.mu);
+            atomic_fetch_add(&pool.timeouts, wait ? 1 : 0);
+            *status = DB_UNAVAILABLE;
+            return NULL;
+        }
         if (start == 0) {
             start = util_mono_us();
             atomic_fetch_add(&pool.waits, 1);
@@ -291,12 +294,6 @@ struct db_conn *db_acquire(enum db_status *status)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&pool.cv, &pool.mu, &ts);
-        if (pool.in_use == pool.size && util_mono_us() - start > DB_ACQUIRE_TIMEOUT_US) {
-            pthread_mutex_unlock(&pool.mu);
-            atomic_fetch_add(&pool.timeouts, 1);
-            *status = DB_UNAVAILABLE;
-            return NULL;
-        }
     }
     /* Prefer a slot that is already connected. */
     for (int i = 0; i < pool.size; i++) {
@@ -314,7 +311,6 @@ struct db_conn *db_acquire(enum db_status *status)
     pthread_mutex_unlock(&pool.mu);
     if (start != 0)
         atomic_fetch_add(&pool.wait_us_total, (uint64_t)(util_mono_us() - start));
-
     if (ensure_connected(c) != 0) {
         db_release(c);
         *status = DB_UNAVAILABLE;
@@ -323,6 +319,15 @@ struct db_conn *db_acquire(enum db_status *status)
     c->sqlstate[0] = '\0';
     *status = DB_ONE_RESULT;
     return c;
+}
+
+struct db_conn *db_acquire(enum db_status *status)
+{
+    if (request_conn == NULL)
+        return take(1, status);
+    /* everything this thread does joins the request's */
+    *status = request_conn->pg != NULL ? DB_ONE_RESULT : DB_UNAVAILABLE;
+    return request_conn->pg != NULL ? request_conn : NULL;
 }
 
 void db_release(struct db_conn *c)
@@ -541,6 +546,17 @@ enum db_status db_run(db_tx_fn fn, void *arg)
         return s;
     s = fn(c, arg);
     db_release(c);
+    return s;
+}
+
+enum db_status db_run_spare(db_tx_fn fn, void *arg, int *ran)
+{
+    enum db_status s;
+    struct db_conn *c = take(0, &s);
+    if ((*ran = c != NULL) != 0) {
+        s = fn(c, arg);
+        db_release(c);
+    }
     return s;
 }
 
