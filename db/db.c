@@ -604,6 +604,17 @@ enum db_status db_run(db_tx_fn fn, void *arg)
     return s;
 }
 
+enum db_status db_run_spare(db_tx_fn fn, void *arg, int *ran)
+{
+    enum db_status s;
+    struct db_conn *c = acquire(&s, 0);
+    if ((*ran = c != NULL) != 0) {
+        s = fn(c, arg);
+        db_release(c);
+    }
+    return s;
+}
+
 static enum db_status ping_fn(struct db_conn *c, void *arg)
 {
     (void)arg;

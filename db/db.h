@@ -67,6 +67,11 @@ typedef enum db_status (*db_tx_fn)(struct db_conn *c, void *arg);
 enum db_status db_run_tx(db_tx_fn fn, void *arg);
 /* Runs fn on a pooled connection without an explicit transaction (single reads). */
 enum db_status db_run(db_tx_fn fn, void *arg);
+/* Runs fn on a free pooled connection of its own (never the request transaction's),
+ * without an explicit transaction and without waiting for a slot: *ran is 0 when no slot
+ * was free or its connection failed (fn did not run: the caller does the work itself).
+ * For a read beside the caller's own on another thread (service/recommend_lane.h). */
+enum db_status db_run_spare(db_tx_fn fn, void *arg, int *ran);
 
 /* The request transaction: one transaction around everything this thread does until
  * db_request_end, so that a request's effect and its record (an Idempotency-Key's stored

@@ -192,6 +192,15 @@ const struct db_stmt db_recommend_stmts[] = {
      USAGE_SQL("," USAGE_ROLLUP_FAILS, "," USAGE_RAW_FAILS, ", " USAGE_FAIL_SUMS, USAGE_FAILS_FC)},
     {"recommend_briefs",
      "SELECT id::text, project_id::text AS project_id, spec::text FROM briefs ORDER BY id"},
+    /* $1 at − 48 h, $2 at, $3 and $4 the whole hours between: see db_rec_briefs_ran. */
+    {"recommend_briefs_ran",
+     "SELECT b.id::text, b.project_id::text AS project_id, b.spec::text FROM briefs b"
+     " WHERE EXISTS (SELECT 1 FROM work_report_hours d WHERE d.brief_id = b.id"
+     "   AND d.bucket >= $3::timestamptz AND d.bucket < $4::timestamptz)"
+     "  OR EXISTS (SELECT 1 FROM work_reports r WHERE r.brief_id = b.id"
+     "   AND ((r.window_start >= $1::timestamptz AND r.window_start < $3::timestamptz)"
+     "    OR (r.window_start >= $4::timestamptz AND r.window_start < $2::timestamptz)))"
+     " ORDER BY b.id"},
     /* A reuse that lends a host to another project's brief is the platform's to decide:
      * its events name no pool or host, so they are of no project (platform admins only). */
     {"recommend_sync",
@@ -524,21 +533,30 @@ enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_d
 enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double idle_default_s,
                                       int events_max, int failures, struct db_rec_input *in)
 {
-    struct rec_bounds b;
-    PGresult *r[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    struct db_rec_parts p = {{NULL}};
     db_rec_input_free(in);
+    enum db_status s = db_rec_parts_read(c, at_us, idle_default_s, events_max, &p);
+    if (s >= 0)
+        s = db_rec_usage_read(c, at_us, failures, &p);
+    if (s < 0) {
+        db_rec_parts_free(&p);
+        return s;
+    }
+    return db_rec_parts_decode(&p, in);
+}
+
+enum db_status db_rec_parts_read(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                 int events_max, struct db_rec_parts *p)
+{
+    struct rec_bounds b;
+    PGresult **r = (PGresult **)p->res;
     bounds(at_us, &b);
     const char *ph[4] = {b.held[0], b.held[1], b.held[2], b.held[3]};
-    const char *pu[19];
-    for (int i = 0; i < 19; i++)
-        pu[i] = b.usage[i];
     char win[32], nev[16];
     snprintf(win, sizeof win, "%.0f", idle_default_s);
     snprintf(nev, sizeof nev, "%d", events_max);
     const char *pg[2] = {b.held[0], win}, *pi[1] = {nev};
     enum db_status s = db_exec(c, "recommend_held", 4, ph, &r[0]);
-    if (s >= 0)
-        s = db_exec(c, failures ? "recommend_usage_failures" : "recommend_usage", 19, pu, &r[1]);
     if (s >= 0)
         s = db_exec(c, "recommend_hosts", 0, NULL, &r[2]);
     if (s >= 0)
@@ -547,18 +565,74 @@ enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double i
         s = db_exec(c, "recommend_gpu_util", 2, pg, &r[4]);
     if (s >= 0)
         s = db_exec(c, "recommend_isolated", 1, pi, &r[5]);
-    if (s < 0) {
-        for (int i = 0; i < 6; i++)
-            PQclear(r[i]);
-        return s;
-    }
+    return s;
+}
+
+enum db_status db_rec_usage_read(struct db_conn *c, int64_t at_us, int failures,
+                                 struct db_rec_parts *p)
+{
+    struct rec_bounds b;
+    bounds(at_us, &b);
+    const char *pu[19];
+    for (int i = 0; i < 19; i++)
+        pu[i] = b.usage[i];
+    return db_exec(c, failures ? "recommend_usage_failures" : "recommend_usage", 19, pu,
+                   (PGresult **)&p->res[1]);
+}
+
+void db_rec_parts_free(struct db_rec_parts *p)
+{
+    for (int i = 0; i < 6; i++)
+        PQclear(p->res[i]);
+    memset(p, 0, sizeof *p);
+}
+
+enum db_status db_rec_parts_decode(struct db_rec_parts *p, struct db_rec_input *in)
+{
+    PGresult **r = (PGresult **)p->res;
+    db_rec_input_free(in);
     enum db_status d = db_rec_decode(r[0], r[1], r[2], r[3], in);
     if (d < 0) {
         PQclear(r[4]);
         PQclear(r[5]);
-        return d;
+    } else if (db_rec_decode_health(r[4], r[5], in) < 0) {
+        d = DB_HARD_ERROR;
     }
-    return db_rec_decode_health(r[4], r[5], in) < 0 ? DB_HARD_ERROR : d;
+    memset(p, 0, sizeof *p); /* in owns the results now, or they are freed */
+    return d;
+}
+
+enum db_status db_rec_briefs_ran(struct db_conn *c, int64_t at_us, struct db_rec_briefs *out)
+{
+    const int64_t H = 3600LL * 1000000, lo = at_us - 48 * H;
+    const int64_t v[4] = {lo, at_us, util_ceil_us(lo, H), util_floor_us(at_us, H)};
+    char t[4][40];
+    const char *p[4] = {t[0], t[1], t[2], t[3]};
+    for (int i = 0; i < 4; i++)
+        util_rfc3339(v[i], t[i], sizeof t[i]);
+    db_rec_briefs_free(out);
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "recommend_briefs_ran", 4, p, &r);
+    if (s < 0)
+        return s;
+    out->res = r;
+    out->briefs = calloc((size_t)PQntuples(r) + 1, sizeof *out->briefs);
+    if (out->briefs == NULL) {
+        db_rec_briefs_free(out);
+        return DB_HARD_ERROR;
+    }
+    int id = db_col(r, "id"), spec = db_col(r, "spec"), project = db_col(r, "project_id");
+    for (int i = 0; i < PQntuples(r); i++)
+        out->briefs[out->n++] =
+            (struct db_rec_brief){db_val(r, i, id), db_val(r, i, project), db_val(r, i, spec)};
+    return s;
+}
+
+void db_rec_briefs_free(struct db_rec_briefs *b)
+{
+    free(b->briefs);
+    PQclear(b->res);
+    memset(b, 0, sizeof *b);
 }
 
 enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,

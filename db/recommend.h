@@ -107,6 +107,35 @@ enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double i
                                       int events_max, int failures, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
 
+/* The same reads in two parts, so that the usage rows, the longest read, can be read on
+ * another connection at the same time (service/recommend.c): db_rec_parts_read reads all
+ * but the usage rows on c, db_rec_usage_read the usage rows (with their failure classes
+ * when failures is non-zero); each fills only its own results of p (start it zeroed).
+ * db_rec_parts_decode then decodes p into in, taking the results over (p is left zeroed,
+ * even on failure); db_rec_parts_free frees what p holds. Each statement reads its own
+ * snapshot, as in one READ COMMITTED transaction. */
+struct db_rec_parts {
+    void *res[6]; /* opaque outside db/ */
+};
+enum db_status db_rec_parts_read(struct db_conn *c, int64_t at_us, double idle_default_s,
+                                 int events_max, struct db_rec_parts *p);
+enum db_status db_rec_usage_read(struct db_conn *c, int64_t at_us, int failures,
+                                 struct db_rec_parts *p);
+enum db_status db_rec_parts_decode(struct db_rec_parts *p, struct db_rec_input *in);
+void db_rec_parts_free(struct db_rec_parts *p);
+
+/* The briefs that a usage row of db_recommend_read names: those with a work report whose
+ * window starts in [at − 48 h, at) (the whole hours from the hour rollup's brief index,
+ * the partial hours at either end from the reports), ordered by id, with their documents
+ * (strings borrowed from res). Start *out zeroed; db_rec_briefs_free frees it. */
+struct db_rec_briefs {
+    size_t n;
+    struct db_rec_brief *briefs;
+    void *res; /* opaque outside db/ */
+};
+enum db_status db_rec_briefs_ran(struct db_conn *c, int64_t at_us, struct db_rec_briefs *out);
+void db_rec_briefs_free(struct db_rec_briefs *b);
+
 /* Decodes the results of recommend_gpu_util and recommend_isolated into in (filled by
  * db_rec_decode first), taking them over (in owns them, even on failure). Out of memory:
  * DB_HARD_ERROR. For db_recommend_read and the unit tests. */

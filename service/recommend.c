@@ -1,5 +1,6 @@
-/* recommend.c — the recommendations as of a time. In one read transaction
- * (db/recommend.c): the held seconds of every host in the last hour, the last 24 h and
+/* recommend.c — the recommendations as of a time. Read (db/recommend.c) in the caller's
+ * transaction, the usage rows and the bottleneck rows each beside it on a connection of
+ * their own (read_fn): the held seconds of every host in the last hour, the last 24 h and
  * the 24 h before; the work reports of those windows and of the lookback, summed per
  * host, brief and unit in one pass over the hour rollup; the hosts not stopped with their
  * pools' thresholds; their GPU utilization samples over their idle windows (one
@@ -9,6 +10,7 @@
  * /v1/recommendations (api/recommend.c) and by the idle policy (service/idle_policy.c). */
 #include "service/recommend.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,33 +47,97 @@ static void clear(struct rec_arg *a)
     a->cat = NULL;
 }
 
+/* A read beside the caller's: fn on a connection and a thread of its own (db_run_spare),
+ * or on the caller's connection when no thread or no free connection could take it. */
+struct lane {
+    pthread_t thread;
+    int started, ran;
+    enum db_status s;
+    db_tx_fn fn;
+    void *arg;
+};
+
+static void *lane_main(void *p)
+{
+    struct lane *l = p;
+    l->s = db_run_spare(l->fn, l->arg, &l->ran);
+    return NULL;
+}
+
+static void lane_start(struct lane *l, db_tx_fn fn, void *arg)
+{
+    *l = (struct lane){.fn = fn, .arg = arg};
+    l->started = pthread_create(&l->thread, NULL, lane_main, l) == 0;
+}
+
+/* Waits for l; when its read did not run beside, runs it on c if run, else fails. */
+static enum db_status lane_finish(struct lane *l, struct db_conn *c, int run)
+{
+    if (l->started)
+        pthread_join(l->thread, NULL);
+    if (l->started && l->ran)
+        return l->s;
+    return run ? l->fn(c, l->arg) : DB_HARD_ERROR;
+}
+
+struct usage_read {
+    int64_t at_us;
+    int failures;
+    struct db_rec_parts *parts;
+};
+
+static enum db_status usage_fn(struct db_conn *c, void *arg)
+{
+    struct usage_read *u = arg;
+    return db_rec_usage_read(c, u->at_us, u->failures, u->parts);
+}
+
+static enum db_status bn_fn(struct db_conn *c, void *arg)
+{
+    struct rec_arg *a = arg;
+    return svc_rec_bn_read(c, a->at_us, &a->bn);
+}
+
+static enum db_status place_fn(struct db_conn *c, void *arg)
+{
+    struct rec_arg *a = arg;
+    return svc_rec_place_read(c, a->at_us, a->rightsize);
+}
+
+/* The inputs: the usage rows (the longest read), the bottleneck rows and the rightsize's
+ * placements each on a connection of their own while c reads the rest; each statement
+ * reads its own snapshot, as it would in c's READ COMMITTED transaction. */
 static enum db_status read_fn(struct db_conn *c, void *arg)
 {
     struct rec_arg *a = arg;
     clear(a);
     /* the budgets first: the usage read carries the failure classes only when one is set */
     enum db_status s = svc_rec_retry_budgets(c, &a->retry);
-    if (s >= 0)
-        s = db_recommend_read_with(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX,
-                                   svc_rec_retry_wanted(&a->retry), &a->in);
-    if (s >= 0 && svc_rec_retry_take(&a->in, &a->retry) != 0)
-        s = DB_HARD_ERROR;
+    a->rightsize = json_array(); /* out of memory is an error, never "no rightsize" */
+    if (s < 0 || a->rightsize == NULL)
+        return s < 0 ? s : DB_HARD_ERROR;
+    struct db_rec_parts parts = {{NULL}};
+    struct usage_read u = {a->at_us, svc_rec_retry_wanted(&a->retry), &parts};
+    struct lane lu, lb, lp;
+    lane_start(&lu, usage_fn, &u);
+    lane_start(&lb, bn_fn, a);
+    lane_start(&lp, place_fn, a);
+    s = db_rec_parts_read(c, a->at_us, PLAN_REC_IDLE_DEFAULT_S, PLAN_REC_EVENTS_MAX, &parts);
     if (s >= 0)
         a->cat = svc_catalog_get(c, &s);
-    if (s >= 0) {
-        enum db_status b = svc_rec_bn_read(c, a->at_us, &a->bn);
-        if (b < 0)
-            s = b;
+    enum db_status su = lane_finish(&lu, c, s >= 0);
+    enum db_status sb = lane_finish(&lb, c, s >= 0 && su >= 0);
+    enum db_status sp = lane_finish(&lp, c, s >= 0 && su >= 0 && sb >= 0);
+    if (s >= 0)
+        s = su < 0 ? su : sb < 0 ? sb : sp < 0 ? sp : s;
+    if (s < 0) {
+        db_rec_parts_free(&parts);
+        return s;
     }
-    if (s >= 0) { /* out of memory is an error, never "no rightsize" */
-        a->rightsize = json_array();
-        enum db_status p = a->rightsize != NULL
-                               ? svc_rec_place_read(c, a->at_us, &a->in, a->rightsize)
-                               : DB_HARD_ERROR;
-        if (p < 0)
-            s = p;
-    }
-    return s;
+    enum db_status d = db_rec_parts_decode(&parts, &a->in);
+    if (d < 0)
+        return d;
+    return svc_rec_retry_take(&a->in, &a->retry) != 0 ? DB_HARD_ERROR : s;
 }
 
 /* Sets *out to the pool's setting when it has one (else *out keeps its default). */

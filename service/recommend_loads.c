@@ -35,8 +35,12 @@ int svc_rec_loads_apply(const struct svc_rec_bn *b, const struct usage_host *hel
                         json_t *items)
 {
     const struct db_bn_input *in = &b->in;
-    struct plan_rec_load *l = calloc(in->nrows + 1, sizeof *l);
-    size_t nl = 0;
+    size_t nl = 0; /* one load per host and brief (the rows' runs of them): sized by those */
+    for (size_t i = 0; i < in->nrows; i++)
+        nl += i == 0 || strcmp(in->rows[i].host_id, in->rows[i - 1].host_id) != 0 ||
+              !same_brief(in->rows[i].brief_id, in->rows[i - 1].brief_id);
+    struct plan_rec_load *l = calloc(nl + 1, sizeof *l);
+    nl = 0;
     if (l == NULL)
         return -1;
     for (size_t i = 0; i < in->nrows;) { /* one host's rows, by brief */

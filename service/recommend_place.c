@@ -7,29 +7,18 @@
 
 #include "common/util.h"
 #include "db/costs.h"
+#include "db/recommend.h"
 #include "service/placement.h"
 
-static int brief_ran(const struct db_rec_input *in, const char *id)
-{
-    for (size_t i = 0; i < in->nusage; i++) {
-        const char *b = in->usage[i].row.brief_id;
-        if (b != NULL && strcmp(b, id) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct db_rec_input *in,
-                                  json_t *out)
+enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, json_t *out)
 {
     char from[40], to[40];
-    enum db_status s = DB_ONE_RESULT;
+    struct db_rec_briefs ran = {0, NULL, NULL};
+    enum db_status s = db_rec_briefs_ran(c, at_us, &ran);
     util_rfc3339(at_us - (int64_t)(SVC_PLACE_DEFAULT_WINDOW_S * 1e6), from, sizeof from);
     util_rfc3339(at_us, to, sizeof to);
-    for (size_t j = 0; j < in->nbriefs && s >= 0; j++) {
-        const struct db_rec_brief *b = &in->briefs[j];
-        if (!brief_ran(in, b->id))
-            continue;
+    for (size_t j = 0; j < ran.n && s >= 0; j++) {
+        const struct db_rec_brief *b = &ran.briefs[j];
         json_t *brief = json_loads(b->spec, 0, NULL);
         if (brief == NULL)
             continue;
@@ -59,5 +48,6 @@ enum db_status svc_rec_place_read(struct db_conn *c, int64_t at_us, const struct
         json_decref(doc);
         db_cost_input_free(&cost);
     }
+    db_rec_briefs_free(&ran);
     return s < 0 ? s : DB_ONE_RESULT;
 }

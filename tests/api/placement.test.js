@@ -377,6 +377,50 @@ describe('rightsize needs enough measured evidence', () => {
     assert.equal(res.items.filter((r) => r.target.brief_id === b.id).length, 1, 'the pass has it');
   });
 
+  test('the pass prices a brief with a report starting in [at - 48 h, at): whole hours and the partial hour', async () => {
+    // The pass reads which briefs ran on a connection of its own (db_rec_briefs_ran): the
+    // whole hours of its two days from the hour rollup, the partial hour at the start from
+    // the reports, as the usage rows it read before did.
+    const b = await createBrief(briefBody());
+    await report(await host(pools.H), b, 0, 7, 1000000, 1800);
+    await report(await host(pools.L), b, 0, 7, 500000, 3600);
+    const ran = async (at) => {
+      const res = expectStatus(
+        await client.request('GET', `/v1/recommendations?action=rightsize&at=${at}`, { token: viewer }),
+        200,
+      );
+      return res.items.some((r) => r.target.brief_id === b.id);
+    };
+    const min = (h, m) => new Date(Date.parse(hour(h)) + m * 60e3).toISOString().replace('.000Z', 'Z');
+    // the last reports start at hour 167
+    assert.equal(await ran(hour(215)), true, 'a whole hour at the start of the two days');
+    assert.equal(await ran(min(215, 30)), false, 'a report starting 30 min before the two days');
+    const c = await host(pools.H);
+    expectStatus(
+      await client.request('POST', '/v1/work-reports', {
+        token: operator,
+        body: {
+          records: [
+            {
+              host_id: c.id,
+              brief_id: b.id,
+              window_start: min(167, 40),
+              window_end: hour(168),
+              unit: 'tokens',
+              completed: 1000,
+              failed: 0,
+              retried: 0,
+              busy_seconds: 60,
+            },
+          ],
+        },
+      }),
+      201,
+    );
+    assert.equal(await ran(min(215, 30)), true, 'a report in the partial hour at the start');
+    assert.equal(await ran(min(215, 50)), false, 'and not once it starts before the two days');
+  });
+
   test('never on estimates alone: an estimated pool and on-demand capacity far cheaper', async () => {
     const b = await createBrief(briefBody({ alternatives: [{ ...ALTERNATIVES[1], price_per_gpu_hour: 0.1 }] }));
     await report(await host(pools.H), b, 0, 8, 1000000, 1800);
