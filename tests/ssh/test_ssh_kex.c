@@ -37,9 +37,9 @@ static size_t put_list(unsigned char *p, const char *s)
  * the engine prefers: curve25519-sha256, ssh-ed25519, aes256-ctr, hmac-sha2-256. */
 static size_t kexinit(unsigned char *out)
 {
-    static const char *lists[] = {"curve25519-sha256", "ssh-ed25519", "aes256-ctr",
-                                  "aes256-ctr", "hmac-sha2-256", "hmac-sha2-256", "none",
-                                  "none", "", ""};
+    static const char *lists[] = {
+        "curve25519-sha256", "ssh-ed25519", "aes256-ctr", "aes256-ctr", "hmac-sha2-256",
+        "hmac-sha2-256",     "none",        "none",       "",           ""};
     unsigned char payload[512];
     size_t n = 0;
     payload[n++] = 20; /* SSH_MSG_KEXINIT */

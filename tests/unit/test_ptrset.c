@@ -75,7 +75,8 @@ static void ptrset_edges(void)
 }
 
 UNIT_SUITE(ptrset_tests) = {
-    {"ptrset: 60,000 random adds and deletions of heap blocks against a model, drain", ptrset_random},
+    {"ptrset: 60,000 random adds and deletions of heap blocks against a model, drain",
+     ptrset_random},
     {"ptrset: empty set, NULL, duplicates, drain", ptrset_edges},
     UNIT_END,
 };
