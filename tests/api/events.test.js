@@ -822,7 +822,14 @@ describe('load, slow consumers, retention and shutdown', () => {
       ),
     );
     for (const s of many) assert.equal(s.status, 200);
-    assert.ok((await metric(srvA, 'gpufleet_event_streams')) >= base + 200);
+    // A stream is counted once the server's reader registers it, which on a loaded machine
+    // can come a moment after its 200 headers: wait for all 200 (up to 10 s).
+    let open = await metric(srvA, 'gpufleet_event_streams');
+    for (let i = 0; i < 100 && open < base + 200; i++) {
+      await sleep(100);
+      open = await metric(srvA, 'gpufleet_event_streams');
+    }
+    assert.ok(open >= base + 200, `${open} streams counted, want at least ${base} + 200`);
     for (let i = 0; i < 20; i++) expectStatus(await client.request('GET', `/v1/hosts/${h.id}`, { token: viewer }), 200);
     expectStatus(
       await client.request('PATCH', `/v1/hosts/${h.id}`, { token: operator, body: { labels: { many: 'yes' } } }),
