@@ -110,7 +110,7 @@ UNIT_SRC   := tests/unit/main.c tests/unit/test_util.c tests/unit/test_jsonspec.
               tests/unit/test_host_state.c tests/unit/test_db.c \
               tests/unit/test_xid.c tests/unit/test_monitor_sample.c tests/unit/test_utf8.c \
               tests/unit/test_netpolicy.c tests/unit/test_dheap.c tests/unit/test_idmap.c \
-              tests/unit/test_ptrset.c \
+              tests/unit/test_ptrset.c tests/unit/test_events_sub.c \
               tests/unit/test_host_command.c tests/unit/test_rolemap.c tests/unit/test_readiness.c
 
 # Signed webhooks: the pure part, the table (sealed secrets: db/sealed.c, shared with

@@ -351,7 +351,10 @@ enum MHD_Result api_events_stream(struct api_req *r)
         struct ev_cred cred = {r->principal.exp, r->principal.iat, "", ""};
         snprintf(cred.jti, sizeof cred.jti, "%s", r->principal.jti);
         snprintf(cred.sub, sizeof cred.sub, "%s", r->principal.sub);
-        sub = ev_sub_open(&f, after, r->request_id, &cred, &stream_ops, r->conn);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        sub = ev_sub_open(&f, after, ci != NULL ? (int)ci->connect_fd : -1, r->request_id, &cred,
+                          &stream_ops, r->conn);
         if (sub == NULL)
             return api_reply_problem(r, API_ERR_DATABASE_UNAVAILABLE, NULL,
                                      "the event stream is not available right now; retry "

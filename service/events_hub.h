@@ -9,8 +9,11 @@
  *
  * A subscriber resuming from an id older than the ring gets the backlog from the database
  * first (loaded by the hub, in bounded chunks). When the ring overtakes a subscriber's
- * cursor, a parked one (it had sent everything) reads the rest from the database the same
- * way; one that is still writing is cut off: its client does not keep up (slow consumer).
+ * cursor, it reads the rest from the database the same way, unless its client has stopped
+ * taking bytes: its socket has accepted nothing for EV_SLOW_AFTER_US (the send buffer is
+ * full and the transport has not asked for more). Such a stream is cut off (slow
+ * consumer). Being behind is not enough: a stream woken by a burst but not yet scheduled
+ * on a busy server is behind through no fault of its client.
  *
  * Delivery is in id order without gaps: ids are taken from a sequence and may commit
  * out of order, so the hub waits up to EV_GAP_WAIT_US for a missing id before it skips
@@ -23,8 +26,9 @@
 
 #include "common/sbuf.h"
 
-#define EV_GAP_WAIT_US  1000000LL
-#define EV_MAX_PROJECTS 64 /* projects in a subscriber's set */
+#define EV_GAP_WAIT_US   1000000LL
+#define EV_SLOW_AFTER_US 1000000LL /* a client that takes nothing this long, behind: cut */
+#define EV_MAX_PROJECTS  64        /* projects in a subscriber's set */
 
 /* The known event types; the types filter accepts exactly these. */
 extern const char *const ev_type_names[];
@@ -96,12 +100,14 @@ struct ev_cred {
 
 struct ev_sub;
 /* Registers a subscriber. after: deliver events with a greater id (a client's
- * Last-Event-ID), or -1 for events from now on. request_id and cred are copied (the
- * subject names the stream in the log). Returns NULL when the hub does not know the current
- * position yet (database unreachable since start), streams are ending, or f->projects is not a
- * uuid[] literal of at most EV_MAX_PROJECTS ids. The subscriber comes with one reference, the
- * caller's (ev_sub_unref); ev_sub_hold adds one. */
-struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
+ * Last-Event-ID), or -1 for events from now on. fd: the transport's socket, polled (never
+ * read or written) to tell a client that takes nothing (no room to send) from one the
+ * server has not served yet; -1 when there is none (the room is then taken as gone). request_id and
+ * cred are copied (the subject names the stream in the log). Returns NULL when the hub does not
+ * know the current position yet (database unreachable since start), streams are ending, or
+ * f->projects is not a uuid[] literal of at most EV_MAX_PROJECTS ids. The subscriber comes with one
+ * reference, the caller's (ev_sub_unref); ev_sub_hold adds one. */
+struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, int fd, const char *request_id,
                            const struct ev_cred *cred, const struct ev_sub_ops *ops, void *ctx);
 /* Copies up to max bytes of frames into buf and returns how many. 0: nothing to send
  * now; ops->park was called and ops->wake will be. EV_SUB_END: the stream is over

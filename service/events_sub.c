@@ -6,6 +6,7 @@
 #include "service/events_hub.h"
 
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "db/db.h"
 #include "db/events.h"
 #include "service/events_internal.h"
@@ -39,7 +41,9 @@ struct ev_sub {
     int nprojects; /* -1: every event (f.projects NULL) */
     struct ev_project projects[EV_MAX_PROJECTS];
     int64_t cursor;   /* the last event id examined */
-    int live;         /* reads from the ring (a cursor the ring overwrote means: cut) */
+    int fd;           /* the transport's socket (polled for room), or -1 */
+    int64_t read_us;  /* when the transport last asked for bytes (util_mono_us) */
+    int live;         /* reads from the ring (0: from the database until it catches up) */
     int suspended;    /* it is parked */
     int need_backlog; /* waits for the hub to load events after cursor from the database */
     int hb;           /* a heartbeat is due */
@@ -178,10 +182,10 @@ static size_t copy_ring(struct ev_sub *s, char *buf, size_t max, size_t n, int *
 {
     pthread_rwlock_rdlock(&ev_ring.lock);
     if (s->cursor < ev_ring.floor) {
-        if (s->live)
-            mark_cut(s);
-        else
-            *want_backlog = 1;
+        /* Overtaken, yet its transport asks for bytes: it takes them, so it reads the
+         * rest from the database (a client that took nothing is cut in ev_subs_wake). */
+        s->live = 0;
+        *want_backlog = 1;
         goto done;
     }
     s->live = 1;
@@ -215,6 +219,7 @@ done:
 ssize_t ev_sub_read(struct ev_sub *s, char *buf, size_t max)
 {
     pthread_mutex_lock(&s->mu);
+    s->read_us = util_mono_us();
     size_t n = pend_drain(s, buf, max);
     if (n == max)
         goto out;
@@ -310,7 +315,7 @@ static int sub_projects(struct ev_sub *s, const char *text)
     return 0;
 }
 
-struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char *request_id,
+struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, int fd, const char *request_id,
                            const struct ev_cred *cred, const struct ev_sub_ops *ops, void *ctx)
 {
     if (!ev_ring_ready() || atomic_load(&subs.ending))
@@ -322,6 +327,8 @@ struct ev_sub *ev_sub_open(const struct ev_filter *f, int64_t after, const char 
     atomic_init(&s->refs, 1);
     s->ops = ops;
     s->ctx = ctx;
+    s->fd = fd;
+    s->read_us = util_mono_us();
     s->f = *f;
     if (sub_projects(s, f->projects) != 0)
         goto fail;
@@ -425,22 +432,38 @@ void ev_subs_clear(void)
 
 /* ---- the hub thread's turns ---- */
 
+/* Whether s's client has taken nothing for EV_SLOW_AFTER_US: its transport has not asked
+ * for bytes that long and its socket has no room (poll, no wait). A socket that cannot be
+ * polled (none, closed) counts as having none. Called with s->mu held. */
+static int client_stalled(const struct ev_sub *s, int64_t now)
+{
+    if (now - s->read_us < EV_SLOW_AFTER_US)
+        return 0;
+    if (s->fd < 0)
+        return 1;
+    struct pollfd pf = {s->fd, POLLOUT, 0};
+    int rc = poll(&pf, 1, 0);
+    return !(rc == 1 && (pf.revents & (POLLOUT | POLLNVAL | POLLERR | POLLHUP)) == POLLOUT);
+}
+
 void ev_subs_wake(int heartbeat)
 {
+    int64_t now = util_mono_us();
     size_t n = snap_take();
     for (size_t i = 0; i < n; i++) {
         struct ev_sub *s = subs.snap[i];
         pthread_mutex_lock(&s->mu);
         if (heartbeat)
             s->hb = 1;
-        /* Behind the ring: a parked stream had sent everything it had, so it keeps up and
-         * only a burst outran it: it reads the rest from the log. A stream that is not
-         * parked is still writing what it had: its client is too slow. */
-        if (s->live && s->cursor < ev_ring.floor) {
-            if (s->suspended)
-                s->live = 0;
-            else
+        /* Behind the ring, it reads the rest from the log, unless its client takes
+         * nothing: a stream still writing (not parked) whose socket has had no room for
+         * EV_SLOW_AFTER_US is cut off. A parked stream had sent everything, and one woken
+         * but not yet served (a busy server) is behind through no fault of its client. */
+        if (s->cursor < ev_ring.floor && !s->cut) {
+            if (!s->suspended && client_stalled(s, now))
                 mark_cut(s);
+            else
+                s->live = 0;
         }
         /* A parked stream whose filter selects none of the new events just moves on:
          * no wake-up, and a burst of other events never makes it a slow consumer. */

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
                                         dheap_tests,
                                         idmap_tests,
                                         ptrset_tests,
+                                        events_sub_tests,
                                         host_command_tests,
                                         rolemap_tests,
                                         readiness_tests,

@@ -43,6 +43,7 @@ extern const struct unit_test rl_table_tests[];
 extern const struct unit_test dheap_tests[];
 extern const struct unit_test idmap_tests[];
 extern const struct unit_test ptrset_tests[];
+extern const struct unit_test events_sub_tests[];
 extern const struct unit_test utf8_tests[];
 extern const struct unit_test netpolicy_tests[];
 extern const struct unit_test recovery_tests[];
