@@ -17,8 +17,8 @@ static void wire_event(struct sbuf *b, const struct db_event_row *row)
     sbuf_printf(b, "id: %lld\n\n", (long long)row->id);
 }
 
-static const struct ev_wire wire = {wire_event, ":open\n\n", ":hb\n\n", "event: error\n\n",
-                                    "event: expired\n\n", "event: revoked\n\n"};
+static const struct ev_wire wire = {wire_event,         ":open\n\n",          ":hb\n\n",
+                                    "event: error\n\n", "event: expired\n\n", "event: revoked\n\n"};
 
 static int parks, wakes, kicks;
 static void park(void *ctx)
