@@ -465,9 +465,10 @@ after(async () => {
 
 describe('every route is scoped by project', () => {
   test('every route of gpufleetd routes has a row in this matrix', () => {
-    const missing = routesOfBinary().filter((r) => !(r in ROUTES));
+    const routes = routesOfBinary();
+    const missing = routes.filter((r) => !(r in ROUTES));
     assert.deepEqual(missing, [], `routes without a row: ${missing.join(', ')}`);
-    const stale = Object.keys(ROUTES).filter((r) => !routesOfBinary().includes(r));
+    const stale = Object.keys(ROUTES).filter((r) => !routes.includes(r));
     assert.deepEqual(stale, [], `rows without a route: ${stale.join(', ')}`);
   });
 
