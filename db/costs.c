@@ -143,7 +143,7 @@
     " b.host_id WHERE b.brief_id = $12::uuid AND b.bucket >= date_trunc('day', " B_F ", 'UTC')" \
     " AND b.bucket < " B_T " AND bh.project_id = $11::uuid)"
 #define COST_REPORTS_BRIEF_SQL                                                                    \
-    "WITH " DB_SERIAL_CTE ", src AS (" WINDOW_SOURCES_OF(                                         \
+    "WITH src AS (" WINDOW_SOURCES_OF(                                                            \
         NARROW_ROLLUP,                                                                            \
         NARROW_RAW) "),"                                                                          \
                     " g AS (SELECT host_id, brief_id, unit, sum(reports)::int AS reports,"        \

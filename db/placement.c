@@ -17,8 +17,7 @@ const struct db_stmt db_place_stmts[] = {
      * the last end in its last day or the one before (a window is at most 24 h,
      * api/work_reports.c): only those days' rows are read from the heap. */
     {"place_pools",
-     "WITH " DB_SERIAL_CTE
-     ", d AS MATERIALIZED (SELECT h.pool_id, h.project_id, d.host_id, d.bucket"
+     "WITH d AS MATERIALIZED (SELECT h.pool_id, h.project_id, d.host_id, d.bucket"
      "  FROM work_report_days d JOIN hosts h ON h.id = d.host_id"
      "  WHERE d.brief_id = $2::uuid AND d.bucket >= date_trunc('day', $3::timestamptz, 'UTC')"
      "   AND d.bucket < $4::timestamptz),"
