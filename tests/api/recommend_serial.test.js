@@ -24,8 +24,6 @@ const STATEMENTS = [
   'recommend_hosts',
   'recommend_gpu_util',
   'bn_rows_fleet',
-  'cost_reports_brief', // the rightsize's placement (and GET /v1/briefs/{id}/placement)
-  'place_pools',
 ];
 
 let srv;
