@@ -111,7 +111,7 @@ const struct db_stmt db_bn_stmts[] = {
     /* $1 from, $2 to, $3 the middle: every host, per brief and unit, from the 6-hour
      * quarters (a day is 4 or 5 of them: 50,000 rows over 10,000 hosts). */
     {"bn_rows_fleet",
-     "SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"
+     "WITH " DB_SERIAL_CTE " SELECT d.host_id::text AS host_id, h.pool_id::text AS pool_id,"
      " d.brief_id::text AS brief_id, d.unit, (d.bucket >= $3::timestamptz)::int AS half,"
      /* one row per bucket of a (host, brief, unit): rows are buckets */
      SUMS_WITH("count(*) FILTER (WHERE d.phase_load_seconds > 0)")

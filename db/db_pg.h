@@ -27,6 +27,15 @@ struct db_stmt {
  * time in a document: DB_TS("h.created_at"). */
 #define DB_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
+/* A CTE that makes a statement's plan serial (issue 28 item 5): it names set_config, which
+ * is PARALLEL UNSAFE, and PostgreSQL plans no parallel query for a statement that names a
+ * parallel-unsafe function anywhere; the CTE is never referenced, so it never runs. For
+ * the reads that run side by side on their own connections (the recommendations' pass):
+ * there each lane already holds a core, and a Gather's workers only add their start
+ * (~100 ms a statement measured under load) and their share of the same two cores.
+ * Usage: "WITH " DB_SERIAL_CTE ", x AS (...) SELECT ..." or "WITH " DB_SERIAL_CTE " SELECT". */
+#define DB_SERIAL_CTE "serial AS (SELECT set_config('max_parallel_workers_per_gather', '0', true))"
+
 /* Executes a registered statement. params may contain NULLs (SQL NULL). On success *res
  * holds the result (caller PQclear()s) and the status is NO/ONE/MANY_RESULTS by row count
  * (for commands without rows: affected rows); on failure *res is NULL. */

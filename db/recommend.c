@@ -47,7 +47,7 @@
 
 /* recommend_held: see db_rec_input.held ($1 at, $2 at − 1 h, $3 at − 24 h, $4 at − 48 h). */
 #define HELD_SQL                                                                             \
-    "WITH c AS (SELECT s.host_id, s.at, s.to_state,"                                         \
+    "WITH " DB_SERIAL_CTE ", c AS (SELECT s.host_id, s.at, s.to_state,"                    \
     "   lead(s.at) OVER (PARTITION BY s.host_id ORDER BY s.at, s.id) AS next_at"             \
     "  FROM host_state_history s WHERE s.at < least($1::timestamptz, now())),"               \
     " i AS (SELECT host_id, at AS a, least(coalesce(next_at, least($1::timestamptz, now())),"\
@@ -69,7 +69,7 @@
 /* recommend_usage: see SEGMENT and db_rec_usage; with the failure classes (RF, WF, the
  * sums FS and the columns FC) for recommend_usage_failures. */
 #define USAGE_SQL(RF, WF, FS, FC)                                                            \
-    "WITH src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7), RF, WF)                 \
+    "WITH " DB_SERIAL_CTE ", src AS (" SEGMENT("0", T(2), T(3), T(4), T(5), T(6), T(7), RF, WF)                 \
     "  UNION ALL " SEGMENT("1", T(8), T(9), T(10), T(11), T(12), T(13), RF, WF)              \
     "  UNION ALL " SEGMENT("2", T(14), T(15), T(16), T(17), T(18), T(19), RF, WF) "),"       \
     " g AS (SELECT host_id, brief_id, unit, part, max_end > $1::timestamptz AS lb,"          \
@@ -103,7 +103,7 @@
  * its grain's watermark (done_upto) and at. Per host, one row per raw sample or rollup
  * bucket (n: its samples; ok: every GPU read), then summed. */
 #define GPU_UTIL_BOUNDS                                                                     \
-    "WITH st AS (SELECT max(done_upto) FILTER (WHERE grain = '5m') AS d5,"                 \
+    "WITH " DB_SERIAL_CTE ", st AS (SELECT max(done_upto) FILTER (WHERE grain = '5m') AS d5,"                 \
     "   max(done_upto) FILTER (WHERE grain = '1h') AS d1 FROM gpu_samples_rollup_state),"  \
     " w AS (SELECT id, (spec #>> '{monitor,interval_seconds}')::float8 AS iv,"              \
     "   (spec->>'idle_gpu_utilization_pct')::float8 AS thr, " AT " - make_interval(secs =>"  \
@@ -169,7 +169,7 @@ const struct db_stmt db_recommend_stmts[] = {
     {"recommend_gpu_util", GPU_UTIL_SQL},
     {"recommend_isolated", ISOLATED_SQL},
     {"recommend_hosts",
-     "WITH p AS MATERIALIZED (SELECT id, gpu_model,"
+     "WITH " DB_SERIAL_CTE ", p AS MATERIALIZED (SELECT id, gpu_model,"
      "  (spec->>'idle_stop_after_seconds')::float8 AS idle,"
      "  (spec->>'price_per_hour')::float8 AS price,"
      "  coalesce((spec->>'gpu_count')::int, 1) AS gpu_count,"
