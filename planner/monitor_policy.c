@@ -88,3 +88,10 @@ int plan_mon_gpu_cap(int gpu_count)
         return PLAN_MON_GPU_MAX;
     return gpu_count + PLAN_MON_GPU_MARGIN;
 }
+
+int64_t plan_mon_next_due(int64_t due, int64_t now, int64_t step)
+{
+    if (now - due > step / PLAN_MON_LATE_DIV)
+        return now + step;
+    return due + step;
+}

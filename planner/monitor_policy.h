@@ -17,6 +17,7 @@
 #define GPUFLEET_MONITOR_POLICY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "planner/host_state.h"
 
@@ -70,5 +71,14 @@ int plan_mon_gpu_cap(int gpu_count);
  * retirement, ECC, clocks). Returns how many were written to out. */
 size_t plan_mon_gpu_findings(const struct plan_mon_gpu *g,
                              struct plan_mon_finding out[PLAN_MON_MAX_FINDINGS]);
+
+/* When a host's next sample falls due, given the one now starting at now (µs) that fell
+ * due at due, every step µs. On time (started within step / PLAN_MON_LATE_DIV of due) the
+ * samples keep their phase: due + step. A sample that started later (the connection came
+ * up after its due time, the worker was held up) anchors the next one: now + step, so that
+ * no two samples of a host are closer than an interval (a fixed phase would make the next
+ * one come early by the delay), and a host behind never takes a burst to catch up. */
+#define PLAN_MON_LATE_DIV 10
+int64_t plan_mon_next_due(int64_t due, int64_t now, int64_t step);
 
 #endif

@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "db/credentials.h"
 #include "db/monitor_lease.h"
+#include "planner/monitor_policy.h"
 #include "provisioner/monitor/monitor_sample.h"
 #include "provisioner/monitor/monitor_state.h"
 
@@ -144,9 +145,7 @@ static void sample(struct mon_host *x, int64_t now)
     const struct prov_worker_config *cfg = x->m->w->cfg;
     char *cmd = mon_sample_command(&x->mem, &x->pol);
     int64_t step = (int64_t)x->h.interval_s * 1000000;
-    x->next_sample_us += step;
-    if (x->next_sample_us < now)
-        x->next_sample_us = now + step; /* never a burst to catch up */
+    x->next_sample_us = plan_mon_next_due(x->next_sample_us, now, step);
     if (cmd == NULL) {
         missed(x, "out of memory building the sample");
         return;

@@ -327,6 +327,28 @@ static void gpu_findings(void)
     CHECK(plan_mon_gpu_findings(&g, f) == 0);
 }
 
+/* plan_mon_next_due: the phase is kept within a tenth of the interval; a later start (the
+ * connection came up late) anchors the next sample a whole interval after it, and a host
+ * far behind takes no burst. */
+static void next_due(void)
+{
+    const int64_t s = 10000000;                                         /* 10 s */
+    CHECK(plan_mon_next_due(100, 100, s) == 100 + s);                   /* on time */
+    CHECK(plan_mon_next_due(100, 100 + s / 10, s) == 100 + s);          /* a tenth late: phase */
+    CHECK(plan_mon_next_due(100, 101 + s / 10, s) == 101 + s / 10 + s); /* later: anchored */
+    CHECK(plan_mon_next_due(0, 2500000, s) == 2500000 + s); /* first sample 2.5 s late */
+    CHECK(plan_mon_next_due(0, 5 * s, s) == 6 * s);         /* far behind: no burst */
+    CHECK(plan_mon_next_due(100, 50, s) == 100 + s);        /* early wake-up: phase */
+    /* Every start at or after its due: consecutive samples are at least 9/10 step apart. */
+    int64_t due = 0, prev = -s;
+    for (int i = 0; i < 1000; i++) {
+        int64_t start = due + (i % 7 == 0 ? 3000000 : (i * 7919) % 900000);
+        CHECK(start - prev >= s - s / 10);
+        prev = start;
+        due = plan_mon_next_due(due, start, s);
+    }
+}
+
 UNIT_SUITE(host_command_tests) = {
     {"host commands: gate and diagnostics from typed facts", gate_and_diagnostics},
     {"host commands: drain, resume, release", drain_resume_release},
@@ -338,6 +360,9 @@ UNIT_SUITE(host_command_tests) = {
     {"host commands: a pool move clears the gate when it changes project or GPUs", pool_move},
     {"monitor policy: misses, returns, isolation and key mismatches", monitor_consequences},
     {"monitor policy: a GPU's readings (remap, ECC growth, page retirement, clocks)", gpu_findings},
+    {"monitor policy: a late sample anchors the next one an interval later; on time keeps the "
+     "phase",
+     next_due},
     {"host commands: a restore drill only on a drained host", drill},
     UNIT_END,
 };
