@@ -48,7 +48,10 @@ const PROFILES = [
   'down',
   'slow_workload',
 ];
-const SLOW_S = 40; // slow_workload's workload
+// slow_workload's workload (the lease test's host only): it must outlast the lease (6 s) and
+// the 9 s margin after the cut by a clear gap, so that commands the old worker would run
+// when it ends come after the snapshot taken at 9 s (it was 40 s; attempt 2 runs it again)
+const SLOW_S = 20;
 
 let sim;
 let srv;
@@ -584,7 +587,8 @@ describe('no remote command without a live lease', () => {
     // past the lease (6 s) and its margin: whatever the worker started is all it starts
     await new Promise((r) => setTimeout(r, 9_000));
     const atDeadline = sim.argv(name).length;
-    // past the end of the workload (40 s from its start): the old worker went on here
+    // past the end of the workload (SLOW_S from its start) and 5 s more: the old worker
+    // went on here
     await new Promise((r) => setTimeout(r, Math.max(0, SLOW_S * 1000 + 5_000 - (Date.now() - cutAt))));
     const later = sim.argv(name);
     assert.equal(later.length, atDeadline, `commands ran without a lease: ${JSON.stringify(later.slice(atDeadline))}`);
