@@ -130,17 +130,14 @@ before(async () => {
   }
   slow = hosts.slow_durable;
   healthy = hosts.h100x8;
-  // the two hosts side by side (each its own provision, then its own gate)
-  await Promise.all(
-    [slow, healthy].map(async (h) => {
-      const p = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, h.id, stack.id)).id, {
-        timeoutMs: 120_000,
-        intervalMs: 400,
-      });
-      assert.equal(p.state, 'succeeded', `${p.error_class} ${p.error}`);
-      await runJob(await client.request('POST', `/v1/hosts/${h.id}/gate`, { token: operator }));
-    }),
-  );
+  for (const h of [slow, healthy]) {
+    const p = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, h.id, stack.id)).id, {
+      timeoutMs: 120_000,
+      intervalMs: 400,
+    });
+    assert.equal(p.state, 'succeeded', `${p.error_class} ${p.error}`);
+    await runJob(await client.request('POST', `/v1/hosts/${h.id}/gate`, { token: operator }));
+  }
   // load 1230 of 3000 busy seconds (41%), compute 900, preprocess 300, write 300, queue 270
   await report(slow, { queue: 270, load: 1230, preprocess: 300, compute: 900, write: 300 });
   await report(healthy, null);
