@@ -190,175 +190,90 @@ describe('restore drills', () => {
     assert.equal(q.evidence.drill_id, null);
   });
 
-  // The drill pool's drills in order (question 8 follows the newest of them), side by side
-  // with the sched pool's (another pool, another host: question 8 and the scheduler look
-  // at their own pool only). The tight pool's drills run alone after them: they judge
-  // measured times against max_recovery_seconds 4.
-  describe("the drill pool and the scheduler's pool, side by side", { concurrency: true }, () => {
-    describe('the drill pool, in order', { concurrency: 1 }, () => {
-      test('a drill passes with its measured times, restores every byte and cleans scratch', async () => {
-        const { drill: d, job } = await runDrill('pass');
-        drillOf.set('pass', d);
-        assert.equal(d.verdict, 'pass', show(d));
-        assert.equal(d.bytes_restored, MODEL.length + TOKENIZER.length);
-        for (const k of ['restore_seconds', 'start_seconds', 'first_work_seconds', 'recovery_seconds'])
-          assert.ok(typeof d[k] === 'number' && d[k] > 0, `${k}: ${d[k]}`);
-        const sum = d.restore_seconds + d.start_seconds + d.first_work_seconds;
-        assert.ok(Math.abs(d.recovery_seconds - sum) < 0.01, `${d.recovery_seconds} vs ${sum}`);
-        assert.ok(d.recovery_seconds < 60, show(d));
-        assert.equal(d.max_recovery_seconds, 900);
-        assert.deepEqual(
-          d.steps.map((s) => [s.name, s.status]),
-          [
-            ['restore', 'pass'],
-            ['verify', 'pass'],
-            ['start', 'pass'],
-            ['first_work', 'pass'],
-            ['cleanup', 'pass'],
-          ],
-        );
-        assert.match(d.reason, /^recovered in /);
-        // the commands: dd from the durable path into the fresh scratch directory, the
-        // container with the restored copy mounted, the scratch copy removed
-        const cmds = fleet.finalSteps(job).map((s) => s.command);
-        const dir = `${sim.env.SIMFLEET_SCRATCH_PATH}/.gpufleet-drill-${job.id}`;
-        assert.ok(cmds[0].includes(`dd if='${sim.env.SIMFLEET_DURABLE_PATH}/models/m1/model.safetensors'`), cmds[0]);
-        assert.ok(cmds[0].includes(`of='${dir}/models/m1/model.safetensors'`), cmds[0]);
-        assert.ok(cmds[2].startsWith(`docker run --rm --gpus all -v '${dir}:/gpufleet/restored:ro'`), cmds[2]);
-        assert.ok(cmds[3].includes("'python3' 'serve_check.py'"), cmds[3]);
-        assert.ok(cmds[4].startsWith(`rm -rf -- '${dir}'`), cmds[4]);
-      });
+  test('a drill passes with its measured times, restores every byte and cleans scratch', async () => {
+    const { drill: d, job } = await runDrill('pass');
+    drillOf.set('pass', d);
+    assert.equal(d.verdict, 'pass', show(d));
+    assert.equal(d.bytes_restored, MODEL.length + TOKENIZER.length);
+    for (const k of ['restore_seconds', 'start_seconds', 'first_work_seconds', 'recovery_seconds'])
+      assert.ok(typeof d[k] === 'number' && d[k] > 0, `${k}: ${d[k]}`);
+    const sum = d.restore_seconds + d.start_seconds + d.first_work_seconds;
+    assert.ok(Math.abs(d.recovery_seconds - sum) < 0.01, `${d.recovery_seconds} vs ${sum}`);
+    assert.ok(d.recovery_seconds < 60, show(d));
+    assert.equal(d.max_recovery_seconds, 900);
+    assert.deepEqual(
+      d.steps.map((s) => [s.name, s.status]),
+      [
+        ['restore', 'pass'],
+        ['verify', 'pass'],
+        ['start', 'pass'],
+        ['first_work', 'pass'],
+        ['cleanup', 'pass'],
+      ],
+    );
+    assert.match(d.reason, /^recovered in /);
+    // the commands: dd from the durable path into the fresh scratch directory, the
+    // container with the restored copy mounted, the scratch copy removed
+    const cmds = fleet.finalSteps(job).map((s) => s.command);
+    const dir = `${sim.env.SIMFLEET_SCRATCH_PATH}/.gpufleet-drill-${job.id}`;
+    assert.ok(cmds[0].includes(`dd if='${sim.env.SIMFLEET_DURABLE_PATH}/models/m1/model.safetensors'`), cmds[0]);
+    assert.ok(cmds[0].includes(`of='${dir}/models/m1/model.safetensors'`), cmds[0]);
+    assert.ok(cmds[2].startsWith(`docker run --rm --gpus all -v '${dir}:/gpufleet/restored:ro'`), cmds[2]);
+    assert.ok(cmds[3].includes("'python3' 'serve_check.py'"), cmds[3]);
+    assert.ok(cmds[4].startsWith(`rm -rf -- '${dir}'`), cmds[4]);
+  });
 
-      test('readiness question 8 follows the newest drill: yes after the pass', async () => {
-        const q = await readiness(hostOf.get('corrupt').id); // another host of the same pool
-        assert.equal(q.answer, 'yes', JSON.stringify(q));
-        assert.equal(q.evidence.drill_id, drillOf.get('pass').id);
-        assert.equal(q.evidence.verdict, 'pass');
-        assert.equal(q.evidence.recovery_seconds, drillOf.get('pass').recovery_seconds);
-        assert.ok(q.evidence.age_days >= 0 && q.evidence.age_days < 1);
-      });
+  test('readiness question 8 follows the newest drill: yes after the pass', async () => {
+    const q = await readiness(hostOf.get('corrupt').id); // another host of the same pool
+    assert.equal(q.answer, 'yes', JSON.stringify(q));
+    assert.equal(q.evidence.drill_id, drillOf.get('pass').id);
+    assert.equal(q.evidence.verdict, 'pass');
+    assert.equal(q.evidence.recovery_seconds, drillOf.get('pass').recovery_seconds);
+    assert.ok(q.evidence.age_days >= 0 && q.evidence.age_days < 1);
+  });
 
-      test('a corrupted artifact fails the checksum, naming it', async () => {
-        const { drill: d } = await runDrill('corrupt');
-        drillOf.set('corrupt', d);
-        assert.equal(d.verdict, 'fail', show(d));
-        assert.match(d.reason, /models\/m1\/tokenizer\.json does not match its sha256/);
-        assert.match(d.reason, new RegExp(sha(Buffer.from('{"vocab": ["a", "X"]}\n'))));
-        assert.deepEqual(
-          d.steps.map((s) => [s.name, s.status]),
-          [
-            ['restore', 'pass'],
-            ['verify', 'fail'],
-            ['cleanup', 'pass'],
-          ],
-        );
-        assert.equal(d.start_seconds, null);
-        assert.equal(d.first_work_seconds, null);
-      });
+  test('a corrupted artifact fails the checksum, naming it', async () => {
+    const { drill: d } = await runDrill('corrupt');
+    drillOf.set('corrupt', d);
+    assert.equal(d.verdict, 'fail', show(d));
+    assert.match(d.reason, /models\/m1\/tokenizer\.json does not match its sha256/);
+    assert.match(d.reason, new RegExp(sha(Buffer.from('{"vocab": ["a", "X"]}\n'))));
+    assert.deepEqual(
+      d.steps.map((s) => [s.name, s.status]),
+      [
+        ['restore', 'pass'],
+        ['verify', 'fail'],
+        ['cleanup', 'pass'],
+      ],
+    );
+    assert.equal(d.start_seconds, null);
+    assert.equal(d.first_work_seconds, null);
+  });
 
-      test('readiness question 8 follows the newest drill: no after the failure', async () => {
-        const q = await readiness(hostOf.get('pass').id);
-        assert.equal(q.answer, 'no', JSON.stringify(q));
-        assert.equal(q.evidence.drill_id, drillOf.get('corrupt').id);
-        assert.equal(q.evidence.verdict, 'fail');
-      });
+  test('readiness question 8 follows the newest drill: no after the failure', async () => {
+    const q = await readiness(hostOf.get('pass').id);
+    assert.equal(q.answer, 'no', JSON.stringify(q));
+    assert.equal(q.evidence.drill_id, drillOf.get('corrupt').id);
+    assert.equal(q.evidence.verdict, 'fail');
+  });
 
-      test('a missing artifact fails, naming it', async () => {
-        const { drill: d } = await runDrill('missing');
-        assert.equal(d.verdict, 'fail', show(d));
-        assert.match(d.reason, /artifact models\/m1\/tokenizer\.json is missing from the durable path/);
-        assert.equal(d.steps[0].name, 'restore');
-        assert.equal(d.steps[0].status, 'fail');
-      });
+  test('a missing artifact fails, naming it', async () => {
+    const { drill: d } = await runDrill('missing');
+    assert.equal(d.verdict, 'fail', show(d));
+    assert.match(d.reason, /artifact models\/m1\/tokenizer\.json is missing from the durable path/);
+    assert.equal(d.steps[0].name, 'restore');
+    assert.equal(d.steps[0].status, 'fail');
+  });
 
-      test('a workload that never succeeds fails after its attempts, with the evidence', async () => {
-        const { drill: d } = await runDrill('nowork');
-        assert.equal(d.verdict, 'fail', show(d));
-        assert.match(d.reason, /the workload did not succeed within 3 attempts/);
-        const work = d.steps.filter((s) => s.name === 'first_work');
-        assert.equal(work.length, 3, show(d));
-        for (const w of work) assert.equal(w.status, 'fail');
-        assert.ok(d.first_work_seconds > 0);
-        assert.equal(d.steps.at(-1).name, 'cleanup');
-      });
-    });
-
-    describe("the scheduler's pool", { concurrency: 1 }, () => {
-      test('a drill never starts on a host doing work: 409 on a ready host', async () => {
-        const id = hostOf.get('busy').id;
-        const h = expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
-        assert.equal(h.state, 'ready');
-        expectProblem(
-          await client.request('POST', `/v1/hosts/${id}/drills`, { token: operator }),
-          409,
-          'host_not_drained',
-        );
-        // a viewer may not ask for one
-        expectProblem(
-          await client.request('POST', `/v1/hosts/${id}/drills`, { token: viewer }),
-          403,
-          'insufficient_role',
-        );
-      });
-
-      test('the scheduler drills one drained host of a due pool, never the host doing work', async () => {
-        // drill.every_days on the sched pool: the busy host is ready (not drained)
-        const got = await client.request('GET', `/v1/pools/${pools.sched.id}`, { token: viewer });
-        const cur = expectStatus(got, 200);
-        const body = { ...poolInput('x', {}), name: cur.name };
-        body.durable_state = cur.durable_state;
-        body.drill = { max_recovery_seconds: 900, every_days: 1 };
-        expectStatus(
-          await client.request('PUT', `/v1/pools/${pools.sched.id}`, {
-            token: admin,
-            body,
-            headers: { 'If-Match': got.headers.get('etag') },
-          }),
-          200,
-        );
-        // a few scheduler passes with no drained host in the pool: nothing is queued
-        await new Promise((r) => setTimeout(r, 3500));
-        const busy = hostOf.get('busy').id;
-        const none = expectStatus(
-          await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
-          200,
-        );
-        assert.equal(none.items.length, 0, JSON.stringify(none.items));
-        // the spare drained: the scheduler picks it, once
-        const spare = hostOf.get('spare').id;
-        await drain(spare);
-        const deadline = Date.now() + 60_000;
-        let jobs;
-        for (;;) {
-          jobs = expectStatus(
-            await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }),
-            200,
-          );
-          if (jobs.items.length > 0) break;
-          assert.ok(Date.now() < deadline, 'the scheduler queued no drill on the drained host');
-          await new Promise((r) => setTimeout(r, 500));
-        }
-        const job = await fleet.waitJob(client, viewer, jobs.items[0].id, { timeoutMs: 120_000, intervalMs: 300 });
-        assert.equal(job.state, 'succeeded', job.error);
-        assert.equal(job.created_by, 'system:drill-scheduler');
-        const page = expectStatus(await client.request('GET', `/v1/hosts/${spare}/drills`, { token: viewer }), 200);
-        assert.equal(page.items[0].verdict, 'pass', show(page.items[0]));
-        // due no more: no second drill; the busy host never got one
-        await new Promise((r) => setTimeout(r, 3000));
-        const again = expectStatus(
-          await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }),
-          200,
-        );
-        assert.equal(again.items.length, 1);
-        const still = expectStatus(
-          await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
-          200,
-        );
-        assert.equal(still.items.length, 0);
-        const bd = expectStatus(await client.request('GET', `/v1/hosts/${busy}/drills`, { token: viewer }), 200);
-        assert.equal(bd.items.length, 0);
-      });
-    });
+  test('a workload that never succeeds fails after its attempts, with the evidence', async () => {
+    const { drill: d } = await runDrill('nowork');
+    assert.equal(d.verdict, 'fail', show(d));
+    assert.match(d.reason, /the workload did not succeed within 3 attempts/);
+    const work = d.steps.filter((s) => s.name === 'first_work');
+    assert.equal(work.length, 3, show(d));
+    for (const w of work) assert.equal(w.status, 'fail');
+    assert.ok(d.first_work_seconds > 0);
+    assert.equal(d.steps.at(-1).name, 'cleanup');
   });
 
   test('a slow durable path: over max_recovery_seconds fails with the measured time', async () => {
@@ -374,6 +289,70 @@ describe('restore drills', () => {
     const { drill: ok } = await runDrill('fast');
     assert.equal(ok.verdict, 'pass', show(ok));
     assert.ok(ok.restore_seconds < d.restore_seconds, `${ok.restore_seconds} vs ${d.restore_seconds}`);
+  });
+
+  test('a drill never starts on a host doing work: 409 on a ready host', async () => {
+    const id = hostOf.get('busy').id;
+    const h = expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
+    assert.equal(h.state, 'ready');
+    expectProblem(await client.request('POST', `/v1/hosts/${id}/drills`, { token: operator }), 409, 'host_not_drained');
+    // a viewer may not ask for one
+    expectProblem(await client.request('POST', `/v1/hosts/${id}/drills`, { token: viewer }), 403, 'insufficient_role');
+  });
+
+  test('the scheduler drills one drained host of a due pool, never the host doing work', async () => {
+    // drill.every_days on the sched pool: the busy host is ready (not drained)
+    const got = await client.request('GET', `/v1/pools/${pools.sched.id}`, { token: viewer });
+    const cur = expectStatus(got, 200);
+    const body = { ...poolInput('x', {}), name: cur.name };
+    body.durable_state = cur.durable_state;
+    body.drill = { max_recovery_seconds: 900, every_days: 1 };
+    expectStatus(
+      await client.request('PUT', `/v1/pools/${pools.sched.id}`, {
+        token: admin,
+        body,
+        headers: { 'If-Match': got.headers.get('etag') },
+      }),
+      200,
+    );
+    // a few scheduler passes with no drained host in the pool: nothing is queued
+    await new Promise((r) => setTimeout(r, 3500));
+    const busy = hostOf.get('busy').id;
+    const none = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
+      200,
+    );
+    assert.equal(none.items.length, 0, JSON.stringify(none.items));
+    // the spare drained: the scheduler picks it, once
+    const spare = hostOf.get('spare').id;
+    await drain(spare);
+    const deadline = Date.now() + 60_000;
+    let jobs;
+    for (;;) {
+      jobs = expectStatus(await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }), 200);
+      if (jobs.items.length > 0) break;
+      assert.ok(Date.now() < deadline, 'the scheduler queued no drill on the drained host');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const job = await fleet.waitJob(client, viewer, jobs.items[0].id, { timeoutMs: 120_000, intervalMs: 300 });
+    assert.equal(job.state, 'succeeded', job.error);
+    assert.equal(job.created_by, 'system:drill-scheduler');
+    const page = expectStatus(await client.request('GET', `/v1/hosts/${spare}/drills`, { token: viewer }), 200);
+    assert.equal(page.items[0].verdict, 'pass', show(page.items[0]));
+    // due no more: no second drill; the busy host never got one
+    await new Promise((r) => setTimeout(r, 3000));
+    const again = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${spare}`, { token: viewer }),
+      200,
+    );
+    assert.equal(again.items.length, 1);
+    const still = expectStatus(
+      await client.request('GET', `/v1/jobs?kind=drill&host_id=${busy}`, { token: viewer }),
+      200,
+    );
+    assert.equal(still.items.length, 0);
+    const bd = expectStatus(await client.request('GET', `/v1/hosts/${busy}/drills`, { token: viewer }), 200);
+    assert.equal(bd.items.length, 0);
   });
 
   test('drill.completed: one event per drill, with its verdict and measured time', () => {
