@@ -9,14 +9,18 @@
 // kernel log lines (from tests/fixtures/nvidia/kernel_*) appended to a host's kernel log,
 // a fabric that is not trained, a GPU whose row remapping failed, a host whose sshd stops
 // answering and comes back. Every response goes through the validating client.
+// After the first test (which counts every host's logins and samples), the tests run side
+// by side: each drives its own hosts only, and each waits on the monitor's clock (a
+// deadline of intervals, polled), so running them together changes no window.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const util = require('node:util');
+const { execFile } = require('node:child_process');
 
-const { startServer, psql, ROOT } = require('../api/lib/server');
+const { startServer, ROOT } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
 const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
@@ -70,12 +74,22 @@ const XID13 =
 let sim, srv, client, admin, operator, viewer;
 const H = {}; // name -> {sim, api}
 
-function simctl(...args) {
-  const r = spawnSync(SIMFLEET, [...args, '--dir', sim.dir], { encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`simfleet ${args.join(' ')}: ${r.status}\n${r.stdout}${r.stderr}`);
-  return r.stdout;
+// simfleet and psql as asynchronous children: the side-by-side tests share one event loop,
+// and a synchronous child (a second or more on a loaded machine) would stall every other
+// test's polling, its clock included
+const run = util.promisify(execFile);
+async function child(file, args, what) {
+  try {
+    return (await run(file, args, { encoding: 'utf8', timeout: 60_000 })).stdout;
+  } catch (e) {
+    throw new Error(`${what}: ${e.code}\n${e.stdout}${e.stderr}`);
+  }
 }
-const sql = (q) => psql(srv.database.url, q);
+const simctl = (...args) => child(SIMFLEET, [...args, '--dir', sim.dir], `simfleet ${args.join(' ')}`);
+const sql = async (q) =>
+  (
+    await child('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url, '-c', q], `psql ${q}`)
+  ).trim();
 const getHost = async (id) => expectStatus(await client.request('GET', `/v1/hosts/${id}`, { token: viewer }), 200);
 
 /** Polls until the host's state is one of states; returns the host. */
@@ -93,14 +107,14 @@ async function waitState(name, states, timeoutMs) {
 async function waitSql(q, timeoutMs, what) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = sql(q);
+    const v = await sql(q);
     if (v !== '') return v;
     if (Date.now() > deadline) throw new Error(`${what}: nothing after ${timeoutMs} ms`);
-    await fleet.sleep(250);
+    await fleet.sleep(500); // psql blocks the event loop the side-by-side tests share
   }
 }
 
-const events = (name, where = 'true') =>
+const events = async (name, where = 'true') =>
   sql(`SELECT kind || ':' || coalesce(code::text, '') || ':' || policy FROM gpu_events
         WHERE host_id = '${H[name].api.id}' AND ${where} ORDER BY id`);
 
@@ -189,13 +203,13 @@ describe('health monitor', () => {
       4 * INTERVAL_S * 1000,
       'two samples of every host',
     );
-    const owners = sql(`SELECT count(DISTINCT owner) FROM host_monitor WHERE host_id IN (${ids})`);
+    const owners = await sql(`SELECT count(DISTINCT owner) FROM host_monitor WHERE host_id IN (${ids})`);
     assert.equal(owners, '2', 'the two worker threads share the hosts');
-    const perGpu = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.calm.api.id}'
+    const perGpu = await sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.calm.api.id}'
                          AND at = (SELECT max(at) FROM gpu_samples WHERE host_id = '${H.calm.api.id}')`);
     assert.equal(perGpu, '8', 'one row per GPU per sample');
     // the sample reads each GPU's product name (the simulated nvidia-smi answers `name`)
-    const names = sql(`SELECT n || ':' || c FROM (SELECT coalesce(name, '(null)') AS n, count(*) AS c FROM gpus
+    const names = await sql(`SELECT n || ':' || c FROM (SELECT coalesce(name, '(null)') AS n, count(*) AS c FROM gpus
                          WHERE host_id = '${H.calm.api.id}' GROUP BY 1) s ORDER BY 1`);
     assert.equal(names, 'NVIDIA H100 80GB HBM3:8', 'the GPUs are named by the sample');
     // A sample costs a channel, not a handshake: the monitor authenticated once per host
@@ -206,164 +220,169 @@ describe('health monitor', () => {
       assert.ok(accepted <= 3, `${n}: ${accepted} SSH logins (provision, gate, one for the monitor)`);
     }
     // No host is sampled twice within one interval.
-    const tight = sql(`SELECT string_agg(host_id || ' at ' || at || ' after ' || gap, '; ') FROM
+    const tight = await sql(`SELECT string_agg(host_id || ' at ' || at || ' after ' || gap, '; ') FROM
                          (SELECT host_id, at, at - lag(at) OVER (PARTITION BY host_id ORDER BY at) AS gap
                          FROM (SELECT DISTINCT host_id, at FROM gpu_samples WHERE host_id IN (${ids})) d) g
                         WHERE gap < interval '${INTERVAL_S * 0.8} seconds'`);
     assert.equal(tight, '', 'samples of a host are an interval apart');
   });
 
-  test('an application Xid (13) and an overridden one (43) only record', async () => {
-    simctl('kmsg', H.xid13.sim.name, '--line', XID13);
-    simctl('kmsg', H.xid13.sim.name, '--line', XID13.replace(': 13,', ': 43,'));
-    await waitSql(
-      `SELECT 1 FROM gpu_events WHERE host_id = '${H.xid13.api.id}' AND code = 43`,
-      3 * INTERVAL_S * 1000,
-      'Xid 43 recorded',
-    );
-    assert.match(events('xid13', "kind = 'xid'"), /^xid:13:record\nxid:43:record$/);
-    assert.equal((await getHost(H.xid13.api.id)).state, 'ready');
-  });
-
-  test('Xid 79 (GPU fallen off the bus) isolates within two intervals', async () => {
-    const t0 = Date.now();
-    simctl('kmsg', H.xid79.sim.name, '--line', XID79);
-    const host = await waitState('xid79', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
-    assert.ok(Date.now() - t0 <= 2 * INTERVAL_S * 1000 + 5000);
-    assert.match(host.quarantine.reason, /Xid 79/);
-    assert.equal(host.accepted_gate_run_id, null, 'the accepted gate is cleared');
-    assert.match(events('xid79', "kind = 'xid'"), /xid:79:isolate/);
-    const audit = expectStatus(
-      await client.request('GET', `/v1/audit-events?action=host.quarantine&resource_id=${H.xid79.api.id}`, {
-        token: admin,
-      }),
-      200,
-    );
-    assert.equal(audit.items.length, 1);
-    assert.match(audit.items[0].principal, /^worker:/);
-    // it stays quarantined while samples go on, and nothing runs on it
-    const res = await client.request('POST', `/v1/hosts/${H.xid79.api.id}/gate`, { token: operator });
-    assert.equal(res.status, 409);
-  });
-
-  test('a fabric that is not trained isolates (NVSwitch model)', async () => {
-    simctl('set', H.fabric.sim.name, 'fabric_state=In Progress', 'fabric_status=N/A');
-    const host = await waitState('fabric', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
-    assert.match(host.quarantine.reason, /fabric state In Progress/);
-  });
-
-  test('a row-remapping failure isolates; a pending remap only records', async () => {
-    simctl('set', H.calm.sim.name, 'remap_pending=Yes');
-    await waitSql(
-      `SELECT 1 FROM gpu_events WHERE host_id = '${H.calm.api.id}' AND kind = 'remap'`,
-      3 * INTERVAL_S * 1000,
-      'remap pending recorded',
-    );
-    assert.equal((await getHost(H.calm.api.id)).state, 'ready');
-    simctl('set', H.remap.sim.name, 'remap_failure=Yes');
-    const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
-    assert.match(host.quarantine.reason, /row remapping failed/);
-  });
-
-  test('each isolating cause isolates within two intervals, with an audit entry and its event', async () => {
-    const t0 = Date.now();
-    for (const [name, how] of ISOLATING) simctl(how[0], H[name].sim.name, ...how.slice(1));
-    const limit = 2 * INTERVAL_S * 1000 + 5000;
-    const hosts = await Promise.all(ISOLATING.map(([name]) => waitState(name, ['quarantined'], limit)));
-    assert.ok(Date.now() - t0 <= limit + 2000, `isolated after ${Date.now() - t0} ms`);
-    ISOLATING.forEach(([name, , reason], i) => {
-      assert.match(hosts[i].quarantine.reason, reason, name);
-      assert.equal(hosts[i].accepted_gate_run_id, null, `${name}: the accepted gate is cleared`);
-      assert.match(events(name), /:isolate/, `${name}: an isolating gpu_event`);
-      const n = sql(
-        `SELECT count(*) FROM audit_events WHERE action = 'host.quarantine' AND resource_id = '${H[name].api.id}'`,
+  describe('each cause on its own hosts, side by side', { concurrency: true }, () => {
+    test('an application Xid (13) and an overridden one (43) only record', async () => {
+      await simctl('kmsg', H.xid13.sim.name, '--line', XID13);
+      await simctl('kmsg', H.xid13.sim.name, '--line', XID13.replace(': 13,', ': 43,'));
+      await waitSql(
+        `SELECT 1 FROM gpu_events WHERE host_id = '${H.xid13.api.id}' AND code = 43`,
+        3 * INTERVAL_S * 1000,
+        'Xid 43 recorded',
       );
-      assert.equal(n, '1', `${name}: one audit entry`);
+      assert.match(await events('xid13', "kind = 'xid'"), /^xid:13:record\nxid:43:record$/);
+      assert.equal((await getHost(H.xid13.api.id)).state, 'ready');
     });
-  });
 
-  test('growing uncorrectable ECC isolates (a steady count only records: tests/unit/test_monitor_sample.c)', async () => {
-    // the monitor has seen 0 on every GPU since the host was accepted
-    simctl('set', H.ecc.sim.name, 'ecc_uncorrected=2');
-    const host = await waitState('ecc', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
-    assert.match(host.quarantine.reason, /uncorrectable ECC errors on GPU \S+ grew from 0 to 2/);
-    assert.match(events('ecc'), /^ecc::isolate$/m);
-  });
+    test('Xid 79 (GPU fallen off the bus) isolates within two intervals', async () => {
+      const t0 = Date.now();
+      await simctl('kmsg', H.xid79.sim.name, '--line', XID79);
+      const host = await waitState('xid79', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+      assert.ok(Date.now() - t0 <= 2 * INTERVAL_S * 1000 + 5000);
+      assert.match(host.quarantine.reason, /Xid 79/);
+      assert.equal(host.accepted_gate_run_id, null, 'the accepted gate is cleared');
+      assert.match(await events('xid79', "kind = 'xid'"), /xid:79:isolate/);
+      const audit = expectStatus(
+        await client.request('GET', `/v1/audit-events?action=host.quarantine&resource_id=${H.xid79.api.id}`, {
+          token: admin,
+        }),
+        200,
+      );
+      assert.equal(audit.items.length, 1);
+      assert.match(audit.items[0].principal, /^worker:/);
+      // it stays quarantined while samples go on, and nothing runs on it
+      const res = await client.request('POST', `/v1/hosts/${H.xid79.api.id}/gate`, { token: operator });
+      assert.equal(res.status, 409);
+    });
 
-  test('application and informational Xids (13, 31, 43, 45, 63, 94) never isolate', async () => {
-    for (const code of ['31', '45', '63', '94']) simctl('xid', H.apps.sim.name, code);
-    simctl('kmsg', H.apps.sim.name, '--line', XID13);
-    await waitSql(
-      `SELECT 1 WHERE (SELECT count(DISTINCT code) FROM gpu_events WHERE host_id = '${H.apps.api.id}' AND kind = 'xid') >= 5`,
-      3 * INTERVAL_S * 1000,
-      'five Xids recorded',
-    );
-    await fleet.sleep(INTERVAL_S * 1000 + 2000);
-    assert.equal((await getHost(H.apps.api.id)).state, 'ready');
-    const xids = events('apps', "kind = 'xid'").split('\n');
-    assert.ok(xids.length >= 5, xids.join(' '));
-    for (const e of xids) assert.match(e, /^xid:\d+:record$/);
-    assert.equal(
-      sql(`SELECT count(*) FROM audit_events WHERE resource_id = '${H.apps.api.id}' AND action = 'host.quarantine'`),
-      '0',
-    );
-  });
+    test('a fabric that is not trained isolates (NVSwitch model)', async () => {
+      await simctl('set', H.fabric.sim.name, 'fabric_state=In Progress', 'fabric_status=N/A');
+      const host = await waitState('fabric', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+      assert.match(host.quarantine.reason, /fabric state In Progress/);
+    });
 
-  test('a host reinstalled with another host key is quarantined, never sampled', async () => {
-    const before = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
-    simctl('rekey', H.rekeyed.sim.name);
-    simctl('pause', H.rekeyed.sim.name, '--refuse'); // a reboot: the open session ends
-    simctl('resume', H.rekeyed.sim.name);
-    const host = await waitState('rekeyed', ['quarantined'], 3 * INTERVAL_S * 1000 + 5000);
-    assert.match(host.quarantine.reason, /host key mismatch seen by the health monitor/);
-    assert.equal(host.accepted_gate_run_id, null);
-    await fleet.sleep(INTERVAL_S * 1000);
-    const after = sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
-    assert.ok(Number(after) - Number(before) <= 8, 'at most the sample taken before the reboot');
-  });
+    test('a row-remapping failure isolates; a pending remap only records', async () => {
+      await simctl('set', H.calm.sim.name, 'remap_pending=Yes');
+      await waitSql(
+        `SELECT 1 FROM gpu_events WHERE host_id = '${H.calm.api.id}' AND kind = 'remap'`,
+        3 * INTERVAL_S * 1000,
+        'remap pending recorded',
+      );
+      assert.equal((await getHost(H.calm.api.id)).state, 'ready');
+      await simctl('set', H.remap.sim.name, 'remap_failure=Yes');
+      const host = await waitState('remap', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+      assert.match(host.quarantine.reason, /row remapping failed/);
+    });
 
-  test('a host whose sshd stops is unreachable within unreachable_after intervals of its last sample', async () => {
-    // Issue 25: a miss counted only when a reconnect failed (backoff 1, 2, 4, 8 s), so the
-    // second miss landed at the first failure after its due time: 2.46 intervals. Now each
-    // due time that passes without a sample is a miss, then and there.
-    const id = H.sshd.api.id;
-    await waitSql(`SELECT 1 FROM gpu_samples WHERE host_id = '${id}'`, 3 * INTERVAL_S * 1000, 'a first sample');
-    simctl('pause', H.sshd.sim.name, '--refuse'); // sshd killed: connections closed, new ones refused
-    try {
-      await waitState('sshd', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000);
-    } finally {
-      simctl('resume', H.sshd.sim.name);
-    }
-    // from the last sample taken (its start) to the transition, in the database's clock
-    const late = Number(
-      sql(`SELECT extract(epoch FROM (SELECT at FROM host_state_history WHERE host_id = '${id}'
+    test('each isolating cause isolates within two intervals, with an audit entry and its event', async () => {
+      const t0 = Date.now();
+      // the seven causes at once (one after another, the last started seconds after t0)
+      await Promise.all(ISOLATING.map(([name, how]) => simctl(how[0], H[name].sim.name, ...how.slice(1))));
+      const limit = 2 * INTERVAL_S * 1000 + 5000;
+      const hosts = await Promise.all(ISOLATING.map(([name]) => waitState(name, ['quarantined'], limit)));
+      assert.ok(Date.now() - t0 <= limit + 2000, `isolated after ${Date.now() - t0} ms`);
+      for (const [i, [name, , reason]] of ISOLATING.entries()) {
+        assert.match(hosts[i].quarantine.reason, reason, name);
+        assert.equal(hosts[i].accepted_gate_run_id, null, `${name}: the accepted gate is cleared`);
+        assert.match(await events(name), /:isolate/, `${name}: an isolating gpu_event`);
+        const n = await sql(
+          `SELECT count(*) FROM audit_events WHERE action = 'host.quarantine' AND resource_id = '${H[name].api.id}'`,
+        );
+        assert.equal(n, '1', `${name}: one audit entry`);
+      }
+    });
+
+    test('growing uncorrectable ECC isolates (a steady count only records: tests/unit/test_monitor_sample.c)', async () => {
+      // the monitor has seen 0 on every GPU since the host was accepted
+      await simctl('set', H.ecc.sim.name, 'ecc_uncorrected=2');
+      const host = await waitState('ecc', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
+      assert.match(host.quarantine.reason, /uncorrectable ECC errors on GPU \S+ grew from 0 to 2/);
+      assert.match(await events('ecc'), /^ecc::isolate$/m);
+    });
+
+    test('application and informational Xids (13, 31, 43, 45, 63, 94) never isolate', async () => {
+      for (const code of ['31', '45', '63', '94']) await simctl('xid', H.apps.sim.name, code);
+      await simctl('kmsg', H.apps.sim.name, '--line', XID13);
+      await waitSql(
+        `SELECT 1 WHERE (SELECT count(DISTINCT code) FROM gpu_events WHERE host_id = '${H.apps.api.id}' AND kind = 'xid') >= 5`,
+        3 * INTERVAL_S * 1000,
+        'five Xids recorded',
+      );
+      await fleet.sleep(INTERVAL_S * 1000 + 2000);
+      assert.equal((await getHost(H.apps.api.id)).state, 'ready');
+      const xids = (await events('apps', "kind = 'xid'")).split('\n');
+      assert.ok(xids.length >= 5, xids.join(' '));
+      for (const e of xids) assert.match(e, /^xid:\d+:record$/);
+      assert.equal(
+        await sql(
+          `SELECT count(*) FROM audit_events WHERE resource_id = '${H.apps.api.id}' AND action = 'host.quarantine'`,
+        ),
+        '0',
+      );
+    });
+
+    test('a host reinstalled with another host key is quarantined, never sampled', async () => {
+      const before = await sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
+      await simctl('rekey', H.rekeyed.sim.name);
+      await simctl('pause', H.rekeyed.sim.name, '--refuse'); // a reboot: the open session ends
+      await simctl('resume', H.rekeyed.sim.name);
+      const host = await waitState('rekeyed', ['quarantined'], 3 * INTERVAL_S * 1000 + 5000);
+      assert.match(host.quarantine.reason, /host key mismatch seen by the health monitor/);
+      assert.equal(host.accepted_gate_run_id, null);
+      await fleet.sleep(INTERVAL_S * 1000);
+      const after = await sql(`SELECT count(*) FROM gpu_samples WHERE host_id = '${H.rekeyed.api.id}'`);
+      assert.ok(Number(after) - Number(before) <= 8, 'at most the sample taken before the reboot');
+    });
+
+    test('a host whose sshd stops is unreachable within unreachable_after intervals of its last sample', async () => {
+      // Issue 25: a miss counted only when a reconnect failed (backoff 1, 2, 4, 8 s), so the
+      // second miss landed at the first failure after its due time: 2.46 intervals. Now each
+      // due time that passes without a sample is a miss, then and there.
+      const id = H.sshd.api.id;
+      await waitSql(`SELECT 1 FROM gpu_samples WHERE host_id = '${id}'`, 3 * INTERVAL_S * 1000, 'a first sample');
+      await simctl('pause', H.sshd.sim.name, '--refuse'); // sshd killed: connections closed, new ones refused
+      try {
+        await waitState('sshd', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000);
+      } finally {
+        await simctl('resume', H.sshd.sim.name);
+      }
+      // from the last sample taken (its start) to the transition, in the database's clock
+      const late = Number(
+        await sql(`SELECT extract(epoch FROM (SELECT at FROM host_state_history WHERE host_id = '${id}'
              AND to_state = 'unreachable' ORDER BY id DESC LIMIT 1)
            - (SELECT max(at) FROM gpu_samples WHERE host_id = '${id}'))`),
-    );
-    assert.ok(
-      late <= UNREACHABLE_AFTER * INTERVAL_S + 1,
-      `unreachable ${late.toFixed(2)} s after its last sample (at most ${UNREACHABLE_AFTER} intervals + 1 s)`,
-    );
-    assert.ok(late >= (UNREACHABLE_AFTER - 1) * INTERVAL_S, `not before its misses: ${late.toFixed(2)} s`);
-    const miss = sql(`SELECT reason FROM host_state_history WHERE host_id = '${id}' AND to_state = 'unreachable'
+      );
+      assert.ok(
+        late <= UNREACHABLE_AFTER * INTERVAL_S + 1,
+        `unreachable ${late.toFixed(2)} s after its last sample (at most ${UNREACHABLE_AFTER} intervals + 1 s)`,
+      );
+      assert.ok(late >= (UNREACHABLE_AFTER - 1) * INTERVAL_S, `not before its misses: ${late.toFixed(2)} s`);
+      const miss = await sql(`SELECT reason FROM host_state_history WHERE host_id = '${id}' AND to_state = 'unreachable'
                        ORDER BY id DESC LIMIT 1`);
-    assert.match(miss, /could not connect|the sample failed/, miss);
-    await waitState('sshd', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
-  });
+      assert.match(miss, /could not connect|the sample failed/, miss);
+      await waitState('sshd', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
+    });
 
-  test('a host that stops answering is unreachable (not stopped, not isolated) and comes back', async () => {
-    simctl('pause', H.gone.sim.name);
-    try {
-      const host = await waitState('gone', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000 + 10_000);
-      assert.equal(host.quarantine, null);
-      assert.ok(host.accepted_gate_run_id, 'the accepted gate is kept');
-      const hist = host.state_history[0];
-      assert.deepEqual([hist.from, hist.to], ['ready', 'unreachable']);
-    } finally {
-      simctl('resume', H.gone.sim.name);
-    }
-    const back = await waitState('gone', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
-    assert.equal(back.state_history[0].from, 'unreachable');
-    assert.equal(sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.gone.api.id}' AND kind = 'stop'`), '0');
+    test('a host that stops answering is unreachable (not stopped, not isolated) and comes back', async () => {
+      await simctl('pause', H.gone.sim.name);
+      try {
+        const host = await waitState('gone', ['unreachable'], (UNREACHABLE_AFTER + 2) * INTERVAL_S * 1000 + 10_000);
+        assert.equal(host.quarantine, null);
+        assert.ok(host.accepted_gate_run_id, 'the accepted gate is kept');
+        const hist = host.state_history[0];
+        assert.deepEqual([hist.from, hist.to], ['ready', 'unreachable']);
+      } finally {
+        await simctl('resume', H.gone.sim.name);
+      }
+      const back = await waitState('gone', ['ready'], 3 * INTERVAL_S * 1000 + 10_000);
+      assert.equal(back.state_history[0].from, 'unreachable');
+      assert.equal(await sql(`SELECT count(*) FROM jobs WHERE host_id = '${H.gone.api.id}' AND kind = 'stop'`), '0');
+    });
   });
 });

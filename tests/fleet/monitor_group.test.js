@@ -114,12 +114,23 @@ test("a group holding a sample PostgreSQL refuses still stores the others' sampl
     await fleet.sleep(500);
   }
   const [bad, ...good] = ids;
+  // the refusals logged for the bad host (its samples are taken one after another)
+  const refused = () =>
+    fs.readFileSync(srv.logPath, 'utf8').split(`host ${bad}: the sample could not be stored`).length - 1;
   simctl('set', sim.hosts[0].name, 'temp.0=300');
-  // a sample already taken before the change may still be stored: start counting after it
-  await fleet.sleep((INTERVAL_S + 5) * 1000);
+  // a sample already taken before the change may still be stored: start counting after
+  // the first refused one (it was a fixed INTERVAL_S + 5 s; polled, with a generous deadline)
+  let deadline2 = Date.now() + 6 * INTERVAL_S * 1000;
+  while (refused() < 1 && Date.now() < deadline2) await fleet.sleep(500);
   const before = ids.map(rows);
-  await fleet.sleep((2 * INTERVAL_S + 5) * 1000);
+  const r0 = refused();
+  // two more samples of every host (a fixed 2 × INTERVAL_S + 5 s before): the bad host's
+  // two refused, the others' stored; the assertions below say which did not happen
+  deadline2 = Date.now() + 6 * INTERVAL_S * 1000;
+  while ((refused() < r0 + 2 || good.some((id, i) => rows(id) - before[i + 1] < 2 * 8)) && Date.now() < deadline2)
+    await fleet.sleep(1000);
   const after = ids.map(rows);
+  assert.ok(refused() >= r0 + 2, `the bad host's samples refused since the count started: ${refused() - r0}`);
   assert.equal(after[0], before[0], "the refused host's samples are not stored");
   for (let i = 1; i < N; i++) {
     assert.ok(after[i] - before[i] >= 2 * 8, `host ${i}: ${after[i] - before[i]} GPU rows stored, want >= 16`);

@@ -7,7 +7,9 @@
 // container_gpu fails) stops the recovery there and the host is back in quarantine; an
 // operator acting on the host cancels it; without auto_recover nothing happens by itself
 // and an operator does the same by hand. Two gpufleetd processes share the database, so two
-// recovery drivers look at every recovery: each step still happens exactly once.
+// recovery drivers look at every recovery: each step still happens exactly once. The four
+// tests run side by side: each isolates and watches its own host only, every wait a
+// deadline polled for a state.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -178,7 +180,7 @@ after(async () => {
   }
 });
 
-describe('automatic recovery', () => {
+describe('automatic recovery', { concurrency: true }, () => {
   test('with auto_recover an isolated host goes drain → diagnostics → gate → ready by itself', async () => {
     const before = await getHost(H.ok.api.id);
     simctl('xid', H.ok.sim.name, '79');
@@ -276,11 +278,14 @@ describe('automatic recovery', () => {
 
   test('an operator acting on the host cancels the recovery, which leaves the host as the operator did', async () => {
     simctl('xid', H.cancel.sim.name, '79');
-    // dcgmi diag takes SLOW_DIAG_S on this host: the recovery waits in its diagnostics step
+    // dcgmi diag takes SLOW_DIAG_S on this host: the recovery waits in its diagnostics step,
+    // the host diagnosing (a job is running before its first step moves the host: a drain
+    // then finds the host drained already and has nothing to do)
     const running = await until(
       async () => {
         const r = (await recoveries('cancel'))[0];
-        return r && r.step === 'diagnostics' && r.steps[1].job_state === 'running' ? r : null;
+        if (!(r && r.step === 'diagnostics' && r.steps[1].job_state === 'running')) return null;
+        return (await getHost(H.cancel.api.id)).state === 'diagnosing' ? r : null;
       },
       RECOVERY_MS,
       'the recovery runs its diagnostics',
