@@ -4,7 +4,7 @@
 const crypto = require('node:crypto');
 const http = require('node:http');
 
-const { startServer, sleep, signJwt, nowSec } = require('../../tests/api/lib/server');
+const { startServer, sleep, signJwt, nowSec, keyPair } = require('../../tests/api/lib/server');
 const { startIdp } = require('../../tests/api/lib/idp');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -85,7 +85,7 @@ async function main() {
       GPUFLEET_LOG_LEVEL: 'warn',
     },
   });
-  const key = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const key = keyPair('ec', { namedCurve: 'P-256' }).privateKey;
   const claims = () => ({
     iss: idp.issuer,
     aud: AUDIENCE,

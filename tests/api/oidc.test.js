@@ -28,7 +28,7 @@ const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
 
-const { startServer, runBin, freePort, sleep, signJwt, nowSec, decodeJwt } = require('./lib/server');
+const { startServer, runBin, freePort, sleep, signJwt, nowSec, decodeJwt, keyPair } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { startIdp, newKeys, publicJwk, startFrontOn } = require('./lib/idp');
@@ -137,7 +137,7 @@ async function askRefresh() {
     const t = remember(
       signJwt({
         alg: 'ES256',
-        key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+        key: keyPair('ec', { namedCurve: 'P-256' }).privateKey,
         header: { kid: `unknown-${++triggers}` },
         claims: claims(),
       }),
@@ -318,7 +318,7 @@ describe('algorithm confusion', () => {
   });
 
   test('forged (another RSA key under a real kid) and tampered tokens: 401', async () => {
-    const other = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const other = keyPair('rsa', { modulusLength: 2048 }).privateKey;
     const forged = remember(signRs256(other, { kid: idp.keys.rsa.kid }, claims()));
     expectProblem(await client.request('GET', '/v1/pools', { token: forged }), 401, 'invalid_token');
     // A genuine reader token with its groups swapped for the admins'.
@@ -484,7 +484,7 @@ describe('key rotation and a broken key source', () => {
     const t = remember(
       signJwt({
         alg: 'ES256',
-        key: crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+        key: keyPair('ec', { namedCurve: 'P-256' }).privateKey,
         header: { kid: 'unknown-down' },
         claims: claims(),
       }),

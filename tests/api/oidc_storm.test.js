@@ -16,7 +16,7 @@ const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 
-const { startServer, sleep, signJwt, nowSec } = require('./lib/server');
+const { startServer, sleep, signJwt, nowSec, keyPair } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { startIdp } = require('./lib/idp');
@@ -96,7 +96,7 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
     expectStatus(await client.request('GET', '/v1/pools', { token: admin }), 200);
 
     // One answer through the contract: 401 problem+json naming the kid.
-    const key = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const key = keyPair('ec', { namedCurve: 'P-256' }).privateKey;
     const one = forgedToken(key);
     const before = idp.front.hits;
     const p = expectProblem(await client.request('GET', '/v1/pools', { token: one.token }), 401, 'invalid_token');

@@ -18,12 +18,13 @@
 const crypto = require('node:crypto');
 const http = require('node:http');
 
+const { keyPair } = require('./jwt');
 const { freePort } = require('./server');
 
 /** A fresh signing key pair as private JWKs: {rsa, ec}, kids unique. */
 function newKeys(tag = crypto.randomBytes(3).toString('hex')) {
-  const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const rsa = keyPair('rsa', { modulusLength: 2048 });
+  const ec = keyPair('ec', { namedCurve: 'P-256' });
   return {
     rsa: { ...rsa.privateKey.export({ format: 'jwk' }), kid: `rsa-${tag}`, use: 'sig', alg: 'RS256' },
     ec: { ...ec.privateKey.export({ format: 'jwk' }), kid: `ec-${tag}`, use: 'sig', alg: 'ES256' },

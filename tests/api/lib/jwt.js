@@ -57,13 +57,35 @@ function tamperJwt(token, mutate) {
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 
-/** A fresh P-256 key pair as PEM strings. */
-function generateEcKeyPair() {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+/**
+ * keyPair(type, options): a fresh key pair, {privateKey, publicKey} as KeyObjects and
+ * {privateKeyPem, publicKeyPem} (PKCS#8, SPKI).
+ *
+ * Every test key comes from here. Node 20 deadlocks when a garbage collection runs while
+ * a KeyObject that crypto.generateKeyPairSync returned is exported (JWK or PEM) or
+ * signs: the collection destroys the generation job, whose destructor takes the key's
+ * mutex, which the export already holds (the API suite hung in oidc_storm's set-up:
+ * main thread in ~KeyGenJob under ExportJWKRsaKey). Here the job hands out PEM strings
+ * only, and the KeyObjects are parsed from them: they share no lock with any job.
+ */
+function keyPair(type, options = {}) {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync(type, {
+    ...options,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   return {
-    privateKeyPem: privateKey.export({ type: 'sec1', format: 'pem' }),
-    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }),
+    privateKey: crypto.createPrivateKey(privateKey),
+    publicKey: crypto.createPublicKey(publicKey),
+    privateKeyPem: privateKey,
+    publicKeyPem: publicKey,
   };
 }
 
-module.exports = { b64url, b64urlJson, signJwt, decodeJwt, tamperJwt, nowSec, generateEcKeyPair };
+/** A fresh P-256 key pair as PEM strings. */
+function generateEcKeyPair() {
+  const { privateKeyPem, publicKeyPem } = keyPair('ec', { namedCurve: 'P-256' });
+  return { privateKeyPem, publicKeyPem };
+}
+
+module.exports = { b64url, b64urlJson, signJwt, decodeJwt, tamperJwt, nowSec, keyPair, generateEcKeyPair };
