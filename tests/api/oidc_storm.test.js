@@ -8,9 +8,11 @@
 //
 // Before: jwks_lookup made the request thread wait for the fetch (up to the fetch
 // timeout + 1 s), so with GPUFLEET_THREADS request threads busy on forged tokens,
-// /healthz waited seconds too. The bounds here are generous (1 s for a 401 and for a
-// /healthz, on a small shared machine); the precise figure (p99 of /healthz within 20%
-// of its value without the storm) is bench/oidc-storm's.
+// /healthz waited seconds too. The bound here is half the provider's delay (2.5 s for a
+// 401 and for a /healthz): a request that waited for the provider takes 5 s or more,
+// while a loaded 2-core machine can stall any request past a second (a make test beside
+// other work saw 1.2 s); the precise figure (p99 of /healthz within 20% of its value
+// without the storm) is bench/oidc-storm's.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -25,6 +27,7 @@ const AUDIENCE = 'https://gpufleet.test/api';
 const FORGED = 1000;
 const CONCURRENCY = 16;
 const PROVIDER_DELAY_MS = 5000;
+const BOUND_MS = PROVIDER_DELAY_MS / 2; // waiting for the provider cannot fit under it
 
 let idp;
 let srv;
@@ -130,7 +133,7 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
         while (next < tokens.length) {
           const r = await timed('/v1/pools', tokens[next++]);
           forged.push(r.status === 401 ? r.ms : Infinity);
-          if (forged[forged.length - 1] >= 1000) next = tokens.length; // failed already: stop
+          if (forged[forged.length - 1] >= BOUND_MS) next = tokens.length; // failed already: stop
         }
       }),
     );
@@ -142,8 +145,9 @@ describe('forged tokens while the identity provider answers in 5 s', () => {
 
     const max = (a) => a.reduce((m, x) => Math.max(m, x), 0);
     assert.ok(health.length >= 20, `${health.length} /healthz samples`);
-    assert.ok(max(forged) < 1000, `every forged token answered 401 within 1 s (slowest ${max(forged).toFixed(0)} ms)`);
-    assert.ok(max(health) < 1000, `every /healthz within 1 s during the storm (slowest ${max(health).toFixed(0)} ms)`);
+    const within = `within ${BOUND_MS} ms`;
+    assert.ok(max(forged) < BOUND_MS, `every forged token answered 401 ${within} (slowest ${max(forged).toFixed(0)} ms)`);
+    assert.ok(max(health) < BOUND_MS, `every /healthz ${within} during the storm (slowest ${max(health).toFixed(0)} ms)`);
     assert.equal(forged.length, FORGED);
     // Single flight, at most one fetch per second started, each taking 5 s.
     const fetches = idp.front.hits - hits0;
