@@ -3,7 +3,8 @@
 // come from the environment:
 //   BASE, TOKEN (viewer), OPERATOR (token), HOST_ID, SERVER_PID
 //   CLIENTS (1000), CHANGES (200), WRK_SECONDS (10), WRK_CONNS (32), WRK_THREADS (2),
-//   WRK_ROUNDS (3), RESULTS (directory for raw wrk outputs)
+//   WRK_ROUNDS (3), WRK_CAP (0: none; each wrk thread stops after this many responses),
+//   RESULTS (directory for raw wrk outputs)
 // Prints one JSON object on stdout with every figure; progress goes to stderr.
 
 const http = require('node:http');
@@ -24,6 +25,7 @@ const WRK_SECONDS = Number(env('WRK_SECONDS', 10));
 const WRK_CONNS = Number(env('WRK_CONNS', 32));
 const WRK_THREADS = Number(env('WRK_THREADS', 2));
 const WRK_ROUNDS = Number(env('WRK_ROUNDS', 3));
+const WRK_CAP = Number(env('WRK_CAP', 0));
 const RESULTS = env('RESULTS', '.');
 const CLK_TCK = Number(env('CLK_TCK', 100));
 
@@ -65,6 +67,16 @@ function wrk(label, round) {
     `Authorization: Bearer ${TOKEN}`,
     url,
   ];
+  if (WRK_CAP > 0) {
+    // each wrk thread stops after WRK_CAP responses (wrk still waits out -d)
+    const script = path.join(RESULTS, 'cap.lua');
+    fs.writeFileSync(
+      script,
+      `local n = 0\nfunction response(status, headers, body)\n` +
+        `    n = n + 1\n    if n >= ${WRK_CAP} then wrk.thread:stop() end\nend\n`,
+    );
+    args.splice(args.length - 1, 0, '-s', script);
+  }
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       fs.writeFileSync(path.join(RESULTS, `wrk-${label}.r${round}.txt`), stdout + stderr);
