@@ -31,7 +31,7 @@ before(async () => {
   // the monitor on (the test server turns it off unless asked)
   f = await R.setup({
     name: 'fleet-rollout-failures',
-    net: 226,
+    net: 234, // 226 is gate_storage.test.js's
     user: 'gpufleet-rofail',
     count: 3,
     env: { GPUFLEET_MONITOR: '1' },
