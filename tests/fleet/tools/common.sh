@@ -1,5 +1,6 @@
 # common.sh - sourced by the simulated tools (bash). Kept cheap: no external
-# programs except `cat`, `sleep` and (for --query-gpu) one `awk`; a hanging
+# programs except `sleep` and (for --query-gpu) one `awk` (files are printed with
+# sim_cat, builtins only); a hanging
 # nvidia-smi (smi_hang) is `timeout` + `tail`. The host's mutable state
 # (`simfleet set`, DIR/<host>/state/health) is read with bash builtins only.
 # The sshd of each simulated host sets GPUFLEET_SIM_DIR and GPUFLEET_SIM_HOST
@@ -62,6 +63,15 @@ sim_log() {
   printf '[%s]\n' "$line" >> "$SIM_H/argv.log"
   # up --times: the same line with the call's wall-clock time (bench/monitor)
   if [[ ${SIM_TIMES:-0} == 1 ]]; then printf '%s [%s]\n' "$EPOCHREALTIME" "$line" >> "$SIM_H/argv.times"; fi
+}
+
+# sim_cat FILE: prints FILE (a text file, no NUL bytes) as `cat FILE` would, with builtins
+# (the exec of a cat costs more CPU than the read); a file it cannot read goes to cat
+sim_cat() {
+  local t=
+  [[ -f $1 && -r $1 ]] || { cat -- "$1"; return; }
+  IFS= read -r -d '' t < "$1" || true
+  printf '%s' "$t"
 }
 
 sim_sleep() { [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] || sleep "$1"; }
