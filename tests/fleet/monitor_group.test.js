@@ -16,7 +16,6 @@ const { spawnSync } = require('node:child_process');
 
 const { startServer, psql, ROOT } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
-const { expectStatus } = require('../api/lib/assert');
 const fleet = require('../api/lib/fleet');
 
 const INTERVAL_S = 10;
@@ -58,32 +57,16 @@ before(async () => {
   const client = api(srv);
   const admin = srv.token('admin');
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  const pool = expectStatus(
-    await client.request('POST', '/v1/pools', {
-      token: admin,
-      body: {
-        name: `mgroup-${fleet.uniq()}`,
-        gpu_model: 'h100_sxm',
-        gpu_count: 8,
-        interconnect: 'nvlink',
-        price_per_hour: 10,
-        durable_path: sim.env.SIMFLEET_DURABLE_PATH,
-        scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
-        monitor: { interval_seconds: INTERVAL_S },
-      },
-    }),
-    201,
-  );
+  const pool = await fleet.createSimPool(client, admin, sim, 'mgroup', {
+    interconnect: 'nvlink',
+    monitor: { interval_seconds: INTERVAL_S },
+  });
   for (const s of sim.hosts) {
-    const host = await fleet.createHost(client, srv.token('operator'), {
-      name: `mgroup-${fleet.uniq()}`,
-      address: s.address,
-      port: s.port,
-      user: s.user,
-      credential_id: cred.id,
-      pool_id: pool.id,
-      host_key_sha256: s.host_key_sha256,
-    });
+    const host = await fleet.createHost(
+      client,
+      srv.token('operator'),
+      fleet.simHostBody(s, { name: `mgroup-${fleet.uniq()}`, credential_id: cred.id, pool_id: pool.id }),
+    );
     ids.push(host.id);
   }
   // to ready through the state machine, all at once (bench/monitor's release)

@@ -106,36 +106,20 @@ before(async () => {
   viewer = a.token('viewer');
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
   const stack = await fleet.createStack(client, operator);
-  const pool = expectStatus(
-    await client.request('POST', '/v1/pools', {
-      token: admin,
-      body: {
-        name: `takeover-${fleet.uniq()}`,
-        gpu_model: 'h100_sxm',
-        gpu_count: 8,
-        price_per_hour: 10,
-        durable_path: sim.env.SIMFLEET_DURABLE_PATH,
-        scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
-        gate: {
-          storage_min_mbps: 1,
-          workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
-        },
-        monitor: { interval_seconds: INTERVAL_S },
-      },
-    }),
-    201,
-  );
+  const pool = await fleet.createSimPool(client, admin, sim, 'takeover', {
+    gate: {
+      storage_min_mbps: 1,
+      workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 8 },
+    },
+    monitor: { interval_seconds: INTERVAL_S },
+  });
   await Promise.all(
     sim.hosts.map(async (s) => {
-      const host = await fleet.createHost(client, operator, {
-        name: `take-${s.name}-${fleet.uniq()}`,
-        address: s.address,
-        port: s.port,
-        user: s.user,
-        credential_id: cred.id,
-        pool_id: pool.id,
-        host_key_sha256: s.host_key_sha256,
-      });
+      const host = await fleet.createHost(
+        client,
+        operator,
+        fleet.simHostBody(s, { name: `take-${s.name}-${fleet.uniq()}`, credential_id: cred.id, pool_id: pool.id }),
+      );
       ids.push(host.id);
       simOf[host.id] = s;
       const pj = await fleet.waitJob(client, viewer, (await fleet.provision(client, operator, host.id, stack.id)).id, {

@@ -578,24 +578,12 @@ describe('trust', { concurrency: true }, () => {
       const lview = lsrv.token('viewer');
       const lcred = await fleet.createCredential(lclient, ladmin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
       const lstack = await fleet.createStack(lclient, lop);
-      const lpool = expectStatus(
-        await lclient.request('POST', '/v1/pools', {
-          token: ladmin,
-          body: {
-            name: `lease-${fleet.uniq()}`,
-            gpu_model: 'h100_sxm',
-            gpu_count: 8,
-            price_per_hour: 10,
-            durable_path: sim.env.SIMFLEET_DURABLE_PATH,
-            scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
-            gate: {
-              storage_min_mbps: 1,
-              workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 120 },
-            },
-          },
-        }),
-        201,
-      );
+      const lpool = await fleet.createSimPool(lclient, ladmin, sim, 'lease', {
+        gate: {
+          storage_min_mbps: 1,
+          workload: { command: ['python3', 'bench.py'], metric: 'tokens_per_second', min: 1000, timeout_s: 120 },
+        },
+      });
       const h = byProfile('slow_workload');
       const host = await fleet.createHost(lclient, lop, {
         name: `lease-${fleet.uniq()}`,

@@ -113,6 +113,29 @@ async function provision(client, token, hostId, stackId, headers = {}) {
   );
 }
 
+/**
+ * POST /v1/pools for a simulated fleet (fleet.simfleet.up): eight H100 GPUs at 10 an hour on
+ * the fleet's durable and scratch paths, named `<prefix>-<random>`, plus the fields in extra
+ * (interconnect, gate, monitor, …). Returns the pool (201).
+ */
+async function createSimPool(client, admin, sim, prefix, extra = {}) {
+  const body = {
+    name: `${prefix}-${uniq()}`,
+    gpu_model: 'h100_sxm',
+    gpu_count: 8,
+    price_per_hour: 10,
+    durable_path: sim.env.SIMFLEET_DURABLE_PATH,
+    scratch_path: sim.env.SIMFLEET_SCRATCH_PATH,
+    ...extra,
+  };
+  return must(await client.request('POST', '/v1/pools', { token: admin, body }), 201, 'POST /v1/pools');
+}
+
+/** The POST /v1/hosts body of simulated host s (its address, port, user and pinned key) with fields. */
+function simHostBody(s, fields) {
+  return { address: s.address, port: s.port, user: s.user, host_key_sha256: s.host_key_sha256, ...fields };
+}
+
 /** Poll GET /v1/jobs/{id} until the job is final (or `until(job)` holds). */
 async function waitJob(
   client,
@@ -305,6 +328,8 @@ module.exports = {
   poolBody,
   createCredential,
   createPool,
+  createSimPool,
+  simHostBody,
   createStack,
   createHost,
   provision,

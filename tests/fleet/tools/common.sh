@@ -1,5 +1,6 @@
 # common.sh - sourced by the simulated tools (bash). Kept cheap: no external
-# programs except `cat`, `sleep` and (for --query-gpu) one `awk`; a hanging
+# programs except (for --query-gpu) one `awk`: files are printed with sim_cat, delays
+# are sim_sleep's, both builtins only; a hanging
 # nvidia-smi (smi_hang) is `timeout` + `tail`. The host's mutable state
 # (`simfleet set`, DIR/<host>/state/health) is read with bash builtins only.
 # The sshd of each simulated host sets GPUFLEET_SIM_DIR and GPUFLEET_SIM_HOST
@@ -64,7 +65,26 @@ sim_log() {
   if [[ ${SIM_TIMES:-0} == 1 ]]; then printf '%s [%s]\n' "$EPOCHREALTIME" "$line" >> "$SIM_H/argv.times"; fi
 }
 
-sim_sleep() { [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] || sleep "$1"; }
+# sim_cat FILE: prints FILE (a text file, no NUL bytes) as `cat FILE` would, with builtins
+# (the exec of a cat costs more CPU than the read); a file it cannot read goes to cat
+sim_cat() {
+  local t=
+  [[ -f $1 && -r $1 ]] || { cat -- "$1"; return; }
+  IFS= read -r -d '' t < "$1" || true
+  printf '%s' "$t"
+}
+
+# sim_sleep S: waits S seconds. A read with a timeout on the fleet's FIFO (DIR/sleep.fifo,
+# made by up, never written), opened read-write so that the open does not block, is a
+# sleep without starting a program; without the FIFO, sleep.
+sim_sleep() {
+  [[ $1 == 0 || $1 == 0.0 || -n ${GPUFLEET_SIM_INNER:-} ]] && return 0
+  if [[ -p $GPUFLEET_SIM_DIR/sleep.fifo ]]; then
+    read -r -t "$1" _ <> "$GPUFLEET_SIM_DIR/sleep.fifo"
+    return 0
+  fi
+  sleep "$1"
+}
 
 # every tool of a `hang` host blocks far longer than any sane timeout
 sim_hang_check() { [[ $SIM_PROFILE == hang ]] && exec sleep "$SIM_HANG"; return 0; }
