@@ -188,7 +188,16 @@ function createFromTemplate(base, name) {
     const template = migratedTemplate(base);
     const r = spawnSync(
       'psql',
-      ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', base, '-c', `CREATE DATABASE "${name}" TEMPLATE "${template}" STRATEGY FILE_COPY`],
+      [
+        '-X',
+        '-q',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-d',
+        base,
+        '-c',
+        `CREATE DATABASE "${name}" TEMPLATE "${template}" STRATEGY FILE_COPY`,
+      ],
       { encoding: 'utf8', timeout: 60_000 },
     );
     if (r.status === 0) return;
