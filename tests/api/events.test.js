@@ -933,9 +933,12 @@ describe('load, slow consumers, retention and shutdown', () => {
     assert.match(raw, /^HTTP\/1\.1 200/);
     const cutBefore = await metric(srvC, 'gpufleet_event_streams_cut_total');
     // About 10 MB in 60 transactions of 8 events of 20 KB: more than the socket buffers
-    // hold, paced so that the reading client keeps up with a ring of 128 events.
+    // hold, paced so that the reading client keeps up with a ring of 128 events. The ring
+    // laps a stream every 16 transactions: at 0.15 s each, a reader the machine does not
+    // schedule for up to ~2 s is still not lapped (at 0.04 s a loaded make test, this
+    // suite at nice 10, starved it past the server's 1 s and it was rightly cut).
     const one = `INSERT INTO events (type, project_id, data) SELECT 'recommendation.opened', '${DEFAULT_PROJECT}', jsonb_build_object('recommendation', jsonb_build_object('id', gen_random_uuid(), 'action', 'stop', 'rule', 'idle', 'target', jsonb_build_object('host_ids', jsonb_build_array('${h.id}'), 'pool_id', '${poolA.id}', 'brief_id', null), 'project', jsonb_build_object('id', '${DEFAULT_PROJECT}', 'name', 'default'), 'reason', repeat('x', 20000), 'evidence', '{}'::jsonb, 'estimated_savings_per_hour', 12.5)) FROM generate_series(1, 8);`;
-    const sql = Array.from({ length: 60 }, () => `BEGIN; ${one} COMMIT; SELECT pg_sleep(0.04);`).join(' ');
+    const sql = Array.from({ length: 60 }, () => `BEGIN; ${one} COMMIT; SELECT pg_sleep(0.15);`).join(' ');
     const firstNew = dbIds('true').pop() + 1;
     await psqlAsync(srvA.database.url, sql);
     const all = dbIds(`id >= ${firstNew} AND type = 'recommendation.opened'`);
