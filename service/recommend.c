@@ -258,7 +258,6 @@ struct svc_recommendations {
     size_t nh, nb;
     struct plan_rec_host *hosts;
     struct plan_rec_brief *briefs;
-    json_t **docs;
 };
 
 static void calc_setup(struct svc_recommendations *k, int64_t at_us)
@@ -355,12 +354,8 @@ static void calc_free(struct svc_recommendations *k)
         k->wc[w].ids = NULL;
         k->wc[w].costs = NULL;
     }
-    for (size_t j = 0; k->docs && j < k->nb; j++)
-        json_decref(k->docs[j]);
-    free(k->docs);
     free(k->hosts);
     free(k->briefs);
-    k->docs = NULL;
     k->hosts = NULL;
     k->briefs = NULL;
     clear(&k->a);
@@ -421,9 +416,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
     size_t nh = k->nh = in->nhosts, nb = k->nb = in->nbriefs;
     struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
     struct plan_rec_brief *briefs = k->briefs = calloc(nb + 1, sizeof *briefs);
-    json_t **docs = k->docs = calloc(nb + 1, sizeof *docs);
     struct window_costs *wc = k->wc;
-    int ok = hosts && briefs && docs;
+    int ok = hosts && briefs;
     for (int w = 0; ok && w < DB_REC_WINDOWS; w++)
         ok = window_costs(in, w, &wc[w]) == 0;
     if (!ok)
@@ -473,17 +467,20 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
     }
     struct plan_options opts;
     plan_default_options(&opts);
+    /* Each brief's document only while it is sized (nothing borrows from it): 10,000
+     * parsed documents held at once were the idle policy's largest peak (issue 28). */
     for (size_t j = 0; j < nb; j++) {
         struct plan_rec_brief *b = &briefs[j];
         b->id = in->briefs[j].id;
         b->project_id = in->briefs[j].project_id;
-        docs[j] = json_loads(in->briefs[j].spec, 0, NULL);
-        if (docs[j] == NULL)
+        json_t *doc = json_loads(in->briefs[j].spec, 0, NULL);
+        if (doc == NULL)
             continue;
-        brief_targets(docs[j], b);
+        brief_targets(doc, b);
         struct plan_brief pb;
-        plan_brief_to_sizing(docs[j], &pb);
+        plan_brief_to_sizing(doc, &pb);
         plan_size(&pb, &opts, &b->sizing);
+        json_decref(doc);
         b->precision = pb.precision;
         b->sized = 1;
     }
@@ -494,7 +491,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
                             wc[DB_REC_DAY].n, all) != 0 ||
         (k->a.rightsize && json_array_extend(all, k->a.rightsize) != 0))
         return -1;
-    return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
+    return add_projects(k, all) == 0 && (no_usage == NULL || add_projects(k, no_usage) == 0) ? 0
+                                                                                             : -1;
 }
 
 enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)
