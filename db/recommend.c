@@ -271,9 +271,46 @@ void db_rec_input_free(struct db_rec_input *in)
     free(in->gpu);
     free(in->isolated);
     free(in->events);
+    free(in->brief_ids);
     for (int i = 0; i < 6; i++)
         PQclear(in->res[i]);
     memset(in, 0, sizeof *in);
+}
+
+/* s copied to *at (advanced past it), or NULL for NULL. */
+static const char *keep(const char *s, char **at)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(*at, s, n);
+    *at += n;
+    return d;
+}
+
+int db_rec_briefs_keep_ids(struct db_rec_input *in)
+{
+    if (in->res[3] == NULL)
+        return 0;
+    size_t len = 1;
+    for (size_t k = 0; k < in->nbriefs; k++) {
+        const struct db_rec_brief *b = &in->briefs[k];
+        len += (b->id ? strlen(b->id) + 1 : 0) + (b->project_id ? strlen(b->project_id) + 1 : 0);
+    }
+    char *ids = malloc(len), *at = ids;
+    if (ids == NULL)
+        return -1;
+    for (size_t k = 0; k < in->nbriefs; k++) {
+        struct db_rec_brief *b = &in->briefs[k];
+        b->id = keep(b->id, &at);
+        b->project_id = keep(b->project_id, &at);
+        b->spec = NULL;
+    }
+    free(in->brief_ids);
+    in->brief_ids = ids;
+    PQclear(in->res[3]);
+    in->res[3] = NULL;
+    return 0;
 }
 
 static void decode_held(const PGresult *r, struct db_rec_input *in)

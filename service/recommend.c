@@ -408,16 +408,52 @@ static int add_projects(const struct svc_recommendations *k, json_t *items)
     return 0;
 }
 
+/* Sizes every brief of in into briefs (nbriefs of them), each document parsed only while
+ * it is sized (nothing borrows from it: 10,000 parsed documents held at once were the idle
+ * policy's largest peak), then drops the documents' text (db_rec_briefs_keep_ids).
+ * Returns 0, or -1 when out of memory. */
+static int size_briefs(struct db_rec_input *in, const struct plan_options *opts,
+                       struct plan_rec_brief *briefs)
+{
+    for (size_t j = 0; j < in->nbriefs; j++) {
+        struct plan_rec_brief *b = &briefs[j];
+        json_t *doc = json_loads(in->briefs[j].spec, 0, NULL);
+        if (doc == NULL)
+            continue;
+        brief_targets(doc, b);
+        struct plan_brief pb;
+        plan_brief_to_sizing(doc, &pb);
+        plan_size(&pb, opts, &b->sizing);
+        json_decref(doc);
+        b->precision = pb.precision;
+        b->sized = 1;
+    }
+    if (db_rec_briefs_keep_ids(in) != 0)
+        return -1;
+    for (size_t j = 0; j < in->nbriefs; j++) {
+        briefs[j].id = in->briefs[j].id;
+        briefs[j].project_id = in->briefs[j].project_id;
+    }
+    return 0;
+}
+
 /* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
  * or -1 when out of memory. */
 static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage)
 {
-    const struct db_rec_input *in = &k->a.in;
+    struct db_rec_input *in = &k->a.in;
     size_t nh = k->nh = in->nhosts, nb = k->nb = in->nbriefs;
-    struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
+    struct plan_options opts;
+    plan_default_options(&opts);
+    /* The briefs first, so that their documents' text is freed before the hosts' figures
+     * are built (issue 28 item 7: the pass's peak). */
     struct plan_rec_brief *briefs = k->briefs = calloc(nb + 1, sizeof *briefs);
+    if (briefs == NULL || size_briefs(in, &opts, briefs) != 0)
+        return -1;
+    util_malloc_release();
+    struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
     struct window_costs *wc = k->wc;
-    int ok = hosts && briefs;
+    int ok = hosts != NULL;
     for (int w = 0; ok && w < DB_REC_WINDOWS; w++)
         ok = window_costs(in, w, &wc[w]) == 0;
     if (!ok)
@@ -464,25 +500,6 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
             h->has_prev_cpu[kk] = c->has_cost_per_unit[kk];
             h->prev_cpu[kk] = c->cost_per_unit[kk];
         }
-    }
-    struct plan_options opts;
-    plan_default_options(&opts);
-    /* Each brief's document only while it is sized (nothing borrows from it): 10,000
-     * parsed documents held at once were the idle policy's largest peak (issue 28). */
-    for (size_t j = 0; j < nb; j++) {
-        struct plan_rec_brief *b = &briefs[j];
-        b->id = in->briefs[j].id;
-        b->project_id = in->briefs[j].project_id;
-        json_t *doc = json_loads(in->briefs[j].spec, 0, NULL);
-        if (doc == NULL)
-            continue;
-        brief_targets(doc, b);
-        struct plan_brief pb;
-        plan_brief_to_sizing(doc, &pb);
-        plan_size(&pb, &opts, &b->sizing);
-        json_decref(doc);
-        b->precision = pb.precision;
-        b->sized = 1;
     }
     if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0 ||
         svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0 ||
