@@ -46,7 +46,7 @@ COMMON_SRC := common/log.c common/util.c common/secret.c common/sbuf.c common/jw
 COMMON_SRC += common/tbucket.c
 DB_SRC     := db/db.c db/listener.c db/result.c db/migrate.c db/audit.c db/gpu_models.c db/idempotency.c db/briefs.c \
               db/stacks.c db/credentials.c db/pools.c db/hosts.c db/jobs.c db/gates.c \
-              db/work_reports.c db/usage.c db/costs.c db/recommend.c db/events.c db/monitor_lease.c \
+              db/work_reports.c db/usage.c db/costs.c db/recommend.c db/recommend_briefs.c db/events.c db/monitor_lease.c \
               db/monitor.c db/gpu_metrics.c
 API_SRC    := api/config.c api/reply.c api/http.c api/routes.c api/auth.c api/rolemap.c \
               api/role.c api/jsonspec.c api/cors.c api/sse.c \

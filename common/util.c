@@ -4,6 +4,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -376,4 +379,11 @@ int util_lookup(const char *const *names, const char *s)
         if (strcmp(names[i], s) == 0)
             return i;
     return -1;
+}
+
+void util_malloc_release(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -49,4 +49,9 @@ int util_lookup(const char *const *names, const char *s);
 /* Strict decimal parse of a whole long in [min,max]. Returns 0 on success. */
 int util_parse_long(const char *s, long min, long max, long *out);
 
+/* Hands the free pages inside malloc's arenas back to the kernel (glibc's malloc_trim; a
+ * no-op elsewhere): for a long pass that frees a large part of its inputs before it builds
+ * the next, so that the pages freed count once in the process's peak RSS, not twice. */
+void util_malloc_release(void);
+
 #endif

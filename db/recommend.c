@@ -271,6 +271,7 @@ void db_rec_input_free(struct db_rec_input *in)
     free(in->gpu);
     free(in->isolated);
     free(in->events);
+    free(in->brief_ids);
     for (int i = 0; i < 6; i++)
         PQclear(in->res[i]);
     memset(in, 0, sizeof *in);
@@ -600,39 +601,6 @@ enum db_status db_rec_parts_decode(struct db_rec_parts *p, struct db_rec_input *
     }
     memset(p, 0, sizeof *p); /* in owns the results now, or they are freed */
     return d;
-}
-
-enum db_status db_rec_briefs_ran(struct db_conn *c, int64_t at_us, struct db_rec_briefs *out)
-{
-    const int64_t H = 3600LL * 1000000, lo = at_us - 48 * H;
-    const int64_t v[4] = {lo, at_us, util_ceil_us(lo, H), util_floor_us(at_us, H)};
-    char t[4][40];
-    const char *p[4] = {t[0], t[1], t[2], t[3]};
-    for (int i = 0; i < 4; i++)
-        util_rfc3339(v[i], t[i], sizeof t[i]);
-    db_rec_briefs_free(out);
-    PGresult *r = NULL;
-    enum db_status s = db_exec(c, "recommend_briefs_ran", 4, p, &r);
-    if (s < 0)
-        return s;
-    out->res = r;
-    out->briefs = calloc((size_t)PQntuples(r) + 1, sizeof *out->briefs);
-    if (out->briefs == NULL) {
-        db_rec_briefs_free(out);
-        return DB_HARD_ERROR;
-    }
-    int id = db_col(r, "id"), spec = db_col(r, "spec"), project = db_col(r, "project_id");
-    for (int i = 0; i < PQntuples(r); i++)
-        out->briefs[out->n++] =
-            (struct db_rec_brief){db_val(r, i, id), db_val(r, i, project), db_val(r, i, spec)};
-    return s;
-}
-
-void db_rec_briefs_free(struct db_rec_briefs *b)
-{
-    free(b->briefs);
-    PQclear(b->res);
-    memset(b, 0, sizeof *b);
 }
 
 enum db_status db_recommend_sync(struct db_conn *c, const char *items_json, long *opened,

@@ -93,6 +93,7 @@ struct db_rec_input {
     struct db_rec_gpu *gpu;           /* ordered by host id */
     struct db_rec_isolated *isolated; /* ordered by host id */
     struct gpu_event *events;
+    char *brief_ids; /* after db_rec_briefs_keep_ids: the briefs' ids, copied */
     void *res[6];
 };
 /* The caller gives what the planner decides: idle_default_s, the idle window of a pool
@@ -106,6 +107,11 @@ enum db_status db_recommend_read(struct db_conn *c, int64_t at_us, double idle_d
 enum db_status db_recommend_read_with(struct db_conn *c, int64_t at_us, double idle_default_s,
                                       int events_max, int failures, struct db_rec_input *in);
 void db_rec_input_free(struct db_rec_input *in);
+/* Once the briefs' documents have been read (sized): copies every brief's id and project
+ * id into one block that in owns, points briefs[] at the copies (spec NULL) and frees the
+ * briefs' statement result, the documents' text (5 MiB at 10,000 briefs). 0, or -1 when
+ * out of memory (in unchanged). */
+int db_rec_briefs_keep_ids(struct db_rec_input *in);
 
 /* The same reads in two parts, so that the usage rows, the longest read, can be read on
  * another connection at the same time (service/recommend.c): db_rec_parts_read reads all

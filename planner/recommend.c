@@ -279,6 +279,8 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
     char reason[256];
     if (isolation_rec(h, items) != 0)
         return -1;
+    if (!h->has_usage && no_usage == NULL)
+        return 0;
     if (!h->has_usage)
         return json_array_append_new(no_usage, json_pack("{s:s,s:s,s:s,s:s}", "host_id", h->id,
                                                          "pool_id", h->pool_id, "state", h->state,
@@ -287,7 +289,7 @@ static int host_recs(const struct plan_rec_host *h, json_t *items, json_t *no_us
     enum idle_verdict v = idle_verdict(h, &why);
     if (v == IDLE_YES && stop_rec(h, items) != 0)
         return -1;
-    if (v == IDLE_UNKNOWN && unknown_idle(h, why, no_usage) != 0)
+    if (v == IDLE_UNKNOWN && no_usage != NULL && unknown_idle(h, why, no_usage) != 0)
         return -1;
     if (h->has_share && h->failed_share > h->th.failed_share) {
         snprintf(reason, sizeof reason,

@@ -142,8 +142,9 @@ struct plan_rec_brief {
 /* Applies the rules. hosts and briefs sorted by id. Appends recommendations to items
  * (hosts' stop, investigate, then briefs' scale_up, scale_down, then reuse) and the
  * hosts without usage data, or with an unknown idle signal, to no_usage ({host_id,
- * pool_id, state, reason}, plus evidence for an unknown signal). Returns 0,
- * or -1 when out of memory. */
+ * pool_id, state, reason}, plus evidence for an unknown signal); no_usage NULL: that list
+ * is not built (the idle policy, which never reads it). Returns 0, or -1 when out of
+ * memory. */
 int plan_recommend(const struct plan_rec_host *hosts, size_t nh,
                    const struct plan_rec_brief *briefs, size_t nb, const struct plan_options *opts,
                    json_t *items, json_t *no_usage);

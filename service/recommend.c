@@ -258,7 +258,6 @@ struct svc_recommendations {
     size_t nh, nb;
     struct plan_rec_host *hosts;
     struct plan_rec_brief *briefs;
-    json_t **docs;
 };
 
 static void calc_setup(struct svc_recommendations *k, int64_t at_us)
@@ -355,12 +354,8 @@ static void calc_free(struct svc_recommendations *k)
         k->wc[w].ids = NULL;
         k->wc[w].costs = NULL;
     }
-    for (size_t j = 0; k->docs && j < k->nb; j++)
-        json_decref(k->docs[j]);
-    free(k->docs);
     free(k->hosts);
     free(k->briefs);
-    k->docs = NULL;
     k->hosts = NULL;
     k->briefs = NULL;
     clear(&k->a);
@@ -413,17 +408,52 @@ static int add_projects(const struct svc_recommendations *k, json_t *items)
     return 0;
 }
 
+/* Sizes every brief of in into briefs (nbriefs of them), each document parsed only while
+ * it is sized (nothing borrows from it: 10,000 parsed documents held at once were the idle
+ * policy's largest peak), then drops the documents' text (db_rec_briefs_keep_ids).
+ * Returns 0, or -1 when out of memory. */
+static int size_briefs(struct db_rec_input *in, const struct plan_options *opts,
+                       struct plan_rec_brief *briefs)
+{
+    for (size_t j = 0; j < in->nbriefs; j++) {
+        struct plan_rec_brief *b = &briefs[j];
+        json_t *doc = json_loads(in->briefs[j].spec, 0, NULL);
+        if (doc == NULL)
+            continue;
+        brief_targets(doc, b);
+        struct plan_brief pb;
+        plan_brief_to_sizing(doc, &pb);
+        plan_size(&pb, opts, &b->sizing);
+        json_decref(doc);
+        b->precision = pb.precision;
+        b->sized = 1;
+    }
+    if (db_rec_briefs_keep_ids(in) != 0)
+        return -1;
+    for (size_t j = 0; j < in->nbriefs; j++) {
+        briefs[j].id = in->briefs[j].id;
+        briefs[j].project_id = in->briefs[j].project_id;
+    }
+    return 0;
+}
+
 /* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
  * or -1 when out of memory. */
 static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage)
 {
-    const struct db_rec_input *in = &k->a.in;
+    struct db_rec_input *in = &k->a.in;
     size_t nh = k->nh = in->nhosts, nb = k->nb = in->nbriefs;
-    struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
+    struct plan_options opts;
+    plan_default_options(&opts);
+    /* The briefs first, so that their documents' text is freed before the hosts' figures
+     * are built (issue 28 item 7: the pass's peak). */
     struct plan_rec_brief *briefs = k->briefs = calloc(nb + 1, sizeof *briefs);
-    json_t **docs = k->docs = calloc(nb + 1, sizeof *docs);
+    if (briefs == NULL || size_briefs(in, &opts, briefs) != 0)
+        return -1;
+    util_malloc_release();
+    struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
     struct window_costs *wc = k->wc;
-    int ok = hosts && briefs && docs;
+    int ok = hosts != NULL;
     for (int w = 0; ok && w < DB_REC_WINDOWS; w++)
         ok = window_costs(in, w, &wc[w]) == 0;
     if (!ok)
@@ -471,22 +501,6 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
             h->prev_cpu[kk] = c->cost_per_unit[kk];
         }
     }
-    struct plan_options opts;
-    plan_default_options(&opts);
-    for (size_t j = 0; j < nb; j++) {
-        struct plan_rec_brief *b = &briefs[j];
-        b->id = in->briefs[j].id;
-        b->project_id = in->briefs[j].project_id;
-        docs[j] = json_loads(in->briefs[j].spec, 0, NULL);
-        if (docs[j] == NULL)
-            continue;
-        brief_targets(docs[j], b);
-        struct plan_brief pb;
-        plan_brief_to_sizing(docs[j], &pb);
-        plan_size(&pb, &opts, &b->sizing);
-        b->precision = pb.precision;
-        b->sized = 1;
-    }
     if (plan_recommend(hosts, nh, briefs, nb, &opts, all, no_usage) != 0 ||
         svc_rec_bn_apply(&k->a.bn, hosts, nh, all) != 0 ||
         svc_rec_retry_apply(&k->a.retry, all) != 0 ||
@@ -494,7 +508,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
                             wc[DB_REC_DAY].n, all) != 0 ||
         (k->a.rightsize && json_array_extend(all, k->a.rightsize) != 0))
         return -1;
-    return add_projects(k, all) == 0 && add_projects(k, no_usage) == 0 ? 0 : -1;
+    return add_projects(k, all) == 0 && (no_usage == NULL || add_projects(k, no_usage) == 0) ? 0
+                                                                                             : -1;
 }
 
 enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)

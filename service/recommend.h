@@ -10,7 +10,7 @@
 
 /* The recommendations as of at_us (µs since the epoch), read on c inside the caller's
  * transaction (the idle policy): appends every recommendation to all and the hosts
- * without usage data to no_usage, unfiltered. */
+ * without usage data to no_usage, unfiltered; no_usage NULL: that list is not built. */
 enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage);
 
 /* The same in a transaction of its own. Returns the computation (free it with

@@ -195,8 +195,16 @@ static void rec_decode(void)
     CHECK_STR(in.briefs[0].id, "b1");
     CHECK_STR(in.briefs[0].project_id, "k1");
     CHECK_STR(in.briefs[0].spec, "{\"name\":\"b\"}");
+    /* the documents' text dropped, the ids kept (copied), the briefs' result freed */
+    CHECK(db_rec_briefs_keep_ids(&in) == 0);
+    CHECK(in.res[3] == NULL && in.brief_ids != NULL && in.briefs[0].spec == NULL);
+    CHECK_STR(in.briefs[0].id, "b1");
+    CHECK_STR(in.briefs[0].project_id, "k1");
+    CHECK(in.res[2] != NULL && in.nbriefs == 1);
+    CHECK(db_rec_briefs_keep_ids(&in) == 0); /* again: nothing left to drop */
+    CHECK_STR(in.briefs[0].id, "b1");
     db_rec_input_free(&in);
-    CHECK(in.held == NULL && in.usage == NULL && in.res[3] == NULL);
+    CHECK(in.held == NULL && in.usage == NULL && in.res[3] == NULL && in.brief_ids == NULL);
 }
 
 /* host_target: by name; db_host_target_free empties it and may run again; a struct
