@@ -72,9 +72,7 @@ test('errors: the message psql prints, with DETAIL, HINT, CONTEXT, LINE and noti
   assert.match(same('SELECT 1; SELECT 1/0; SELECT 3').error, /^psql failed \(1\): .*\nERROR: {2}division by zero\n$/);
   same('SELEC 1');
   same("SELECT 1; INSERT INTO nosuch VALUES (1); SELECT 'a|b'");
-  const r = same(
-    "DO $$ BEGIN RAISE NOTICE 'hi'; RAISE EXCEPTION 'boom' USING DETAIL = 'd1', HINT = 'h1'; END $$",
-  );
+  const r = same("DO $$ BEGIN RAISE NOTICE 'hi'; RAISE EXCEPTION 'boom' USING DETAIL = 'd1', HINT = 'h1'; END $$");
   assert.match(r.error, /NOTICE: {2}hi\nERROR: {2}boom\nDETAIL: {2}d1\nHINT: {2}h1\nCONTEXT: /);
   same("INSERT INTO t VALUES (1, 'dup')");
 });

@@ -174,8 +174,7 @@ static PGconn *pg_connect(const char *url, int timeout_ms)
     snprintf(timeout, sizeof timeout, "%d", (timeout_ms + 999) / 1000);
     const char *keys[] = {"connect_timeout", "dbname", "fallback_application_name",
                           "client_encoding", NULL};
-    const char *vals[] = {timeout, url, "pgpipe", getenv("PGCLIENTENCODING") ? NULL : "auto",
-                          NULL};
+    const char *vals[] = {timeout, url, "pgpipe", getenv("PGCLIENTENCODING") ? NULL : "auto", NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (!pg)
         die("out of memory");

@@ -57,7 +57,7 @@ let pgpipe = null; // {pid, req, res}
 
 function readFull(fd, n) {
   const buf = Buffer.alloc(n);
-  for (let off = 0; off < n; ) {
+  for (let off = 0; off < n;) {
     const r = fs.readSync(fd, buf, off, n - off, null);
     if (r === 0) throw new Error(`${PGPIPE} exited (pid ${pgpipe && pgpipe.pid})`);
     off += r;
@@ -66,7 +66,7 @@ function readFull(fd, n) {
 }
 
 function writeFull(fd, buf) {
-  for (let off = 0; off < buf.length; ) off += fs.writeSync(fd, buf, off, buf.length - off, null);
+  for (let off = 0; off < buf.length;) off += fs.writeSync(fd, buf, off, buf.length - off, null);
 }
 
 // Two FIFOs, opened so that the child holds the only other end of each: its end of death
@@ -108,7 +108,7 @@ function startPgpipe() {
       fs.closeSync(req);
       let text = '';
       const b = Buffer.alloc(64);
-      for (let n; (n = fs.readSync(res, b, 0, b.length, null)) > 0; ) text += b.toString('latin1', 0, n);
+      for (let n; (n = fs.readSync(res, b, 0, b.length, null)) > 0;) text += b.toString('latin1', 0, n);
       const m = /^cpu (\d+)$/m.exec(text);
       const times = process.env.GPUFLEET_TEST_TIMES_FILE;
       if (m && times && process.argv[1]) {
