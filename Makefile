@@ -291,6 +291,14 @@ build/gen/bw_reference.c: scripts/gen-bw-reference data/bandwidth_reference.csv
 	@mkdir -p $(dir $@)
 	scripts/gen-bw-reference data/bandwidth_reference.csv > $@.tmp && mv $@.tmp $@
 
+# The test harness's psql (psql() in tests/api/lib/server.js): one process per test process
+# that keeps its connections. Built by scripts/test before the suites and by tests/*/run; one
+# binary for both builds, written whole (two runners may build it at once).
+build/pgpipe: tests/lib/pgpipe.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE $(WARN) $(shell pkg-config --cflags libpq) \
+	    -o $@.tmp.$$$$ $< $(shell pkg-config --libs libpq) && mv -f $@.tmp.$$$$ $@
+
 bootstrap:
 	@scripts/bootstrap
 

@@ -42,16 +42,122 @@ function databaseUrl(base, name) {
   return `${m[1]}/${encodeURIComponent(name)}${m[3]}`;
 }
 
-// psql -At; returns stdout (trimmed). Throws with stderr on failure.
-function psql(url, sql, { allowFail = false } = {}) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], {
-    encoding: 'utf8',
-    timeout: 60_000,
+// psql(url, sql): what `psql -X -q -At -v ON_ERROR_STOP=1 -d url -c sql` prints on stdout,
+// trimmed (every result set's rows, fields joined by '|', NULL empty); throws with psql's
+// stderr when psql would fail (allowFail: returns stdout anyway). Synchronous. Not a psql
+// process a call (the suites make ~2,200 calls, each a process and a new PostgreSQL backend):
+// build/pgpipe (tests/lib/pgpipe.c), one per test process, started on the first call, runs
+// the SQL as psql -c does over a connection it keeps per URL, and resets the session after
+// each call; we write a request on one FIFO and read the reply on another, both blocking.
+// SQL about a database (DROP/ALTER/CREATE DATABASE: they fail while another session is
+// connected to it) first closes the other kept connections.
+const PGPIPE = path.join(ROOT, 'build', 'pgpipe');
+const PSQL_TIMEOUT_MS = 60_000;
+let pgpipe = null; // {pid, req, res}
+
+function readFull(fd, n) {
+  const buf = Buffer.alloc(n);
+  for (let off = 0; off < n;) {
+    const r = fs.readSync(fd, buf, off, n - off, null);
+    if (r === 0) throw new Error(`${PGPIPE} exited (pid ${pgpipe && pgpipe.pid})`);
+    off += r;
+  }
+  return buf;
+}
+
+function writeFull(fd, buf) {
+  for (let off = 0; off < buf.length;) off += fs.writeSync(fd, buf, off, buf.length - off, null);
+}
+
+// Two FIFOs, opened so that the child holds the only other end of each: its end of death
+// reads as EOF here (and a write to it fails), ours as EOF there. Opening a FIFO O_RDWR never
+// blocks; with that end open, the one-way opens do not either.
+function startPgpipe() {
+  if (!fs.existsSync(PGPIPE)) {
+    throw new Error(`${PGPIPE} not found; build it with \`make build/pgpipe\` (tests/*/run do)`);
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gft-pgpipe-'));
+  const reqPath = path.join(dir, 'req');
+  const resPath = path.join(dir, 'res');
+  const mk = spawnSync('mkfifo', ['-m', '600', reqPath, resPath], { encoding: 'utf8' });
+  if (mk.status !== 0) throw new Error(`mkfifo failed: ${mk.stderr}`);
+  const { O_RDWR, O_RDONLY, O_WRONLY } = fs.constants;
+  const both = [fs.openSync(reqPath, O_RDWR), fs.openSync(resPath, O_RDWR)];
+  const childIn = fs.openSync(reqPath, O_RDONLY);
+  const req = fs.openSync(reqPath, O_WRONLY);
+  const res = fs.openSync(resPath, O_RDONLY);
+  const childOut = fs.openSync(resPath, O_WRONLY);
+  both.forEach((fd) => fs.closeSync(fd));
+  fs.rmSync(dir, { recursive: true, force: true });
+  let child;
+  try {
+    child = spawn(PGPIPE, [], { stdio: [childIn, childOut, 'ignore'] });
+  } finally {
+    fs.closeSync(childIn);
+    fs.closeSync(childOut);
+  }
+  child.on('error', () => {}); // a failed start reads as EOF on res
+  child.unref();
+  const self = { pid: child.pid, req, res, closed: false };
+  pgpipe = self;
+  // At exit: EOF to pgpipe, which closes its connections and answers with its CPU time, counted
+  // with this test file's (tests/lib/times-at-exit.js counts only children waited for).
+  process.on('exit', () => {
+    if (self.closed) return;
+    try {
+      fs.closeSync(req);
+      let text = '';
+      const b = Buffer.alloc(64);
+      for (let n; (n = fs.readSync(res, b, 0, b.length, null)) > 0;) text += b.toString('latin1', 0, n);
+      const m = /^cpu (\d+)$/m.exec(text);
+      const times = process.env.GPUFLEET_TEST_TIMES_FILE;
+      if (m && times && process.argv[1]) {
+        const file = path.relative(process.cwd(), process.argv[1]);
+        fs.appendFileSync(times, `0\t${(Number(m[1]) / 1e6).toFixed(2)}\t${file}\n`);
+      }
+    } catch {
+      // pgpipe already gone: nothing to count
+    }
   });
+  return pgpipe;
+}
+
+// One call: {status (psql's: 0, 1, 2; null when it ran past the timeout, as spawnSync's when it
+// killed psql), stdout, stderr}.
+function pgpipeCall(url, sql, timeout = PSQL_TIMEOUT_MS) {
+  const p = pgpipe || startPgpipe();
+  const u = Buffer.from(url, 'utf8');
+  const q = Buffer.from(sql, 'utf8');
+  const h = Buffer.alloc(14);
+  h[0] = 0x51; // 'Q'
+  h[1] = /\bDATABASE\b/i.test(sql) ? 1 : 0;
+  h.writeUInt32LE(timeout, 2);
+  h.writeUInt32LE(u.length, 6);
+  h.writeUInt32LE(q.length, 10);
+  try {
+    writeFull(p.req, Buffer.concat([h, u, q]));
+    const r = readFull(p.res, 12);
+    const out = readFull(p.res, r.readUInt32LE(4)).toString('utf8');
+    const err = readFull(p.res, r.readUInt32LE(8)).toString('utf8');
+    const status = r.readInt32LE(0);
+    return { status: status < 0 ? null : status, stdout: out, stderr: err };
+  } catch (e) {
+    // the next call starts another
+    pgpipe = null;
+    p.closed = true;
+    fs.closeSync(p.req);
+    fs.closeSync(p.res);
+    throw e;
+  }
+}
+
+// timeout: ms for connecting and the whole SQL (psql was killed after 60 s).
+function psql(url, sql, { allowFail = false, timeout = PSQL_TIMEOUT_MS } = {}) {
+  const r = pgpipeCall(url, sql, timeout);
   if (r.status !== 0 && !allowFail) {
     throw new Error(`psql failed (${r.status}): ${sql}\n${r.stderr}`);
   }
-  return (r.stdout || '').trim();
+  return r.stdout.trim();
 }
 
 function uniqueName(prefix) {
@@ -150,10 +256,7 @@ function migratedTemplate(base) {
       psql(base, `DROP DATABASE IF EXISTS "${tmp}" WITH (FORCE)`, { allowFail: true });
       throw new Error(`gpufleetd migrate (template) failed (${r.status}):\n${r.stdout}${r.stderr}`);
     }
-    const renamed = spawnSync('psql', ['-X', '-q', '-d', base, '-c', `ALTER DATABASE "${tmp}" RENAME TO "${name}"`], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const renamed = pgpipeCall(base, `ALTER DATABASE "${tmp}" RENAME TO "${name}"`);
     if (renamed.status !== 0) {
       psql(base, `DROP DATABASE IF EXISTS "${tmp}" WITH (FORCE)`, { allowFail: true });
       if (psql(base, `SELECT 1 FROM pg_database WHERE datname = '${name}'`) !== '1') {
@@ -186,20 +289,7 @@ function migratedTemplate(base) {
 function createFromTemplate(base, name) {
   for (let i = 0; ; i++) {
     const template = migratedTemplate(base);
-    const r = spawnSync(
-      'psql',
-      [
-        '-X',
-        '-q',
-        '-v',
-        'ON_ERROR_STOP=1',
-        '-d',
-        base,
-        '-c',
-        `CREATE DATABASE "${name}" TEMPLATE "${template}" STRATEGY FILE_COPY`,
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = pgpipeCall(base, `CREATE DATABASE "${name}" TEMPLATE "${template}" STRATEGY FILE_COPY`);
     if (r.status === 0) return;
     const gone = /does not exist/.test(r.stderr);
     if (gone) templateName = null;
