@@ -1190,11 +1190,12 @@ describe('the host state machine and quarantine (no worker: events applied as a 
     const app = srv.database.appUrl;
     assert.ok(app && app !== srv.database.url, 'serve runs as a role of its own');
     assert.equal(psql(app, 'SELECT current_user'), 'gpufleet_app');
-    // serve's own connection is that role
+    // serve's own connection is that role (not the harness's kept connection of the line above)
     assert.equal(
       psql(
         srv.database.url,
-        `SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'gpufleet_app' AND datname = current_database()`,
+        `SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'gpufleet_app' AND datname = current_database()
+           AND application_name IS DISTINCT FROM 'pgpipe'`,
       ),
       't',
     );
