@@ -205,7 +205,9 @@ describe('plain samples stored set-wise (migration 0044)', () => {
          ALTER FUNCTION monitor_store_away(uuid, jsonb) RENAME TO monitor_store;`
       : `SELECT monitor_store('${h}', ${lit(d)}::jsonb)::text;`;
     // the setup's output is not kept (\o): the answer and the rows are the last two lines
-    const r = sql(`BEGIN; \\o /dev/null\n${setup};\n\\o\n${store} SET CONSTRAINTS ALL IMMEDIATE; ${rows(h)}; ROLLBACK;`);
+    const r = sql(
+      `BEGIN; \\o /dev/null\n${setup};\n\\o\n${store} SET CONSTRAINTS ALL IMMEDIATE; ${rows(h)}; ROLLBACK;`,
+    );
     return r;
   }
   function same(setup, d, what) {
@@ -305,8 +307,10 @@ describe('plain samples stored set-wise (migration 0044)', () => {
       ['an older sample', { at: new Date(t0 - 1000).toISOString(), gpus: gpus8(h), events: [] }],
       ['an empty list', { at, gpus: [], events: [] }],
       ['no list', { at, events: [] }],
-      ['ECC growth, derived', { at, gpus: gpus8(h).map((g) => ({ ...g, ecc_uncorrected_volatile: 1 })),
-        derived_policy: { ecc: 'record' } }],
+      [
+        'ECC growth, derived',
+        { at, gpus: gpus8(h).map((g) => ({ ...g, ecc_uncorrected_volatile: 1 })), derived_policy: { ecc: 'record' } },
+      ],
       ['a lowercase t', { at: at.replace('T', 't'), gpus: gpus8(h) }],
       ['a bad member', { at, gpus: gpus8(h).map((g) => ({ ...g, util_gpu: 140 })) }],
       ['a bad time', { at: '2026-02-30T00:00:00Z', gpus: gpus8(h) }],
@@ -319,14 +323,18 @@ describe('plain samples stored set-wise (migration 0044)', () => {
     }
     // and the rows are monitor_store's (the whole call, without the rename)
     const d = cases[0][1];
-    const g = sql(`BEGIN; SELECT o_result FROM monitor_store_fenced('w-live', ARRAY['${h}']::uuid[], ${lit([d])}::jsonb);
+    const g =
+      sql(`BEGIN; SELECT o_result FROM monitor_store_fenced('w-live', ARRAY['${h}']::uuid[], ${lit([d])}::jsonb);
                    SET CONSTRAINTS ALL IMMEDIATE; ${rows(h)}; ROLLBACK;`);
     const one = run(h, '', d, false);
     assert.ok(g.ok && one.ok, g.err + one.err);
     const strip = (o) => o.split('\n').map((l) => JSON.parse(l));
     const [ga, gr] = strip(g.out);
     const [oa, or] = strip(one.out);
-    assert.deepEqual(ga.events.map((e) => e.kind), oa.events.map((e) => e.kind));
+    assert.deepEqual(
+      ga.events.map((e) => e.kind),
+      oa.events.map((e) => e.kind),
+    );
     delete gr.gpu_events;
     delete or.gpu_events; // the ids differ (the sequence is not rolled back)
     assert.deepEqual(gr.monitor, or.monitor);
