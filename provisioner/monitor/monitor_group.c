@@ -3,7 +3,9 @@
  * submitted to the writer as one op when it holds cfg->monitor_group_max samples or when
  * cfg->monitor_group_ms have passed since its first sample (mon_tick), in one transaction:
  * one statement stores and fences them all (monitor_store_fenced, migrations/0037), each
- * by its own lease, and the policy's state changes of each are applied in it.
+ * by its own lease, and the policy's state changes of each are applied in it. Since
+ * migrations/0044 the plain samples of a group (no event, the host's GPUs unchanged) are
+ * written set-wise, one statement per table, with their hosts' health.
  *
  * A host in a group has its op busy (x->op.busy, as for an op of its own): it has at most
  * one write in flight, its claim row waits, and its next sample waits for the done, as

@@ -16,7 +16,7 @@ const { api } = require('./lib/openapi');
 const fleet = require('./lib/fleet');
 
 let srv;
-let hosts; // A, B, C, D: created in this order
+let hosts; // A, B, C, D, E: created in this order
 
 function sql(text) {
   const r = spawnSync(
@@ -74,7 +74,7 @@ before(async () => {
   const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   const pool = await fleet.createPool(client, admin, { gpu_model: 'h100_sxm', gpu_count: 8 });
   hosts = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 5; i++) {
     const h = await fleet.createHost(client, srv.token('operator'), {
       name: `mgroup-${process.pid}-${i}`,
       address: '127.0.0.1',
@@ -85,15 +85,16 @@ before(async () => {
     });
     hosts.push(h.id);
   }
-  const [a, b, c, d] = hosts;
-  // w-live holds A and C, w-other holds B (both live); w-lapsed holds D, its lease is over
+  const [a, b, c, d, e] = hosts;
+  // w-live holds A, C and E, w-other holds B (both live); w-lapsed holds D, its lease is over
   psql(
     srv.database.url,
     `INSERT INTO monitor_workers (owner, lease_until) VALUES
        ('w-live', now() + interval '1 hour'), ('w-other', now() + interval '1 hour'),
        ('w-lapsed', now() - interval '1 second');
      INSERT INTO host_monitor (host_id, owner) VALUES
-       ('${a}', 'w-live'), ('${b}', 'w-other'), ('${c}', 'w-live'), ('${d}', 'w-lapsed')`,
+       ('${a}', 'w-live'), ('${b}', 'w-other'), ('${c}', 'w-live'), ('${d}', 'w-lapsed'),
+       ('${e}', 'w-live')`,
   );
 });
 
@@ -174,5 +175,169 @@ describe('monitor_store_fenced', () => {
     );
     assert.ok(!r.ok);
     assert.match(r.err, /ERROR:\s+22023:/);
+  });
+});
+
+// Migration 0044: a plain sample (no event, the host's GPUs unchanged) is stored set-wise
+// with its host's health; any other goes through monitor_store. Each case runs twice from
+// the same rows, each in a transaction rolled back: once through monitor_store_fenced with
+// monitor_store renamed away (so the call fails if the group used it), once through
+// monitor_store alone with the deferred health re-evaluation; the answers and every row
+// written (host_monitor, gpus, gpu_samples, gpu_events, events) must be the same.
+describe('plain samples stored set-wise (migration 0044)', () => {
+  const E = () => hosts[4];
+  const rows = (h) => `SELECT jsonb_build_object(
+      'monitor', (SELECT to_jsonb(m) - 'updated_at' - 'health_changed_at'
+                         || jsonb_build_object('changed_now', m.health_changed_at = now())
+                    FROM host_monitor m WHERE m.host_id = '${h}'),
+      'gpus', (SELECT jsonb_agg(to_jsonb(g) ORDER BY g.uuid) FROM gpus g WHERE g.host_id = '${h}'),
+      'samples', (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.at, s.gpu_uuid) FROM gpu_samples s
+                   WHERE s.host_id = '${h}'),
+      'gpu_events', (SELECT jsonb_agg(to_jsonb(x) - 'id' ORDER BY x.id) FROM gpu_events x
+                      WHERE x.host_id = '${h}'),
+      'events', (SELECT jsonb_agg(jsonb_build_array(v.type, v.data - 'gpu_event_id') ORDER BY v.id) FROM events v
+                  WHERE v.host_id = '${h}' AND v.xmin::text = (txid_current() % 4294967296)::text))`;
+  // the answer and the rows, after setup (SQL) and the sample, the group's way or monitor_store's
+  function run(h, setup, d, grouped) {
+    const store = grouped
+      ? `ALTER FUNCTION monitor_store(uuid, jsonb) RENAME TO monitor_store_away;
+         SELECT o_result FROM monitor_store_fenced('w-live', ARRAY['${h}']::uuid[], ${lit([d])}::jsonb);
+         ALTER FUNCTION monitor_store_away(uuid, jsonb) RENAME TO monitor_store;`
+      : `SELECT monitor_store('${h}', ${lit(d)}::jsonb)::text;`;
+    // the setup's output is not kept (\o): the answer and the rows are the last two lines
+    const r = sql(
+      `BEGIN; \\o /dev/null\n${setup};\n\\o\n${store} SET CONSTRAINTS ALL IMMEDIATE; ${rows(h)}; ROLLBACK;`,
+    );
+    return r;
+  }
+  function same(setup, d, what) {
+    const h = E();
+    const g = run(h, setup, d, true);
+    assert.ok(g.ok, `${what}: the group did not store it set-wise: ${g.err}`);
+    const one = run(h, setup, d, false);
+    assert.ok(one.ok, `${what}: monitor_store failed: ${one.err}`);
+    const [ga, gr] = g.out.split('\n');
+    const [oa, or] = one.out.split('\n');
+    assert.deepEqual(JSON.parse(ga), JSON.parse(oa), `${what}: the answers differ`);
+    assert.deepEqual(JSON.parse(gr), JSON.parse(or), `${what}: the rows differ`);
+    return { answer: JSON.parse(ga), rows: JSON.parse(gr) };
+  }
+  const gpus8 = (h) => [0, 1, 2, 3].map((i) => ({ ...gpu(h, i), ecc_uncorrected_volatile: 0, temp_c: 40 + i }));
+  let t0;
+
+  before(() => {
+    // the host's first sample (monitor_store's: a first sample is never plain)
+    t0 = Date.now() - 5 * 60_000;
+    const out = group('w-live', [E()], [{ at: new Date(t0).toISOString(), gpus: gpus8(E()), events: [] }]);
+    assert.equal(out[0].fenced, false);
+  });
+
+  test('the same answer and rows as monitor_store, in every health the host can be in', () => {
+    const h = E();
+    const d = (extra = {}) => ({ at: new Date(t0 + 60_000).toISOString(), gpus: gpus8(h), events: [], ...extra });
+    // the same times in both transactions (minutes ago)
+    const ago = (min) => `timestamptz '${new Date(Date.now() - min * 60_000).toISOString()}'`;
+    const ev = (kind, code, policy, min) =>
+      `INSERT INTO gpu_events (host_id, gpu_uuid, kind, code, category, policy, message, first_seen, last_seen)
+       VALUES ('${h}', '${gpu(h, 1).uuid}', '${kind}', ${code}, 'hardware', '${policy}', 'a test event',
+               ${ago(min)}, ${ago(min)})`;
+    let r = same('', d(), 'nothing open');
+    assert.equal(r.rows.monitor.health, 'ok');
+    assert.equal(r.answer.samples, 4);
+    assert.equal(r.rows.samples.length, 8);
+    same(
+      '',
+      d({
+        at: new Date(t0 + 61_000).toISOString().replace('Z', '+00:00'),
+        kmsg_cursor: 's=0a1b;i=2c',
+        kmsg_mono: 1234.5,
+        kmsg_note: 'n',
+        kmsg_dropped: 0,
+        container_runtime: true,
+        derived_policy: { ecc: 'isolate', remap: 'record', gpu_missing: 'isolate' },
+        events: null,
+      }),
+      'every member',
+    );
+    r = same(ev('xid', 79, 'isolate', 5), d(), 'an isolating event open');
+    assert.equal(r.rows.monitor.health, 'critical');
+    const health = (x) => x.rows.events.filter(([type]) => type === 'host.health');
+    assert.equal(health(r).length, 1, 'host.health emitted once');
+    assert.equal(health(r)[0][1].to, 'critical');
+    r = same(`${ev('xid', 79, 'isolate', 5)}; ${ev('xid', 48, 'isolate', 2)}`, d(), 'two');
+    assert.match(r.rows.monitor.health_reason, /^2 open isolating events, the latest Xid 48/);
+    r = same(ev('xid', 13, 'record', 10), d(), 'a recent event');
+    assert.equal(r.rows.monitor.health, 'degraded');
+    r = same(ev('xid', 13, 'record', 120), d(), 'an old event');
+    assert.equal(r.rows.monitor.health, 'ok');
+    assert.match(r.rows.monitor.health_reason, /^1 open event, none seen/);
+    const missing = `INSERT INTO gpus (uuid, host_id, first_seen, last_seen, missing_since)
+                     VALUES ('GPU-eeeeeeee-0000-4000-8000-000000000009', '${h}', ${ago(1440)},
+                             ${ago(1440)}, ${ago(60)})`;
+    r = same(missing, d(), 'a GPU missing (not listed)');
+    assert.equal(r.rows.monitor.health, 'critical');
+    r = same(`${missing}; ${ev('xid', 79, 'isolate', 5)}`, d(), 'both');
+    assert.match(r.rows.monitor.health_reason, /; 1 GPU missing from the inventory$/);
+    r = same(
+      `UPDATE host_monitor SET missed = 2, miss_reason = 'x', health = 'degraded', state = 'degraded'
+        WHERE host_id = '${h}'`,
+      d(),
+      'back from missed samples',
+    );
+    assert.equal(r.rows.monitor.health, 'ok');
+    assert.equal(r.rows.monitor.changed_now, true);
+    assert.deepEqual(
+      health(r).map(([, x]) => [x.from, x.to, x.missed]),
+      [['degraded', 'ok', 0]],
+    );
+    same(
+      `UPDATE gpus SET ecc_uncorrected_volatile = 0 WHERE host_id = '${h}'`,
+      d({ gpus: gpus8(h).map((g) => ({ ...g, ecc_uncorrected_volatile: 3 })) }),
+      'ECC growth, derived policy off',
+    );
+  });
+
+  test('a sample that is not plain goes through monitor_store', () => {
+    const h = E();
+    const at = new Date(t0 + 60_000).toISOString();
+    const cases = [
+      ['an event', { at, gpus: gpus8(h), events: [{ kind: 'xid', code: 79, policy: 'isolate' }] }],
+      ['a GPU new to the host', { at, gpus: [...gpus8(h), gpu(h, 5)], events: [] }],
+      ['a GPU not listed', { at, gpus: gpus8(h).slice(1), events: [] }],
+      ['an older sample', { at: new Date(t0 - 1000).toISOString(), gpus: gpus8(h), events: [] }],
+      ['an empty list', { at, gpus: [], events: [] }],
+      ['no list', { at, events: [] }],
+      [
+        'ECC growth, derived',
+        { at, gpus: gpus8(h).map((g) => ({ ...g, ecc_uncorrected_volatile: 1 })), derived_policy: { ecc: 'record' } },
+      ],
+      ['a lowercase t', { at: at.replace('T', 't'), gpus: gpus8(h) }],
+      ['a bad member', { at, gpus: gpus8(h).map((g) => ({ ...g, util_gpu: 140 })) }],
+      ['a bad time', { at: '2026-02-30T00:00:00Z', gpus: gpus8(h) }],
+      ['an unknown member', { at, gpus: gpus8(h), extra: 1 }],
+    ];
+    for (const [what, d] of cases) {
+      const r = run(h, '', d, true);
+      assert.ok(!r.ok, `${what}: stored set-wise`);
+      assert.match(r.err, /monitor_store\(uuid, jsonb\) does not exist/, `${what}: ${r.err}`);
+    }
+    // and the rows are monitor_store's (the whole call, without the rename)
+    const d = cases[0][1];
+    const g =
+      sql(`BEGIN; SELECT o_result FROM monitor_store_fenced('w-live', ARRAY['${h}']::uuid[], ${lit([d])}::jsonb);
+                   SET CONSTRAINTS ALL IMMEDIATE; ${rows(h)}; ROLLBACK;`);
+    const one = run(h, '', d, false);
+    assert.ok(g.ok && one.ok, g.err + one.err);
+    const strip = (o) => o.split('\n').map((l) => JSON.parse(l));
+    const [ga, gr] = strip(g.out);
+    const [oa, or] = strip(one.out);
+    assert.deepEqual(
+      ga.events.map((e) => e.kind),
+      oa.events.map((e) => e.kind),
+    );
+    delete gr.gpu_events;
+    delete or.gpu_events; // the ids differ (the sequence is not rolled back)
+    assert.deepEqual(gr.monitor, or.monitor);
+    assert.deepEqual(gr.samples, or.samples);
   });
 });
