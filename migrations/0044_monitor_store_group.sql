@@ -33,6 +33,49 @@
 -- The answer of a plain sample is monitor_store's for it ({"events": [], "missing_gpus":
 -- [], "returned_gpus": [], "samples": n, "excess_gpus": 0, "newest": true});
 -- tests/api/monitor_group.test.js compares the rows and answers of both ways.
+-- What a group costs PostgreSQL besides (profiled with monitor_store_fenced called in a loop
+-- on a scratch database, docs/performance.md):
+--   * monitor_store_fenced's statements take their arguments as parameters, so the plan
+--     cache planned them again at every call (a custom plan: the planner's estimate for the
+--     group's few rows is below the generic plan's), inlined checks included: about 1.1 ms
+--     a group of 4. The function now keeps generic plans (plan_cache_mode, below);
+--   * 0041's member checks (monitor_num_ok, monitor_str_ok, monitor_bool_ok) evaluated their
+--     member up to seven times (once per mention, the lookup and the cast each time): they
+--     are restated below with the same answers, each member's type read once;
+--   * every update of a gpus row evaluates its CHECK on the UUID, ^GPU-[0-9A-Fa-f-]{4,75}$,
+--     whose bounded repeat costs PostgreSQL's regex engine about 10 us a match (8 a
+--     sample): the constraint is restated as the same strings, matched the cheap way.
+
+-- 0041's inlined checks, the same answers (the member's type is read once, a number is
+-- cast twice instead of four times): true when monitor_num, monitor_str, monitor_bool would
+-- accept v. tests/api/monitor_store_checks.test.js compares them, through monitor_gpu_ok,
+-- with the member-by-member pass.
+CREATE OR REPLACE FUNCTION monitor_num_ok(v jsonb, p_lo numeric, p_hi numeric, p_integer boolean)
+RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE jsonb_typeof(v)
+               WHEN 'number' THEN numrange(p_lo, p_hi, '[]') @> v::numeric
+                                  AND (NOT p_integer OR mod(v::numeric, 1) = 0)
+               WHEN 'null' THEN true
+               ELSE v IS NULL END
+$$;
+
+CREATE OR REPLACE FUNCTION monitor_str_ok(v jsonb, p_max integer, p_pattern text)
+RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE jsonb_typeof(v)
+               WHEN 'string' THEN length(v #>> '{}') <= p_max
+                                  AND (p_pattern IS NULL OR (v #>> '{}') ~ p_pattern)
+               WHEN 'null' THEN true
+               ELSE v IS NULL END
+$$;
+
+CREATE OR REPLACE FUNCTION monitor_bool_ok(v jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_typeof(v) IN ('null', 'boolean'), true)
+$$;
+
+-- The same strings as 0014's ^GPU-[0-9A-Fa-f-]{4,75}$ (4 to 75 of those characters after
+-- GPU-: a length of 8 to 79), about 12 times cheaper to match on every update of the row.
+ALTER TABLE gpus DROP CONSTRAINT gpus_uuid_check,
+    ADD CONSTRAINT gpus_uuid_check CHECK (uuid ~ '^GPU-[0-9A-Fa-f-]+$' AND length(uuid) BETWEEN 8 AND 79);
 
 -- A time string that monitor_store accepts and whose cast to timestamptz cannot fail: a
 -- strict subset of its pattern (every field in range, the day within its month, the offset
@@ -92,7 +135,10 @@ CREATE CONSTRAINT TRIGGER monitor_health_sample AFTER INSERT OR UPDATE OF last_s
 CREATE OR REPLACE FUNCTION monitor_store_fenced(p_owner text, p_hosts uuid[], p_docs jsonb)
 RETURNS TABLE (o_i integer, o_fenced boolean, o_result text, o_state text, o_held boolean,
                o_back text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- generic plans: its statements are planned once per connection, not at every call (the
+-- monitor_store it calls for the other samples runs under the same setting)
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     -- monitor_store's UUID pattern, ^GPU-[0-9A-Fa-f-]{4,75}$, is this one and a length of 8 to
     -- 79 (monitor_gpu_ok checks at most 79, the statement at least 8): the same strings, 18
