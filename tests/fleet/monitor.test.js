@@ -241,8 +241,8 @@ describe('health monitor', () => {
     });
 
     test('Xid 79 (GPU fallen off the bus) isolates within two intervals', async () => {
-      const t0 = Date.now();
       await simctl('kmsg', H.xid79.sim.name, '--line', XID79);
+      const t0 = Date.now(); // the line is in the host's kernel log: the monitor's clock starts
       const host = await waitState('xid79', ['quarantined'], 2 * INTERVAL_S * 1000 + 5000);
       assert.ok(Date.now() - t0 <= 2 * INTERVAL_S * 1000 + 5000);
       assert.match(host.quarantine.reason, /Xid 79/);
@@ -281,12 +281,26 @@ describe('health monitor', () => {
     });
 
     test('each isolating cause isolates within two intervals, with an audit entry and its event', async () => {
-      const t0 = Date.now();
-      // the seven causes at once (one after another, the last started seconds after t0)
-      await Promise.all(ISOLATING.map(([name, how]) => simctl(how[0], H[name].sim.name, ...how.slice(1))));
+      // the seven causes at once, seven simfleet processes side by side: on a loaded machine
+      // the last is in place seconds after the first, so each host's clock starts when its own
+      // cause is in place (simctl has returned), not before all seven (the harness's time
+      // counted against the monitor: 27.8 s against 27 in a make test run)
       const limit = 2 * INTERVAL_S * 1000 + 5000;
-      const hosts = await Promise.all(ISOLATING.map(([name]) => waitState(name, ['quarantined'], limit)));
-      assert.ok(Date.now() - t0 <= limit + 2000, `isolated after ${Date.now() - t0} ms`);
+      const placed = {};
+      await Promise.all(
+        ISOLATING.map(async ([name, how]) => {
+          await simctl(how[0], H[name].sim.name, ...how.slice(1));
+          placed[name] = Date.now();
+        }),
+      );
+      const hosts = await Promise.all(
+        ISOLATING.map(async ([name]) => {
+          const host = await waitState(name, ['quarantined'], limit);
+          const ms = Date.now() - placed[name];
+          assert.ok(ms <= limit + 2000, `${name}: isolated ${ms} ms after its cause was in place`);
+          return host;
+        }),
+      );
       for (const [i, [name, , reason]] of ISOLATING.entries()) {
         assert.match(hosts[i].quarantine.reason, reason, name);
         assert.equal(hosts[i].accepted_gate_run_id, null, `${name}: the accepted gate is cleared`);
