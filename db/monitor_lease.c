@@ -25,13 +25,14 @@ const struct db_stmt db_mon_stmts[] = {
      " ON CONFLICT (host_id) DO NOTHING"},
     /* one pass over the watched hosts: the share, and whether ensure or expire have work */
     {"mon_share",
-     "SELECT (SELECT count(*) FROM monitor_workers WHERE lease_until > now()) AS live,"
+     "WITH" DB_MON_POOLS
+     " SELECT (SELECT count(*) FROM monitor_workers WHERE lease_until > now()) AS live,"
      " count(*) AS watched, count(*) FILTER (WHERE m.owner = $1) AS mine,"
      " count(*) FILTER (WHERE m.host_id IS NULL) AS unrowed,"
      " count(*) FILTER (WHERE m.owner IS NOT NULL AND w.owner IS NULL) AS lapsed"
-     " FROM hosts h JOIN pools p ON p.id = h.pool_id LEFT JOIN host_monitor m ON m.host_id = h.id"
+     " FROM hosts h JOIN mp ON mp.id = h.pool_id LEFT JOIN host_monitor m ON m.host_id = h.id"
      " LEFT JOIN monitor_workers w ON w.owner = m.owner AND w.lease_until > now()"
-     " WHERE" DB_MON_WATCHED_WHERE},
+     " WHERE" DB_MON_WATCHED_MP},
     /* given up: no one takes them before this worker's lease would have lapsed */
     {"mon_shed",
      "UPDATE host_monitor SET owner = NULL, seen_config = NULL,"
@@ -53,12 +54,13 @@ const struct db_stmt db_mon_stmts[] = {
     /* The hosts of this worker whose configuration changed since it last read them (all
      * with $2), recorded as read; and those no longer watched, given up (watched false). */
     {"mon_mine",
-     "WITH x AS (SELECT m.host_id," DB_MON_WATCHED_WHERE " AS watched,"
+     "WITH" DB_MON_POOLS ","
+     " x AS (SELECT m.host_id," DB_MON_WATCHED_MP " AS watched,"
      "   md5(ROW(h.name, h.address, h.port, h.ssh_user, h.credential_id, h.host_key_sha256,"
-     "           h.state, h.quarantined_at IS NOT NULL, h.pool_id, p.gpu_model, p.spec->'gpu_count',"
-     "           p.spec->'monitor', g.nvswitch)::text) AS fp"
-     "   FROM host_monitor m JOIN hosts h ON h.id = m.host_id JOIN pools p ON p.id = h.pool_id"
-     "   JOIN gpu_models g ON g.key = p.gpu_model WHERE m.owner = $1),"
+     "           h.state, h.quarantined_at IS NOT NULL, h.pool_id, mp.gpu_model, mp.gpu_count,"
+     "           mp.monitor, mp.nvswitch)::text) AS fp"
+     "   FROM host_monitor m JOIN hosts h ON h.id = m.host_id JOIN mp ON mp.id = h.pool_id"
+     "   WHERE m.owner = $1),"
      " u AS (UPDATE host_monitor m SET owner = CASE WHEN x.watched THEN m.owner END,"
      "   seen_config = CASE WHEN x.watched THEN x.fp END,"
      "   lease_until = CASE WHEN x.watched THEN m.lease_until"

@@ -14,8 +14,17 @@
 /* The condition on a host h joined with its pool p under which the monitor watches it: a
  * watched state, in a pool that did not turn the monitor off (the one definition, shared
  * by the claim and by /metrics, db/gpu_metrics.c). */
-#define DB_MON_WATCHED_WHERE \
-    " h.state IN " DB_MON_WATCHED " AND coalesce((p.spec->'monitor'->>'enabled')::boolean, true)"
+#define DB_MON_POOL_ON       "coalesce((p.spec->'monitor'->>'enabled')::boolean, true)"
+#define DB_MON_WATCHED_WHERE " h.state IN " DB_MON_WATCHED " AND " DB_MON_POOL_ON
+/* The same condition for the claim's statements, which run every claim period over every
+ * watched host: the pools' settings as a CTE mp, read once per pool instead of once per host
+ * (pools.spec is json, parsed again at every ->: at 1,000 hosts that was most of a claim's
+ * cost). mp carries what the claim's fingerprint reads of the pool and its GPU model. */
+#define DB_MON_POOLS                                                                   \
+    " mp AS MATERIALIZED (SELECT p.id, p.gpu_model, p.spec->'gpu_count' AS gpu_count," \
+    " p.spec->'monitor' AS monitor, " DB_MON_POOL_ON " AS enabled, g.nvswitch"         \
+    " FROM pools p JOIN gpu_models g ON g.key = p.gpu_model)"
+#define DB_MON_WATCHED_MP " h.state IN " DB_MON_WATCHED " AND mp.enabled"
 
 /* One host a worker holds, with what sampling it needs. Strings owned (db_mon_hosts_free). */
 struct db_mon_host {

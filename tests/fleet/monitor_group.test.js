@@ -17,12 +17,13 @@ const { spawnSync } = require('node:child_process');
 const { startServer, psql, ROOT } = require('../api/lib/server');
 const { api } = require('../api/lib/openapi');
 const fleet = require('../api/lib/fleet');
+const { expectStatus } = require('../api/lib/assert');
 
 const INTERVAL_S = 10;
 const SIMFLEET = path.join(ROOT, 'tests', 'fleet', 'simfleet');
 const N = 4;
 
-let sim, srv;
+let sim, srv, client, admin, pool;
 const ids = [];
 
 const sql = (q) => psql(srv.database.url, q);
@@ -54,10 +55,10 @@ before(async () => {
       GPUFLEET_SSH_CONNECT_TIMEOUT: '3',
     },
   });
-  const client = api(srv);
-  const admin = srv.token('admin');
+  client = api(srv);
+  admin = srv.token('admin');
   const cred = await fleet.createCredential(client, admin, fs.readFileSync(sim.env.SIMFLEET_KEY, 'utf8'));
-  const pool = await fleet.createSimPool(client, admin, sim, 'mgroup', {
+  pool = await fleet.createSimPool(client, admin, sim, 'mgroup', {
     interconnect: 'nvlink',
     monitor: { interval_seconds: INTERVAL_S },
   });
@@ -122,4 +123,77 @@ test("a group holding a sample PostgreSQL refuses still stores the others' sampl
   const log = fs.readFileSync(srv.logPath, 'utf8');
   assert.match(log, /a group of \d+ samples could not be stored together/, 'no group held the refused sample');
   assert.match(log, new RegExp(`host ${bad}: the sample could not be stored`));
+});
+
+// The claim (db/monitor_lease.c, every 2 s) reads the pools' settings once per pool
+// (DB_MON_POOLS): a change of a pool's monitor settings must still reach each host's
+// configuration fingerprint, and a pool whose monitor is turned off must give its hosts
+// up, and take them back once it is on again.
+test("a change of the pool's monitor settings is read again; turned off, its hosts are given up; on again, taken back", async () => {
+  const list = `'${ids.join("','")}'`;
+  const putMonitor = async (monitor) => {
+    const res = await client.request('GET', `/v1/pools/${pool.id}`, { token: admin });
+    const body = { ...expectStatus(res, 200) };
+    for (const k of ['id', 'revision', 'gate_version', 'created_at', 'updated_at', 'created_by']) delete body[k];
+    body.monitor = monitor;
+    const put = await client.request('PUT', `/v1/pools/${pool.id}`, {
+      token: admin,
+      body,
+      headers: { 'If-Match': res.headers.get('etag') },
+    });
+    expectStatus(put, 200);
+  };
+  const until = async (q, want, what, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = sql(q);
+      if (v === want) return;
+      assert.ok(Date.now() < deadline, `${what}: ${v}, want ${want}, after ${ms} ms`);
+      await fleet.sleep(500);
+    }
+  };
+  await until(
+    `SELECT count(*) FROM host_monitor WHERE host_id IN (${list}) AND owner IS NOT NULL
+                 AND seen_config IS NOT NULL`,
+    String(N),
+    'hosts owned and read',
+  );
+  const seen = sql(`SELECT string_agg(seen_config, ',' ORDER BY host_id) FROM host_monitor WHERE host_id IN (${list})`);
+  // another interval: every host's fingerprint changes (the claim read the pool again)
+  await putMonitor({ interval_seconds: INTERVAL_S + 1 });
+  await until(
+    `SELECT count(*) FROM host_monitor m WHERE host_id IN (${list}) AND owner IS NOT NULL
+       AND seen_config IS NOT NULL AND position(seen_config IN '${seen}') = 0`,
+    String(N),
+    "hosts whose configuration was read again after the pool's change",
+  );
+  // off: every host given up, and no sample stored from then on
+  await putMonitor({ interval_seconds: INTERVAL_S, enabled: false });
+  await until(
+    `SELECT count(*) FROM host_monitor WHERE host_id IN (${list}) AND owner IS NOT NULL`,
+    '0',
+    'hosts still owned',
+  );
+  const stored = sql(`SELECT count(*) FROM gpu_samples WHERE host_id IN (${list})`);
+  await fleet.sleep((INTERVAL_S + 2) * 1000);
+  assert.equal(
+    sql(`SELECT count(*) FROM gpu_samples WHERE host_id IN (${list})`),
+    stored,
+    'a sample stored while the monitor was off',
+  );
+  // on again: taken back, and sampled (the first test's refused host excepted: its
+  // samples are still refused)
+  const t0 = sql('SELECT now()');
+  await putMonitor({ interval_seconds: INTERVAL_S, enabled: true });
+  await until(
+    `SELECT count(*) FROM host_monitor WHERE host_id IN (${list}) AND owner IS NOT NULL`,
+    String(N),
+    'hosts taken back',
+  );
+  await until(
+    `SELECT count(*) FROM host_monitor WHERE host_id IN ('${ids.slice(1).join("','")}') AND last_sample_at > '${t0}'`,
+    String(N - 1),
+    'hosts sampled again once the monitor is on',
+    6 * INTERVAL_S * 1000,
+  );
 });
