@@ -437,9 +437,12 @@ static int size_briefs(struct db_rec_input *in, const struct plan_options *opts,
     return 0;
 }
 
-/* From the inputs read (k->a), applies the rules: appends to all and no_usage. Returns 0,
- * or -1 when out of memory. */
-static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage)
+/* From the inputs read (k->a), applies the rules: appends to all and no_usage. release_memory
+ * nonzero: malloc's free pages are handed back once the briefs are sized (the idle policy's
+ * pass, issue 28 item 7: its RSS peak; a request does not pay the trim). Returns 0, or -1
+ * when out of memory. */
+static int calc_run(struct svc_recommendations *k, int release_memory, json_t *all,
+                    json_t *no_usage)
 {
     struct db_rec_input *in = &k->a.in;
     size_t nh = k->nh = in->nhosts, nb = k->nb = in->nbriefs;
@@ -450,7 +453,8 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
     struct plan_rec_brief *briefs = k->briefs = calloc(nb + 1, sizeof *briefs);
     if (briefs == NULL || size_briefs(in, &opts, briefs) != 0)
         return -1;
-    util_malloc_release();
+    if (release_memory)
+        util_malloc_release();
     struct plan_rec_host *hosts = k->hosts = calloc(nh + 1, sizeof *hosts);
     struct window_costs *wc = k->wc;
     int ok = hosts != NULL;
@@ -512,12 +516,13 @@ static int calc_run(struct svc_recommendations *k, json_t *all, json_t *no_usage
                                                                                              : -1;
 }
 
-enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, json_t *all, json_t *no_usage)
+enum db_status svc_recommend_in_tx(struct db_conn *c, int64_t at_us, int release_memory,
+                                   json_t *all, json_t *no_usage)
 {
     struct svc_recommendations k;
     calc_setup(&k, at_us);
     enum db_status s = read_fn(c, &k.a);
-    if (s >= 0 && calc_run(&k, all, no_usage) != 0)
+    if (s >= 0 && calc_run(&k, release_memory, all, no_usage) != 0)
         s = DB_HARD_ERROR;
     calc_free(&k);
     return s;
@@ -533,7 +538,7 @@ struct svc_recommendations *svc_recommend(int64_t at_us, json_t *all, json_t *no
     }
     calc_setup(k, at_us);
     *status = db_run_tx(read_fn, &k->a);
-    if (*status >= 0 && calc_run(k, all, no_usage) != 0)
+    if (*status >= 0 && calc_run(k, 0, all, no_usage) != 0)
         *status = DB_HARD_ERROR;
     if (*status < 0) {
         svc_recommendations_free(k);

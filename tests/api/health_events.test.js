@@ -13,9 +13,8 @@
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const { spawnSync } = require('node:child_process');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlResult } = require('./lib/server');
 const { api, validateResponse, validateEvent } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { openStream } = require('./lib/sse');
@@ -70,14 +69,11 @@ let seen = 0; // events of s already checked
 let t0;
 let minute = 0;
 
+// psql over the harness's kept connection (the text is one query, its statements one transaction)
 function sql(text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], {
-    encoding: 'utf8',
-    input: text,
-    timeout: 60_000,
-  });
+  const r = psqlResult(srv.database.url, text);
   assert.equal(r.status, 0, `psql: ${r.stderr}`);
-  return (r.stdout || '').trim();
+  return r.stdout.trim();
 }
 const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 /** One sample a minute after the previous one, in its own transaction. */

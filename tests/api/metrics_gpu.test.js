@@ -14,7 +14,7 @@ const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlResult } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectStatus } = require('./lib/assert');
 const fleet = require('./lib/fleet');
@@ -54,13 +54,10 @@ function gpu(id, index, over = {}) {
   };
 }
 
+// psql over the harness's kept connection (the text is one query, its statements one transaction)
 function sql(text) {
-  const r = spawnSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', srv.database.url], {
-    encoding: 'utf8',
-    input: text,
-    timeout: 60_000,
-  });
-  return { ok: r.status === 0, out: (r.stdout || '').trim(), err: r.stderr || '' };
+  const r = psqlResult(srv.database.url, text);
+  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr + (r.status === null ? 'psql timed out' : '') };
 }
 const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 function store(host, doc) {

@@ -11,9 +11,8 @@
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const { spawnSync } = require('node:child_process');
 
-const { startServer } = require('./lib/server');
+const { startServer, psqlResult } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const fleet = require('./lib/fleet');
 
@@ -21,13 +20,10 @@ let srv;
 let hostF; // pool gpu_count 8: cap 10
 let hostS; // pool gpu_count 1: cap 3
 
+// psql -v VERBOSITY=verbose (the SQLSTATE in error messages) over the harness's kept connection
 function sql(text) {
-  const r = spawnSync(
-    'psql',
-    ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-d', srv.database.url],
-    { encoding: 'utf8', input: text, timeout: 60_000 },
-  );
-  return { ok: r.status === 0, out: (r.stdout || '').trim(), err: (r.stderr || '') + (r.error ? String(r.error) : '') };
+  const r = psqlResult(srv.database.url, text, { verbose: true });
+  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr + (r.status === null ? 'psql timed out' : '') };
 }
 const lit = (x) => `$doc$${JSON.stringify(x)}$doc$`;
 

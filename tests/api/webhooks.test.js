@@ -17,7 +17,6 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
-const { execFile } = require('node:child_process');
 const { Webhook } = require('standardwebhooks');
 
 const { startServer, psql, sleep } = require('./lib/server');
@@ -127,22 +126,13 @@ async function until(fn, ms, what) {
 
 /** Inserts n events of type (one statement, one transaction) in the project named default
  * (where the webhooks made here live: a webhook receives its project's events only);
- * resolves to their ids. Runs psql asynchronously: a blocking call would stall the
- * receivers in this process. */
-function emit(n, type, server = srv) {
+ * resolves to their ids. Through the harness's kept connection: the INSERT holds this
+ * process (and its receivers) only for its own few milliseconds, and waits on no delivery
+ * (no lock of the server's is held while it delivers). */
+async function emit(n, type, server = srv) {
   const url = server.database ? server.database.url : server.env.GPUFLEET_DATABASE_URL;
   const sql = `INSERT INTO events (type, project_id, data) SELECT '${type}', '00000000-0000-4000-8000-000000000001', jsonb_build_object('n', g) FROM generate_series(1, ${n}) g RETURNING id`;
-  return new Promise((resolve, reject) => {
-    execFile(
-      'psql',
-      ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql],
-      { encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`psql failed: ${stderr}`));
-        else resolve(stdout.split('\n').filter(Boolean).map(Number));
-      },
-    );
-  });
+  return psql(url, sql).split('\n').filter(Boolean).map(Number);
 }
 
 async function createWebhook(body, c = client, token = admin) {

@@ -25,6 +25,8 @@
  * a connection that cannot be made fails as psql does ("psql: error: ...", status 2).
  * flags & FLAG_CLOSE_OTHERS: before the call, every other kept connection is closed
  * (DROP/ALTER/CREATE DATABASE fail while another session is connected to the database).
+ * flags & FLAG_VERBOSE: errors and notices as `psql -v VERBOSITY=verbose` prints them (libpq's
+ * PQERRORS_VERBOSE: the SQLSTATE after the severity, and LOCATION); otherwise the default.
  */
 #include <libpq-fe.h>
 #include <locale.h>
@@ -40,6 +42,7 @@
 
 #define MAX_CONNS         8
 #define FLAG_CLOSE_OTHERS 1
+#define FLAG_VERBOSE      2
 #define STATUS_TIMEOUT    (-1)
 
 struct buf {
@@ -390,6 +393,7 @@ static int call(const char *url, const char *sql, int flags, int timeout_ms, str
         if (!c)
             return 2;
         size_t out0 = out->n, err0 = err->n;
+        PQsetErrorVerbosity(c->pg, (flags & FLAG_VERBOSE) ? PQERRORS_VERBOSE : PQERRORS_DEFAULT);
         notice_sink = err;
         int status = run_query(c->pg, sql, deadline, out, err, &answered);
         notice_sink = NULL;

@@ -123,14 +123,14 @@ function startPgpipe() {
 }
 
 // One call: {status (psql's: 0, 1, 2; null when it ran past the timeout, as spawnSync's when it
-// killed psql), stdout, stderr}.
-function pgpipeCall(url, sql, timeout = PSQL_TIMEOUT_MS) {
+// killed psql), stdout, stderr}. verbose: errors as `psql -v VERBOSITY=verbose` prints them.
+function pgpipeCall(url, sql, timeout = PSQL_TIMEOUT_MS, verbose = false) {
   const p = pgpipe || startPgpipe();
   const u = Buffer.from(url, 'utf8');
   const q = Buffer.from(sql, 'utf8');
   const h = Buffer.alloc(14);
   h[0] = 0x51; // 'Q'
-  h[1] = /\bDATABASE\b/i.test(sql) ? 1 : 0;
+  h[1] = (/\bDATABASE\b/i.test(sql) ? 1 : 0) | (verbose ? 2 : 0);
   h.writeUInt32LE(timeout, 2);
   h.writeUInt32LE(u.length, 6);
   h.writeUInt32LE(q.length, 10);
@@ -158,6 +158,15 @@ function psql(url, sql, { allowFail = false, timeout = PSQL_TIMEOUT_MS } = {}) {
     throw new Error(`psql failed (${r.status}): ${sql}\n${r.stderr}`);
   }
   return r.stdout.trim();
+}
+
+// psqlResult(url, sql): psql() that does not throw: {status (0, 1, 2; null: past the timeout),
+// stdout, stderr (untrimmed)}, for tests that check a refused statement's error. verbose: as
+// `psql -v VERBOSITY=verbose` (the SQLSTATE in every error, then its LOCATION line). The SQL is
+// one query, as psql -c sends it: several statements in it are one transaction, not one each
+// as psql reading them on stdin would run them.
+function psqlResult(url, sql, { verbose = false, timeout = PSQL_TIMEOUT_MS } = {}) {
+  return pgpipeCall(url, sql, timeout, verbose);
 }
 
 function uniqueName(prefix) {
@@ -651,6 +660,7 @@ module.exports = {
   withUser,
   APP_ROLE,
   psql,
+  psqlResult,
   createDatabase,
   runBin,
   runBinAsync,
