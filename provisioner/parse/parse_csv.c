@@ -360,7 +360,7 @@ int prov_qgpu_parse(const char *text, size_t len, const char *const *fields, siz
         c.fields = NULL;
     if (qgpu_setup(&c, text, len) != 0)
         goto cleanup;
-    parts = calloc(PROV_MAX_ITEMS, sizeof *parts);
+    parts = malloc(PROV_MAX_ITEMS * sizeof *parts); /* [0, np) written before read */
     if (!parts) {
         prov_err_set(err, 0, 0, "out of memory");
         goto cleanup;
