@@ -14,7 +14,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { startServer, psql, psqlResult } = require('./lib/server');
+const { startServer, psql } = require('./lib/server');
 const { api, validateResponse, validateEvent } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const { openStream } = require('./lib/sse');
@@ -69,12 +69,9 @@ let seen = 0; // events of s already checked
 let t0;
 let minute = 0;
 
-// psql over the harness's kept connection (the text is one query, its statements one transaction)
-function sql(text) {
-  const r = psqlResult(srv.database.url, text);
-  assert.equal(r.status, 0, `psql: ${r.stderr}`);
-  return r.stdout.trim();
-}
+// psql over the harness's kept connection (the text is one query, its statements one
+// transaction); throws with psql's error on a failure
+const sql = (text) => psql(srv.database.url, text);
 const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 /** One sample a minute after the previous one, in its own transaction. */
 function sample(gpus, events = [], hostId = host.id) {

@@ -55,10 +55,7 @@ function gpu(id, index, over = {}) {
 }
 
 // psql over the harness's kept connection (the text is one query, its statements one transaction)
-function sql(text) {
-  const r = psqlResult(srv.database.url, text);
-  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr + (r.status === null ? 'psql timed out' : '') };
-}
+const sql = (text) => psqlResult(srv.database.url, text);
 const lit = (doc) => `$doc$${JSON.stringify(doc)}$doc$`;
 function store(host, doc) {
   const r = sql(

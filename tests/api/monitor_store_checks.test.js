@@ -21,10 +21,7 @@ let hostF; // pool gpu_count 8: cap 10
 let hostS; // pool gpu_count 1: cap 3
 
 // psql -v VERBOSITY=verbose (the SQLSTATE in error messages) over the harness's kept connection
-function sql(text) {
-  const r = psqlResult(srv.database.url, text, { verbose: true });
-  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr + (r.status === null ? 'psql timed out' : '') };
-}
+const sql = (text) => psqlResult(srv.database.url, text, { verbose: true });
 const lit = (x) => `$doc$${JSON.stringify(x)}$doc$`;
 
 const UUID = 'GPU-0a1b2c3d-0000-4000-8000-000000000001';

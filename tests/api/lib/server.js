@@ -160,13 +160,20 @@ function psql(url, sql, { allowFail = false, timeout = PSQL_TIMEOUT_MS } = {}) {
   return r.stdout.trim();
 }
 
-// psqlResult(url, sql): psql() that does not throw: {status (0, 1, 2; null: past the timeout),
-// stdout, stderr (untrimmed)}, for tests that check a refused statement's error. verbose: as
-// `psql -v VERBOSITY=verbose` (the SQLSTATE in every error, then its LOCATION line). The SQL is
-// one query, as psql -c sends it: several statements in it are one transaction, not one each
-// as psql reading them on stdin would run them.
+// psqlResult(url, sql): psql() that does not throw, for tests that check a refused statement's
+// error: {ok (status 0), out (stdout, trimmed), err (stderr; "psql timed out" added past the
+// timeout), status (0, 1, 2; null: past the timeout)}. verbose: as `psql -v VERBOSITY=verbose`
+// (the SQLSTATE in every error, then its LOCATION line). The SQL is one query, as psql -c sends
+// it: several statements in it are one transaction, not one each as psql reading them on stdin
+// would run them.
 function psqlResult(url, sql, { verbose = false, timeout = PSQL_TIMEOUT_MS } = {}) {
-  return pgpipeCall(url, sql, timeout, verbose);
+  const r = pgpipeCall(url, sql, timeout, verbose);
+  return {
+    ok: r.status === 0,
+    out: r.stdout.trim(),
+    err: r.stderr + (r.status === null ? 'psql timed out' : ''),
+    status: r.status,
+  };
 }
 
 function uniqueName(prefix) {
