@@ -32,9 +32,13 @@ const path = require('node:path');
 const { isDeepStrictEqual } = require('node:util');
 const Ajv2020 = require('ajv/dist/2020').default;
 const addFormats = require('ajv-formats').default;
+const standaloneCode = require('ajv/dist/standalone').default;
 
 const SPEC_PATH = path.resolve(__dirname, '..', '..', '..', 'openapi', 'openapi.yaml');
 const SPEC_ID = 'https://gpufleet.invalid/openapi.yaml';
+const AJV_OPTIONS = { strict: false, allErrors: true, validateFormats: true };
+// what a cached validator's code depends on besides the spec and its key
+const AJV_KEY = `${require('ajv/package.json').version} ${JSON.stringify(AJV_OPTIONS)} ${SPEC_ID}`;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 class ContractError extends Error {
@@ -52,9 +56,24 @@ let cached = null;
 // name, then renamed: processes side by side read a whole file or none), and the others
 // read that. The JSON is written only if it reads back equal to the parsed YAML.
 const CACHE_DIR = path.resolve(__dirname, '..', '..', '..', 'test-artifacts', '.cache');
+const sha256 = (text) => crypto.createHash('sha256').update(text).digest('hex');
 
-function parseSpec(text) {
-  const file = path.join(CACHE_DIR, `openapi-${crypto.createHash('sha256').update(text).digest('hex')}.json`);
+// Writes text to file by way of a temporary name (a reader sees all of it or no file);
+// false when it could not (no cache: the caller's work is simply not shared).
+function cacheWrite(file, text) {
+  try {
+    fs.mkdirSync(CACHE_DIR, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseSpec(text, hash) {
+  const file = path.join(CACHE_DIR, `openapi-${hash}.json`);
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch {
@@ -62,29 +81,15 @@ function parseSpec(text) {
   }
   const spec = require('yaml').parse(text);
   const json = JSON.stringify(spec);
-  if (isDeepStrictEqual(JSON.parse(json), spec)) {
-    try {
-      fs.mkdirSync(CACHE_DIR, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, json);
-      fs.renameSync(tmp, file);
-    } catch {
-      // no cache: every process parses the YAML
-    }
-  }
+  if (isDeepStrictEqual(JSON.parse(json), spec)) cacheWrite(file, json);
   return spec;
 }
 
 function loadSpec() {
   if (cached) return cached;
   const text = fs.readFileSync(SPEC_PATH, 'utf8');
-  const spec = parseSpec(text);
-
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
-  // Register the whole document so that `#/components/schemas/...` refs
-  // inside component schemas resolve within it.
-  ajv.addSchema({ $id: SPEC_ID, components: { schemas: spec.components.schemas } });
+  const hash = sha256(text);
+  const spec = parseSpec(text, hash);
 
   const routes = [];
   for (const [template, item] of Object.entries(spec.paths)) {
@@ -101,10 +106,24 @@ function loadSpec() {
     for (const m of METHODS) if (item[m]) ops[m.toUpperCase()] = item[m];
     routes.push({ template, re, names, ops });
   }
-  cached = { text, spec, ajv, routes, validators: new Map() };
+  cached = { text, hash, spec, ajv: null, routes, validators: new Map() };
   return cached;
 }
 
+// The Ajv instance, made when a validator is first compiled in this process (most
+// processes of a run load every validator from the cache and never make one).
+function ajvOf(s) {
+  if (!s.ajv) {
+    // code.source: compiled validators keep their source, for standaloneCode
+    const ajv = new Ajv2020({ ...AJV_OPTIONS, code: { source: true } });
+    addFormats(ajv);
+    // Register the whole document so that `#/components/schemas/...` refs
+    // inside component schemas resolve within it.
+    ajv.addSchema({ $id: SPEC_ID, components: { schemas: s.spec.components.schemas } });
+    s.ajv = ajv;
+  }
+  return s.ajv;
+}
 // Follow a local $ref (any component kind).
 function deref(spec, obj) {
   let seen = 0;
@@ -131,13 +150,24 @@ function absolutize(schema) {
   return out;
 }
 
+// Compiling a validator (Ajv's code generation) costs a test process 0.5-1 s of CPU over
+// the responses of one file, and every process of a run compiles the same ones. The first
+// process to compile one writes its standalone code (Ajv's standaloneCode: the same
+// function, options and formats) under test-artifacts/.cache/, keyed by the spec text's
+// hash, Ajv's version and the validator's key; the others require that module. A module
+// that cannot be read or loaded is compiled again.
 function validatorFor(schema, cacheKey) {
   const s = loadSpec();
   let v = s.validators.get(cacheKey);
-  if (!v) {
-    v = s.ajv.compile(absolutize(schema));
-    s.validators.set(cacheKey, v);
+  if (v) return v;
+  const file = path.join(CACHE_DIR, `ajv-${sha256(`${s.hash}\0${AJV_KEY}\0${cacheKey}`)}.js`);
+  try {
+    v = require(file);
+  } catch {
+    v = ajvOf(s).compile(absolutize(schema));
+    cacheWrite(file, standaloneCode(s.ajv, v)); // (a write that fails is not shared, nothing more)
   }
+  s.validators.set(cacheKey, v);
   return v;
 }
 
@@ -371,7 +401,7 @@ let eventSchema;
  * #/components/schemas/Event whose type and id match its `event:` and `id:` lines.
  */
 function validateEvent(ev) {
-  if (!eventSchema) eventSchema = loadSpec().ajv.compile({ $ref: `${SPEC_ID}#/components/schemas/Event` });
+  if (!eventSchema) eventSchema = validatorFor({ $ref: '#/components/schemas/Event' }, 'event');
   if (!eventSchema(ev.json)) {
     const errs = eventSchema.errors
       .slice(0, 6)
