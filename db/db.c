@@ -35,8 +35,12 @@ struct db_conn {
 
 /* ---- the statement registry ---- */
 
-static const struct db_stmt ping_stmts[] = {{"db_ping", "SELECT 1"}};
-static const size_t ping_nstmts = 1;
+static const struct db_stmt ping_stmts[] = {
+    {"db_ping", "SELECT 1"},
+    /* db_local_work_mem: is_local, so the setting ends with the transaction */
+    {"db_local_work_mem", "SELECT set_config('work_mem', $1::text, true)"},
+};
+static const size_t ping_nstmts = sizeof ping_stmts / sizeof ping_stmts[0];
 
 /* Every registered statement: stmts[i] is statement i (its slot in a connection's
  * prepared[]); slots[] finds i by name (open addressing, linear probing; i + 1, 0 when
@@ -609,9 +613,24 @@ enum db_status db_run_spare(db_tx_fn fn, void *arg, int *ran)
     enum db_status s;
     struct db_conn *c = acquire(&s, 0);
     if ((*ran = c != NULL) != 0) {
-        s = fn(c, arg);
-        db_release(c);
+        s = simple(c, "BEGIN");
+        if (s >= 0)
+            s = fn(c, arg);
+        if (s >= 0) {
+            enum db_status cs = simple(c, "COMMIT");
+            s = cs < 0 ? cs : s;
+        }
+        db_release(c); /* rolls back if still in a transaction */
     }
+    return s;
+}
+
+enum db_status db_local_work_mem(struct db_conn *c, const char *size)
+{
+    const char *p[1] = {size};
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "db_local_work_mem", 1, p, &r);
+    PQclear(r);
     return s;
 }
 

@@ -68,10 +68,15 @@ enum db_status db_run_tx(db_tx_fn fn, void *arg);
 /* Runs fn on a pooled connection without an explicit transaction (single reads). */
 enum db_status db_run(db_tx_fn fn, void *arg);
 /* Runs fn on a free pooled connection of its own (never the request transaction's),
- * without an explicit transaction and without waiting for a slot: *ran is 0 when no slot
- * was free or its connection failed (fn did not run: the caller does the work itself).
- * For a read beside the caller's own on another thread (service/recommend_lane.h). */
+ * inside BEGIN … COMMIT (no retry: for reads) and without waiting for a slot: *ran is 0
+ * when no slot was free or its connection failed (fn did not run: the caller does the
+ * work itself). For a read beside the caller's own on another thread (service/recommend.c);
+ * the transaction lets fn raise a setting for its statements only (db_local_work_mem). */
 enum db_status db_run_spare(db_tx_fn fn, void *arg, int *ran);
+/* Sets work_mem (a PostgreSQL size, e.g. "32MB") for the rest of c's transaction: for a
+ * read whose sort or materialized CTE would otherwise spill to disk. Outside a transaction
+ * it changes nothing. */
+enum db_status db_local_work_mem(struct db_conn *c, const char *size);
 
 /* The request transaction: one transaction around everything this thread does until
  * db_request_end, so that a request's effect and its record (an Idempotency-Key's stored
