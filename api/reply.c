@@ -8,6 +8,7 @@
 #include "api/cors.h"
 #include "api/http.h"
 #include "api/routes.h"
+#include "common/sbuf.h"
 #include "common/util.h"
 
 static const struct {
@@ -133,44 +134,27 @@ static enum MHD_Result reply_buffer(struct api_req *r, unsigned status, const ch
     return api_queue(r, status, resp);
 }
 
-/* The text being dumped: grown by doubling with realloc, which moves a large block by
+/* json_dump_callback's sink: the text grows in an sbuf, whose realloc moves a large block by
  * remapping its pages, where json_dumps copies its buffer into a fresh one at each doubling
  * (a 5 MB document, the recommendations at 10,000 hosts, was 10 MB of copies and the page
  * faults of 16 MB of fresh blocks per reply). */
-struct text_buf {
-    char *p;
-    size_t len, cap;
-};
-
 static int text_append(const char *b, size_t n, void *data)
 {
-    struct text_buf *t = data;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *p = realloc(t->p, cap);
-        if (p == NULL)
-            return -1;
-        t->p = p;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->len, b, n);
-    t->len += n;
-    return 0;
+    struct sbuf *t = data;
+    sbuf_add(t, b, n);
+    return t->failed ? -1 : 0;
 }
 
 char *api_json_text(const json_t *body)
 {
-    struct text_buf t = {NULL, 0, 0};
+    struct sbuf t;
+    sbuf_init(&t, 4096);
     if (json_dump_callback(body, text_append, &t,
-                           JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) != 0 ||
-        text_append("", 0, &t) != 0) {
-        free(t.p);
+                           JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) != 0) {
+        free(sbuf_take(&t, NULL)); /* (NULL, already freed, when an allocation failed) */
         return NULL;
     }
-    t.p[t.len] = '\0';
-    return t.p;
+    return sbuf_take(&t, NULL);
 }
 
 void api_etag_of(const char *text, size_t len, char out[API_ETAG_LEN])
