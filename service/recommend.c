@@ -81,9 +81,11 @@ static enum db_status lane_finish(struct lane *l, struct db_conn *c, int run)
 }
 
 /* work_mem for the bottleneck rows' read (issue 28 item 5), set for its lane's transaction
- * only: its sort of the last day's quarter rows (50,000 at 10,000 hosts, 9.5 MB in memory)
- * spills to disk at 8 MB (at 10,000 hosts: 210 -> 165 ms alone). The usage and placement
- * reads gained nothing from it. */
+ * (or, when the read falls back to the caller's connection, for the rest of the caller's
+ * read transaction: more memory for its remaining reads, nothing else). Its sort of the
+ * last day's quarter rows (50,000 at 10,000 hosts, 9.5 MB in memory) spills to disk at
+ * 8 MB (at 10,000 hosts: 210 -> 165 ms alone). The usage and placement reads gained
+ * nothing from it. */
 #define REC_WORK_MEM "32MB"
 
 struct usage_read {

@@ -58,17 +58,16 @@ let cached = null;
 const CACHE_DIR = path.resolve(__dirname, '..', '..', '..', 'test-artifacts', '.cache');
 const sha256 = (text) => crypto.createHash('sha256').update(text).digest('hex');
 
-// Writes text to file by way of a temporary name (a reader sees all of it or no file);
-// false when it could not (no cache: the caller's work is simply not shared).
+// Writes text to file by way of a temporary name (a reader sees all of it or no file); a
+// write that fails is not shared, nothing more.
 function cacheWrite(file, text) {
   try {
     fs.mkdirSync(CACHE_DIR, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
-    return true;
   } catch {
-    return false;
+    // no cache: every process does the work itself
   }
 }
 
@@ -165,7 +164,7 @@ function validatorFor(schema, cacheKey) {
     v = require(file);
   } catch {
     v = ajvOf(s).compile(absolutize(schema));
-    cacheWrite(file, standaloneCode(s.ajv, v)); // (a write that fails is not shared, nothing more)
+    cacheWrite(file, standaloneCode(s.ajv, v));
   }
   s.validators.set(cacheKey, v);
   return v;
