@@ -26,7 +26,8 @@
 // Every window is six intervals. On sIdle each nvidia-smi call takes 1.2 s more (simfleet
 // smi_delay; two calls per sample), so a sample is in flight ~30% of the time: the coverage
 // must count it (issue 25: it read 83% or 100% by phase), and the host reads idle at every
-// moment.
+// moment, except while its window lacks a sample the loaded machine made the monitor miss
+// or start late (the stored samples say so; see missedSample).
 // Time is given by report windows relative to now and by the monitor's own samples; the
 // server's idle policy runs every second (GPUFLEET_IDLE_POLICY_INTERVAL=1). (a) the auto
 // pool's idle host is stopped by system:idle-policy once its samples cover 90% of the
@@ -116,6 +117,33 @@ const stopEvents = async (id) =>
 const poweroffs = (name) => sim.argv(H[name].sim.name).filter((a) => a[0] === 'poweroff');
 const recs = async () => expectStatus(await client.request('GET', '/v1/recommendations', { token: viewer }), 200);
 const waitIntervals = (n) => fleet.sleep(n * 1000 + 300); // the policy's 1 s, not time in the data
+// What the stored samples of a host say about its last window (and an interval more), in
+// the database's time: '' when the monitor sampled it every interval, else how it did not:
+// a sample there more than 1.1 intervals after the one before it (that one started over a
+// tenth of an interval late on the loaded machine, so the next was anchored an interval
+// after it and the window holds one fewer: planner/monitor_policy.h, plan_mon_next_due;
+// or one timed out), or the newest 2 intervals old; and the ages of its samples of the
+// last 2 minutes, newest first, for the message.
+function missedSample(hostId) {
+  const [gap, age, ages] = psql(
+    srv.database.url,
+    `WITH s AS (SELECT DISTINCT at FROM gpu_samples WHERE host_id = '${hostId}'
+                  AND at > now() - interval '10 minutes'),
+          g AS (SELECT at, at - lag(at) OVER (ORDER BY at) AS d FROM s)
+     SELECT coalesce(extract(epoch FROM (SELECT max(d) FROM g
+                                         WHERE at > now() - make_interval(secs => ${SHORT_S + INTERVAL_S}))), 0),
+            coalesce(extract(epoch FROM now() - (SELECT max(at) FROM s)), 1e9),
+            (SELECT string_agg(round(extract(epoch FROM now() - at)::numeric, 1)::text, ' ' ORDER BY at DESC)
+               FROM s WHERE at > now() - interval '2 minutes')`,
+  ).split('|');
+  const why =
+    Number(gap) > 1.1 * INTERVAL_S
+      ? `two samples ${Number(gap).toFixed(1)} s apart`
+      : Number(age) >= 2 * INTERVAL_S
+        ? `the newest sample ${Number(age).toFixed(1)} s old`
+        : '';
+  return { why, ages };
+}
 
 function nothingDone(name, fromMs, toMs) {
   return {
@@ -352,19 +380,39 @@ describe('idle shutdown', () => {
       await fleet.sleep(1000);
     }
     // Every read over more than an interval finds it idle: ~30% of them while a sample is
-    // in flight (counted 5 of 6 intervals before issue 25: low_sample_coverage).
-    for (let k = 0; k < 13; k++) {
-      const r = await recs();
-      const stop = isStop(r);
-      const unknown = r.no_usage_data.find((x) => x.host_id === H.sIdle.api.id);
-      assert.ok(stop, `read ${k}: not idle: ${JSON.stringify(unknown && unknown.evidence.gpu_utilization)}`);
-      assert.ok(stop.evidence.gpu_utilization.coverage_pct >= 90, JSON.stringify(stop.evidence));
-      await fleet.sleep(1000);
+    // in flight (counted 5 of 6 intervals before issue 25: low_sample_coverage). A read
+    // that falls short is excused only when the stored samples show that the monitor
+    // did not sample it every interval (missedSample: a sample started late or timed out
+    // on the loaded machine, where failing closed is right), and the reads go on until 13
+    // unexcused ones have all found it idle.
+    let clean = 0;
+    const excused = [];
+    const readsUntil = Date.now() + 13_000 + 3 * SHORT_S * 1000;
+    try {
+      while (clean < 13) {
+        if (Date.now() > readsUntil) throw new Error(`only ${clean} of 13 reads without a missed sample: ${excused}`);
+        const r = await recs();
+        const stop = isStop(r);
+        if (stop) {
+          assert.ok(stop.evidence.gpu_utilization.coverage_pct >= 90, JSON.stringify(stop.evidence));
+          clean++;
+        } else {
+          const unknown = r.no_usage_data.find((x) => x.host_id === H.sIdle.api.id);
+          const evidence = JSON.stringify(unknown && unknown.evidence.gpu_utilization);
+          const { why, ages } = missedSample(H.sIdle.api.id);
+          assert.ok(why, `read ${clean + excused.length}: not idle, and no sample missing (ages ${ages}): ${evidence}`);
+          excused.push(`${why} (${evidence})`);
+        }
+        await fleet.sleep(1000);
+      }
+    } finally {
+      // it works from now on: no longer recommended (test (b) counts the manual pool's
+      // only, pass or fail here)
+      REPORTING_NOTHING.splice(REPORTING_NOTHING.indexOf('sIdle'), 1);
+      REPORTING_WORK.push('sIdle');
+      await report();
     }
-    // it works from now on: no longer recommended (test (b) counts the manual pool's only)
-    REPORTING_NOTHING.splice(REPORTING_NOTHING.indexOf('sIdle'), 1);
-    REPORTING_WORK.push('sIdle');
-    await report();
+    if (excused.length) console.log(`# sIdle: ${excused.length} read(s) excused by a missed sample: ${excused[0]}`);
     const until = Date.now() + 30_000;
     while (isStop(await recs())) {
       if (Date.now() > until) throw new Error('sIdle is still recommended for stopping');
