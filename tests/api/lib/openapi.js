@@ -123,6 +123,7 @@ function ajvOf(s) {
   }
   return s.ajv;
 }
+
 // Follow a local $ref (any component kind).
 function deref(spec, obj) {
   let seen = 0;
@@ -163,10 +164,11 @@ function validatorFor(schema, cacheKey) {
   try {
     v = require(file);
   } catch {
-    v = ajvOf(s).compile(absolutize(schema));
+    const ajv = ajvOf(s);
+    v = ajv.compile(absolutize(schema));
     let code = null;
     try {
-      code = standaloneCode(s.ajv, v);
+      code = standaloneCode(ajv, v);
     } catch {
       // not shared: this process validates with what it compiled, the others compile too
     }
