@@ -74,6 +74,8 @@ API_SRC    += api/scope.c api/projects.c api/auth_mint.c
 PLAN_SRC   += planner/budget.c
 DB_SRC     += db/budget.c
 SVC_SRC    += service/budget.c
+# The work reports' rollups: the settle readers run first and the pass (migrations/0045).
+SVC_SRC    += service/rollups.c
 # Generated C, each in the layer that reads it.
 GEN_DB     := build/gen/migrations_blob.c
 GEN_API    := build/gen/openapi_blob.c build/gen/ui_blob.c

@@ -300,6 +300,7 @@ static const struct int_setting int_settings[] = {
     INT_SETTING("GPUFLEET_DIAG_TIMEOUT_L3", 1800, 1, 86400, diag_timeout_s[2]),
     INT_SETTING("GPUFLEET_IDLE_POLICY_INTERVAL", 60, 0, 86400, idle_policy_interval_s),
     INT_SETTING("GPUFLEET_BUDGET_INTERVAL", 60, 0, 86400, budget_interval_s),
+    INT_SETTING("GPUFLEET_ROLLUP_INTERVAL_MS", 1000, 0, 3600000, rollup_interval_ms),
     INT_SETTING("GPUFLEET_DB_STATEMENT_TIMEOUT_MS", 15000, 100, 600000, db_statement_timeout_ms),
     INT_SETTING("GPUFLEET_EVENT_TICKET_TTL_SECONDS", 60, 1, 3600, event_ticket_ttl_s),
     INT_SETTING("GPUFLEET_EVENTS_HEARTBEAT_SECONDS", 15, 1, 3600, events_heartbeat_s),
@@ -536,6 +537,7 @@ void config_log(const struct api_config *cfg)
                                   cfg->monitor_keep_s[3]));
     json_object_set_new(o, "idle_policy_interval_s", json_integer(cfg->idle_policy_interval_s));
     json_object_set_new(o, "budget_interval_s", json_integer(cfg->budget_interval_s));
+    json_object_set_new(o, "rollup_interval_ms", json_integer(cfg->rollup_interval_ms));
     json_object_set_new(o, "db_statement_timeout_ms", json_integer(cfg->db_statement_timeout_ms));
     json_object_set_new(o, "worker_concurrency", json_integer(cfg->worker_concurrency));
     json_object_set_new(o, "job_lease_s", json_integer(cfg->job_lease_s));

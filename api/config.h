@@ -61,6 +61,7 @@ struct api_config {
     int diag_timeout_s[3];      /* dcgmi diag -r 1, 2, 3 */
     int idle_policy_interval_s; /* auto_stop scheduler period (0 = off) */
     int budget_interval_s;      /* budget pass period (0 = off) */
+    int rollup_interval_ms;     /* the work reports' rollup pass period (0 = off) */
     /* The event stream (GET /v1/events) */
     int event_ticket_ttl_s;       /* lifetime of a ticket from POST /v1/event-tickets */
     int events_heartbeat_s;       /* ": heartbeat" comment period */

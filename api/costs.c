@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "db/costs.h"
 #include "planner/costs.h"
+#include "service/rollups.h"
 
 static int valid_group_by(const char *v)
 {
@@ -224,7 +225,10 @@ enum MHD_Result api_costs(struct api_req *r)
     util_rfc3339(from_us, from, sizeof from);
     util_rfc3339(to_us, to, sizeof to);
     struct cost_arg a = {from, to, projects, {0}};
-    enum db_status s = db_run_tx(read_fn, &a);
+    /* the rollups first, in a transaction of their own (service/rollups.h) */
+    enum db_status s = svc_rollups_settle();
+    if (s >= 0)
+        s = db_run_tx(read_fn, &a);
     if (s < 0) {
         db_cost_input_free(&a.in);
         return api_reply_db(r, s);

@@ -39,6 +39,7 @@
 #include "service/jwks.h"
 #include "service/recovery.h"
 #include "service/rollout.h"
+#include "service/rollups.h"
 #include "service/tokens.h"
 #include "service/webhooks.h"
 
@@ -72,6 +73,11 @@ static int budget_wanted(const void *ctx)
     return ((const struct serve *)ctx)->cfg.budget_interval_s > 0;
 }
 
+static int rollup_wanted(const void *ctx)
+{
+    return ((const struct serve *)ctx)->cfg.rollup_interval_ms > 0;
+}
+
 /* A start that answers 0 or not: "cannot start the WHAT" when not. */
 static int started(int rc, const char *what, char *err, size_t errlen)
 {
@@ -102,6 +108,7 @@ STOP_ADAPTER(recovery_stop, svc_recovery_stop)
 STOP_ADAPTER(rollout_stop, svc_rollout_stop)
 STOP_ADAPTER(idle_policy_stop_c, idle_policy_stop)
 STOP_ADAPTER(budget_stop_c, svc_budget_stop)
+STOP_ADAPTER(rollup_stop_c, svc_rollups_stop)
 STOP_ADAPTER(drills_stop_c, svc_drills_stop)
 
 /* ---- what the others stand on ---- */
@@ -206,7 +213,8 @@ static int pool_start(void *ctx, char *err, size_t errlen)
     const struct serve *s = ctx;
     const struct api_config *cfg = &s->cfg;
     int size = (s->api ? cfg->db_pool_size + 3 : 0) + cfg->workers * (PROV_DB_WRITERS + 1) +
-               2 * (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0);
+               2 * (cfg->idle_policy_interval_s > 0) + (cfg->budget_interval_s > 0) +
+               (cfg->rollup_interval_ms > 0);
     db_set_statement_timeout(cfg->db_statement_timeout_ms);
     db_set_keepalives(cfg->db_keepalives_idle_s, cfg->db_keepalives_interval_s,
                       cfg->db_keepalives_count, cfg->db_tcp_user_timeout_ms);
@@ -350,6 +358,13 @@ static int budget_start_c(void *ctx, char *err, size_t errlen)
                    err, errlen);
 }
 
+/* The rollup pass (service/rollups.h): every replica runs one; settles take turns. */
+static int rollup_start_c(void *ctx, char *err, size_t errlen)
+{
+    return started(svc_rollups_start(((struct serve *)ctx)->cfg.rollup_interval_ms), "rollup pass",
+                   err, errlen);
+}
+
 /* Started in this order, stopped in reverse. */
 static const struct cmd_component components[] = {
     {"SSH library", NULL, ssh_start, ssh_stop},
@@ -369,6 +384,7 @@ static const struct cmd_component components[] = {
     {"rollout driver", workers_wanted, rollout_start, rollout_stop},
     {"idle policy", idle_policy_wanted, idle_policy_start_c, idle_policy_stop_c},
     {"budget pass", budget_wanted, budget_start_c, budget_stop_c},
+    {"rollup pass", rollup_wanted, rollup_start_c, rollup_stop_c},
     {"drill scheduler", idle_policy_wanted, drills_start_c, drills_stop_c},
 };
 

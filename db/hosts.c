@@ -73,7 +73,11 @@ const struct db_stmt db_host_stmts[] = {
      " pool_id), credential_id = coalesce($4::uuid, credential_id), updated_at = now()"
      " WHERE id = $1::uuid RETURNING " HOST_DOC("h") " AS doc"},
     /* The hour and quarter rollups have no foreign key (migrations/0010): their rows go
-     * with the host, found by the buckets of its reports (index led by host_id). */
+     * with the host, found by the buckets of its reports (index led by host_id). Its
+     * caller has locked the host's row (host_transition's FOR UPDATE, an earlier statement
+     * of the same transaction): a settle of the rollups (migrations/0045) holds its hosts
+     * FOR KEY SHARE until it commits, so this statement sees the rows that settle added,
+     * or the settle finds the host's reports gone (tests/api/work_report_rollups.test.js). */
     {"host_delete",
      "WITH b AS (SELECT DISTINCT date_trunc('hour', window_start, 'UTC') AS h FROM work_reports"
      "  WHERE host_id = $1::uuid),"

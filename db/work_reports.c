@@ -88,6 +88,7 @@ const struct db_stmt db_work_report_stmts[] = {
      " SELECT " WR_COLS ", $26 FROM i ORDER BY idx"
      " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
      " SELECT count(*)::text FROM ins"},
+    {"wr_rollups_settle", "SELECT work_report_rollups_settle()"},
     {"wr_conflicts",
      "SELECT (i.idx - 1)::int AS idx FROM (" WR_INPUT ") i JOIN work_reports w"
      " ON w.host_id = i.host_id AND w.window_start = i.window_start"
@@ -234,4 +235,14 @@ enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struc
     const char *p[8] = {f->host_id,   f->unit, f->since, f->until,
                         f->after_seq, limit,   f->scope, f->project_id};
     return db_exec_page(c, "wr_list", 8, p, page);
+}
+
+enum db_status db_wr_rollups_settle(struct db_conn *c, long *reports)
+{
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "wr_rollups_settle", 0, NULL, &r);
+    if (s == DB_ONE_RESULT)
+        *reports = db_val_long(r, 0, 0);
+    PQclear(r);
+    return s;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "service/rollups.h"
 
 void svc_bn_add_row(struct plan_bn_host *h, const struct db_bn_row *w)
 {
@@ -161,7 +162,9 @@ static enum db_status run_fn(struct db_conn *c, void *arg)
 enum db_status svc_bottleneck_run(struct svc_bottleneck *b)
 {
     bounds(b);
-    enum db_status s = db_run_tx(run_fn, b);
+    enum db_status s = svc_rollups_settle(); /* before the rollups are read */
+    if (s >= 0)
+        s = db_run_tx(run_fn, b);
     if (s == DB_ONE_RESULT)
         plan_bn_decide(b->hosts, b->nhosts, b->sig, b->nsig, &b->f);
     return s;

@@ -12,6 +12,7 @@
 #include "planner/budget.h"
 #include "planner/costs.h"
 #include "service/periodic.h"
+#include "service/rollups.h"
 
 static struct svc_periodic loop = SVC_PERIODIC_INIT;
 
@@ -118,7 +119,9 @@ int svc_budget_run_once(void)
     struct pass p = {.now_us = util_now_us(), .crossed = json_array()};
     if (p.crossed == NULL)
         return -1;
-    enum db_status s = db_run_tx(pass_fn, &p);
+    enum db_status s = svc_rollups_settle(); /* before the cost reads */
+    if (s >= 0)
+        s = db_run_tx(pass_fn, &p);
     int emitted = p.emitted;
     if (s < 0) {
         log_msg(LOG_WARN, "budget pass: database error %d; retrying next interval", (int)s);

@@ -11,6 +11,7 @@
 #include "service/host_commands.h"
 #include "service/periodic.h"
 #include "service/recommend.h"
+#include "service/rollups.h"
 
 static struct svc_periodic loop = SVC_PERIODIC_INIT;
 
@@ -124,7 +125,9 @@ int idle_policy_run_once(int *locked)
     struct pass p = {.done = json_array()};
     if (p.done == NULL)
         return -1;
-    enum db_status s = db_run_tx(pass_fn, &p);
+    enum db_status s = svc_rollups_settle(); /* before the pass reads the rollups */
+    if (s >= 0)
+        s = db_run_tx(pass_fn, &p);
     if (locked)
         *locked = p.locked;
     if (s < 0) {

@@ -172,6 +172,7 @@ describe('phases: stored, listed and rolled up', () => {
     assert.equal((await list(hostQ))[0].phases, null);
   });
   test('the four rollups sum the phases, the reports that gave them and their busy time', () => {
+    psql(srv.database.url, 'SELECT work_report_rollups_settle()'); // what a reader does first (0045)
     for (const t of ['work_report_hours', 'work_report_quarters', 'work_report_days', 'work_report_weeks']) {
       const row = psql(
         srv.database.url,

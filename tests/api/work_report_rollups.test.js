@@ -1,11 +1,20 @@
 'use strict';
-// The work-report rollups are exact at every commit (issue 28, item 4): after batches whose
-// records repeat rollup keys inside one statement (many hours of one host in one quarter,
-// day and week; one host-hour under two units; the same host with and without a brief),
-// across statements (a second batch into the same day and week), with duplicates and a
-// refused (409) batch, each of the four rollups equals a recomputation from work_reports,
-// row for row and column for column. The figures are multiples of 1/4, so every sum is
-// exact in float8 whatever the order of the additions.
+// The work-report rollups are exact once settled (issue 28, item 4; migrations/0045): after
+// batches whose records repeat rollup keys inside one statement (many hours of one host in
+// one quarter, day and week; one host-hour under two units; the same host with and without
+// a brief), across statements (a second batch into the same day and week), with duplicates
+// and a refused (409) batch, each of the four rollups equals a recomputation from
+// work_reports, row for row and column for column, after work_report_rollups_settle(). The
+// figures are multiples of 1/4, so every sum is exact in float8 whatever the order of the
+// additions.
+//
+// The settle: an insert only records its reports as pending; the rollup pass and every
+// reader add them to the rollups. This file's server runs no pass
+// (GPUFLEET_ROLLUP_INTERVAL_MS=0), so what is pending stays pending until a read or a
+// settle: a read right after a POST counts it, a host deleted with pending reports leaves
+// no rollup row, settles side by side with inserts neither lose nor double a report, a read
+// whose settle fails answers 503 instead of a stale figure, and a server with the pass
+// empties the backlog without any read.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -23,6 +32,8 @@ let client;
 let operator;
 let brief;
 let hosts; // A, B, C
+let cred;
+let pool;
 
 // Record r of host `host` for hour h: figures vary with h and r so that a wrong sum, a
 // lost record or a record counted twice changes some column.
@@ -101,7 +112,17 @@ const where = () => `host_id IN (${hosts.map((h) => `'${h.id}'`).join(', ')})`;
 const diffSql = (t) =>
   `(${stored(t, where())} EXCEPT ALL ${recompute(t, where())})
    UNION ALL (${recompute(t, where())} EXCEPT ALL ${stored(t, where())})`;
+const settle = () => Number(psql(srv.database.url, 'SELECT work_report_rollups_settle()'));
+const pending = () =>
+  Number(
+    psql(
+      srv.database.url,
+      'SELECT coalesce(sum(upper(r) - lower(r)), 0) FROM work_report_rollup_pending, unnest(seqs) r',
+    ),
+  );
 function assertExact(expectedRows) {
+  settle();
+  assert.equal(pending(), 0);
   const tables = Object.keys(BUCKETS);
   const counts = psql(
     srv.database.url,
@@ -120,7 +141,7 @@ function assertExact(expectedRows) {
     const rows = d === '0' ? '' : psql(srv.database.url, diffSql(t));
     assert.equal(d, '0', `${t}: ${d} rows differ from the recomputation (stored ones first):\n${rows}`);
     assert.equal(n, m, t);
-    assert.equal(Number(n), expectedRows[t], `${t}: rows`);
+    if (expectedRows) assert.equal(Number(n), expectedRows[t], `${t}: rows`);
   }
   assert.equal(counts.length, tables.length);
 }
@@ -129,13 +150,13 @@ const reports = () => Number(psql(srv.database.url, `SELECT count(*) FROM work_r
 before(async () => {
   srv = await startServer({
     name: 'work_report_rollups',
-    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8' },
+    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_ROLLUP_INTERVAL_MS: '0' },
   });
   client = api(srv);
   const admin = srv.token('admin');
   operator = srv.token('operator');
-  const cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
-  const pool = await fleet.createPool(client, admin, { name: `ru-${fleet.uniq()}`, price_per_hour: 2 });
+  cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
+  pool = await fleet.createPool(client, admin, { name: `ru-${fleet.uniq()}`, price_per_hour: 2 });
   hosts = [];
   for (const n of ['a', 'b', 'c']) {
     hosts.push(
@@ -206,5 +227,211 @@ describe('work-report rollups equal a recomputation from work_reports', () => {
     expectProblem(res, 409, 'work_report_conflict', 'records[2]');
     assert.equal(reports(), before);
     assertExact({ work_report_hours: 35, work_report_quarters: 8, work_report_days: 5, work_report_weeks: 5 });
+  });
+});
+
+describe('the rollups are settled by readers and by the pass, never at the insert', () => {
+  const viewer = () => srv.token('viewer');
+  const hourRows = (h, from, to) =>
+    psql(
+      srv.database.url,
+      `SELECT coalesce(sum(reports), 0) FROM work_report_hours
+        WHERE host_id = '${h.id}' AND bucket >= '${hour(from)}' AND bucket < '${hour(to)}'`,
+    );
+  // Rows of host h left in the hour, quarter, day and week rollups and in work_reports.
+  const leftOf = (h) =>
+    psql(
+      srv.database.url,
+      'SELECT ' +
+        ['work_report_hours', 'work_report_quarters', 'work_report_days', 'work_report_weeks', 'work_reports']
+          .map((t) => `(SELECT count(*) FROM ${t} WHERE host_id = '${h.id}')`)
+          .join(" || ',' || "),
+    );
+  const newHost = async (n) =>
+    fleet.createHost(client, operator, {
+      name: `ru-${n}-${fleet.uniq()}`,
+      address: '127.0.0.1',
+      port: 2222,
+      user: 'gpufleet',
+      credential_id: cred.id,
+      pool_id: pool.id,
+    });
+
+  test('an insert leaves its reports pending; a cost read right after it counts them', async () => {
+    const [a] = hosts;
+    settle();
+    const records = [rec(a, 40, 0), rec(a, 41, 0), rec(a, 42, 0, { unit: 'requests' })];
+    assert.deepEqual(expectStatus(await post(records), 201), { accepted: 3, duplicates: 0 });
+    assert.equal(pending(), 3, 'the batch is pending');
+    assert.equal(hourRows(a, 40, 43), '0', 'and not in the rollups yet');
+    const body = expectStatus(
+      await client.request('GET', `/v1/costs?from=${hour(40)}&to=${hour(43)}&group_by=host`, { token: viewer() }),
+      200,
+    );
+    const g = body.items.find((x) => x.id === a.id);
+    assert.ok(g, 'the host is in the cost report');
+    assert.deepEqual(g.completed_units, {
+      tokens: records[0].completed + records[1].completed,
+      requests: records[2].completed,
+    });
+    assert.equal(pending(), 0, 'the read settled the rollups first');
+    assert.equal(hourRows(a, 40, 43), '3');
+    assertExact(null);
+  });
+
+  test('a host deleted with pending reports leaves no rollup row, and the next settle succeeds', async () => {
+    const d = await newHost('d');
+    const records = [];
+    for (let h = 50; h < 56; h++) records.push(rec(d, h, 0));
+    assert.deepEqual(expectStatus(await post(records), 201), { accepted: 6, duplicates: 0 });
+    assert.equal(pending(), 6);
+    assert.equal((await client.request('DELETE', `/v1/hosts/${d.id}`, { token: srv.token('admin') })).status, 204);
+    // the reports went with the host (ON DELETE CASCADE): the settle finds none to add
+    assert.equal(settle(), 0);
+    assert.equal(leftOf(d), '0,0,0,0,0', 'hours, quarters, days, weeks, reports of the deleted host');
+    assert.equal(pending(), 0);
+    assertExact(null);
+  });
+
+  test('a host deleted while a settle holds its reports loses every rollup row once that settle commits', async () => {
+    const { spawn } = require('node:child_process');
+    const f = await newHost('f');
+    const records = [];
+    for (let h = 0; h < 8; h++) records.push(rec(f, h, 1));
+    assert.deepEqual(expectStatus(await post(records), 201), { accepted: 8, duplicates: 0 });
+    // a settle that stays open for 2 s after adding f's reports to the rollups
+    const holder = spawn('psql', [
+      '-X',
+      '-q',
+      '-d',
+      srv.database.url,
+      '-c',
+      'BEGIN; SELECT work_report_rollups_settle(); SELECT pg_sleep(2); COMMIT;',
+    ]);
+    const done = new Promise((resolve) => holder.on('exit', resolve));
+    try {
+      for (let i = 0; i < 100; i++) {
+        const held = psql(
+          srv.database.url,
+          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()",
+        );
+        if (held === '1' && pending() === 8) break; // the settle runs and has not committed
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // the deletion waits for the settle (it holds f FOR KEY SHARE), then takes its rows too
+      const del = await client.request('DELETE', `/v1/hosts/${f.id}`, { token: srv.token('admin') });
+      assert.equal(del.status, 204);
+      assert.equal(await done, 0, 'the settle committed');
+    } finally {
+      holder.kill();
+    }
+    assert.equal(leftOf(f), '0,0,0,0,0', 'hours, quarters, days, weeks, reports of the deleted host');
+  });
+
+  test('settles side by side with inserts neither lose nor double a report', async () => {
+    const { spawn } = require('node:child_process');
+    const e = await newHost('e');
+    // two psql sessions settling in a loop while 12 batches of 5 arrive, 3 at a time
+    const loops = [0, 1].map(() =>
+      spawn('psql', [
+        '-X',
+        '-q',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-d',
+        srv.database.url,
+        ...Array.from({ length: 40 }, () => ['-c', 'SELECT work_report_rollups_settle(), pg_sleep(0.02)']).flat(),
+      ]),
+    );
+    const exits = loops.map((p) => new Promise((resolve) => p.on('exit', resolve)));
+    const batches = [];
+    for (let k = 0; k < 12; k++) {
+      const records = [];
+      for (let h = 0; h < 5; h++) records.push(rec(e, k * 5 + h, k, { brief_id: k % 2 ? brief.id : undefined }));
+      batches.push(records);
+    }
+    for (let k = 0; k < batches.length; k += 3) {
+      const res = await Promise.all(batches.slice(k, k + 3).map((b) => post(b)));
+      for (const r of res) assert.deepEqual(expectStatus(r, 201), { accepted: 5, duplicates: 0 });
+    }
+    assert.deepEqual(await Promise.all(exits), [0, 0], 'both settle loops ran to the end');
+    hosts.push(e); // assertExact's hosts
+    assertExact(null);
+    assert.equal(
+      psql(srv.database.url, `SELECT sum(reports) FROM work_report_days WHERE host_id = '${e.id}'`),
+      '60',
+      'every report of the 12 batches counted once',
+    );
+  });
+
+  test('a read whose settle fails answers 503, never a figure without the pending reports', async () => {
+    const { spawn } = require('node:child_process');
+    const [a] = hosts;
+    // a second server with a 300 ms statement timeout; a psql session holds the pending
+    // table's lock, so the settle (not the read: the rollups are not locked) times out
+    const slow = await startServer({
+      name: 'ru-timeout',
+      databaseUrl: srv.database.url,
+      migrate: false,
+      secrets: srv.secrets,
+      env: { GPUFLEET_WORKERS: '0', GPUFLEET_DB_STATEMENT_TIMEOUT_MS: '300', GPUFLEET_ROLLUP_INTERVAL_MS: '0' },
+    });
+    const c2 = api(slow);
+    const url = `/v1/costs?from=${hour(60)}&to=${hour(62)}&group_by=host`;
+    assert.deepEqual(expectStatus(await post([rec(a, 60, 0), rec(a, 61, 0)]), 201), { accepted: 2, duplicates: 0 });
+    const holder = spawn('psql', [
+      '-X',
+      '-q',
+      '-d',
+      srv.database.url,
+      '-c',
+      'BEGIN; LOCK TABLE work_report_rollup_pending IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;',
+    ]);
+    const done = new Promise((resolve) => holder.on('exit', resolve));
+    try {
+      for (let i = 0; i < 100; i++) {
+        const held = psql(
+          srv.database.url,
+          "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_rollup_pending' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+        );
+        if (held === '1') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expectProblem(await c2.request('GET', url, { token: slow.token('viewer') }), 503, 'query_timeout');
+      await done;
+      const g = expectStatus(await c2.request('GET', url, { token: slow.token('viewer') }), 200).items.find(
+        (x) => x.id === a.id,
+      );
+      assert.deepEqual(g.completed_units, { tokens: rec(a, 60, 0).completed + rec(a, 61, 0).completed });
+    } finally {
+      holder.kill();
+      await slow.stop({ dropDatabase: false });
+    }
+    assertExact(null);
+  });
+
+  test('the rollup pass empties the backlog without any read', async () => {
+    const [, b] = hosts;
+    const withPass = await startServer({
+      name: 'ru-pass',
+      databaseUrl: srv.database.url,
+      migrate: false,
+      secrets: srv.secrets,
+      env: { GPUFLEET_WORKERS: '0', GPUFLEET_ROLLUP_INTERVAL_MS: '100' },
+    });
+    try {
+      const records = [rec(b, 70, 0), rec(b, 71, 0), rec(b, 72, 0)];
+      assert.deepEqual(expectStatus(await post(records), 201), { accepted: 3, duplicates: 0 });
+      let left = pending();
+      for (let i = 0; i < 100 && left > 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        left = pending();
+      }
+      assert.equal(left, 0, 'the pass settled the batch');
+      assert.equal(hourRows(b, 70, 73), '3');
+    } finally {
+      await withPass.stop({ dropDatabase: false });
+    }
+    assertExact(null);
   });
 });
