@@ -88,7 +88,7 @@ const struct db_stmt db_work_report_stmts[] = {
      " SELECT " WR_COLS ", $26 FROM i ORDER BY idx"
      " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
      " SELECT count(*)::text FROM ins"},
-    {"wr_rollups_settle", "SELECT work_report_rollups_settle()"},
+    {"wr_rollups_settle", "SELECT settled, remaining FROM work_report_rollups_settle($1::bigint)"},
     {"wr_conflicts",
      "SELECT (i.idx - 1)::int AS idx FROM (" WR_INPUT ") i JOIN work_reports w"
      " ON w.host_id = i.host_id AND w.window_start = i.window_start"
@@ -237,12 +237,19 @@ enum db_status db_wr_list(struct db_conn *c, const struct db_wr_filter *f, struc
     return db_exec_page(c, "wr_list", 8, p, page);
 }
 
-enum db_status db_wr_rollups_settle(struct db_conn *c, long *reports)
+enum db_status db_wr_rollups_settle(struct db_conn *c, long max, long *settled, long *remaining)
 {
+    char m[24];
+    snprintf(m, sizeof m, "%ld", max);
+    const char *p[1] = {m};
     PGresult *r = NULL;
-    enum db_status s = db_exec(c, "wr_rollups_settle", 0, NULL, &r);
-    if (s == DB_ONE_RESULT)
-        *reports = db_val_long(r, 0, 0);
+    enum db_status s = db_exec(c, "wr_rollups_settle", 1, p, &r);
+    if (s == DB_ONE_RESULT) {
+        *settled = db_val_long(r, 0, 0);
+        *remaining = db_val_long(r, 0, 1);
+    } else if (s >= 0) {
+        s = DB_HARD_ERROR; /* the function always answers one row */
+    }
     PQclear(r);
     return s;
 }

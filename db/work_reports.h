@@ -49,12 +49,13 @@ enum db_status db_wr_insert(struct db_conn *c, const struct db_wr_batch *b, cons
 enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, int *first,
                                int *count);
 
-/* The rollups' backlog (migrations/0045): adds every report inserted but not yet in the
- * hour, quarter, day and week rollups to them, one settle at a time (a second waits for
- * the first). *reports: how many pending reports it found. Run it in a transaction of its
- * own before reading the rollups (service/rollups.h), never at the start of a long one:
- * other readers wait for it to commit. */
-enum db_status db_wr_rollups_settle(struct db_conn *c, long *reports);
+/* The rollups' backlog (migrations/0045): adds up to max reports inserted but not yet in
+ * the hour, quarter, day and week rollups to them, one settle at a time (a second waits for
+ * the first). *settled: how many pending reports it found; *remaining: how many it left
+ * pending (0: none that it could see). Run it in a transaction of its own, again until
+ * *remaining is 0 (service/rollups.h), never at the start of a long one: other readers
+ * wait for it to commit. */
+enum db_status db_wr_rollups_settle(struct db_conn *c, long max, long *settled, long *remaining);
 
 struct db_wr_filter {
     const char *host_id, *unit, *since, *until, *after_seq;

@@ -52,26 +52,51 @@ END
 $$;
 COMMENT ON FUNCTION work_reports_rollup() IS 'Statement trigger on work_reports: records the statement''s new reports in work_report_rollup_pending; work_report_rollups_settle() adds them to the rollups (0045; before, it added them itself: 0010, 0032, 0035).';
 
--- Adds every pending report to the four rollups and empties the pending rows it read.
--- Returns how many pending reports it found.
+-- Adds the pending reports to the four rollups, at most p_max of them (the lowest seqs):
+-- the rest goes back to work_report_rollup_pending as one row. settled: how many pending
+-- reports it found (those of a host deleted meanwhile are gone and not counted); remaining:
+-- how many seqs it put back (0: every pending row this settle could see is settled). A
+-- caller that must see every report settles again, each time in a new transaction, until
+-- remaining is 0 (service/rollups.c): the bound keeps each transaction well inside the
+-- statement timeout whatever the backlog (a bulk COPY of millions of reports is one row),
+-- so a large backlog is settled piecewise instead of timing out and rolling back forever.
 -- No JIT: the planner cannot tell how few reports a multirange holds (it guesses 100 runs
 -- of 30,000), and compiling each statement cost more than running it (0.5 s a statement).
-CREATE FUNCTION work_report_rollups_settle() RETURNS bigint LANGUAGE plpgsql SET jit = off AS $$
+CREATE FUNCTION work_report_rollups_settle(p_max bigint DEFAULT 50000, OUT settled bigint,
+                                           OUT remaining bigint)
+LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
     grain text;
     todo int8multirange;
+    oldest timestamptz;
+    cut bigint;
     hs uuid[];
-    n bigint;
 BEGIN
+    settled := 0;
+    remaining := 0;
+    IF p_max IS NULL OR p_max < 1 THEN
+        RAISE EXCEPTION 'work_report_rollups_settle: p_max must be at least 1';
+    END IF;
     -- one settle at a time (key: hashtext('gpufleet.rollups.settle')); a second waits
     -- here, then its statements see what the first committed
     PERFORM pg_advisory_xact_lock(hashtext('gpufleet.rollups.settle'));
-    WITH d AS (DELETE FROM work_report_rollup_pending RETURNING seqs)
-    SELECT range_agg(r) INTO todo FROM d, unnest(d.seqs) AS r;
+    WITH d AS (DELETE FROM work_report_rollup_pending RETURNING seqs, added_at)
+    SELECT range_agg(r), min(d.added_at) INTO todo, oldest FROM d, unnest(d.seqs) AS r;
     IF todo IS NULL THEN
-        RETURN 0;
+        RETURN;
     END IF;
-    SELECT count(*), array_agg(DISTINCT w.host_id) INTO n, hs
+    -- more than p_max: the first p_max seqs now, the others back
+    SELECT lower(x.r) + (p_max - (x.upto - (upper(x.r) - lower(x.r)))) INTO cut
+      FROM (SELECT r, sum(upper(r) - lower(r)) OVER (ORDER BY r) AS upto FROM unnest(todo) AS r) x
+     WHERE x.upto > p_max ORDER BY x.r LIMIT 1;
+    IF cut IS NOT NULL THEN
+        INSERT INTO work_report_rollup_pending (seqs, added_at)
+        VALUES (todo * int8multirange(int8range(cut, NULL)), oldest);
+        SELECT sum(upper(r) - lower(r)) INTO remaining
+          FROM unnest(todo * int8multirange(int8range(cut, NULL))) AS r;
+        todo := todo * int8multirange(int8range(NULL, cut));
+    END IF;
+    SELECT count(*), array_agg(DISTINCT w.host_id) INTO settled, hs
       FROM unnest(todo) AS r, work_reports w WHERE w.seq >= lower(r) AND w.seq < upper(r);
     -- the hosts first, in id order, as a host's deletion locks its row before its rollups;
     -- the reports of a host deleted meanwhile are gone with it (the statements below read
@@ -171,10 +196,9 @@ BEGIN
                 ELSE format('date_trunc(%L, window_start, %L)', grain, 'UTC') END,
             'work_report_' || grain || 's_key') USING todo;
     END LOOP;
-    RETURN n;
 END
 $$;
-COMMENT ON FUNCTION work_report_rollups_settle() IS 'Adds the reports recorded in work_report_rollup_pending to the hour, quarter, day and week rollups and deletes those rows; returns how many pending reports it found. One at a time (an advisory lock); readers of the rollups call it first (0045).';
+COMMENT ON FUNCTION work_report_rollups_settle(bigint) IS 'Adds the reports recorded in work_report_rollup_pending, at most p_max of them (the rest is put back), to the hour, quarter, day and week rollups; settled: the reports it found, remaining: the seqs it put back. One at a time (an advisory lock); readers of the rollups call it first, until remaining is 0 (0045).';
 
 COMMENT ON TABLE work_report_hours IS 'Work reports summed per UTC hour of window_start, host, brief and unit; work_report_rollups_settle() adds the reports the trigger work_reports_rollup recorded as pending.';
 COMMENT ON TABLE work_report_days IS 'Work reports summed per UTC day of window_start, host, brief and unit; work_report_rollups_settle() adds the reports the trigger work_reports_rollup recorded as pending.';

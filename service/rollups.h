@@ -17,9 +17,11 @@
 
 #include "db/db.h"
 
-/* Adds every pending report to the rollups, in its own transaction (inside the request
- * transaction, under a savepoint of it). DB_NO_RESULTS or DB_ONE_RESULT when the rollups
- * are current; a negative status when they may not be (the caller must not read them). */
+/* Adds every pending report to the rollups, in transactions of its own of at most 50,000
+ * reports each (inside the request transaction, under savepoints of it). A non-negative
+ * status when the rollups hold every report committed before the call; a negative one
+ * when they may not (the caller must not read them): a database error, or DB_TIMEOUT when
+ * 1,000 settles did not empty the backlog. */
 enum db_status svc_rollups_settle(void);
 
 /* interval_ms in 1..3600000. Returns 0, or -1 when the thread cannot start. */

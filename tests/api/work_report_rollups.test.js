@@ -112,7 +112,7 @@ const where = () => `host_id IN (${hosts.map((h) => `'${h.id}'`).join(', ')})`;
 const diffSql = (t) =>
   `(${stored(t, where())} EXCEPT ALL ${recompute(t, where())})
    UNION ALL (${recompute(t, where())} EXCEPT ALL ${stored(t, where())})`;
-const settle = () => Number(psql(srv.database.url, 'SELECT work_report_rollups_settle()'));
+const settle = () => Number(psql(srv.database.url, 'SELECT settled FROM work_report_rollups_settle()'));
 const pending = () =>
   Number(
     psql(
@@ -408,6 +408,72 @@ describe('the rollups are settled by readers and by the pass, never at the inser
       await slow.stop({ dropDatabase: false });
     }
     assertExact(null);
+  });
+
+  test('a settle adds at most p_max reports, the lowest seqs, and puts the rest back with its age', async () => {
+    const g = await newHost('g');
+    settle();
+    const records = [];
+    for (let h = 0; h < 7; h++) records.push(rec(g, h, 2));
+    assert.deepEqual(expectStatus(await post(records.slice(0, 4)), 201), { accepted: 4, duplicates: 0 });
+    assert.deepEqual(expectStatus(await post(records.slice(4)), 201), { accepted: 3, duplicates: 0 });
+    const oldest = psql(srv.database.url, 'SELECT min(added_at) FROM work_report_rollup_pending');
+    const step = (max) =>
+      psql(srv.database.url, `SELECT settled || ',' || remaining FROM work_report_rollups_settle(${max})`);
+    assert.equal(step(3), '3,4');
+    assert.equal(pending(), 4);
+    assert.equal(
+      psql(srv.database.url, 'SELECT min(added_at) FROM work_report_rollup_pending'),
+      oldest,
+      'the age is kept',
+    );
+    assert.equal(hourRows(g, 0, 7), '3');
+    assert.equal(
+      psql(
+        srv.database.url,
+        `SELECT string_agg(extract(hour FROM bucket)::text, ',' ORDER BY bucket) FROM work_report_hours WHERE host_id = '${g.id}'`,
+      ),
+      '0,1,2',
+      'the lowest seqs first',
+    );
+    assert.equal(step(4), '4,0');
+    assert.equal(step(4), '0,0');
+    hosts.push(g);
+    assertExact(null);
+  });
+
+  test('a read after a backlog larger than one settle (60,000 reports) settles it in turns and counts every report', async () => {
+    const k = await newHost('k');
+    // 60,000 half-hour reports of one host, 2024-01-01 onwards (about 417 days), in one
+    // statement: one pending row, more than the server settles at once (50,000)
+    psql(
+      srv.database.url,
+      `INSERT INTO work_reports (host_id, window_start, window_end, unit, completed, failed, retried,
+                                 busy_seconds, reported_by)
+       SELECT '${k.id}', t, t + interval '30 minutes', 'tokens', i, 0, 0, 60, 'test'
+         FROM generate_series(0, 59999) AS i,
+              LATERAL (SELECT timestamptz '2024-01-01 00:00Z' + i * interval '30 minutes' AS t) x`,
+    );
+    assert.equal(pending(), 60000);
+    const body = expectStatus(
+      await client.request('GET', '/v1/costs?from=2024-01-01T00:00:00Z&to=2024-12-31T00:00:00Z&group_by=host', {
+        token: viewer(),
+      }),
+      200,
+    );
+    // the window holds the reports of 2024-01-01 .. 2024-12-31: 365 days × 48
+    const n = 365 * 48;
+    const g = body.items.find((x) => x.id === k.id);
+    assert.ok(g, 'the host is in the cost report');
+    assert.deepEqual(g.completed_units, { tokens: (n * (n - 1)) / 2 });
+    assert.equal(pending(), 0, 'the read settled the whole backlog first');
+    assert.equal(
+      psql(srv.database.url, `SELECT sum(reports) FROM work_report_weeks WHERE host_id = '${k.id}'`),
+      '60000',
+    );
+    // in two settles of at most 50,000 (service/rollups.c), each a transaction of its own
+    const log = require('node:fs').readFileSync(srv.logPath, 'utf8');
+    assert.match(log, /work report rollups: 60000 reports settled in 2 settles/);
   });
 
   test('the rollup pass empties the backlog without any read', async () => {
