@@ -19,6 +19,7 @@
 #include "db/db.h"
 #include "db/gpu_metrics.h"
 #include "service/events_hub.h"
+#include "service/rollups.h"
 #include "service/webhooks.h"
 
 static const char *const methods[] = {"GET",    "POST",    "PUT",  "PATCH",
@@ -458,6 +459,7 @@ int api_metrics_render(char **out, size_t *len)
     pool_metrics(&b);
     ev_hub_metrics(&b);
     svc_webhooks_metrics(&b);
+    svc_rollups_metrics(&b);
     process_metrics(&b);
     api_rl_metrics(&b);
     sbuf_printf(&b,

@@ -89,6 +89,9 @@ const struct db_stmt db_work_report_stmts[] = {
      " ON CONFLICT (host_id, window_start, window_end, unit) DO NOTHING RETURNING 1)"
      " SELECT count(*)::text FROM ins"},
     {"wr_rollups_settle", "SELECT settled, remaining FROM work_report_rollups_settle($1::bigint)"},
+    {"wr_rollups_backlog", "SELECT coalesce(sum(upper(r) - lower(r)), 0),"
+                           " coalesce(extract(epoch FROM now() - min(p.added_at)), 0)::float8"
+                           " FROM work_report_rollup_pending p, unnest(p.seqs) AS r"},
     {"wr_conflicts",
      "SELECT (i.idx - 1)::int AS idx FROM (" WR_INPUT ") i JOIN work_reports w"
      " ON w.host_id = i.host_id AND w.window_start = i.window_start"
@@ -249,6 +252,20 @@ enum db_status db_wr_rollups_settle(struct db_conn *c, long max, long *settled, 
         *remaining = db_val_long(r, 0, 1);
     } else if (s >= 0) {
         s = DB_HARD_ERROR; /* the function always answers one row */
+    }
+    PQclear(r);
+    return s;
+}
+
+enum db_status db_wr_rollups_backlog(struct db_conn *c, long *reports, double *age_s)
+{
+    PGresult *r = NULL;
+    enum db_status s = db_exec(c, "wr_rollups_backlog", 0, NULL, &r);
+    if (s == DB_ONE_RESULT) {
+        *reports = db_val_long(r, 0, 0);
+        *age_s = db_val_num(r, 0, 1);
+    } else if (s >= 0) {
+        s = DB_HARD_ERROR; /* an aggregate answers one row */
     }
     PQclear(r);
     return s;

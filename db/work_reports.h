@@ -56,6 +56,8 @@ enum db_status db_wr_conflicts(struct db_conn *c, const struct db_wr_batch *b, i
  * *remaining is 0 (service/rollups.h), never at the start of a long one: other readers
  * wait for it to commit. */
 enum db_status db_wr_rollups_settle(struct db_conn *c, long max, long *settled, long *remaining);
+/* The backlog: pending reports and the oldest pending batch's age in seconds (0, 0: none). */
+enum db_status db_wr_rollups_backlog(struct db_conn *c, long *reports, double *age_s);
 
 struct db_wr_filter {
     const char *host_id, *unit, *since, *until, *after_seq;

@@ -15,6 +15,7 @@
 #ifndef GPUFLEET_SERVICE_ROLLUPS_H
 #define GPUFLEET_SERVICE_ROLLUPS_H
 
+#include "common/sbuf.h"
 #include "db/db.h"
 
 /* Adds every pending report to the rollups, in transactions of its own of at most 50,000
@@ -27,5 +28,9 @@ enum db_status svc_rollups_settle(void);
 /* interval_ms in 1..3600000. Returns 0, or -1 when the thread cannot start. */
 int svc_rollups_start(int interval_ms);
 void svc_rollups_stop(void);
+
+/* /metrics: this process's settled reports and failed settles, and the backlog (pending
+ * reports, the oldest batch's age; left out when the database cannot be read). */
+void svc_rollups_metrics(struct sbuf *b);
 
 #endif

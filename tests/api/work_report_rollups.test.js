@@ -150,7 +150,12 @@ const reports = () => Number(psql(srv.database.url, `SELECT count(*) FROM work_r
 before(async () => {
   srv = await startServer({
     name: 'work_report_rollups',
-    env: { GPUFLEET_WORKERS: '0', GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8', GPUFLEET_ROLLUP_INTERVAL_MS: '0' },
+    env: {
+      GPUFLEET_WORKERS: '0',
+      GPUFLEET_SSH_ALLOW_CIDRS: '127.0.0.0/8',
+      GPUFLEET_ROLLUP_INTERVAL_MS: '0',
+      GPUFLEET_METRICS_CACHE_SECONDS: '0',
+    },
   });
   client = api(srv);
   const admin = srv.token('admin');
@@ -474,6 +479,28 @@ describe('the rollups are settled by readers and by the pass, never at the inser
     // in two settles of at most 50,000 (service/rollups.c), each a transaction of its own
     const log = require('node:fs').readFileSync(srv.logPath, 'utf8');
     assert.match(log, /work report rollups: 60000 reports settled in 2 settles/);
+  });
+
+  test('/metrics shows the backlog and what this process settled', async () => {
+    const [a] = hosts;
+    const metric = async (name) => {
+      const res = await client.request('GET', '/metrics');
+      expectStatus(res, 200);
+      const line = res.text.split('\n').find((l) => l.startsWith(`${name} `));
+      assert.ok(line, `${name} is in /metrics`);
+      return Number(line.split(' ')[1]);
+    };
+    settle();
+    assert.equal(await metric('gpufleet_work_report_rollup_pending_reports'), 0);
+    assert.equal(await metric('gpufleet_work_report_rollup_pending_age_seconds'), 0);
+    const before = await metric('gpufleet_work_report_rollup_settled_total');
+    assert.deepEqual(expectStatus(await post([rec(a, 64, 0), rec(a, 65, 0)]), 201), { accepted: 2, duplicates: 0 });
+    assert.equal(await metric('gpufleet_work_report_rollup_pending_reports'), 2);
+    assert.ok((await metric('gpufleet_work_report_rollup_pending_age_seconds')) >= 0);
+    expectStatus(await client.request('GET', `/v1/costs?from=${hour(64)}&to=${hour(66)}`, { token: viewer() }), 200);
+    assert.equal(await metric('gpufleet_work_report_rollup_pending_reports'), 0);
+    assert.equal(await metric('gpufleet_work_report_rollup_settled_total'), before + 2);
+    assert.equal(await metric('gpufleet_work_report_rollup_settle_failures_total'), 0);
   });
 
   test('the rollup pass empties the backlog without any read', async () => {
