@@ -12,7 +12,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlHolding } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const fleet = require('./lib/fleet');
@@ -515,7 +515,6 @@ describe('costs', () => {
   test('a query past the statement timeout answers 503 query_timeout, and the server recovers', async () => {
     // A second server on the same database with a 300 ms statement timeout; a psql session
     // holds an exclusive lock on the day rollup for 3 s, so the cost query waits past it.
-    const { spawn } = require('node:child_process');
     const slow = await startServer({
       name: 'costs-timeout',
       databaseUrl: srv.database.url,
@@ -523,32 +522,22 @@ describe('costs', () => {
       secrets: srv.secrets,
       env: { GPUFLEET_WORKERS: '0', GPUFLEET_DB_STATEMENT_TIMEOUT_MS: '300' },
     });
-    const holder = spawn('psql', [
-      '-X',
-      '-q',
-      '-d',
+    const holder = await psqlHolding(
       srv.database.url,
-      '-c',
       'BEGIN; LOCK TABLE work_report_days IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;',
-    ]);
-    const done = new Promise((resolve) => holder.on('exit', resolve));
+      () =>
+        psql(
+          srv.database.url,
+          "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_days' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+        ) === '1',
+    );
     try {
-      for (let i = 0; i < 100; i++) {
-        if (
-          psql(
-            srv.database.url,
-            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_days' AND l.mode = 'AccessExclusiveLock' AND l.granted",
-          ) === '1'
-        )
-          break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
       const c2 = api(slow);
       const res = await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', {
         token: slow.token('viewer'),
       });
       expectProblem(res, 503, 'query_timeout');
-      await done;
+      await holder.done;
       expectStatus(
         await c2.request('GET', '/v1/costs?from=2025-01-01T00:00:00Z&to=2025-01-20T00:00:00Z', {
           token: slow.token('viewer'),
@@ -556,7 +545,7 @@ describe('costs', () => {
         200,
       );
     } finally {
-      holder.kill();
+      holder.stop();
       await slow.stop({ dropDatabase: false });
     }
   });

@@ -19,7 +19,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { startServer, psql } = require('./lib/server');
+const { startServer, psql, psqlHolding } = require('./lib/server');
 const { api } = require('./lib/openapi');
 const { expectProblem, expectStatus } = require('./lib/assert');
 const fleet = require('./lib/fleet');
@@ -299,36 +299,25 @@ describe('the rollups are settled by readers and by the pass, never at the inser
   });
 
   test('a host deleted while a settle holds its reports loses every rollup row once that settle commits', async () => {
-    const { spawn } = require('node:child_process');
     const f = await newHost('f');
     const records = [];
     for (let h = 0; h < 8; h++) records.push(rec(f, h, 1));
     assert.deepEqual(expectStatus(await post(records), 201), { accepted: 8, duplicates: 0 });
     // a settle that stays open for 2 s after adding f's reports to the rollups
-    const holder = spawn('psql', [
-      '-X',
-      '-q',
-      '-d',
+    const holder = await psqlHolding(
       srv.database.url,
-      '-c',
       'BEGIN; SELECT work_report_rollups_settle(); SELECT pg_sleep(2); COMMIT;',
-    ]);
-    const done = new Promise((resolve) => holder.on('exit', resolve));
+      () =>
+        psql(srv.database.url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") === '1' &&
+        pending() === 8, // the settle runs and has not committed
+    );
     try {
-      for (let i = 0; i < 100; i++) {
-        const held = psql(
-          srv.database.url,
-          "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()",
-        );
-        if (held === '1' && pending() === 8) break; // the settle runs and has not committed
-        await new Promise((r) => setTimeout(r, 20));
-      }
       // the deletion waits for the settle (it holds f FOR KEY SHARE), then takes its rows too
       const del = await client.request('DELETE', `/v1/hosts/${f.id}`, { token: srv.token('admin') });
       assert.equal(del.status, 204);
-      assert.equal(await done, 0, 'the settle committed');
+      assert.equal(await holder.done, 0, 'the settle committed');
     } finally {
-      holder.kill();
+      holder.stop();
     }
     assert.equal(leftOf(f), '0,0,0,0,0', 'hours, quarters, days, weeks, reports of the deleted host');
   });
@@ -370,7 +359,6 @@ describe('the rollups are settled by readers and by the pass, never at the inser
   });
 
   test('a read whose settle fails answers 503, never a figure without the pending reports', async () => {
-    const { spawn } = require('node:child_process');
     const [a] = hosts;
     // a second server with a 300 ms statement timeout; a psql session holds the pending
     // table's lock, so the settle (not the read: the rollups are not locked) times out
@@ -384,32 +372,24 @@ describe('the rollups are settled by readers and by the pass, never at the inser
     const c2 = api(slow);
     const url = `/v1/costs?from=${hour(60)}&to=${hour(62)}&group_by=host`;
     assert.deepEqual(expectStatus(await post([rec(a, 60, 0), rec(a, 61, 0)]), 201), { accepted: 2, duplicates: 0 });
-    const holder = spawn('psql', [
-      '-X',
-      '-q',
-      '-d',
+    const holder = await psqlHolding(
       srv.database.url,
-      '-c',
       'BEGIN; LOCK TABLE work_report_rollup_pending IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;',
-    ]);
-    const done = new Promise((resolve) => holder.on('exit', resolve));
-    try {
-      for (let i = 0; i < 100; i++) {
-        const held = psql(
+      () =>
+        psql(
           srv.database.url,
           "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'work_report_rollup_pending' AND l.mode = 'AccessExclusiveLock' AND l.granted",
-        );
-        if (held === '1') break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        ) === '1',
+    );
+    try {
       expectProblem(await c2.request('GET', url, { token: slow.token('viewer') }), 503, 'query_timeout');
-      await done;
+      await holder.done;
       const g = expectStatus(await c2.request('GET', url, { token: slow.token('viewer') }), 200).items.find(
         (x) => x.id === a.id,
       );
       assert.deepEqual(g.completed_units, { tokens: rec(a, 60, 0).completed + rec(a, 61, 0).completed });
     } finally {
-      holder.kill();
+      holder.stop();
       await slow.stop({ dropDatabase: false });
     }
     assertExact(null);

@@ -160,6 +160,17 @@ function psql(url, sql, { allowFail = false, timeout = PSQL_TIMEOUT_MS } = {}) {
   return r.stdout.trim();
 }
 
+// psqlHolding(url, sql, held): runs sql in a psql of its own, in the background (a
+// transaction that holds a lock for a while, say), and waits until held() (polled every
+// 20 ms, at most 2 s) says it holds what it should. {done: a promise of psql's exit code,
+// stop(): kills it}.
+async function psqlHolding(url, sql, held) {
+  const child = spawn('psql', ['-X', '-q', '-d', url, '-c', sql]);
+  const done = new Promise((resolve) => child.on('exit', resolve));
+  for (let i = 0; i < 100 && !held(); i++) await new Promise((r) => setTimeout(r, 20));
+  return { done, stop: () => child.kill() };
+}
+
 // psqlResult(url, sql): psql() that does not throw, for tests that check a refused statement's
 // error: {ok (status 0), out (stdout, trimmed), err (stderr; "psql timed out" added past the
 // timeout), status (0, 1, 2; null: past the timeout)}. verbose: as `psql -v VERBOSITY=verbose`
@@ -667,6 +678,7 @@ module.exports = {
   withUser,
   APP_ROLE,
   psql,
+  psqlHolding,
   psqlResult,
   createDatabase,
   runBin,
