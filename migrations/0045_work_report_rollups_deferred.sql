@@ -1,9 +1,10 @@
 -- 0045_work_report_rollups_deferred: the rollups leave the work reports' insert (issue 28,
 -- item 4). Since 0010 the statement trigger work_reports_rollup added every INSERT's
 -- reports to the hour, quarter, day and week rollups in the inserting transaction: four
--- INSERT ... ON CONFLICT DO UPDATE per batch, about 80 of the 110 ms PostgreSQL spent on a
--- batch of 1,000 reports (EXPLAIN ANALYZE on bench/costs' fixture, 2026-12-08), so the API
--- ingested at 0.2-0.3 times a raw COPY of the same rows.
+-- INSERT ... ON CONFLICT DO UPDATE per batch, about half of what PostgreSQL spent on a
+-- batch of 1,000 reports (bench/costs' fixture, 2026-12-08: 20 batches in 1,237 ms with
+-- the trigger, 672 ms with this one, medians of 5), and the API ingested at 0.25-0.39 times
+-- a raw COPY of the same rows.
 --
 -- Now the trigger only records which reports the statement inserted: one row in
 -- work_report_rollup_pending holding their seq values as a multirange (a batch's seqs are
@@ -20,13 +21,14 @@
 -- back by seq range through work_reports' seq index instead of the transition table. The
 -- figures are the same, except that a bucket's floating-point sums may differ in their
 -- last bits, as they did before between two ways of batching the same reports (a settle
--- adds several batches' reports at once); it takes an
--- advisory lock first, so two settles never fold the same reports: the second waits for the
--- first to commit, then finds its rows gone. A report whose host was deleted meanwhile is
--- gone with its host (ON DELETE CASCADE) and is not folded; the settle locks the hosts it
--- folds (FOR KEY SHARE, in id order) before it reads their reports, and db_host_delete locks
--- the host (FOR UPDATE) before it deletes its hour and quarter rows, so a host deletion and
--- a settle never interleave (the hour and quarter rollups have no foreign key: 0010).
+-- adds several batches' reports at once). It takes an advisory lock first, so two settles
+-- never fold the same reports: the second waits for the first to commit, then finds its
+-- rows gone. A report whose host was deleted meanwhile is gone with its host (ON DELETE
+-- CASCADE) and is not folded; the settle locks the hosts it folds (FOR KEY SHARE, in id
+-- order) before it reads their reports, and a host's deletion locks its row
+-- (host_transition, FOR UPDATE) before it deletes its hour and quarter rows, so a host
+-- deletion and a settle never interleave (the hour and quarter rollups have no foreign
+-- key: 0010).
 
 CREATE TABLE work_report_rollup_pending (
     seqs     int8multirange NOT NULL CHECK (NOT isempty(seqs)),
