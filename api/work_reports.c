@@ -322,6 +322,25 @@ static void add_column(struct sbuf *s, const struct wr_record *w, int c)
     }
 }
 
+/* Whether a record's phases may add up to more than its window × its host's GPUs: only
+ * then does the batch need db_wr_phase_excess. A host has at least one GPU there, and its
+ * limit is window × GPUs × (1 + 1e-9) + 1e-6 s, so phases that add up to at most the
+ * window itself always fit. The sum and the window are the statement's own figures: the
+ * phases in its order, the window from the microseconds add_time sends. */
+static int phases_may_exceed(const struct wr_record *w)
+{
+    if (!w->has_phases)
+        return 0;
+    double sum =
+        (w->has_ph_queue ? w->ph_queue : 0) + (w->has_ph_load ? w->ph_load : 0) +
+        (w->has_ph_preprocess ? w->ph_preprocess : 0) + (w->has_ph_compute ? w->ph_compute : 0) +
+        (w->has_ph_communication ? w->ph_communication : 0) + (w->has_ph_write ? w->ph_write : 0);
+    int64_t start, end;
+    util_parse_rfc3339(w->window_start, &start);
+    util_parse_rfc3339(w->window_end, &end);
+    return sum > (double)(end - start) / 1e6;
+}
+
 static int build_batch(const struct wr_record *rec, size_t n, char *text[DB_WR_COLUMNS])
 {
     for (int c = 0; c < DB_WR_COLUMNS; c++) {
@@ -395,7 +414,7 @@ struct ingest_arg {
     int scope_first, scope_count; /* records outside a scoped reporter's pools and hosts */
     char scope_host[UTIL_UUID_LEN + 1];
     const char *baselines;                /* baseline_records(), or NULL */
-    int has_phases;                       /* a record of the batch gives phases */
+    int has_phases;                       /* a record's phases may exceed (phases_may_exceed) */
     struct db_wr_phase_excess phase;      /* the first record whose phases overflow */
     int unstacked_first, unstacked_count; /* baseline records whose host has no stack */
     long baselines_recorded;
@@ -621,7 +640,7 @@ enum MHD_Result api_work_reports_create(struct api_req *r)
     }
     a.baselines = bl_text;
     for (size_t i = 0; i < n && !a.has_phases; i++)
-        a.has_phases = rec[i].has_phases;
+        a.has_phases = phases_may_exceed(&rec[i]);
     enum db_status s = db_run_tx(ingest_fn, &a);
     if (a.ref_vanished) {
         enum db_status rs = db_run_tx(refs_fn, &a);

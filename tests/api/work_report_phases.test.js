@@ -134,6 +134,22 @@ describe('phases in work reports: rejections', () => {
     assert.match(p.detail, /and so do other records/);
     assert.equal(count(hostR), 0);
   });
+  test('a record over the limit after records within their window is still found (records[2])', async () => {
+    // records within their window need no look at the host's GPUs; the batch is checked
+    // whole as soon as one record's phases exceed its window
+    const p = expectProblem(
+      await post([
+        rec(hostR, 311, { phases: { compute: 3000 } }),
+        rec(hostR, 312, { phases: { load: 3600 } }),
+        rec(hostR, 313, { phases: { compute: 8000 } }),
+      ]),
+      400,
+      'invalid_field',
+      'records[2].phases',
+    );
+    assert.match(p.detail, /8000 s/);
+    assert.equal(count(hostR), 0);
+  });
   test('the host GPU count of its facts wins over the pool', async () => {
     // facts.gpu_count 4: 14,000 s fit in an hour, 14,500 do not
     expectStatus(await post([rec(hostF, 308, { phases: { compute: 14000 } })]), 201);
