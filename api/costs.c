@@ -225,10 +225,7 @@ enum MHD_Result api_costs(struct api_req *r)
     util_rfc3339(from_us, from, sizeof from);
     util_rfc3339(to_us, to, sizeof to);
     struct cost_arg a = {from, to, projects, {0}};
-    /* the rollups first, in a transaction of their own (service/rollups.h) */
-    enum db_status s = svc_rollups_settle();
-    if (s >= 0)
-        s = db_run_tx(read_fn, &a);
+    enum db_status s = svc_rollups_run_tx(read_fn, &a);
     if (s < 0) {
         db_cost_input_free(&a.in);
         return api_reply_db(r, s);

@@ -69,9 +69,7 @@ enum MHD_Result api_briefs_placement(struct api_req *r)
     util_rfc3339(from_us, from, sizeof from);
     util_rfc3339(to_us, to, sizeof to);
     struct place_arg a = {brief, from, to, NULL};
-    enum db_status s = svc_rollups_settle(); /* before the rollups are read */
-    if (s >= 0)
-        s = db_run_tx(place_fn, &a);
+    enum db_status s = svc_rollups_run_tx(place_fn, &a);
     json_decref(brief);
     if (s < 0 || a.doc == NULL) {
         json_decref(a.doc);

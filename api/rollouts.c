@@ -182,9 +182,7 @@ enum MHD_Result api_rollouts_get(struct api_req *r)
     if (id == NULL)
         return MHD_YES;
     struct get_arg a = {id, api_scope_read(r), NULL};
-    enum db_status s = svc_rollups_settle(); /* the cost view reads the rollups */
-    if (s >= 0)
-        s = db_run_tx(get_fn, &a);
+    enum db_status s = svc_rollups_run_tx(get_fn, &a); /* the cost view reads the rollups */
     if (s < 0) {
         free(a.doc);
         return api_reply_db(r, s);
@@ -409,9 +407,7 @@ enum MHD_Result api_pools_rollouts_create(struct api_req *r)
     if (parse_create(r, pool_id, &a.in) != 0)
         return MHD_YES;
     a.in.scope = api_scope_route(r);
-    enum db_status s = svc_rollups_settle(); /* the answer's cost view reads the rollups */
-    if (s >= 0)
-        s = db_run_tx(create_fn, &a);
+    enum db_status s = svc_rollups_run_tx(create_fn, &a); /* the answer's cost view */
     if (s >= 0 && a.force_denied) {
         enum MHD_Result ret = api_reply_problem(r, API_ERR_INSUFFICIENT_ROLE, "force",
                                                 "only an admin of the pool's project may force a "
@@ -499,9 +495,7 @@ static enum MHD_Result control(struct api_req *r, enum plan_ro_ctl action)
         return MHD_YES;
     struct control_arg a = {.r = r, .id = id, .action = action, .reason = in.reason};
     snprintf(a.audit_action, sizeof a.audit_action, "rollout.%s", plan_ro_ctl_names[action]);
-    enum db_status s = svc_rollups_settle(); /* the answer's cost view reads the rollups */
-    if (s >= 0)
-        s = db_run_tx(control_fn, &a);
+    enum db_status s = svc_rollups_run_tx(control_fn, &a); /* the answer's cost view */
     return outcome_reply(r, s, MHD_HTTP_OK, NULL, &a.out);
 }
 

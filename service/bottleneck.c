@@ -162,9 +162,7 @@ static enum db_status run_fn(struct db_conn *c, void *arg)
 enum db_status svc_bottleneck_run(struct svc_bottleneck *b)
 {
     bounds(b);
-    enum db_status s = svc_rollups_settle(); /* before the rollups are read */
-    if (s >= 0)
-        s = db_run_tx(run_fn, b);
+    enum db_status s = svc_rollups_run_tx(run_fn, b);
     if (s == DB_ONE_RESULT)
         plan_bn_decide(b->hosts, b->nhosts, b->sig, b->nsig, &b->f);
     return s;

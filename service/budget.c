@@ -119,9 +119,7 @@ int svc_budget_run_once(void)
     struct pass p = {.now_us = util_now_us(), .crossed = json_array()};
     if (p.crossed == NULL)
         return -1;
-    enum db_status s = svc_rollups_settle(); /* before the cost reads */
-    if (s >= 0)
-        s = db_run_tx(pass_fn, &p);
+    enum db_status s = svc_rollups_run_tx(pass_fn, &p); /* the cost reads */
     int emitted = p.emitted;
     if (s < 0) {
         log_msg(LOG_WARN, "budget pass: database error %d; retrying next interval", (int)s);

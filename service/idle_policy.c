@@ -125,9 +125,7 @@ int idle_policy_run_once(int *locked)
     struct pass p = {.done = json_array()};
     if (p.done == NULL)
         return -1;
-    enum db_status s = svc_rollups_settle(); /* before the pass reads the rollups */
-    if (s >= 0)
-        s = db_run_tx(pass_fn, &p);
+    enum db_status s = svc_rollups_run_tx(pass_fn, &p); /* the recommendations' reads */
     if (locked)
         *locked = p.locked;
     if (s < 0) {

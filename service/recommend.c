@@ -547,9 +547,7 @@ struct svc_recommendations *svc_recommend(int64_t at_us, json_t *all, json_t *no
         return NULL;
     }
     calc_setup(k, at_us);
-    *status = svc_rollups_settle();
-    if (*status >= 0)
-        *status = db_run_tx(read_fn, &k->a);
+    *status = svc_rollups_run_tx(read_fn, &k->a);
     if (*status >= 0 && calc_run(k, 0, all, no_usage) != 0)
         *status = DB_HARD_ERROR;
     if (*status < 0) {

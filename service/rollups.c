@@ -28,7 +28,8 @@ static enum db_status settle_fn(struct db_conn *c, void *arg)
     return db_wr_rollups_settle(c, SETTLE_MAX, &t->settled, &t->remaining);
 }
 
-enum db_status svc_rollups_settle(void)
+/* Every pending report into the rollups: settles until none is left (rollups.h). */
+static enum db_status settle_all(void)
 {
     struct settle t = {0, 0};
     long total = 0;
@@ -54,10 +55,16 @@ enum db_status svc_rollups_settle(void)
     return DB_TIMEOUT; /* the rollups are not current: the read must not go on */
 }
 
+enum db_status svc_rollups_run_tx(db_tx_fn fn, void *arg)
+{
+    enum db_status s = settle_all();
+    return s < 0 ? s : db_run_tx(fn, arg);
+}
+
 static void rollup_pass(void *arg)
 {
     (void)arg;
-    svc_rollups_settle();
+    settle_all();
 }
 
 int svc_rollups_start(int interval_ms)

@@ -2,7 +2,7 @@
  * reports only records which reports it added; the hour, quarter, day and week rollups
  * get them when the rollups are settled:
  *
- *   - before every read of the rollups: svc_rollups_settle() in a transaction of its own,
+ *   - before every read of the rollups (svc_rollups_run_tx), in transactions of their own,
  *     so a read counts every report committed before it started (the cost report, the
  *     recommendations and the idle policy, placement, bottlenecks, budgets, rollout
  *     costs). A reader whose settle fails fails as well: it never answers from rollups
@@ -18,12 +18,13 @@
 #include "common/sbuf.h"
 #include "db/db.h"
 
-/* Adds every pending report to the rollups, in transactions of its own of at most 50,000
- * reports each (inside the request transaction, under savepoints of it). A non-negative
- * status when the rollups hold every report committed before the call; a negative one
- * when they may not (the caller must not read them): a database error, or DB_TIMEOUT when
- * 1,000 settles did not empty the backlog. */
-enum db_status svc_rollups_settle(void);
+/* What every reader of the rollups runs instead of db_run_tx: first every pending report
+ * is added to the rollups, in transactions of its own of at most 50,000 reports each
+ * (inside the request transaction, under savepoints of it); then fn runs in a transaction
+ * (db_run_tx). When the rollups may lack a report committed before the call (a database
+ * error, or DB_TIMEOUT when 1,000 settles did not empty the backlog) fn does not run and
+ * that status is returned. */
+enum db_status svc_rollups_run_tx(db_tx_fn fn, void *arg);
 
 /* interval_ms in 1..3600000. Returns 0, or -1 when the thread cannot start. */
 int svc_rollups_start(int interval_ms);

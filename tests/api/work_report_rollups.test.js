@@ -147,6 +147,17 @@ function assertExact(expectedRows) {
 }
 const reports = () => Number(psql(srv.database.url, `SELECT count(*) FROM work_reports WHERE ${where()}`));
 
+// A host of the file's pool (name ru-N-…).
+const newHost = (n) =>
+  fleet.createHost(client, operator, {
+    name: `ru-${n}-${fleet.uniq()}`,
+    address: '127.0.0.1',
+    port: 2222,
+    user: 'gpufleet',
+    credential_id: cred.id,
+    pool_id: pool.id,
+  });
+
 before(async () => {
   srv = await startServer({
     name: 'work_report_rollups',
@@ -163,18 +174,7 @@ before(async () => {
   cred = await fleet.createCredential(client, admin, fleet.sshKey().text);
   pool = await fleet.createPool(client, admin, { name: `ru-${fleet.uniq()}`, price_per_hour: 2 });
   hosts = [];
-  for (const n of ['a', 'b', 'c']) {
-    hosts.push(
-      await fleet.createHost(client, operator, {
-        name: `ru-${n}-${fleet.uniq()}`,
-        address: '127.0.0.1',
-        port: 2222,
-        user: 'gpufleet',
-        credential_id: cred.id,
-        pool_id: pool.id,
-      }),
-    );
-  }
+  for (const n of ['a', 'b', 'c']) hosts.push(await newHost(n));
   brief = expectStatus(
     await client.request('POST', '/v1/briefs', {
       token: operator,
@@ -252,15 +252,6 @@ describe('the rollups are settled by readers and by the pass, never at the inser
           .map((t) => `(SELECT count(*) FROM ${t} WHERE host_id = '${h.id}')`)
           .join(" || ',' || "),
     );
-  const newHost = async (n) =>
-    fleet.createHost(client, operator, {
-      name: `ru-${n}-${fleet.uniq()}`,
-      address: '127.0.0.1',
-      port: 2222,
-      user: 'gpufleet',
-      credential_id: cred.id,
-      pool_id: pool.id,
-    });
 
   test('an insert leaves its reports pending; a cost read right after it counts them', async () => {
     const [a] = hosts;
